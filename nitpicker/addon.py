@@ -1,0 +1,43 @@
+"""The Scrapy add-on that wires every nitpicker component.
+
+``ADDONS = {"nitpicker.addon.Addon": 0}`` (set by the ``site`` spider itself, so the same
+wiring applies to ``scrapy crawl site``, ``nitpicker crawl`` and Scrapyd jobs).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["Addon"]
+
+_ADDON = "addon"
+
+
+class Addon:
+    """Registers the frontier scheduler, policies, body guard and archive pipeline."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        settings.set("SCHEDULER", "nitpicker.frontier.FrontierScheduler", priority=_ADDON)
+        settings["SPIDER_MIDDLEWARES"].update({"nitpicker.middlewares.follow.FollowMiddleware": 500})
+        settings["ITEM_PIPELINES"].update({"nitpicker.pipelines.ArchivePipeline": 300})
+        settings["EXTENSIONS"].update({"nitpicker.middlewares.body.BodyGuard": 0})
+        for name, value in {
+            # Scrapy starts CONCURRENT_ITEMS tasks for every callback's output: one is enough.
+            "CONCURRENT_ITEMS": 1,
+            "REMOTE_CONTROL_ENABLED": False,
+            "TELNETCONSOLE_ENABLED": False,
+            "HTTPERROR_ALLOW_ALL": True,
+            "RETRY_HTTP_CODES": [502, 503, 504, 408, 429],
+            "DOWNLOAD_TIMEOUT": 30,
+            "DOWNLOAD_MAXSIZE": 32 * 1024 * 1024,
+            "DOWNLOAD_WARNSIZE": 8 * 1024 * 1024,
+            "DOWNLOAD_DELAY_JITTER": 0,
+            "COOKIES_ENABLED": False,
+            "REDIRECT_MAX_TIMES": 10,
+            "DEPTH_STATS_VERBOSE": False,
+            "LOG_LEVEL": "INFO",
+        }.items():
+            settings.set(name, value, priority=_ADDON)

@@ -1,0 +1,419 @@
+"""The archive writer: the one connection that writes a ``.nitpicker`` file during a crawl.
+
+Everything a crawl writes — page rows, anchors, images, snapshots, frontier inserts, leases
+and acknowledgements — goes through this connection inside one open transaction, committed
+in batches (:meth:`ArchiveWriter.maybe_commit`). A crash loses at most the uncommitted batch,
+whose frontier rows are then still pending or leased and are fetched again on resume: no
+page is lost and none is recorded twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import time
+import zlib
+from collections import OrderedDict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nitpicker import __version__
+from nitpicker.archive.lock import ArchiveLock
+from nitpicker.archive.schema import SchemaError, migrate
+from nitpicker.items import FollowMode
+from nitpicker.urls import frontier_key, natural_order_key
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from nitpicker.config import CrawlConfig
+    from nitpicker.items import LinkRecord, PageItem
+
+__all__ = ["ArchiveError", "ArchiveWriter", "FrontierEntry"]
+
+logger = logging.getLogger(__name__)
+
+PENDING, LEASED, DONE = 0, 1, 2
+_ID_CACHE_SIZE = 50_000
+_CHUNK = 400
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+FrontierEntry = tuple[int, str, int, int]
+"""(frontier id, url, depth, mode)"""
+
+
+class ArchiveError(Exception):
+    """The archive cannot be created or opened for writing; the message says why."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA cache_size=-32000")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    return conn
+
+
+class ArchiveWriter:
+    """Creates or reopens an archive and records a crawl into it."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, lock: ArchiveLock) -> None:
+        self.path = path
+        self.conn = conn
+        self._lock = lock
+        self._ids: OrderedDict[str, int] = OrderedDict()
+        self._in_tx = False
+        self._dirty = 0
+        self._last_commit = time.monotonic()
+        self.run_id: int | None = None
+        self.pending = 0
+        """Frontier rows in state pending (kept in step with every insert and lease)."""
+
+    # -- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, config: CrawlConfig) -> ArchiveWriter:
+        """Create a new archive at ``config.output``; refuses to overwrite a file."""
+        path = Path(config.output)
+        lock = ArchiveLock(path)
+        lock.acquire()
+        try:
+            if path.exists():
+                raise ArchiveError(
+                    f"Output file already exists: {path} (use --resume to continue it, "
+                    "or choose another --output)"
+                )
+            conn = _connect(path)
+            migrate(conn)
+            conn.execute(
+                "INSERT INTO info(id, version, name, base_url, roots, from_list, config, created_at)"
+                " VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    __version__,
+                    config.name,
+                    config.base_url,
+                    json.dumps(list(config.roots)),
+                    int(config.list_mode),
+                    config.to_json(),
+                    _now(),
+                ),
+            )
+        except BaseException:
+            lock.release()
+            raise
+        return cls(path, conn, lock)
+
+    @classmethod
+    def reopen(cls, path: Path) -> ArchiveWriter:
+        """Open an existing archive to continue its crawl (``--resume``)."""
+        check_archive_file(path)
+        lock = ArchiveLock(path)
+        lock.acquire()
+        try:
+            conn = _connect(path)
+            try:
+                migrate(conn)
+            except SchemaError as exc:
+                conn.close()
+                raise ArchiveError(f"{path}: {exc}") from exc
+            writer = cls(path, conn, lock)
+            writer.conn.execute("UPDATE frontier SET state = ? WHERE state = ?", (PENDING, LEASED))
+        except BaseException:
+            lock.release()
+            raise
+        return writer
+
+    def stored_config_json(self) -> str:
+        row = self.conn.execute("SELECT config FROM info WHERE id = 1").fetchone()
+        if row is None:
+            raise ArchiveError(f"{self.path}: the archive has no crawl information")
+        return str(row[0])
+
+    # -- transactions -----------------------------------------------------------------------
+
+    def _begin(self) -> None:
+        if not self._in_tx:
+            self.conn.execute("BEGIN")
+            self._in_tx = True
+
+    def commit(self) -> None:
+        if self._in_tx:
+            self.conn.execute("COMMIT")
+            self._in_tx = False
+        self._dirty = 0
+        self._last_commit = time.monotonic()
+
+    def maybe_commit(self, max_items: int = 100, max_seconds: float = 0.2) -> None:
+        """Commit when the batch is big or old enough."""
+        if self._dirty >= max_items or (
+            self._dirty and time.monotonic() - self._last_commit >= max_seconds
+        ):
+            self.commit()
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def start_run(self, kind: str) -> int:
+        self._begin()
+        cur = self.conn.execute(
+            "INSERT INTO runs(kind, pid, started_at, status) VALUES (?, ?, ?, 'running')",
+            (kind, os.getpid(), _now()),
+        )
+        self.commit()
+        self.run_id = int(cur.lastrowid or 0)
+        self.pending = int(
+            self.conn.execute("SELECT count(*) FROM frontier WHERE state = ?", (PENDING,)).fetchone()[0]
+        )
+        return self.run_id
+
+    def end_run(self, status: str, stop_reason: str, pages_done: int, errors: int,
+                error_code: str | None = None, error_detail: str | None = None) -> None:
+        self._begin()
+        self.conn.execute(
+            "UPDATE runs SET ended_at = ?, status = ?, stop_reason = ?, pages_done = ?, errors = ?,"
+            " error_code = ?, error_detail = ? WHERE id = ?",
+            (_now(), status, stop_reason, pages_done, errors, error_code, error_detail, self.run_id),
+        )
+        self.commit()
+
+    # -- frontier ---------------------------------------------------------------------------
+
+    def add_to_frontier(self, entries: Iterable[tuple[str, str, int, int]]) -> int:
+        """Insert (key, url, depth, mode) rows not yet known; returns how many were new."""
+        self._begin()
+        cur = self.conn.executemany(
+            "INSERT OR IGNORE INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, ?)", entries
+        )
+        added = max(cur.rowcount, 0)
+        self.pending += added
+        return added
+
+    def lease(self, limit: int) -> list[FrontierEntry]:
+        """Take up to ``limit`` pending rows, shallowest first, and mark them leased."""
+        if self.pending <= 0 or limit <= 0:
+            return []
+        self._begin()
+        rows: list[FrontierEntry] = self.conn.execute(
+            "SELECT id, url, depth, mode FROM frontier WHERE state = 0 ORDER BY depth, id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        if rows:
+            self.conn.executemany(
+                "UPDATE frontier SET state = 1 WHERE id = ?", [(r[0],) for r in rows]
+            )
+        self.pending = self.pending - len(rows) if len(rows) == limit else 0
+        return rows
+
+    def acknowledge(self, frontier_id: int) -> None:
+        self._begin()
+        self.conn.execute("UPDATE frontier SET state = 2 WHERE id = ?", (frontier_id,))
+
+    def _mark_done_by_key(self, key: str) -> None:
+        cur = self.conn.execute(
+            "UPDATE frontier SET state = 2 WHERE key = ? AND state = 0", (key,)
+        )
+        self.pending -= max(cur.rowcount, 0)
+
+    # -- pages ------------------------------------------------------------------------------
+
+    def _cache_id(self, url: str, page_id: int) -> None:
+        self._ids[url] = page_id
+        if len(self._ids) > _ID_CACHE_SIZE:
+            self._ids.popitem(last=False)
+
+    def page_ids(self, urls: dict[str, tuple[bool, int | None]]) -> dict[str, int]:
+        """Ids of page rows for ``{url: (is_external, depth)}``, creating stub rows as needed."""
+        found: dict[str, int] = {}
+        missing: list[str] = []
+        for url in urls:
+            page_id = self._ids.get(url)
+            if page_id is None:
+                missing.append(url)
+            else:
+                found[url] = page_id
+        if missing:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO pages(url, is_external, depth) VALUES (?, ?, ?)",
+                [(u, int(urls[u][0]), urls[u][1]) for u in missing],
+            )
+            for start in range(0, len(missing), _CHUNK):
+                chunk = missing[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for page_id, url in self.conn.execute(
+                    f"SELECT id, url FROM pages WHERE url IN ({marks})", chunk  # noqa: S608
+                ):
+                    found[url] = page_id
+                    self._cache_id(url, page_id)
+        return found
+
+    def record_page(self, item: PageItem, new_links: list[tuple[str, str, int, int]]) -> int:
+        """Record one URL's result, its links, and acknowledge its frontier row."""
+        self._begin()
+        meta = item.meta
+        values = (
+            item.is_target, item.is_external, item.depth, item.status, item.status_text,
+            item.content_type, item.content_length, meta.lang, meta.title, meta.description,
+            meta.keywords, meta.noindex, meta.nofollow, meta.noarchive, meta.canonical,
+            meta.alternate, meta.og_type, meta.og_title, meta.og_site_name, meta.og_description,
+            meta.og_url, meta.og_image, meta.twitter_card, item.is_skipped, item.skip_reason,
+            _now(),
+        )
+        row = self.conn.execute(
+            """INSERT INTO pages(url, scraped, is_target, is_external, depth, status, status_text,
+                content_type, content_length, lang, title, description, keywords, noindex,
+                nofollow, noarchive, canonical, alternate, og_type, og_title, og_site_name,
+                og_description, og_url, og_image, twitter_card, is_skipped, skip_reason, fetched_at)
+            VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL,
+                is_target = excluded.is_target, is_external = excluded.is_external,
+                depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
+                status_text = excluded.status_text, content_type = excluded.content_type,
+                content_length = excluded.content_length, lang = excluded.lang,
+                title = excluded.title, description = excluded.description,
+                keywords = excluded.keywords, noindex = excluded.noindex,
+                nofollow = excluded.nofollow, noarchive = excluded.noarchive,
+                canonical = excluded.canonical, alternate = excluded.alternate,
+                og_type = excluded.og_type, og_title = excluded.og_title,
+                og_site_name = excluded.og_site_name, og_description = excluded.og_description,
+                og_url = excluded.og_url, og_image = excluded.og_image,
+                twitter_card = excluded.twitter_card, is_skipped = excluded.is_skipped,
+                skip_reason = excluded.skip_reason, fetched_at = excluded.fetched_at
+            RETURNING id""",
+            (item.url, *values),
+        ).fetchone()
+        page_id = int(row[0])
+        self._cache_id(item.url, page_id)
+        self._replace_children(page_id, item)
+        for hop in item.redirects:
+            if hop.url == item.url:
+                continue  # a self-redirect (e.g. an auth challenge) is not a source
+            self.conn.execute(
+                """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
+                    fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?)
+                ON CONFLICT(url) DO UPDATE SET scraped = 1, status = excluded.status,
+                    redirect_dest_id = excluded.redirect_dest_id""",
+                (hop.url, item.is_external, item.depth, hop.status, page_id, _now()),
+            )
+        if item.redirects:
+            self._mark_done_by_key(frontier_key(item.url))
+        if item.frontier_id is not None:
+            self.acknowledge(item.frontier_id)
+        if new_links:
+            self.add_to_frontier(new_links)
+        self._dirty += 1
+        return page_id
+
+    def _replace_children(self, page_id: int, item: PageItem) -> None:
+        conn = self.conn
+        conn.execute("DELETE FROM response_headers WHERE page_id = ?", (page_id,))
+        if item.headers:
+            conn.executemany(
+                "INSERT INTO response_headers(page_id, name, value) VALUES (?, ?, ?)",
+                [(page_id, name, value) for name, value in item.headers],
+            )
+        conn.execute("DELETE FROM anchors WHERE page_id = ?", (page_id,))
+        if item.links:
+            self._insert_links(page_id, item.links, item.depth + 1)
+        conn.execute("DELETE FROM images WHERE page_id = ?", (page_id,))
+        if item.images:
+            conn.executemany(
+                "INSERT INTO images(page_id, src, current_src, alt, width, height, natural_width,"
+                " natural_height, is_lazy, viewport_width, source_code)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (page_id, i.src, i.current_src, i.alt, i.width, i.height, i.natural_width,
+                     i.natural_height, i.is_lazy, i.viewport_width, i.source_code)
+                    for i in item.images
+                ],
+            )
+        if item.resources:
+            self._insert_resources(page_id, item.resources)
+        if item.html is not None:
+            conn.execute(
+                "INSERT OR REPLACE INTO snapshots(page_id, encoding, html) VALUES (?, 'zlib', ?)",
+                (page_id, zlib.compress(item.html.encode("utf-8"), 6)),
+            )
+
+    def _insert_links(self, page_id: int, links: list[LinkRecord], depth: int) -> None:
+        wanted = {link.url: (link.is_external, depth) for link in links}
+        ids = self.page_ids(wanted)
+        self.conn.executemany(
+            "INSERT INTO anchors(page_id, href_id, hash, text) VALUES (?, ?, ?, ?)",
+            [(page_id, ids[link.url], link.hash, link.text) for link in links],
+        )
+        for link in links:
+            if link.mode is FollowMode.STUB or link.mode is FollowMode.EXCLUDED:
+                self._record_unfetched(link)
+
+    def _record_unfetched(self, link: LinkRecord) -> None:
+        reason = "excluded" if link.mode is FollowMode.EXCLUDED else None
+        self.conn.execute(
+            "UPDATE pages SET scraped = 1, is_skipped = ?, skip_reason = ?"
+            " WHERE url = ? AND scraped = 0",
+            (int(reason is not None), reason, link.url),
+        )
+
+    def _insert_resources(self, page_id: int, resources: list[tuple[str, str, bool]]) -> None:
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO resources(url, kind, is_external) VALUES (?, ?, ?)",
+            resources,
+        )
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO resource_referrers(resource_id, page_id)"
+            " SELECT id, ? FROM resources WHERE url = ?",
+            [(page_id, url) for url, _, _ in resources],
+        )
+
+    # -- closing ----------------------------------------------------------------------------
+
+    def set_url_order(self) -> None:
+        """Fill ``pages.order``: the natural URL order of internal pages, 1..N."""
+        self._begin()
+        rows = self.conn.execute(
+            "SELECT id, url FROM pages WHERE is_external = 0 AND redirect_dest_id IS NULL"
+        ).fetchall()
+        rows.sort(key=lambda r: natural_order_key(r[1]))
+        self.conn.execute('UPDATE pages SET "order" = NULL WHERE "order" IS NOT NULL')
+        self.conn.executemany(
+            'UPDATE pages SET "order" = ? WHERE id = ?',
+            [(n, page_id) for n, (page_id, _) in enumerate(rows, start=1)],
+        )
+        self.commit()
+
+    def close(self) -> None:
+        """Commit, fold the WAL back into the file, and release the lock."""
+        try:
+            self.commit()
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.conn.execute("PRAGMA journal_mode=DELETE")
+            self.conn.close()
+        finally:
+            self._lock.release()
+
+    def abandon(self) -> None:
+        """Close without committing the open batch (used when the crawl itself failed)."""
+        try:
+            if self._in_tx:
+                self.conn.execute("ROLLBACK")
+                self._in_tx = False
+            self.conn.close()
+        finally:
+            self._lock.release()
+
+
+def check_archive_file(path: Path) -> None:
+    """Raise ``ArchiveError`` unless ``path`` is an existing SQLite file."""
+    if not path.exists():
+        raise ArchiveError(f"Archive not found: {path}")
+    if not path.is_file():
+        raise ArchiveError(f"Not an archive file: {path}")
+    with path.open("rb") as handle:
+        if handle.read(16) != _SQLITE_MAGIC:
+            raise ArchiveError(f"Not a nitpicker archive: {path}")

@@ -1,0 +1,170 @@
+"""``nitpicker crawl``: crawl a site into a ``.nitpicker`` archive."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
+from nitpicker.archive.writer import ArchiveError
+from nitpicker.cli.output import fail, print_summary
+from nitpicker.config import ConfigError, CrawlConfig, resolve_output_path, validate_url
+from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, split_globs
+from nitpicker.query import ArchiveOpenError, crawl_info, open_archive
+
+if TYPE_CHECKING:
+    from nitpicker.session import CrawlCounters
+
+__all__ = ["crawl", "exit_code"]
+
+
+def read_list_file(path: Path) -> list[str]:
+    """URLs of a list file: one a line; blank lines and ``#`` comments are ignored."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read list file: {path} ({exc.strerror})") from exc
+    urls = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    urls = [u for u in urls if u]
+    if not urls:
+        raise ConfigError(f"No URLs found in list file: {path}")
+    return urls
+
+
+def exit_code(counters: CrawlCounters, *, strict: bool) -> int:
+    """0 clean; 1 an in-scope fetch error; 2 only out-of-scope errors (1 with ``--strict``)."""
+    if counters.internal_errors:
+        return 1
+    if counters.external_errors:
+        return 1 if strict else 2
+    return 0
+
+
+def crawl(
+    urls: Annotated[list[str] | None, typer.Argument(help="Root URL(s): each is a start and a scope.", show_default=False)] = None,
+    list_urls: Annotated[list[str] | None, typer.Option("--list", help="Crawl only these URLs (list mode); repeatable.")] = None,
+    list_file: Annotated[Path | None, typer.Option("--list-file", help="Crawl only the URLs in this file, one a line.")] = None,
+    single: Annotated[bool, typer.Option("--single", help="Crawl only the root page; its links are checked metadata-only.")] = False,
+    recursive: Annotated[bool, typer.Option("--recursive/--no-recursive", help="Follow in-scope links.")] = True,
+    fetch_external: Annotated[bool, typer.Option("--fetch-external/--no-fetch-external", help="Check out-of-scope links (status and title).")] = True,
+    image: Annotated[bool, typer.Option("--image/--no-image", help="Record images.")] = True,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Skip URLs whose path matches this glob (comma-separated allowed).")] = None,
+    exclude_keyword: Annotated[list[str] | None, typer.Option("--exclude-keyword", help="Skip pages whose HTML contains this text or /regex/flags.")] = None,
+    exclude_url: Annotated[list[str] | None, typer.Option("--exclude-url", help="Skip URLs starting with this prefix.")] = None,
+    disable_queries: Annotated[bool, typer.Option("--disable-queries", "-Q", help="Drop query strings from every URL.")] = False,
+    user_agent: Annotated[str | None, typer.Option("--user-agent", help="User-Agent header (default Nitpicker/<version>).")] = None,
+    ignore_robots: Annotated[bool, typer.Option("--ignore-robots", help="Do not fetch or obey robots.txt.")] = False,
+    parallels: Annotated[int, typer.Option("--parallels", "-P", help="Concurrent requests.")] = 10,
+    interval: Annotated[int, typer.Option("--interval", "-I", help="Minimum delay between requests, in ms.")] = 0,
+    retry: Annotated[int, typer.Option("--retry", help="Retries of a failed request.")] = 3,
+    max_pages: Annotated[int | None, typer.Option("--max-pages", help="Stop cleanly after this many URLs (resumable).")] = None,
+    output: Annotated[str | None, typer.Option("--output", "-o", help="Archive path (.nitpicker is appended).")] = None,
+    resume: Annotated[Path | None, typer.Option("--resume", "-R", help="Continue the interrupted crawl in this archive.")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 (not 2) when only external URLs failed.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Log every request; show tracebacks.")] = False,
+    silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
+) -> None:
+    """Crawl a website into one .nitpicker archive (a SQLite file).
+
+    Example: nitpicker crawl https://example.com/ -o example
+    """
+    try:
+        config = _build_config(
+            urls=urls or [], list_urls=list_urls or [], list_file=list_file, single=single,
+            recursive=recursive, fetch_external=fetch_external, image=image,
+            exclude=exclude or [], exclude_keywords=tuple(exclude_keyword or []),
+            exclude_url=exclude_url or [], disable_queries=disable_queries,
+            user_agent=user_agent, ignore_robots=ignore_robots, parallels=parallels,
+            interval=interval, retry=retry, max_pages=max_pages, output=output,
+            resume=resume, strict=strict,
+        )
+        _check_writable(config)
+    except (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError) as exc:
+        fail(str(exc))
+    from nitpicker.cli.runner import run_crawl
+
+    result = run_crawl(config, verbose=verbose, silent=silent)
+    if result.failure is not None:
+        fail(result.failure, verbose_detail=result.traceback if verbose else None)
+    if not silent:
+        print_summary(Path(config.output), result)
+    raise typer.Exit(exit_code(result.counters, strict=config.strict))
+
+
+def _build_config(*, urls: list[str], list_urls: list[str], list_file: Path | None,
+                  resume: Path | None, output: str | None, exclude: list[str],
+                  exclude_url: list[str], user_agent: str | None, single: bool,
+                  recursive: bool, **options: object) -> CrawlConfig:
+    if resume is not None:
+        if output:
+            raise ConfigError(
+                "--output flag is not supported with --resume. "
+                "The archive path is determined by the archive being resumed."
+            )
+        if urls or list_urls or list_file:
+            raise ConfigError("--resume takes no URLs: the archive holds the crawl's roots")
+        return _resume_config(resume, options)
+    list_mode = bool(list_urls or list_file)
+    if list_mode and single:
+        print("Warning: --single is ignored when --list or --list-file is specified.", file=sys.stderr)
+        single = False
+    roots = list(urls)
+    if list_file is not None:
+        roots = read_list_file(list_file) + roots
+    if list_urls:
+        roots = list(list_urls) + roots
+    if not roots:
+        raise ConfigError("Give a URL to crawl, --list URL…, --list-file FILE or --resume FILE")
+    for url in roots:
+        validate_url(url)
+    globs = [g for value in exclude for g in split_globs(value)]
+    return CrawlConfig(
+        roots=tuple(roots),
+        list_mode=list_mode,
+        single=single,
+        recursive=recursive and not single and not list_mode,
+        excludes=tuple(globs),
+        exclude_urls=DEFAULT_EXCLUDED_URLS + tuple(exclude_url),
+        output=resolve_output_path(output or "", roots[0]),
+        **({"user_agent": user_agent} if user_agent else {}),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+_RUNTIME_OPTIONS = ("parallels", "interval", "retry", "max_pages", "strict")
+
+
+def _resume_config(path: Path, options: dict[str, object]) -> CrawlConfig:
+    """The stored config of the archive, with this run's runtime options."""
+    path = path.expanduser().resolve()
+    try:
+        conn = open_archive(path)
+    except ArchiveOpenError as exc:
+        raise ConfigError(str(exc)) from exc
+    try:
+        info = crawl_info(conn)
+    except LookupError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    finally:
+        conn.close()
+    overrides = {k: options[k] for k in _RUNTIME_OPTIONS if k in options}
+    return CrawlConfig.from_json(info.config_json, resume=True, output=str(path), **overrides)
+
+
+def _check_writable(config: CrawlConfig) -> None:
+    """Fail before crawling when the archive cannot be written (exists, held, not an archive)."""
+    path = Path(config.output)
+    if config.resume:
+        check_archive_file(path)
+    elif path.exists():
+        raise ConfigError(
+            f"Output file already exists: {path} (use --resume to continue it, "
+            "or choose another --output)"
+        )
+    lock = ArchiveLock(path)
+    holder = lock.live_holder()
+    if holder is not None:
+        raise ArchiveLockError(lock.path, holder)

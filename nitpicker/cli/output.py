@@ -1,0 +1,65 @@
+"""What the CLI prints: one-line errors and the crawl summary."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
+from rich.console import Console
+
+from nitpicker.query import ArchiveOpenError, latest_run, open_archive, summary
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from nitpicker.cli.runner import CrawlResult
+
+__all__ = ["fail", "print_summary"]
+
+
+def fail(message: str, *, verbose_detail: str | None = None, code: int = 1) -> NoReturn:
+    """Print ``Error: <message>`` (and the traceback with ``--verbose``) and exit."""
+    if verbose_detail:
+        print(verbose_detail, file=sys.stderr)
+    print(f"Error: {message}", file=sys.stderr)
+    raise typer.Exit(code)
+
+
+def print_summary(path: Path, result: CrawlResult) -> None:
+    """The closing summary: the archive, what it holds, and how the run ended."""
+    console = Console(stderr=True, highlight=False)
+    try:
+        conn = open_archive(path)
+    except ArchiveOpenError as exc:
+        console.print(f"[red]Archive not readable:[/red] {exc}")
+        return
+    try:
+        facts = summary(conn)
+        run = latest_run(conn)
+    finally:
+        conn.close()
+    counters = result.counters
+    rate = counters.done / result.elapsed if result.elapsed else 0.0
+    status = run.status if run else "unknown"
+    console.print(f"[bold]Archive:[/bold] {path}")
+    console.print(
+        f"  {facts.internal_pages} pages in scope · {facts.external_urls} external URLs · "
+        f"{facts.redirects} redirects · {facts.skipped} skipped"
+    )
+    console.print(
+        f"  {facts.fetch_errors} fetch errors · {facts.status_4xx} 4xx · {facts.status_5xx} 5xx"
+    )
+    line = (f"  run {status} ({result.stop_reason or 'unknown'}): {counters.done} URLs in "
+            f"{result.elapsed:.1f} s, {rate:.1f} URLs/s")
+    if facts.pending:
+        line += f"; {facts.pending} left — continue with: nitpicker crawl --resume {path}"
+    console.print(line)
+    errors = counters.internal_errors + counters.external_errors
+    if errors:
+        parts = []
+        if counters.internal_errors:
+            parts.append(f"{counters.internal_errors} internal")
+        if counters.external_errors:
+            parts.append(f"{counters.external_errors} external")
+        console.print(f"Crawl completed with {errors} error(s) ({', '.join(parts)}).")

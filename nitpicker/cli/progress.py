@@ -1,0 +1,74 @@
+"""The crawl's progress display: done, queued, errors, pages per second (rich)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from nitpicker.config import CrawlConfig
+
+__all__ = ["CrawlProgress"]
+
+
+class CrawlProgress:
+    """Polls the crawl session's counters from the reactor and redraws a progress line."""
+
+    def __init__(self, crawler: Crawler, config: CrawlConfig) -> None:
+        self.crawler = crawler
+        self.config = config
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("queued {task.fields[queued]} · errors {task.fields[errors]}"
+                       " · {task.fields[rate]:.1f} URLs/s"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self.task = self.progress.add_task(
+            config.base_url, total=None, queued=0, errors=0, rate=0.0
+        )
+        self._loop: Any = None
+        self._started = time.monotonic()
+
+    def start(self) -> None:
+        from twisted.internet import task
+
+        self.progress.start()
+        self._started = time.monotonic()
+        self._loop = task.LoopingCall(self.refresh)
+        self._loop.start(0.25, now=True)
+
+    def refresh(self) -> None:
+        spider: Any = self.crawler.spider
+        if spider is None:
+            return
+        session = spider.session
+        counters = session.counters
+        writer = session.writer
+        pending = writer.pending if writer is not None else 0
+        in_flight = max(counters.leased - counters.done, 0)
+        queued = pending + in_flight
+        elapsed = max(time.monotonic() - self._started, 1e-6)
+        self.progress.update(
+            self.task,
+            completed=counters.done,
+            total=counters.done + queued,
+            queued=queued,
+            errors=counters.internal_errors + counters.external_errors,
+            rate=counters.done / elapsed,
+        )
+
+    def stop(self) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self.refresh()
+        self.progress.stop()

@@ -1,0 +1,74 @@
+"""Running a crawl in this process, with a rich progress display."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nitpicker.session import CrawlCounters
+
+if TYPE_CHECKING:
+    from nitpicker.config import CrawlConfig
+
+__all__ = ["CrawlResult", "run_crawl"]
+
+
+@dataclass
+class CrawlResult:
+    counters: CrawlCounters = field(default_factory=CrawlCounters)
+    elapsed: float = 0.0
+    failure: str | None = None
+    """Why the crawl could not run (one line), or ``None``."""
+    traceback: str | None = None
+    stop_reason: str | None = None
+
+
+def _settings(verbose: bool) -> Any:
+    from scrapy.settings import Settings
+
+    settings = Settings()
+    settings.setmodule("nitpicker.settings", priority="project")
+    settings.set("LOG_LEVEL", "DEBUG" if verbose else "CRITICAL", priority="cmdline")
+    return settings
+
+
+def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = False) -> CrawlResult:
+    """Crawl with ``config`` in a Scrapy ``CrawlerProcess``; blocks until the crawl ends."""
+    from scrapy import signals
+    from scrapy.crawler import CrawlerProcess
+
+    from nitpicker.cli.progress import CrawlProgress
+    from nitpicker.spiders.site import SiteSpider
+
+    result = CrawlResult()
+    process = CrawlerProcess(_settings(verbose))
+    crawler = process.create_crawler(SiteSpider)
+
+    def on_closed(spider: Any, reason: str) -> None:
+        result.stop_reason = reason
+
+    crawler.signals.connect(on_closed, signal=signals.spider_closed)
+    progress = None if silent else CrawlProgress(crawler, config)
+
+    def on_failure(failure: Any) -> None:
+        exc = failure.value
+        result.failure = str(exc) or type(exc).__name__
+        result.traceback = "".join(traceback.format_exception(exc))
+
+    started = time.monotonic()
+    deferred = process.crawl(crawler, config=config)
+    deferred.addErrback(on_failure)
+    if progress is not None:
+        progress.start()
+    try:
+        process.start()
+    finally:
+        if progress is not None:
+            progress.stop()
+    result.elapsed = time.monotonic() - started
+    spider = crawler.spider
+    if spider is not None:
+        result.counters = spider.session.counters  # type: ignore[attr-defined]
+    return result

@@ -1,0 +1,189 @@
+"""CrawlConfig: every crawl option, parsed once and validated.
+
+The CLI builds a ``CrawlConfig`` from its flags; ``scrapy crawl site -a key=value`` and a
+Scrapyd job build one from string arguments with :meth:`CrawlConfig.from_spider_args`. Either
+way the spider and every component read this one frozen object.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from nitpicker import __version__
+from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern, split_globs
+from nitpicker.urls import parse_url
+
+__all__ = [
+    "ConfigError",
+    "CrawlConfig",
+    "default_output_path",
+    "resolve_output_path",
+    "validate_url",
+]
+
+ARCHIVE_SUFFIX = ".nitpicker"
+
+
+class ConfigError(ValueError):
+    """A crawl option is invalid or contradicts another; the message names them."""
+
+
+def default_user_agent() -> str:
+    return f"Nitpicker/{__version__}"
+
+
+@dataclass(frozen=True)
+class CrawlConfig:
+    """The options of one crawl (SPEC §2.1)."""
+
+    roots: tuple[str, ...] = ()
+    list_mode: bool = False
+    single: bool = False
+    recursive: bool = True
+    fetch_external: bool = True
+    image: bool = True
+    excludes: tuple[str, ...] = ()
+    exclude_keywords: tuple[str, ...] = ()
+    exclude_urls: tuple[str, ...] = DEFAULT_EXCLUDED_URLS
+    disable_queries: bool = False
+    user_agent: str = field(default_factory=default_user_agent)
+    ignore_robots: bool = False
+    parallels: int = 10
+    interval: int = 0
+    """Minimum delay between requests, in milliseconds."""
+    retry: int = 3
+    max_pages: int | None = None
+    output: str = ""
+    """Absolute path of the archive file."""
+    resume: bool = False
+    strict: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.roots:
+            raise ConfigError("no URL to crawl: give a URL, --list or --list-file")
+        normalised = [validate_url(root, disable_queries=self.disable_queries) for root in self.roots]
+        object.__setattr__(self, "roots", tuple(dict.fromkeys(normalised)))
+        if self.single and len(self.roots) > 1 and not self.list_mode:
+            raise ConfigError("--single cannot be combined with multiple positional URLs")
+        if self.parallels < 1:
+            raise ConfigError(f"--parallels must be at least 1, got {self.parallels}")
+        if self.interval < 0:
+            raise ConfigError(f"--interval must not be negative, got {self.interval}")
+        if self.retry < 0:
+            raise ConfigError(f"--retry must not be negative, got {self.retry}")
+        if self.max_pages is not None and self.max_pages < 1:
+            raise ConfigError(f"--max-pages must be at least 1, got {self.max_pages}")
+        for keyword in self.exclude_keywords:
+            try:
+                keyword_pattern(keyword)
+            except ValueError as exc:
+                raise ConfigError(f"--exclude-keyword: {exc}") from exc
+        if not self.output:
+            raise ConfigError("no output archive path")
+
+    @property
+    def follows_links(self) -> bool:
+        """Whether in-scope links found on pages are crawled fully."""
+        return self.recursive and not self.single and not self.list_mode
+
+    @property
+    def base_url(self) -> str:
+        return self.roots[0]
+
+    @property
+    def name(self) -> str:
+        """The archive's name: its file name without ``.nitpicker``."""
+        return Path(self.output).name.removesuffix(ARCHIVE_SUFFIX)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str, **overrides: Any) -> CrawlConfig:
+        data = json.loads(text)
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def from_spider_args(cls, args: dict[str, Any]) -> CrawlConfig:
+        """Build from ``scrapy crawl site -a key=value`` strings (comma-separated lists)."""
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {}
+        for raw_key, raw in args.items():
+            key = raw_key.replace("-", "_")
+            if key not in known:
+                raise ConfigError(f"unknown crawl argument {raw_key!r}")
+            values[key] = _coerce(key, raw, known[key].type)
+        if "exclude_urls" in values:
+            values["exclude_urls"] = DEFAULT_EXCLUDED_URLS + tuple(values["exclude_urls"])
+        if values.get("list_mode"):
+            values.setdefault("recursive", False)
+        output = values.get("output") or ""
+        roots = values.get("roots") or ()
+        if not roots:
+            raise ConfigError("missing crawl argument: -a roots=URL[,URL…]")
+        values["output"] = resolve_output_path(output, roots[0])
+        return cls(**values)
+
+
+def validate_url(url: str, *, disable_queries: bool = False) -> str:
+    """The normalised form of an http(s) URL; ``ConfigError`` naming it otherwise."""
+    parsed = parse_url(url, disable_queries=disable_queries)
+    if parsed is None or not parsed.is_http:
+        raise ConfigError(f'Invalid URL: "{url}". Please provide a valid URL (e.g., https://example.com)')
+    return parsed.url
+
+
+def _coerce(key: str, raw: Any, annotation: Any) -> Any:
+    if not isinstance(raw, str):
+        return tuple(raw) if isinstance(raw, list) else raw
+    kind = str(annotation)
+    if kind == "bool":
+        lowered = raw.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off", ""):
+            return False
+        raise ConfigError(f"argument {key}: expected true or false, got {raw!r}")
+    if kind in ("int", "int | None"):
+        try:
+            return int(raw)
+        except ValueError as exc:
+            raise ConfigError(f"argument {key}: expected a number, got {raw!r}") from exc
+    if kind.startswith("tuple"):
+        if key == "excludes":
+            return tuple(split_globs(raw))
+        return tuple(v.strip() for v in raw.split(",") if v.strip())
+    return raw
+
+
+def default_output_path(first_url: str, cwd: Path | None = None, now: datetime | None = None) -> Path:
+    """``<cwd>/<hostname>-<YYYYMMDDHHmmssSSS>.nitpicker`` (local time), SPEC §3.18."""
+    parsed = parse_url(first_url)
+    host = parsed.hostname if parsed else "archive"
+    stamp = (now or datetime.now()).strftime("%Y%m%d%H%M%S%f")[:-3]
+    return (cwd or Path.cwd()) / f"{host}-{stamp}{ARCHIVE_SUFFIX}"
+
+
+def resolve_output_path(output: str, first_url: str, cwd: Path | None = None) -> str:
+    """The archive path for ``--output`` (``.nitpicker`` appended) or the default name."""
+    if not output:
+        return str(default_output_path(first_url, cwd))
+    path = Path(output).expanduser()
+    if not path.is_absolute():
+        path = (cwd or Path.cwd()) / path
+    if path.suffix != ARCHIVE_SUFFIX:
+        path = path.with_name(path.name + ARCHIVE_SUFFIX)
+    if not path.parent.is_dir():
+        raise ConfigError(
+            f"Output directory does not exist: {path.parent}. "
+            "Please create the directory before running the command."
+        )
+    return str(path)

@@ -1,0 +1,101 @@
+"""FrontierScheduler: Scrapy's scheduler replaced by the archive's frontier table.
+
+Discovered links never become ``Request`` objects: the archive pipeline inserts them into
+the frontier (deduplicated by their protocol-agnostic key). This scheduler leases pending
+rows breadth-first (shallowest depth first) in small batches and builds one ``Request`` per
+leased row. Requests the engine hands back (redirect hops, retries) are kept in memory:
+they belong to a row that is already leased, and a leased row goes back to pending on
+resume. Enabled by the add-on as ``SCHEDULER``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.core.scheduler import BaseScheduler
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.spiders import Spider
+
+    from nitpicker.archive.writer import FrontierEntry
+    from nitpicker.session import CrawlSession
+
+__all__ = ["FrontierScheduler"]
+
+logger = logging.getLogger(__name__)
+
+LEASE_BATCH = 32
+
+META_FRONTIER_ID = "nitpicker_frontier_id"
+META_DEPTH = "nitpicker_depth"
+META_MODE = "nitpicker_mode"
+
+
+class FrontierScheduler(BaseScheduler):
+    """Hands the engine requests leased from the archive's frontier."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self._requeued: deque[Request] = deque()
+        self._leased: deque[FrontierEntry] = deque()
+        self._session: CrawlSession | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
+        return cls(crawler)
+
+    @property
+    def session(self) -> CrawlSession:
+        assert self._session is not None, "scheduler used before open()"
+        return self._session
+
+    def open(self, spider: Spider) -> None:
+        session: CrawlSession = spider.session  # type: ignore[attr-defined]
+        session.open()
+        self._session = session
+
+    def close(self, reason: str) -> None:
+        self._leased.clear()
+
+    def has_pending_requests(self) -> bool:
+        if self._requeued or self._leased:
+            return True
+        budget = self.session.budget_left
+        return self.session.archive.pending > 0 and (budget is None or budget > 0)
+
+    def enqueue_request(self, request: Request) -> bool:
+        self._requeued.append(request)
+        return True
+
+    def next_request(self) -> Request | None:
+        if self._requeued:
+            return self._requeued.popleft()
+        if not self._leased:
+            self._lease()
+            if not self._leased:
+                return None
+        frontier_id, url, depth, mode = self._leased.popleft()
+        return self.request_for(url, frontier_id=frontier_id, depth=depth, mode=mode)
+
+    def _lease(self) -> None:
+        session = self.session
+        budget = session.budget_left
+        limit = LEASE_BATCH if budget is None else min(LEASE_BATCH, budget)
+        rows = session.archive.lease(limit)
+        session.counters.leased += len(rows)
+        self._leased.extend(rows)
+
+    def request_for(self, url: str, *, frontier_id: int, depth: int, mode: int) -> Request:
+        """The request for one frontier row. Override to add headers or meta."""
+        spider: Any = self.crawler.spider
+        return Request(
+            url,
+            callback=spider.parse,
+            errback=spider.errback,
+            dont_filter=True,
+            meta={META_FRONTIER_ID: frontier_id, META_DEPTH: depth, META_MODE: mode},
+        )

@@ -1,0 +1,89 @@
+"""The items the spider yields: one ``PageItem`` per fetched (or skipped, or failed) URL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from nitpicker.extract import PageMeta
+
+__all__ = ["FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect"]
+
+
+class FollowMode(IntEnum):
+    """What the crawl does with a discovered URL."""
+
+    FULL = 0
+    """In scope: fetch, extract, follow its links."""
+    METADATA = 1
+    """Fetch status, headers and the title from the first bytes; follow nothing."""
+    STUB = 2
+    """Recorded as a row, never fetched (``--no-fetch-external``, non-HTTP schemes)."""
+    EXCLUDED = 3
+    """Recorded as skipped (``--exclude``, ``--exclude-url``)."""
+
+
+@dataclass(slots=True)
+class LinkRecord:
+    """An anchor on a page, resolved and normalised."""
+
+    url: str
+    key: str
+    hash: str
+    text: str
+    is_external: bool
+    mode: FollowMode
+
+
+@dataclass(slots=True)
+class ImageRecord:
+    src: str
+    alt: str | None
+    width: float | None = None
+    height: float | None = None
+    current_src: str = ""
+    natural_width: int | None = None
+    natural_height: int | None = None
+    is_lazy: bool = False
+    viewport_width: int | None = None
+    source_code: str = ""
+
+
+@dataclass(slots=True)
+class Redirect:
+    """One hop of a redirect chain that ended at the page."""
+
+    url: str
+    status: int
+
+
+@dataclass(slots=True)
+class PageItem:
+    """Everything recorded about one URL the crawl dealt with."""
+
+    url: str
+    """Final URL (after redirects), normalised."""
+    frontier_id: int | None
+    depth: int
+    is_external: bool
+    is_target: bool
+    status: int | None = None
+    status_text: str = ""
+    content_type: str | None = None
+    content_length: int | None = None
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    meta: PageMeta = field(default_factory=PageMeta)
+    redirects: list[Redirect] = field(default_factory=list)
+    links: list[LinkRecord] = field(default_factory=list)
+    images: list[ImageRecord] = field(default_factory=list)
+    resources: list[tuple[str, str, bool]] = field(default_factory=list)
+    """Sub-resource references: (url, kind, is_external)."""
+    html: str | None = None
+    """The HTML snapshot (in-scope HTML pages only)."""
+    skip_reason: str | None = None
+    error: str | None = None
+    """Fetch error text (DNS, refused, timeout, TLS, reset); status is then -1."""
+
+    @property
+    def is_skipped(self) -> bool:
+        return self.skip_reason is not None

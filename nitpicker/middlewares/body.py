@@ -1,0 +1,62 @@
+"""BodyGuard: stop downloads nitpicker does not need past their headers.
+
+A non-HTML response (PDF, image, archive) is recorded from its status and headers; its body
+is never downloaded. A metadata-only fetch (an external link, a link of a ``--single`` page)
+reads at most ``NITPICKER_METADATA_BYTES`` (16 KiB) — enough for the title. Implemented with
+the ``headers_received`` and ``bytes_received`` signals raising ``StopDownload``. An
+extension, always enabled by the add-on; stats ``nitpicker/body/headers_only`` and
+``nitpicker/body/truncated``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import StopDownload
+
+from nitpicker.frontier import META_MODE
+from nitpicker.items import FollowMode
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Headers
+
+__all__ = ["BodyGuard"]
+
+_HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+_META_BYTES_RECEIVED = "nitpicker_bytes_received"
+
+
+class BodyGuard:
+    """Ends non-HTML downloads after the headers and metadata-only downloads early."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.stats = crawler.stats
+        self.metadata_bytes = crawler.settings.getint("NITPICKER_METADATA_BYTES", 16384)
+        crawler.signals.connect(self.headers_received, signal=signals.headers_received)
+        crawler.signals.connect(self.bytes_received, signal=signals.bytes_received)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> BodyGuard:
+        return cls(crawler)
+
+    def headers_received(self, headers: Headers, body_length: int, request: Request,
+                         **kwargs: Any) -> None:
+        if META_MODE not in request.meta:
+            return  # robots.txt and other internal requests
+        content_type = (headers.get(b"Content-Type") or b"").split(b";", 1)[0].strip().lower()
+        if content_type and content_type not in _HTML_TYPES:
+            self.stats.inc_value("nitpicker/body/headers_only")
+            raise StopDownload(fail=False)
+
+    def bytes_received(self, data: bytes, request: Request, **kwargs: Any) -> None:
+        meta = request.meta
+        if meta.get(META_MODE) != FollowMode.METADATA:
+            return
+        received = meta.get(_META_BYTES_RECEIVED, 0) + len(data)
+        meta[_META_BYTES_RECEIVED] = received
+        if received >= self.metadata_bytes:
+            self.stats.inc_value("nitpicker/body/truncated")
+            raise StopDownload(fail=False)

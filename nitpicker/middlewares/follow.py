@@ -1,0 +1,63 @@
+"""FollowMiddleware: decides the follow mode of every link on a page (SPEC §3.3).
+
+A spider middleware: for each ``PageItem`` the spider yields it sets each link's mode
+(full crawl, metadata only, unfetched row, excluded) and whether it is out of scope, through
+the session's :class:`~nitpicker.follow.FollowPolicy`. Later middlewares (the trap cap) see
+the decided links. Always enabled by the add-on; stats ``nitpicker/follow/<mode>``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from nitpicker.items import FollowMode, PageItem
+from nitpicker.urls import parse_url
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+__all__ = ["FollowMiddleware"]
+
+_CACHE_SIZE = 50_000
+
+
+class FollowMiddleware:
+    """Sets ``LinkRecord.mode`` and ``is_external`` on every page's links."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self._decisions: OrderedDict[str, tuple[FollowMode, bool]] = OrderedDict()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FollowMiddleware:
+        return cls(crawler)
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        async for item in result:
+            if isinstance(item, PageItem) and item.links:
+                self.decide(item)
+            yield item
+
+    def decide(self, item: PageItem) -> None:
+        policy: Any = self.crawler.spider.session.policy  # type: ignore[union-attr]
+        disable_queries = policy.config.disable_queries
+        decisions = self._decisions
+        for link in item.links:
+            decision = decisions.get(link.url)
+            if decision is None:
+                parsed = parse_url(link.url, disable_queries=disable_queries)
+                if parsed is None:
+                    decision = (FollowMode.STUB, True)
+                else:
+                    decision = policy.should_follow(parsed)
+                decisions[link.url] = decision
+                if len(decisions) > _CACHE_SIZE:
+                    decisions.popitem(last=False)
+            link.mode, link.is_external = decision

@@ -1,0 +1,87 @@
+"""ArchivePipeline: writes every PageItem into the archive, with its frontier acknowledgement.
+
+A page's row, its anchors, images, snapshot, the frontier rows of the links it discovered and
+the acknowledgement of its own frontier row are written in the same transaction; the
+transaction is committed every 100 pages or 200 ms (and on close). Enabled by the add-on;
+stats ``nitpicker/archive/pages``, ``nitpicker/archive/links_queued``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from twisted.internet import task
+
+from nitpicker.items import FollowMode, PageItem
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["ArchivePipeline"]
+
+logger = logging.getLogger(__name__)
+
+_FOLLOWED = (FollowMode.FULL, FollowMode.METADATA)
+
+
+class ArchivePipeline:
+    """The archive writer's adapter to Scrapy's item pipeline."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self._flusher: task.LoopingCall | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ArchivePipeline:
+        return cls(crawler)
+
+    @property
+    def session(self) -> Any:
+        return self.crawler.spider.session  # type: ignore[union-attr]
+
+    def open_spider(self) -> None:
+        self._flusher = task.LoopingCall(self._flush)
+        self._flusher.start(0.5, now=False)
+
+    def _flush(self) -> None:
+        writer = self.session.writer
+        if writer is not None:
+            writer.maybe_commit(max_items=1, max_seconds=0.2)
+
+    def close_spider(self) -> None:
+        if self._flusher is not None and self._flusher.running:
+            self._flusher.stop()
+        writer = self.session.writer
+        if writer is not None:
+            writer.commit()
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem):
+            return item
+        session = self.session
+        depth = item.depth + 1
+        new_links = []
+        if item.links:
+            seen: set[str] = set()
+            for link in item.links:
+                if link.mode in _FOLLOWED and link.key not in seen:
+                    seen.add(link.key)
+                    new_links.append((link.key, link.url, depth, int(link.mode)))
+        writer = session.archive
+        writer.record_page(item, new_links)
+        writer.maybe_commit()
+        counters = session.counters
+        counters.done += 1
+        if item.is_target and item.content_type is not None:
+            counters.pages += 1
+        if item.is_skipped:
+            counters.skipped += 1
+        if item.error is not None:
+            if item.is_external:
+                counters.external_errors += 1
+            else:
+                counters.internal_errors += 1
+        self.stats.inc_value("nitpicker/archive/pages")
+        return item

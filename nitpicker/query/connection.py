@@ -1,0 +1,38 @@
+"""Opening an archive for reading: read-only, never migrated, never locked."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from nitpicker.archive.schema import SchemaError, check_readable
+
+__all__ = ["ArchiveOpenError", "open_archive"]
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class ArchiveOpenError(Exception):
+    """The path is missing, not an archive, corrupt, or from a newer nitpicker."""
+
+
+def open_archive(path: str | Path) -> sqlite3.Connection:
+    """A read-only connection to the archive at ``path``; the file is never modified."""
+    file = Path(path)
+    if not file.exists():
+        raise ArchiveOpenError(f"Archive not found: {file}")
+    if not file.is_file():
+        raise ArchiveOpenError(f"Not an archive file: {file}")
+    with file.open("rb") as handle:
+        if handle.read(16) != _SQLITE_MAGIC:
+            raise ArchiveOpenError(f"Not a nitpicker archive: {file}")
+    conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    try:
+        check_readable(conn)
+    except SchemaError as exc:
+        conn.close()
+        raise ArchiveOpenError(f"{file}: {exc}") from exc
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise ArchiveOpenError(f"{file}: corrupt archive ({exc})") from exc
+    return conn

@@ -1,0 +1,105 @@
+"""CrawlSession: the live state of one crawl, shared by the spider and its components.
+
+It holds the validated config, the scope/exclude/follow policies, the archive writer and the
+counters the progress display reads. The scheduler opens it (creating or reopening the
+archive and starting a run row); ``spider_closed`` closes it (order column, run status,
+WAL folded back into one file, lock released).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nitpicker.archive.writer import ArchiveWriter
+from nitpicker.excludes import Excludes
+from nitpicker.follow import FollowPolicy
+from nitpicker.items import FollowMode
+from nitpicker.scope import Scope
+from nitpicker.urls import frontier_key
+
+if TYPE_CHECKING:
+    from nitpicker.config import CrawlConfig
+
+__all__ = ["CrawlCounters", "CrawlSession"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class CrawlCounters:
+    """What the progress display and the exit code are made of."""
+
+    done: int = 0
+    """URLs recorded in this run (pages, external checks, skips, errors)."""
+    pages: int = 0
+    """In-scope HTML pages recorded in this run."""
+    leased: int = 0
+    internal_errors: int = 0
+    external_errors: int = 0
+    skipped: int = 0
+
+
+class CrawlSession:
+    """One crawl's config, policies, archive and counters."""
+
+    def __init__(self, config: CrawlConfig, follow_policy: type[FollowPolicy] = FollowPolicy) -> None:
+        self.config = config
+        self.scope = Scope(config.roots)
+        self.excludes = Excludes(
+            globs=config.excludes,
+            url_prefixes=config.exclude_urls,
+            keywords=config.exclude_keywords,
+        )
+        self.policy = follow_policy(config, self.scope, self.excludes)
+        self.counters = CrawlCounters()
+        self.writer: ArchiveWriter | None = None
+        self.stop_reason: str | None = None
+
+    @property
+    def archive(self) -> ArchiveWriter:
+        if self.writer is None:
+            raise RuntimeError("the crawl session is not open")
+        return self.writer
+
+    def open(self) -> None:
+        """Create the archive (or reopen it to resume) and start a run."""
+        if self.writer is not None:
+            return
+        if self.config.resume:
+            self.writer = ArchiveWriter.reopen(Path(self.config.output))
+            self.writer.start_run("resume")
+        else:
+            self.writer = ArchiveWriter.create(self.config)
+            self.writer.start_run("crawl")
+            self.writer.add_to_frontier(
+                (frontier_key(root), root, 0, int(FollowMode.FULL)) for root in self.config.roots
+            )
+            self.writer.commit()
+
+    @property
+    def budget_left(self) -> int | None:
+        """URLs this run may still lease under ``--max-pages``; ``None`` when unlimited."""
+        if self.config.max_pages is None:
+            return None
+        return max(self.config.max_pages - self.counters.leased, 0)
+
+    def close(self, reason: str) -> None:
+        """Finish the run: order column, run row, one self-contained file."""
+        writer = self.writer
+        if writer is None:
+            return
+        self.writer = None
+        counters = self.counters
+        finished = reason == "finished" and writer.pending == 0
+        status = "finished" if finished else "stopped"
+        errors = counters.internal_errors + counters.external_errors
+        try:
+            writer.commit()
+            writer.set_url_order()
+            writer.end_run(status, reason, counters.done, errors)
+        finally:
+            writer.close()
+        logger.info("archive closed: %s (%s)", writer.path, status)

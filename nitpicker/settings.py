@@ -1,0 +1,6 @@
+"""Scrapy project settings. Short on purpose: the add-on (nitpicker.addon.Addon) does the wiring."""
+
+BOT_NAME = "nitpicker"
+SPIDER_MODULES = ["nitpicker.spiders"]
+NEWSPIDER_MODULE = "nitpicker.spiders"
+ADDONS = {"nitpicker.addon.Addon": 0}

@@ -1,0 +1,224 @@
+"""SiteSpider ("site"): crawls the roots given and yields one PageItem per URL.
+
+Run it three ways, all the same code: ``nitpicker crawl URL``, ``scrapy crawl site -a
+roots=URL1,URL2 -a output=FILE`` in this project, or a Scrapyd job with the same arguments.
+The frontier scheduler decides what to fetch; this spider turns each response (or failure)
+into a :class:`~nitpicker.items.PageItem`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scrapy import Spider, signals
+from scrapy.exceptions import IgnoreRequest
+
+from nitpicker.config import CrawlConfig
+from nitpicker.errors import describe_failure
+from nitpicker.extract import extract
+from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
+from nitpicker.items import FollowMode, ImageRecord, LinkRecord, PageItem, Redirect
+from nitpicker.links import LinkResolver
+from nitpicker.session import CrawlSession
+from nitpicker.urls import join_href
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+__all__ = ["SiteSpider"]
+
+logger = logging.getLogger(__name__)
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+MAX_LINKS_PER_PAGE = 10_000
+
+
+def _content_type(response: Response) -> str | None:
+    raw = response.headers.get(b"Content-Type")
+    if not raw:
+        return None
+    return raw.decode("latin-1").split(";", 1)[0].strip().lower() or None
+
+
+def _status_text(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _dimension(value: str) -> float | None:
+    try:
+        return float(value.strip().removesuffix("px"))
+    except ValueError:
+        return None
+
+
+class SiteSpider(Spider):
+    """Crawls a site into a ``.nitpicker`` archive."""
+
+    name = "site"
+    custom_settings: ClassVar[dict[str, Any]] = {"ADDONS": {"nitpicker.addon.Addon": 0}}
+
+    def __init__(self, config: CrawlConfig | None = None, **kwargs: Any) -> None:
+        super().__init__(name=kwargs.pop("name", None))
+        spider_args = {k: v for k, v in kwargs.items() if not k.startswith("_")}
+        self.config = config if config is not None else CrawlConfig.from_spider_args(spider_args)
+        self.session = CrawlSession(self.config)
+        self.resolver = LinkResolver(disable_queries=self.config.disable_queries)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        config = spider.config
+        settings = crawler.settings
+        settings.set("CONCURRENT_REQUESTS", config.parallels, priority="spider")
+        settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", config.parallels, priority="spider")
+        settings.set("DOWNLOAD_DELAY", config.interval / 1000, priority="spider")
+        settings.set("RETRY_TIMES", config.retry, priority="spider")
+        settings.set("USER_AGENT", config.user_agent, priority="spider")
+        settings.set("ROBOTSTXT_OBEY", not config.ignore_robots, priority="spider")
+        settings.set("ROBOTSTXT_USER_AGENT", config.user_agent, priority="spider")
+        crawler.signals.connect(spider._on_closed, signal=signals.spider_closed)
+        return spider
+
+    async def start(self) -> AsyncIterator[Any]:
+        """Roots are seeded into the frontier when the archive is created; nothing to yield."""
+        return
+        yield  # pragma: no cover  (makes this an async generator)
+
+    def _on_closed(self, spider: Spider, reason: str) -> None:
+        self.session.close(reason)
+
+    # -- responses ----------------------------------------------------------------------------
+
+    def parse(self, response: Response) -> PageItem:
+        meta = response.meta
+        mode = FollowMode(meta.get(META_MODE, FollowMode.FULL))
+        final = self.resolver.resolve(response.url, response.url)
+        url = final.url if final is not None else response.url
+        is_external = final is None or self.session.policy.is_external(final)
+        content_type = _content_type(response)
+        item = PageItem(
+            url=url,
+            frontier_id=meta.get(META_FRONTIER_ID),
+            depth=meta.get(META_DEPTH, 0),
+            is_external=is_external,
+            is_target=mode is FollowMode.FULL and not is_external,
+            status=response.status,
+            status_text=_status_text(response.status),
+            content_type=content_type,
+            content_length=self._content_length(response),
+            headers=[
+                (name.decode("latin-1").lower(), value.decode("latin-1"))
+                for name, values in response.headers.items()
+                for value in values
+            ],
+            redirects=self._redirects(response),
+        )
+        if content_type in HTML_TYPES and hasattr(response, "text"):
+            self._read_html(response, item)
+        return item
+
+    def _content_length(self, response: Response) -> int | None:
+        raw = response.headers.get(b"Content-Length")
+        if raw:
+            try:
+                return int(raw)
+            except ValueError:
+                pass
+        if "download_stopped" in response.flags:
+            return None
+        return len(response.body)
+
+    def _redirects(self, response: Response) -> list[Redirect]:
+        urls = response.meta.get("redirect_urls") or []
+        reasons = response.meta.get("redirect_reasons") or []
+        hops = []
+        for hop_url, reason in zip(urls, reasons, strict=False):
+            parsed = self.resolver.resolve(hop_url, hop_url)
+            if parsed is not None:
+                hops.append(Redirect(parsed.url, reason if isinstance(reason, int) else 0))
+        return hops
+
+    def _read_html(self, response: Response, item: PageItem) -> None:
+        html = response.text
+        if not item.is_target:
+            item.meta = extract(html, max_anchors=0).meta
+            return
+        keyword = self.session.excludes.matched_keyword(html) if self.config.exclude_keywords else None
+        if keyword is not None:
+            item.is_target = False
+            item.content_type = None
+            item.skip_reason = json.dumps(
+                {"url": item.url, "matchedText": keyword,
+                 "excludeKeywords": list(self.config.exclude_keywords)},
+                ensure_ascii=False,
+            )
+            return
+        found = extract(html, max_anchors=MAX_LINKS_PER_PAGE)
+        item.meta = found.meta
+        item.html = html
+        base = response.url
+        if found.base_href:
+            base = join_href(base, found.base_href)
+        resolve = self.resolver.resolve
+        links = item.links
+        for anchor in found.anchors:
+            target = resolve(base, anchor.href)
+            if target is not None:
+                links.append(
+                    LinkRecord(target.url, target.key, target.fragment, anchor.text, False,
+                               FollowMode.FULL)
+                )
+        for image in found.images:
+            target = resolve(base, image.src) if image.src else None
+            item.images.append(
+                ImageRecord(
+                    src=target.url if target is not None else image.src,
+                    alt=image.alt,
+                    width=_dimension(image.width),
+                    height=_dimension(image.height),
+                    is_lazy=image.loading.lower() == "lazy",
+                )
+            )
+        seen: set[str] = set()
+        policy = self.session.policy
+        for resource in found.resources:
+            target = resolve(base, resource.url)
+            if target is not None and target.is_http and target.url not in seen:
+                seen.add(target.url)
+                item.resources.append((target.url, resource.kind, policy.is_external(target)))
+
+    # -- failures -------------------------------------------------------------------------------
+
+    def errback(self, failure: Failure) -> PageItem:
+        request = failure.request  # type: ignore[attr-defined]
+        meta = request.meta
+        parsed = self.resolver.resolve(request.url, request.url)
+        url = parsed.url if parsed is not None else request.url
+        is_external = parsed is None or self.session.policy.is_external(parsed)
+        item = PageItem(
+            url=url,
+            frontier_id=meta.get(META_FRONTIER_ID),
+            depth=meta.get(META_DEPTH, 0),
+            is_external=is_external,
+            is_target=False,
+        )
+        if failure.check(IgnoreRequest):
+            message = failure.getErrorMessage()
+            item.skip_reason = (
+                "blocked by robots.txt" if "robots.txt" in message else message or "ignored"
+            )
+            return item
+        item.status = -1
+        item.error = item.status_text = describe_failure(failure)
+        logger.debug("fetch failed: %s: %s", url, item.error)
+        return item
