@@ -28,7 +28,7 @@ def fail(message: str, *, verbose_detail: str | None = None, code: int = 1) -> N
 
 def print_summary(path: Path, result: CrawlResult) -> None:
     """The closing summary: the archive, what it holds, and how the run ended."""
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         conn = open_archive(path)
     except ArchiveOpenError as exc:

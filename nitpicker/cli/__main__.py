@@ -1,0 +1,5 @@
+"""``python -m nitpicker.cli``."""
+
+from nitpicker.cli import main
+
+main()

@@ -1,0 +1,328 @@
+"""Integration: crawl the fixture site in-process and check the archive rows (SPEC §11.3)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest_twisted
+
+from tests.conftest import crawl
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from fixtures.site import FixtureSite
+
+
+@pytest_twisted.ensureDeferred
+async def test_single_page_records_links_metadata_only(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/")], single=True)
+    targets = archive.urls("is_target = 1")
+    assert targets == {site.url("/")}
+    root = archive.page(site.url("/"))
+    assert (root["title"], root["status"], root["content_type"]) == ("Test Top", 200, "text/html")
+    about = archive.page(site.url("/about"))
+    assert about["is_target"] == 0
+    assert about["content_type"] == "text/html"
+    assert about["title"] == "About"  # the title from the first bytes
+
+
+@pytest_twisted.ensureDeferred
+async def test_recursive_crawl_follows_in_scope_and_checks_external(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    archive = await crawl(tmp_path, [site.url("/recursive/")])
+    assert archive.internal_pages() == {
+        site.url("/recursive/"),
+        site.url("/recursive/page-a"),
+        site.url("/recursive/page-b"),
+        site.url("/recursive/page-c"),
+    }
+    assert archive.anchors_of(site.url("/recursive/")) == [
+        site.url("/recursive/page-a"),
+        site.url("/recursive/page-b"),
+        site.url("/recursive/page-c"),
+    ]
+    external = archive.page(f"{site.external_url}/external-like")
+    assert external["is_external"] == 1
+    assert external["is_target"] == 0
+    assert external["content_type"] == "text/html"
+    assert external["title"] == "External Page"
+    # metadata only: its links are not followed and no snapshot is kept
+    assert archive.rows("SELECT count(*) AS n FROM anchors WHERE page_id = ?", external["id"])[0]["n"] == 0
+    assert not archive.rows("SELECT 1 FROM snapshots WHERE page_id = ?", external["id"])
+
+
+@pytest_twisted.ensureDeferred
+async def test_no_recursive_fetches_only_the_root_fully(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/recursive/")], recursive=False)
+    assert archive.urls("is_target = 1") == {site.url("/recursive/")}
+    child = archive.page(site.url("/recursive/page-a"))
+    assert (child["is_target"], child["status"], child["title"]) == (0, 200, "Page A")
+    assert archive.page(site.url("/recursive/page-c"))["scraped"] == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_redirect_chain_rows_point_at_destination(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/redirect/")])
+    dest = archive.page(site.url("/redirect/dest"))
+    assert (dest["title"], dest["status"], dest["is_target"]) == ("Redirect Destination", 200, 1)
+    start = archive.page(site.url("/redirect/start"))
+    middle = archive.page(site.url("/redirect/middle"))
+    assert start["redirect_dest_id"] == dest["id"]
+    assert middle["redirect_dest_id"] == dest["id"]
+    assert (start["status"], middle["status"]) == (301, 302)
+    assert start["is_target"] == 0
+    assert site.url("/redirect/start") in archive.anchors_of(site.url("/redirect/dest"))
+    # the destination was fetched once, through the chain
+    assert len(archive.rows("SELECT 1 FROM pages WHERE url = ?", site.url("/redirect/dest"))) == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_meta_field_is_recorded(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/meta/")])
+    full = archive.page(site.url("/meta/full"))
+    expected = {
+        "title": "Full Meta Page",
+        "lang": "ja",
+        "description": "Test description",
+        "keywords": "test,meta,nitpicker",
+        "og_type": "website",
+        "og_title": "OG Title",
+        "og_site_name": "Test Site",
+        "og_description": "OG Description",
+        "og_url": site.url("/meta/full"),
+        "twitter_card": "summary_large_image",
+        "canonical": site.url("/meta/full"),
+        "alternate": site.url("/meta/full-en"),
+        "noindex": 0,
+        "nofollow": 0,
+    }
+    assert {k: full[k] for k in expected} == expected
+    assert "og-image.png" in full["og_image"]
+    noindex = archive.page(site.url("/meta/robots-noindex"))
+    assert (noindex["noindex"], noindex["nofollow"], noindex["noarchive"]) == (1, 1, 1)
+    minimal = archive.page(site.url("/meta/minimal"))
+    assert minimal["title"] == "Minimal Page"
+    assert (minimal["description"], minimal["og_title"]) == ("", "")
+
+
+@pytest_twisted.ensureDeferred
+async def test_exclude_glob_records_a_skipped_row(site: FixtureSite, tmp_path: Path) -> None:
+    site.clear_log()
+    archive = await crawl(tmp_path, [site.url("/exclude/")], excludes=("/exclude/secret/*",))
+    hidden = archive.page(site.url("/exclude/secret/hidden"))
+    assert (hidden["is_skipped"], hidden["skip_reason"], hidden["status"]) == (1, "excluded", None)
+    assert site.url("/exclude/secret/hidden") not in archive.urls("is_target = 1")
+    assert {site.url("/exclude/page-a"), site.url("/exclude/page-b")} <= archive.internal_pages()
+    assert not [p for _, _, p in site.request_log if p.startswith("/exclude/secret")]
+
+
+@pytest_twisted.ensureDeferred
+async def test_exclude_keyword_skips_the_page(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/exclude/")], exclude_keywords=("FORBIDDEN_KEYWORD",))
+    page_b = archive.page(site.url("/exclude/page-b"))
+    assert page_b["is_skipped"] == 1
+    assert page_b["is_target"] == 0
+    assert page_b["content_type"] is None
+    reason = json.loads(page_b["skip_reason"])
+    assert reason["matchedText"] == "FORBIDDEN_KEYWORD"
+    assert site.url("/exclude/page-b") not in archive.internal_pages()
+    assert archive.page(site.url("/exclude/page-a"))["is_target"] == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_exclude_keyword_regex(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/exclude/")], exclude_keywords=("/forbidden_\\w+/i",))
+    assert archive.page(site.url("/exclude/page-b"))["is_skipped"] == 1
+    assert archive.page(site.url("/exclude/page-a"))["is_skipped"] == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_exclude_url_prefix_skips_external(site: FixtureSite, tmp_path: Path) -> None:
+    prefix = f"{site.external_url}/exclude/external-a"
+    from nitpicker.excludes import DEFAULT_EXCLUDED_URLS
+
+    archive = await crawl(
+        tmp_path, [site.url("/exclude/")], exclude_urls=(*DEFAULT_EXCLUDED_URLS, prefix)
+    )
+    external_a = archive.page(prefix)
+    assert (external_a["is_skipped"], external_a["status"]) == (1, None)
+    external_b = archive.page(f"{site.external_url}/exclude/external-b")
+    assert (external_b["status"], external_b["title"], external_b["is_external"]) == (200, "External B", 1)
+    config = json.loads(archive.rows("SELECT config FROM info")[0]["config"])
+    assert prefix in config["exclude_urls"]
+    assert "https://twitter.com" in config["exclude_urls"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_no_fetch_external_records_unfetched_rows(site: FixtureSite, tmp_path: Path) -> None:
+    site.clear_log()
+    archive = await crawl(tmp_path, [site.url("/options/")], fetch_external=False)
+    external = archive.page(f"{site.external_url}/options/external")
+    assert (external["status"], external["title"], external["is_external"]) == (None, "", 1)
+    assert external["content_type"] is None
+    assert archive.page(site.url("/options/page-a?tab=1"))["is_target"] == 1
+    assert not [h for _, h, _ in site.request_log if h.startswith("127.0.0.1")]
+
+
+@pytest_twisted.ensureDeferred
+async def test_non_html_rows_and_bodies_not_downloaded(site: FixtureSite, tmp_path: Path) -> None:
+    site.clear_log()
+    archive = await crawl(tmp_path, [site.url("/options/"), site.url("/files/")])
+    internal_json = archive.page(site.url("/options/data.json"))
+    external_json = archive.page(f"{site.external_url}/options/data.json")
+    assert (internal_json["is_external"], internal_json["content_type"]) == (0, "application/json")
+    assert (external_json["is_external"], external_json["content_type"]) == (1, "application/json")
+    big = archive.page(site.url("/files/big.bin"))
+    assert (big["status"], big["content_type"], big["content_length"]) == (
+        200, "application/octet-stream", 5 * 1024 * 1024
+    )
+    pdf = archive.page(site.url("/files/report.pdf"))
+    assert pdf["content_type"] == "application/pdf"
+    # The body of the 5 MiB file was not downloaded past its headers.
+    assert site.bytes_sent.get("/files/big.bin", 0) < 1024 * 1024
+    assert not archive.rows("SELECT 1 FROM snapshots WHERE page_id IN (?, ?)", big["id"], pdf["id"])
+
+
+@pytest_twisted.ensureDeferred
+async def test_disable_queries_drops_query_strings(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/options/")], disable_queries=True)
+    assert archive.page(site.url("/options/page-a"))["is_target"] == 1
+    assert archive.page(site.url("/options/page-a?tab=1")) is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_normalised_variants_are_one_url(site: FixtureSite, tmp_path: Path) -> None:
+    site.clear_log()
+    archive = await crawl(tmp_path, [site.url("/norm/")])
+    targets = archive.urls("url LIKE ?", "%/norm/target%")
+    assert targets == {site.url("/norm/target?a=1&b=2")}
+    fetched = [p for m, _, p in site.request_log if m == "GET" and "target" in p]
+    assert len(fetched) == 1
+    assert len(archive.anchors_of(site.url("/norm/"))) == 3
+
+
+@pytest_twisted.ensureDeferred
+async def test_error_statuses_and_fetch_errors(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/error-status/"), site.url("/errors/")])
+    statuses = {
+        path: archive.page(site.url(path))["status"]
+        for path in ("/error-status/not-found", "/error-status/server-error",
+                     "/error-status/forbidden", "/error-status/normal")
+    }
+    assert statuses == {"/error-status/not-found": 404, "/error-status/server-error": 500,
+                        "/error-status/forbidden": 403, "/error-status/normal": 200}
+    assert archive.page(site.url("/error-status/not-found"))["is_target"] == 1
+    refused = archive.page("http://127.0.0.1:1/refused")
+    assert refused["status"] == -1
+    assert refused["status_text"].startswith("Connection refused")
+    assert refused["is_external"] == 1
+    reset = archive.page(site.url("/errors/reset"))
+    assert reset["status"] == -1
+    assert reset["status_text"].startswith("Connection reset")
+    assert reset["is_external"] == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_scope_out_of_path_is_external(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/scope/blog/")])
+    assert archive.internal_pages() == {
+        site.url("/scope/blog/"), site.url("/scope/blog/post-1"), site.url("/scope/blog/post-2")
+    }
+    docs = archive.page(site.url("/scope/docs/"))
+    assert (docs["is_external"], docs["is_target"], docs["title"]) == (1, 0, "Docs Top")
+    assert archive.page(site.url("/scope/docs/api")) is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_multi_root_crawl(site: FixtureSite, tmp_path: Path) -> None:
+    roots = [site.url("/scope/blog/"), site.url("/scope/docs/")]
+    archive = await crawl(tmp_path, roots)
+    assert {
+        site.url("/scope/blog/"), site.url("/scope/blog/post-1"),
+        site.url("/scope/docs/"), site.url("/scope/docs/api"),
+    } <= archive.internal_pages()
+    assert archive.page(site.url("/scope/admin/")) is None
+    info = archive.rows("SELECT roots, base_url FROM info")[0]
+    assert json.loads(info["roots"]) == roots
+    assert info["base_url"] == roots[0]
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_txt_blocks_and_is_fetched_once(site: FixtureSite, tmp_path: Path) -> None:
+    site.clear_log()
+    archive = await crawl(tmp_path, [site.url("/robots-test/"), site.url("/private/")])
+    private = archive.page(site.url("/private/"))
+    assert (private["is_skipped"], private["skip_reason"]) == (1, "blocked by robots.txt")
+    assert private["status"] is None
+    assert archive.page(site.url("/robots-test/allowed"))["status"] == 200
+    assert [p for _, h, p in site.request_log if p == "/robots.txt" and h.startswith("localhost")] == ["/robots.txt"]
+    assert not [p for _, _, p in site.request_log if p.startswith("/private")]
+
+
+@pytest_twisted.ensureDeferred
+async def test_ignore_robots_fetches_blocked_pages(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/robots-test/"), site.url("/private/")],
+                          ignore_robots=True, user_agent="NitpickerTestBot/1.0")
+    assert archive.page(site.url("/private/"))["title"] == "Private"
+    config = json.loads(archive.rows("SELECT config FROM info")[0]["config"])
+    assert (config["user_agent"], config["ignore_robots"]) == ("NitpickerTestBot/1.0", True)
+
+
+@pytest_twisted.ensureDeferred
+async def test_pagination_and_breadth_first_order(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/pagination/")], parallels=5)
+    pages = archive.internal_pages()
+    assert {site.url(f"/pagination/page/{n}") for n in range(1, 11)} <= pages
+    assert archive.page(site.url("/pagination/page/11")) is None
+    depths = {r["url"]: r["depth"] for r in archive.rows("SELECT url, depth FROM pages")}
+    assert depths[site.url("/pagination/page/3")] == 3
+    order = [r["url"] for r in archive.rows('SELECT url FROM pages WHERE "order" IS NOT NULL ORDER BY "order"')]
+    assert order.index(site.url("/pagination/page/2")) < order.index(site.url("/pagination/page/10"))
+
+
+@pytest_twisted.ensureDeferred
+async def test_list_mode_fetches_listed_urls_fully(site: FixtureSite, tmp_path: Path) -> None:
+    listed = [site.url("/list/a"), site.url("/list/b")]
+    archive = await crawl(tmp_path, listed, list_mode=True, recursive=False)
+    assert archive.urls("is_target = 1") == set(listed)
+    d = archive.page(site.url("/list/d"))
+    assert (d["is_target"], d["title"]) == (0, "List D")
+    assert archive.page(site.url("/list/c")) is None
+    assert archive.rows("SELECT from_list FROM info")[0]["from_list"] == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_max_pages_stops_cleanly_and_leaves_frontier(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/deep/")], max_pages=5, parallels=1)
+    assert len(archive.urls("scraped = 1 AND status IS NOT NULL")) == 5
+    pending = archive.rows("SELECT count(*) AS n FROM frontier WHERE state < 2")[0]["n"]
+    assert pending >= 1
+    run = archive.rows("SELECT status, stop_reason, pages_done FROM runs")[0]
+    assert (run["status"], run["pages_done"]) == ("stopped", 5)
+
+
+@pytest_twisted.ensureDeferred
+async def test_charsets_are_decoded(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/charset/")])
+    assert archive.page(site.url("/charset/"))["title"] == "日本語のページ"
+    assert archive.page(site.url("/charset/meta"))["title"] == "メタ文字コード"
+
+
+@pytest_twisted.ensureDeferred
+async def test_snapshot_headers_and_resources(site: FixtureSite, tmp_path: Path) -> None:
+    import zlib
+
+    archive = await crawl(tmp_path, [site.url("/meta/")], parallels=3, interval=20)
+    full = archive.page(site.url("/meta/full"))
+    snap = archive.rows("SELECT encoding, html FROM snapshots WHERE page_id = ?", full["id"])[0]
+    assert snap["encoding"] == "zlib"
+    assert "<title>Full Meta Page</title>" in zlib.decompress(snap["html"]).decode()
+    headers = {r["name"]: r["value"] for r in archive.rows(
+        "SELECT name, value FROM response_headers WHERE page_id = ?", full["id"])}
+    assert headers["content-type"].startswith("text/html")
+    run = archive.rows("SELECT status, stop_reason FROM runs")[0]
+    assert (run["status"], run["stop_reason"]) == ("finished", "finished")
+    assert archive.rows("PRAGMA journal_mode")[0][0] == "delete"

@@ -1,0 +1,92 @@
+"""A crawl killed with SIGKILL part-way resumes to exactly the page set of an uninterrupted one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fixtures.site import FixtureSite
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "nitpicker.cli", "crawl", *args, "--silent"],
+        cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def recorded(path: Path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(conn.execute("SELECT count(*) FROM pages WHERE status IS NOT NULL").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def kill_after(proc: subprocess.Popen[str], path: Path, pages: int, deadline: float = 60) -> int:
+    end = time.monotonic() + deadline
+    while recorded(path) < pages:
+        if proc.poll() is not None:
+            pytest.fail(f"crawl ended before it could be killed: {proc.stderr.read() if proc.stderr else ''}")
+        if time.monotonic() > end:
+            pytest.fail("crawl did not progress")
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return recorded(path)
+
+
+def snapshot(path: Path) -> dict[str, tuple[object, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        rows = conn.execute(
+            "SELECT p.url, p.status, p.title, p.is_target, p.is_external,"
+            " (SELECT count(*) FROM anchors a WHERE a.page_id = p.id),"
+            " (SELECT count(*) FROM snapshots s WHERE s.page_id = p.id)"
+            " FROM pages p"
+        ).fetchall()
+        return {r[0]: tuple(r[1:]) for r in rows}
+    finally:
+        conn.close()
+
+
+def test_sigkill_twice_then_resume_equals_uninterrupted_crawl(tmp_path: Path) -> None:
+    with FixtureSite(delay=0.01) as site:
+        root = site.url("/wide/")
+        reference = start(root, "-o", "reference", "-P", "4", cwd=tmp_path)
+        assert reference.wait(timeout=120) == 0, reference.stderr.read() if reference.stderr else ""
+        expected = snapshot(tmp_path / "reference.nitpicker")
+        assert len([u for u, v in expected.items() if v[2] == 1]) == 121  # /wide/ + 120 pages
+
+        archive = tmp_path / "killed.nitpicker"
+        kill_after(start(root, "-o", "killed", "-P", "4", cwd=tmp_path), archive, 30)
+        assert (tmp_path / "killed.nitpicker.lock").exists()  # left behind by the dead process
+        committed = kill_after(start("--resume", str(archive), "-P", "4", cwd=tmp_path), archive, 80)
+        site.clear_log()
+        final = start("--resume", str(archive), "-P", "4", cwd=tmp_path)
+        assert final.wait(timeout=120) == 0, final.stderr.read() if final.stderr else ""
+        refetched = len([p for m, _, p in site.request_log if m == "GET" and p.startswith("/wide/p/")])
+
+    assert snapshot(archive) == expected
+    # the last run fetched exactly the pages not committed before the kill: none twice
+    assert refetched == 121 - committed
+    conn = sqlite3.connect(archive)
+    runs = conn.execute("SELECT kind, status FROM runs ORDER BY id").fetchall()
+    assert runs[-1] == ("resume", "finished")
+    assert len(runs) == 3
