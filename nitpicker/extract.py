@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -282,7 +283,7 @@ class _Target:
         "anchors",
         "images",
         "resources",
-        "max_anchors",
+        "room",
         "seen",
         "open_anchors",
         "title_mark",
@@ -305,7 +306,8 @@ class _Target:
         self.anchors: list[AnchorRef] = []
         self.images: list[ImageRef] = []
         self.resources: list[ResourceRef] = []
-        self.max_anchors = -1 if max_anchors is None else max(0, max_anchors)
+        # how many more links to collect
+        self.room = sys.maxsize if max_anchors is None else max(0, max_anchors)
         # single-valued fields already set (first occurrence wins): "title", "lang", "base", ...
         self.seen: set[str] = set()
         # one entry per open <a>: (ref, index of its first text chunk), or None when not collected
@@ -318,11 +320,41 @@ class _Target:
     # -- lxml callbacks ---------------------------------------------------------------------
 
     def start(self, tag: str, attrib: dict[str, str]) -> None:
+        if tag == "a":  # the hot path (every page has many links): inlined
+            stack = self.open_anchors
+            href = attrib.get("href")
+            if href is None or not self.room:
+                stack.append(None)
+                return
+            self.room -= 1
+            texts = self.texts
+            if stack:
+                mark = len(texts)
+            else:
+                texts.clear()  # nothing before an outermost link is needed any more
+                mark = 0
+            ref = AnchorRef(href.strip(" \t\n\r\f"), "", "a")
+            self.anchors.append(ref)
+            stack.append((ref, mark))
+            return
         handler = _START.get(tag)
         if handler is not None:
             handler(self, attrib)
 
     def end(self, tag: str) -> None:
+        if tag == "a":
+            stack = self.open_anchors
+            if stack:
+                entry = stack.pop()
+                if entry is not None:
+                    ref, mark = entry
+                    texts = self.texts
+                    count = len(texts) - mark
+                    if count == 1:
+                        ref.text = " ".join(texts[mark].split())
+                    elif count:
+                        ref.text = " ".join("".join(texts[mark:]).split())
+            return
         handler = _END.get(tag)
         if handler is not None:
             handler(self)
@@ -330,29 +362,18 @@ class _Target:
     def close(self) -> Extracted:
         # libxml2 closes every open element at the end of input; this is only a safety net.
         while self.open_anchors:
-            _end_a(self)
+            self.end("a")
         if self.title_mark >= 0:
             _end_title(self)
         return Extracted(self.meta, self.base_href, self.anchors, self.images, self.resources)
 
     # -- start handlers ---------------------------------------------------------------------
 
-    def _start_a(self, attrib: dict[str, str]) -> None:
-        href = attrib.get("href")
-        stack = self.open_anchors
-        if href is None or len(self.anchors) == self.max_anchors:
-            stack.append(None)
-            return
-        if not stack:
-            self.texts.clear()  # nothing before an outermost link is needed any more
-        ref = AnchorRef(href.strip(_ASCII_WS), "", "a")
-        self.anchors.append(ref)
-        stack.append((ref, len(self.texts)))
-
     def _start_area(self, attrib: dict[str, str]) -> None:
         href = attrib.get("href")
-        if href is None or len(self.anchors) == self.max_anchors:
+        if href is None or not self.room:
             return
+        self.room -= 1
         self.anchors.append(
             AnchorRef(href.strip(_ASCII_WS), _collapse(attrib.get("alt", "")), "area")
         )
@@ -504,19 +525,6 @@ class _Target:
 
     # -- end handlers -----------------------------------------------------------------------
 
-    def _end_a(self) -> None:
-        stack = self.open_anchors
-        if not stack:
-            return
-        entry = stack.pop()
-        if entry is not None:
-            ref, mark = entry
-            texts = self.texts
-            if len(texts) - mark == 1:
-                ref.text = _collapse(texts[mark])
-            elif len(texts) > mark:
-                ref.text = _collapse("".join(texts[mark:]))
-
     def _end_title(self) -> None:
         mark = self.title_mark
         if mark >= 0:
@@ -540,7 +548,6 @@ class _Target:
 
 
 _START: dict[str, _Handler] = {
-    "a": _Target._start_a,
     "area": _Target._start_area,
     "img": _Target._start_img,
     "link": _Target._start_link,
@@ -557,14 +564,12 @@ _START: dict[str, _Handler] = {
     "picture": _Target._start_picture,
 }
 _END: dict[str, _EndHandler] = {
-    "a": _Target._end_a,
     "title": _Target._end_title,
     "script": _Target._end_raw,
     "style": _Target._end_raw,
     "svg": _Target._end_svg,
     "picture": _Target._end_picture,
 }
-_end_a = _Target._end_a
 _end_title = _Target._end_title
 
 

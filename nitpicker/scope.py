@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nitpicker.urls import ParsedUrl, parse_url
+from nitpicker.urls import ParsedUrl, frontier_key, parse_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -45,8 +45,8 @@ def is_lower_layer(target: ParsedUrl, base: ScopeEntry) -> bool:
     """True when ``target`` is ``base`` itself or lies under it (same host and port)."""
     if target.hostname != base.hostname or target.port != base.port:
         return False
-    if target.url == base.url:
-        return True
+    if target.key == frontier_key(base.url):
+        return True  # the entry itself, in either scheme (http and https are one URL)
     t_segs = target.segments
     b_segs = base.segments
     if not b_segs or b_segs == ("",):

@@ -55,7 +55,7 @@ class ParsedUrl:
     @property
     def segments(self) -> tuple[str, ...]:
         """Path segments; a trailing slash gives a last empty segment, as in the original."""
-        return tuple(self.path[1:].split("/")) if self.path not in ("", "/") else ()
+        return tuple(self.path.removeprefix("/").split("/")) if self.path not in ("", "/") else ()
 
 
 def frontier_key(url: str) -> str:
@@ -71,6 +71,27 @@ def _collapse_slashes(path: str) -> str:
     while "//" in path:
         path = path.replace("//", "/")
     return path
+
+
+def _remove_dot_segments(path: str) -> str:
+    """Resolve ``.`` and ``..`` segments (RFC 3986 §5.2.4), as a browser's URL parser does."""
+    if "/." not in path:
+        return path
+    out: list[str] = []
+    segments = path.split("/")
+    for i, seg in enumerate(segments[1:], start=1):
+        last = i == len(segments) - 1
+        if seg == ".":
+            if last:
+                out.append("")
+        elif seg == "..":
+            if out:
+                out.pop()
+            if last:
+                out.append("")
+        else:
+            out.append(seg)
+    return "/" + "/".join(out)
 
 
 def _normalise_query(query: str, disable_queries: bool) -> str:
@@ -116,7 +137,7 @@ def parse_url(raw: str, *, disable_queries: bool = False) -> ParsedUrl | None:
         return None
     if port == _DEFAULT_PORTS[scheme]:
         port = None
-    path = _collapse_slashes(parts.path) or "/"
+    path = _remove_dot_segments(_collapse_slashes(parts.path)) or "/"
     query = _normalise_query(parts.query, disable_queries)
     host = f"[{hostname}]" if ":" in hostname else hostname
     netloc = f"{host}:{port}" if port is not None else host
@@ -145,18 +166,25 @@ def normalize_url(raw: str, *, disable_queries: bool = False) -> str | None:
 def join_href(base: str, href: str) -> str:
     """Resolve ``href`` against ``base`` (a page URL or ``<base href>``).
 
-    ``urljoin`` costs ~6 µs, so absolute and root-relative hrefs are joined by string work.
+    ``urljoin`` costs ~6 µs, so absolute and root-relative hrefs are joined by string work
+    when the result is the same; hrefs with dot segments go through ``urljoin``.
     """
     if href.startswith(("http://", "https://")):
         return href
-    if href.startswith("//"):
-        return base.split(":", 1)[0] + ":" + href
-    if href.startswith("/"):
-        scheme_end = base.find("://")
-        if scheme_end > 0:
-            path_start = base.find("/", scheme_end + 3)
-            origin = base if path_start < 0 else base[:path_start]
-            return origin + href
+    scheme_end = base.find("://")
+    if scheme_end > 0:
+        scheme = base[:scheme_end].lower()
+        if scheme in _DEFAULT_PORTS:
+            if href.startswith("//"):
+                return f"{scheme}:{href}"
+            if href.startswith("/") and "/." not in href:
+                netloc_start = scheme_end + 3
+                end = len(base)
+                for stop in ("/", "?", "#"):
+                    found = base.find(stop, netloc_start, end)
+                    if found >= 0:
+                        end = found
+                return f"{scheme}://{base[netloc_start:end]}{href}"
     return urljoin(base, href)
 
 

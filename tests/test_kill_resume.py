@@ -90,3 +90,25 @@ def test_sigkill_twice_then_resume_equals_uninterrupted_crawl(tmp_path: Path) ->
     runs = conn.execute("SELECT kind, status FROM runs ORDER BY id").fetchall()
     assert runs[-1] == ("resume", "finished")
     assert len(runs) == 3
+
+
+def test_sigint_closes_the_archive_resumable(tmp_path: Path) -> None:
+    with FixtureSite(delay=0.02) as site:
+        archive = tmp_path / "interrupted.nitpicker"
+        proc = start(site.url("/wide/"), "-o", "interrupted", "-P", "2", cwd=tmp_path)
+        while recorded(archive) < 20:
+            assert proc.poll() is None
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        assert not (tmp_path / "interrupted.nitpicker.lock").exists()
+        assert not (tmp_path / "interrupted.nitpicker-wal").exists()
+        conn = sqlite3.connect(archive)
+        status, reason = conn.execute("SELECT status, stop_reason FROM runs").fetchone()
+        left = conn.execute("SELECT count(*) FROM frontier WHERE state < 2").fetchone()[0]
+        conn.close()
+        assert (status, reason) == ("stopped", "shutdown")
+        assert left > 0
+        resumed = start("--resume", str(archive), cwd=tmp_path)
+        assert resumed.wait(timeout=120) == 0
+    assert len([v for v in snapshot(archive).values() if v[2] == 1]) == 121

@@ -1,0 +1,51 @@
+"""The README is the manual: every command, option, setting and meta key is documented."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from nitpicker.cli import app
+from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+COMMAND = typer.main.get_command(app)
+COMMANDS = COMMAND.commands  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_a_section(name: str) -> None:
+    assert f"### `nitpicker {name}`" in README
+
+
+@pytest.mark.parametrize(
+    "option",
+    sorted(
+        opt
+        for command in COMMANDS.values()
+        for param in command.params
+        if param.param_type_name == "option"
+        for opt in (*param.opts, *param.secondary_opts)
+        if opt != "--help"
+    ),
+)
+def test_every_option_is_documented(option: str) -> None:
+    assert re.search(rf"`{re.escape(option)}[` /,]", README), option
+
+
+def test_every_setting_and_meta_key_is_documented() -> None:
+    source = "\n".join(p.read_text() for p in (Path(__file__).resolve().parent.parent / "nitpicker").rglob("*.py"))
+    settings = set(re.findall(r"\"(NITPICKER_[A-Z_]+)\"", source))
+    assert settings, "no NITPICKER_* settings found"
+    for name in settings | {META_FRONTIER_ID, META_DEPTH, META_MODE}:
+        assert f"`{name}`" in README, name
+
+
+def test_two_setup_commands_come_first() -> None:
+    setup = README.split("## Set-up: two commands", 1)[1].split("##", 1)[0]
+    assert "make crawl" in setup and "make test" in setup
+    ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
+    assert "make test" in ci

@@ -1,0 +1,292 @@
+"""nitpicker.urls: the archive key, the frontier key, href joining and the natural order."""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin
+
+import pytest
+
+from nitpicker.urls import frontier_key, join_href, natural_order_key, normalize_url, parse_url
+
+# (raw URL, expected archive key)
+NORMALISE = [
+    # fragment and credentials are not part of the key
+    ("http://example.com/a#section", "http://example.com/a"),
+    ("http://user:secret@example.com/a", "http://example.com/a"),
+    ("https://user:secret@example.com/a?x=1#top", "https://example.com/a?x=1"),
+    # PHPSESSID is removed, whatever its case
+    ("http://example.com/a?PHPSESSID=abc", "http://example.com/a"),
+    ("http://example.com/a?phpsessid=abc&x=1", "http://example.com/a?x=1"),
+    ("http://example.com/a?x=1&PhpSessId=abc&y=2", "http://example.com/a?x=1&y=2"),
+    ("http://example.com/a?phpsessid2=keep", "http://example.com/a?phpsessid2=keep"),
+    # repeated slashes in the path are collapsed
+    ("http://example.com//a///b//", "http://example.com/a/b/"),
+    ("http://example.com/a//b?next=//c", "http://example.com/a/b?next=//c"),
+    # query parameters sorted by name; repeated names keep their order (stable sort)
+    ("http://example.com/?b=2&a=1", "http://example.com/?a=1&b=2"),
+    ("http://example.com/?b=2&a=3&b=1", "http://example.com/?a=3&b=2&b=1"),
+    ("http://example.com/?z=1&b=1&b=0&a=9", "http://example.com/?a=9&b=1&b=0&z=1"),
+    ("http://example.com/a?", "http://example.com/a"),
+    # default ports dropped, others kept
+    ("http://example.com:80/a", "http://example.com/a"),
+    ("https://example.com:443/a", "https://example.com/a"),
+    ("http://example.com:8080/a", "http://example.com:8080/a"),
+    ("https://example.com:80/a", "https://example.com:80/a"),
+    ("http://example.com:443/a", "http://example.com:443/a"),
+    # scheme and host lower-cased, path case kept
+    ("HTTP://Example.COM/About/Index.HTML", "http://example.com/About/Index.HTML"),
+    ("HTTPS://WWW.EXAMPLE.COM", "https://www.example.com/"),
+    # an empty path is "/"
+    ("http://example.com", "http://example.com/"),
+    ("http://example.com?q=1", "http://example.com/?q=1"),
+    # IDN host to punycode; non-ASCII and spaces percent-encoded
+    ("http://例え.jp/", "http://xn--r8jz45g.jp/"),
+    ("http://example.com/パス", "http://example.com/%E3%83%91%E3%82%B9"),
+    ("http://example.com/a b?q=c d", "http://example.com/a%20b?q=c%20d"),
+    ("http://example.com/?q=é", "http://example.com/?q=%C3%A9"),
+    # dot segments resolved, as a browser does
+    ("http://example.com/a/../b", "http://example.com/b"),
+    ("http://example.com/a/./b/.", "http://example.com/a/b/"),
+    ("http://example.com/../../x", "http://example.com/x"),
+    ("http://example.com/a/.hidden/..x", "http://example.com/a/.hidden/..x"),
+    # IPv6 host keeps its brackets
+    ("http://[::1]:8080/x", "http://[::1]:8080/x"),
+    # non-HTTP schemes: scheme and path only
+    ("mailto:someone@example.com", "mailto:someone@example.com"),
+    ("MAILTO:someone@example.com?subject=hi", "mailto:someone@example.com"),
+    ("tel:+81-3-1234-5678", "tel:+81-3-1234-5678"),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), NORMALISE)
+def test_normalize_url(raw: str, expected: str) -> None:
+    assert normalize_url(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "http://[::1",  # unterminated IPv6 literal
+        "http://example.com:99999/",  # port out of range
+        "http:///a",  # no host
+        "/relative/path",  # no scheme
+        "example.com",
+    ],
+)
+def test_unparseable_is_none(raw: str) -> None:
+    assert parse_url(raw) is None
+    assert normalize_url(raw) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("http://example.com/a?b=2&a=1", "http://example.com/a"),
+        ("http://example.com/a?PHPSESSID=1&z=3#x", "http://example.com/a"),
+        ("http://example.com/?q=1", "http://example.com/"),
+    ],
+)
+def test_disable_queries_drops_the_query(raw: str, expected: str) -> None:
+    parsed = parse_url(raw, disable_queries=True)
+    assert parsed is not None
+    assert parsed.url == expected
+    assert parsed.query == ""
+    # without the flag the query is kept
+    assert normalize_url(raw) != expected
+
+
+def test_parts_of_an_http_url() -> None:
+    parsed = parse_url("HTTPS://alice:pw@Example.com:8443//docs//Guide.html?b=2&a=1#intro")
+    assert parsed is not None
+    assert parsed.url == "https://example.com:8443/docs/Guide.html?a=1&b=2"
+    assert parsed.scheme == "https"
+    assert parsed.hostname == "example.com"
+    assert parsed.port == 8443
+    assert parsed.path == "/docs/Guide.html"
+    assert parsed.query == "a=1&b=2"
+    assert parsed.fragment == "intro"
+    assert (parsed.username, parsed.password) == ("alice", "pw")
+    assert parsed.is_http
+    assert parsed.segments == ("docs", "Guide.html")
+    assert parsed.key == "//example.com:8443/docs/Guide.html?a=1&b=2"
+
+
+@pytest.mark.parametrize(
+    ("raw", "segments"),
+    [
+        ("http://example.com/", ()),
+        ("http://example.com/blog/", ("blog", "")),
+        ("http://example.com/blog/post", ("blog", "post")),
+        ("http://example.com/a/b/c/", ("a", "b", "c", "")),
+    ],
+)
+def test_segments(raw: str, segments: tuple[str, ...]) -> None:
+    parsed = parse_url(raw)
+    assert parsed is not None
+    assert parsed.segments == segments
+
+
+@pytest.mark.parametrize(
+    ("raw", "scheme", "path"),
+    [
+        ("mailto:someone@example.com", "mailto", "someone@example.com"),
+        ("tel:+81312345678", "tel", "+81312345678"),
+        ("javascript:void(0)", "javascript", "void(0)"),
+    ],
+)
+def test_non_http_urls(raw: str, scheme: str, path: str) -> None:
+    parsed = parse_url(raw)
+    assert parsed is not None
+    assert not parsed.is_http
+    assert parsed.scheme == scheme
+    assert parsed.path == path
+    assert parsed.hostname == ""
+    assert parsed.port is None
+    assert parsed.query == ""
+    assert parsed.segments == (path,)
+
+
+@pytest.mark.parametrize(
+    ("raw", "is_http"),
+    [("http://example.com/", True), ("https://example.com/", True), ("ftp://example.com/", False)],
+)
+def test_is_http(raw: str, is_http: bool) -> None:
+    parsed = parse_url(raw)
+    assert parsed is not None
+    assert parsed.is_http is is_http
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("http://example.com/a", "https://example.com/a"),
+        ("http://example.com/a?x=1", "https://example.com/a?x=1"),
+        ("http://example.com:8080/", "https://example.com:8080/"),
+    ],
+)
+def test_frontier_key_ignores_the_scheme(a: str, b: str) -> None:
+    assert frontier_key(a) == frontier_key(b)
+    assert frontier_key(a) == a.removeprefix("http:")
+    pa, pb = parse_url(a), parse_url(b)
+    assert pa is not None and pb is not None
+    assert pa.url != pb.url
+    assert pa.key == pb.key
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("http://example.com/a", "http://example.com/b"),
+        ("http://example.com/a", "http://example.org/a"),
+        ("http://example.com/a", "http://example.com:8080/a"),
+        ("http://example.com/a?x=1", "http://example.com/a?x=2"),
+    ],
+)
+def test_frontier_key_keeps_everything_else(a: str, b: str) -> None:
+    assert frontier_key(a) != frontier_key(b)
+
+
+def test_frontier_key_of_non_http_is_the_url() -> None:
+    assert frontier_key("mailto:a@example.com") == "mailto:a@example.com"
+
+
+BASES = [
+    "http://example.com/dir/page.html",
+    "https://example.com/dir/sub/",
+    "http://example.com/dir/page?x=1&y=2",
+    "http://example.com?x=1",  # a query and no path
+    "https://example.com#top",  # a fragment and no path
+    "http://user:pw@example.com:8080/a/b",
+    "HTTPS://Example.com/a",
+]
+
+HREFS = [
+    "http://other.example/z",  # absolute
+    "https://other.example/z?q=1#h",
+    "//cdn.example/lib.js",  # protocol-relative
+    "//cdn.example/a/../lib.js",
+    "/root",  # root-relative
+    "/root/page?q=1#frag",
+    "/a/../b",  # root-relative with dot segments
+    "/./c",
+    "sibling.html",  # relative
+    "sub/child/",
+    "./here",
+    "../up",  # parent
+    "../../../../too-far",
+    "?q=2",  # query only
+    "#frag",
+    "",
+    "mailto:someone@example.com",
+]
+
+
+@pytest.mark.parametrize("href", HREFS)
+@pytest.mark.parametrize("base", BASES)
+def test_join_href_equals_urljoin(base: str, href: str) -> None:
+    assert join_href(base, href) == urljoin(base, href)
+
+
+@pytest.mark.parametrize(
+    ("base", "href", "expected"),
+    [
+        ("http://example.com/dir/page.html", "/root", "http://example.com/root"),
+        ("http://example.com?x=1", "/root", "http://example.com/root"),
+        ("https://example.com#top", "/root", "https://example.com/root"),
+        ("http://example.com/dir/page?x=1", "../up", "http://example.com/up"),
+        ("http://example.com/dir/page?x=1", "?q=2", "http://example.com/dir/page?q=2"),
+        ("https://example.com/dir/", "//cdn.example/lib.js", "https://cdn.example/lib.js"),
+        ("http://example.com/dir/", "/a/../b", "http://example.com/b"),
+    ],
+)
+def test_join_href_results(base: str, href: str, expected: str) -> None:
+    assert join_href(base, href) == expected
+
+
+def _sorted(urls: list[str]) -> list[str]:
+    return sorted(urls, key=natural_order_key)
+
+
+@pytest.mark.parametrize(
+    ("urls", "expected"),
+    [
+        # numbers compared as numbers
+        (
+            ["http://example.com/p/10", "http://example.com/p/2", "http://example.com/p/1"],
+            ["http://example.com/p/1", "http://example.com/p/2", "http://example.com/p/10"],
+        ),
+        (
+            ["http://example.com/page-10.html", "http://example.com/page-9.html"],
+            ["http://example.com/page-9.html", "http://example.com/page-10.html"],
+        ),
+        (
+            ["http://example.com/v10/a", "http://example.com/v9/a"],
+            ["http://example.com/v9/a", "http://example.com/v10/a"],
+        ),
+        (
+            ["http://example.com/list?page=10", "http://example.com/list?page=2"],
+            ["http://example.com/list?page=2", "http://example.com/list?page=10"],
+        ),
+        # an index page before its siblings
+        (
+            ["http://example.com/blog/a", "http://example.com/blog/index.html", "http://example.com/blog/0"],
+            ["http://example.com/blog/index.html", "http://example.com/blog/0", "http://example.com/blog/a"],
+        ),
+        (
+            ["http://example.com/blog/a", "http://example.com/blog/"],
+            ["http://example.com/blog/", "http://example.com/blog/a"],
+        ),
+        (
+            ["http://example.com/about", "http://example.com/"],
+            ["http://example.com/", "http://example.com/about"],
+        ),
+        # host first
+        (
+            ["http://b.example/a", "http://a.example/z", "http://a.example/"],
+            ["http://a.example/", "http://a.example/z", "http://b.example/a"],
+        ),
+    ],
+)
+def test_natural_order(urls: list[str], expected: list[str]) -> None:
+    assert _sorted(urls) == expected
+    assert _sorted(list(reversed(urls))) == expected
