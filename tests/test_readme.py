@@ -33,7 +33,7 @@ def test_every_command_has_a_section(name: str) -> None:
     ),
 )
 def test_every_option_is_documented(option: str) -> None:
-    assert re.search(rf"`{re.escape(option)}[` /,]", README), option
+    assert re.search(rf"(`|/ ){re.escape(option)}[` /,]", README), option
 
 
 def test_every_setting_and_meta_key_is_documented() -> None:
