@@ -25,19 +25,38 @@ _KINDS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
 )
 
 
+def _causes(exc: BaseException | None) -> list[BaseException]:
+    """The exception, its causes, and the reasons wrapped in a ``ResponseFailed``."""
+    found: list[BaseException] = []
+    while exc is not None and exc not in found:
+        found.append(exc)
+        for reason in getattr(exc, "reasons", None) or ():
+            found.extend(_causes(getattr(reason, "value", None)))
+        exc = exc.__cause__
+    return found
+
+
 def _is_tls(exc: BaseException) -> bool:
-    while exc is not None:
-        name = type(exc).__name__
-        if "SSL" in name or "TLS" in name or "certificate" in str(exc).lower():
-            return True
-        exc = exc.__cause__  # type: ignore[assignment]
-    return False
+    return any(
+        "SSL" in f"{type(e).__module__}.{type(e).__name__}"
+        or "TLS" in type(e).__name__
+        or "certificate" in str(e).lower()
+        for e in _causes(exc)
+    )
+
+
+def _detail(exc: BaseException) -> str:
+    """The innermost readable message (``ResponseFailed`` wraps a list of failures)."""
+    reasons = [e for e in _causes(exc) if not getattr(e, "reasons", None)]
+    innermost = reasons[-1] if reasons else exc
+    text = str(innermost) or type(innermost).__name__
+    return text.strip("[]() ")
 
 
 def describe_failure(failure: Failure) -> str:
     """``"<kind>: <detail>"`` for a download failure, e.g. ``"Connection refused: …"``."""
     value = failure.value
-    detail = failure.getErrorMessage()
+    detail = _detail(value)
     if _is_tls(value):
         return f"TLS error: {detail}"
     for types, kind in _KINDS:

@@ -60,11 +60,15 @@ def crawl_settings() -> Settings:
     return settings
 
 
-async def crawl(tmp_path: Path, roots: list[str], **options: Any) -> Archive:
+async def crawl(
+    tmp_path: Path, roots: list[str], settings: dict[str, Any] | None = None, **options: Any
+) -> Archive:
     """Crawl ``roots`` in this process (the twisted reactor) and open the archive."""
     output = tmp_path / f"crawl-{len(list(tmp_path.glob('*.nitpicker')))}.nitpicker"
     options.setdefault("retry", 0)
     config = CrawlConfig(roots=tuple(roots), output=str(output), **options)
-    runner = CrawlerRunner(crawl_settings())
+    scrapy_settings = crawl_settings()
+    scrapy_settings.update(settings or {}, priority="cmdline")
+    runner = CrawlerRunner(scrapy_settings)
     await runner.crawl(SiteSpider, config=config)
     return Archive(output)

@@ -326,3 +326,34 @@ async def test_snapshot_headers_and_resources(site: FixtureSite, tmp_path: Path)
     run = archive.rows("SELECT status, stop_reason FROM runs")[0]
     assert (run["status"], run["stop_reason"]) == ("finished", "finished")
     assert archive.rows("PRAGMA journal_mode")[0][0] == "delete"
+
+
+@pytest_twisted.ensureDeferred
+async def test_timeout_and_tls_errors_are_recorded(site: FixtureSite, tmp_path: Path) -> None:
+    site.delay = 3.0
+    try:
+        archive = await crawl(
+            tmp_path,
+            [site.url("/wide/p/1"), site.url("/meta/minimal").replace("http://", "https://")],
+            list_mode=True, recursive=False, settings={"DOWNLOAD_TIMEOUT": 1},
+        )
+    finally:
+        site.delay = 0.0
+    slow = archive.page(site.url("/wide/p/1"))
+    assert slow["status"] == -1
+    assert slow["status_text"].startswith("Timeout")
+    tls = archive.page(site.url("/meta/minimal").replace("http://", "https://"))
+    assert tls["status"] == -1
+    assert tls["status_text"].startswith("TLS error"), tls["status_text"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_images_from_markup_and_no_image(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/")], single=True)
+    images = archive.rows(
+        "SELECT alt, width, height, is_lazy, viewport_width FROM images i"
+        " JOIN pages p ON p.id = i.page_id WHERE p.url = ? ORDER BY i.id", site.url("/"))
+    assert [tuple(r) for r in images] == [("test image", 100.0, 100.0, 0, None),
+                                          ("lazy image", 200.0, 150.0, 1, None)]
+    without = await crawl(tmp_path, [site.url("/")], single=True, image=False)
+    assert without.rows("SELECT count(*) AS n FROM images")[0]["n"] == 0

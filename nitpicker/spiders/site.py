@@ -178,7 +178,7 @@ class SiteSpider(Spider):
                     LinkRecord(target.url, target.key, target.fragment, anchor.text, False,
                                FollowMode.FULL)
                 )
-        for image in found.images:
+        for image in found.images if self.config.image else ():
             target = resolve(base, image.src) if image.src else None
             item.images.append(
                 ImageRecord(
