@@ -206,6 +206,8 @@ _ENCODING_ALIASES: dict[str, str] = {
     "windows-949": "cp949",
     "tis-620": "windows-874",
     "iso-8859-11": "windows-874",
+    "utf8": "utf-8",
+    "unicode-1-1-utf-8": "utf-8",
     # A document whose prescan found an ASCII-compatible declaration is not UTF-16.
     "utf-16": "utf-8",
     "utf-16le": "utf-8",
@@ -213,10 +215,18 @@ _ENCODING_ALIASES: dict[str, str] = {
 }
 
 
-def _label_after(text: bytes, key: bytes) -> bytes | None:
-    """The value of ``key = value`` inside a lower-cased tag, or None."""
+def _label_after(text: bytes, key: bytes, *, in_values: bool) -> bytes | None:
+    """The value of ``key = value`` inside a lower-cased tag, or None.
+
+    Unless ``in_values``, ``key`` must be an attribute name (not inside a quoted value).
+    """
     k = text.find(key)
     while k >= 0:
+        if not in_values:
+            before = text[:k]
+            if before.count(b'"') % 2 or before.count(b"'") % 2:
+                k = text.find(key, k + len(key))
+                continue
         rest = text[k + len(key) :].lstrip()
         if rest[:1] == b"=":
             rest = rest[1:].lstrip().lstrip(b"\"'")
@@ -236,7 +246,7 @@ def _declared_charset(data: bytes) -> str | None:
     low = data[:_PRESCAN_BYTES].lower()
     if low.lstrip().startswith(b"<?xml"):
         end = low.find(b"?>")
-        label = _label_after(low[: end if end >= 0 else len(low)], b"encoding")
+        label = _label_after(low[: end if end >= 0 else len(low)], b"encoding", in_values=False)
         if label:
             return label.decode("ascii", "ignore")
     pos = 0
@@ -247,7 +257,9 @@ def _declared_charset(data: bytes) -> str | None:
         j = low.find(b">", i)
         if j < 0:
             j = len(low)
-        label = _label_after(low[i + 5 : j], b"charset")
+        tag = low[i + 5 : j]
+        # <meta charset=...>, or <meta http-equiv="Content-Type" content="...; charset=...">
+        label = _label_after(tag, b"charset", in_values=b"http-equiv" in tag)
         if label:
             return label.decode("ascii", "ignore")
         pos = j
@@ -624,9 +636,11 @@ def extract(html: str | bytes, *, max_anchors: int | None = None) -> Extracted:
         except UnicodeEncodeError:  # lone surrogates: make them U+FFFD
             data = html.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
         encoding: str | None = "utf-8"
-    else:
+    elif isinstance(html, (bytes, bytearray, memoryview)):
         data = bytes(html)
         encoding = _byte_encoding(data)
+    else:
+        raise TypeError(f"extract() needs str or bytes, not {type(html).__name__}")
     if not data or data.isspace():
         return _empty()
     parser, target = _parser(encoding)

@@ -17,8 +17,9 @@ from nitpicker.archive.writer import ArchiveWriter
 from nitpicker.excludes import Excludes
 from nitpicker.follow import FollowPolicy
 from nitpicker.items import FollowMode
+from nitpicker.links import LinkResolver
 from nitpicker.scope import Scope
-from nitpicker.urls import frontier_key
+from nitpicker.urls import ParsedUrl, frontier_key
 
 if TYPE_CHECKING:
     from nitpicker.config import CrawlConfig
@@ -54,9 +55,14 @@ class CrawlSession:
             keywords=config.exclude_keywords,
         )
         self.policy = follow_policy(config, self.scope, self.excludes)
+        self.resolver = LinkResolver(disable_queries=config.disable_queries)
         self.counters = CrawlCounters()
         self.writer: ArchiveWriter | None = None
         self.stop_reason: str | None = None
+
+    def policy_url(self, url: str) -> ParsedUrl | None:
+        """``url`` normalised as the crawl's policies see it (cached)."""
+        return self.resolver.resolve(url, url)
 
     @property
     def archive(self) -> ArchiveWriter:

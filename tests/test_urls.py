@@ -269,8 +269,8 @@ def _sorted(urls: list[str]) -> list[str]:
         ),
         # an index page before its siblings
         (
-            ["http://example.com/blog/a", "http://example.com/blog/index.html", "http://example.com/blog/0"],
-            ["http://example.com/blog/index.html", "http://example.com/blog/0", "http://example.com/blog/a"],
+            ["http://example.com/b/a", "http://example.com/b/index.html", "http://example.com/b/0"],
+            ["http://example.com/b/index.html", "http://example.com/b/0", "http://example.com/b/a"],
         ),
         (
             ["http://example.com/blog/a", "http://example.com/blog/"],

@@ -72,7 +72,7 @@ class SiteSpider(Spider):
         spider_args = {k: v for k, v in kwargs.items() if not k.startswith("_")}
         self.config = config if config is not None else CrawlConfig.from_spider_args(spider_args)
         self.session = CrawlSession(self.config)
-        self.resolver = LinkResolver(disable_queries=self.config.disable_queries)
+        self.resolver = self.session.resolver
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:

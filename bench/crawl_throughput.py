@@ -1,0 +1,701 @@
+"""Crawl throughput: nitpicker against a bare Scrapy follow-only spider on one local site.
+
+Run from the repository root with the project's virtualenv:
+
+    .venv/bin/python bench/crawl_throughput.py [--pages 5000] [--links 150] [--max-pages N]
+
+One run does, in order:
+
+1. renders a deterministic (seeded) site of ``--pages`` pages with about ``--links`` links a page
+   in a separate server process on 127.0.0.1 (a free port), then measures that server alone
+   (a concurrent keep-alive fetch loop, plus the server's CPU time per page) so its capacity
+   can be compared with the crawl rates;
+2. (a) runs a bare Scrapy spider in its own process (``CrawlerProcess``) that only follows
+   links: parsel ``a::attr(href)``, ``response.urljoin`` each, a Python set of seen URLs
+   checked before a ``Request`` is built; it extracts and writes nothing;
+3. (b) runs ``nitpicker crawl URL --max-pages N -o FILE --silent --ignore-robots -P 10``
+   (everything on: extraction, archive, durable frontier);
+4. measures, for each, wall time, pages fetched, CPU time of the crawler process (its own
+   rusage, from ``wait4``), peak RSS (sampled every 0.1 s, and ``ru_maxrss``); for (b) also RSS
+   each 1,000 archived pages (RSS and the archive's page count sampled together);
+5. prints a table, the pages/s ratio b/a (target >= 1.2) and the RSS growth of (b) per 10,000
+   pages (target <= 20 MB). Always exits 0 once the runs completed: targets are reported, not
+   asserted.
+
+Internal modes (used by the script itself): ``--_serve`` (the site server process) and
+``--_baseline`` (the bare Scrapy spider process). ``--serve-only`` serves the site until
+Ctrl-C, for profiling a crawl by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import posixpath
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SITE_NAME = "Bench Site"
+SECTIONS = (
+    "docs", "blog", "news", "products", "support", "guides", "company", "events",
+    "careers", "research", "partners", "store",
+)
+SUBSECTIONS = ("a", "b", "c", "d", "e", "f", "g", "h")
+NAV_LINKS = 30
+HERE = Path(__file__).resolve()
+
+
+# ------------------------------------------------------------------------------------------
+# The site
+# ------------------------------------------------------------------------------------------
+
+def page_path(i: int) -> str:
+    """URL path of page ``i``: page 0 is ``/``, the rest live two directories deep."""
+    if i == 0:
+        return "/"
+    return f"/{SECTIONS[i % len(SECTIONS)]}/{SUBSECTIONS[(i // len(SECTIONS)) % len(SUBSECTIONS)]}/{i}.html"
+
+
+def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
+    syllables = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"] + ["th", "st", "qu", "ch"]
+    words = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(syllables) for _ in range(rng.choice((1, 2, 2, 3, 3, 4)))))
+    return sorted(words)
+
+
+class SiteRenderer:
+    """Deterministic pages: the same (seed, pages, links, base) always gives the same bytes."""
+
+    def __init__(self, pages: int, links: int, seed: int, base: str) -> None:
+        self.pages = pages
+        self.links = links
+        self.seed = seed
+        self.base = base.rstrip("/")
+        rng = random.Random(seed)
+        self.words = _vocabulary(rng)
+        self.nav_count = min(NAV_LINKS, max(1, links // 5))
+        # Site-wide navigation: the home page, then the first pages of sections and hubs.
+        hubs = [0] + [j for j in range(1, min(pages, 1 + 3 * self.nav_count))][: self.nav_count - 1]
+        self.nav_html = self._nav(hubs, rng)
+
+    def _text(self, rng: random.Random, n: int) -> str:
+        words = self.words
+        return " ".join(rng.choice(words) for _ in range(n))
+
+    def _title(self, rng: random.Random, n: int) -> str:
+        return " ".join(w.capitalize() for w in self._text(rng, n).split())
+
+    def _nav(self, hubs: list[int], rng: random.Random) -> str:
+        items = []
+        for j in hubs:
+            label = "Home" if j == 0 else self._title(rng, rng.randint(1, 2))
+            items.append(f'<li class="nav-item"><a class="nav-link" href="{page_path(j)}">{label}</a></li>')
+        return '<nav class="site-nav" aria-label="Main"><ul>\n' + "\n".join(items) + "\n</ul></nav>"
+
+    def href(self, rng: random.Random, here: str, target: int) -> str:
+        """A link to ``target`` as a site would write it: root-relative, relative or absolute."""
+        path = page_path(target)
+        roll = rng.random()
+        if path == "/" or roll < 0.45:
+            href = path
+        elif roll < 0.80:
+            href = posixpath.relpath(path, posixpath.dirname(here))
+            if not href.startswith("."):
+                href = href if rng.random() < 0.5 else "./" + href
+        else:
+            href = self.base + path
+        if rng.random() < 0.04:
+            href += "#" + rng.choice(("overview", "details", "comments", "top"))
+        return href
+
+    def _targets(self, rng: random.Random, i: int, count: int) -> list[int]:
+        n = self.pages
+        if n == 1:
+            return [0] * count
+        # The next page first: every page is reachable from "/" whatever the random links do.
+        targets = [(i + 1) % n, (i - 1) % n]
+        while len(targets) < count:
+            roll = rng.random()
+            if roll < 0.45:  # nearby in the same section
+                t = i + len(SECTIONS) * rng.randint(-40, 40)
+            elif roll < 0.55:  # a popular page
+                t = int(n * rng.random() ** 3)
+            else:
+                t = rng.randrange(n)
+            targets.append(t % n)
+        return targets[:count]
+
+    def render(self, i: int) -> bytes:
+        rng = random.Random(self.seed * 1_000_003 + i)
+        here = page_path(i)
+        url = self.base + here
+        title = self._title(rng, rng.randint(3, 7))
+        description = self._text(rng, rng.randint(18, 30))
+        body_links = max(0, self.links - self.nav_count - 2)  # the logo and "Back to top" too
+        targets = self._targets(rng, i, body_links)
+        inline, rest = targets[: min(12, len(targets))], targets[min(12, len(targets)):]
+        href = self.href
+        head = f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} | {SITE_NAME}</title>
+<meta name="description" content="{description}">
+<meta name="keywords" content="{", ".join(self._text(rng, 5).split())}">
+<link rel="canonical" href="{url}">
+<meta property="og:type" content="article">
+<meta property="og:title" content="{title}">
+<meta property="og:description" content="{description}">
+<meta property="og:url" content="{url}">
+<meta property="og:image" content="{self.base}/img/og/{i % 97}.jpg">
+<meta property="og:site_name" content="{SITE_NAME}">
+<meta name="twitter:card" content="summary_large_image">
+<link rel="stylesheet" href="/static/site.css">
+<link rel="icon" href="/favicon.ico">
+<script src="/static/app.js" defer></script>
+</head>
+<body id="top">
+<header class="site-header">
+<a class="logo" href="/"><img src="/static/logo.svg" alt="{SITE_NAME}" width="140" height="40"></a>
+{self.nav_html}
+</header>
+<main>
+<article>
+<h1>{title}</h1>
+"""
+        parts = [head]
+        paragraphs = rng.randint(11, 15)
+        per_paragraph = max(1, len(inline) // paragraphs + 1)
+        k = 0
+        for p in range(paragraphs):
+            words = self._text(rng, rng.randint(80, 140)).split()
+            chunk = inline[k : k + per_paragraph]
+            k += len(chunk)
+            for t in chunk:
+                pos = rng.randrange(len(words))
+                n = rng.randint(1, 4)
+                words[pos : pos + n] = [f'<a href="{href(rng, here, t)}">{" ".join(words[pos:pos + n])}</a>']
+            if p % 4 == 1:
+                parts.append(f"<h2>{self._title(rng, rng.randint(2, 5))}</h2>\n")
+            parts.append("<p>" + " ".join(words) + "</p>\n")
+            if p % 4 == 2:
+                w, h = rng.choice(((800, 450), (640, 480), (1200, 630), (400, 400)))
+                parts.append(
+                    f'<figure><img src="/img/{rng.randrange(500)}.jpg" alt="{self._text(rng, 4)}"'
+                    f' width="{w}" height="{h}" loading="lazy"><figcaption>{self._text(rng, 8)}'
+                    "</figcaption></figure>\n"
+                )
+        parts.append("</article>\n")
+        # The rest of the links: related lists, "more in this section", a footer index.
+        groups = (("Related articles", 0.4), ("More in this section", 0.35), ("Popular", 0.25))
+        start = 0
+        for g, (label, share) in enumerate(groups):
+            end = len(rest) if g == len(groups) - 1 else start + int(len(rest) * share)
+            items = "\n".join(
+                f'<li><a href="{href(rng, here, t)}">{self._title(rng, rng.randint(2, 6))}</a></li>'
+                for t in rest[start:end]
+            )
+            start = end
+            parts.append(f'<section class="links"><h2>{label}</h2>\n<ul>\n{items}\n</ul></section>\n')
+        parts.append(
+            "</main>\n<footer class=\"site-footer\">\n"
+            f"<p>{self._text(rng, 25)}</p>\n"
+            f'<p>&copy; 2026 {SITE_NAME}. <a href="#top">Back to top</a></p>\n'
+            "</footer>\n</body>\n</html>\n"
+        )
+        return "".join(parts).encode("utf-8")
+
+
+# ------------------------------------------------------------------------------------------
+# The server process
+# ------------------------------------------------------------------------------------------
+
+def _serve(args: argparse.Namespace) -> None:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 128
+
+    responses: dict[str, bytes] = {}
+    not_found_body = b"<!DOCTYPE html><title>Not found</title><h1>Not found</h1>\n"
+    not_found = (
+        b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html; charset=utf-8\r\n"
+        b"Content-Length: " + str(len(not_found_body)).encode() + b"\r\n\r\n" + not_found_body
+    )
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def do_GET(self) -> None:  # noqa: N802
+            path = self.path.split("?", 1)[0].split("#", 1)[0]
+            self.wfile.write(responses.get(path, not_found))
+
+        def do_HEAD(self) -> None:  # noqa: N802
+            data = responses.get(self.path.split("?", 1)[0], not_found)
+            self.wfile.write(data[: data.index(b"\r\n\r\n") + 4])
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            pass
+
+    server = Server(("127.0.0.1", args.port), Handler)
+    port = server.server_address[1]
+    renderer = SiteRenderer(args.pages, args.links, args.seed, f"http://127.0.0.1:{port}")
+    total = 0
+    for i in range(args.pages):
+        body = renderer.render(i)
+        total += len(body)
+        responses[page_path(i)] = (
+            b"HTTP/1.1 200 OK\r\nServer: bench\r\nContent-Type: text/html; charset=utf-8\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        )
+    print(f"READY {port} {total}", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+
+
+@dataclass
+class SiteServer:
+    proc: subprocess.Popen[str]
+    port: int
+    total_bytes: int
+    render_seconds: float
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def cpu_seconds(self) -> float:
+        import psutil
+
+        t = psutil.Process(self.proc.pid).cpu_times()
+        return t.user + t.system
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_server(pages: int, links: int, seed: int, port: int = 0) -> SiteServer:
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE), "--_serve", "--pages", str(pages), "--links", str(links),
+         "--seed", str(seed), "--port", str(port)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("READY"):
+        proc.kill()
+        raise SystemExit(f"the site server did not start: {line!r}")
+    _, port_s, total_s = line.split()
+    return SiteServer(proc, int(port_s), int(total_s), time.monotonic() - started)
+
+
+def probe_server(server: SiteServer, pages: int, requests: int, threads: int) -> dict[str, float]:
+    """Fetch ``requests`` pages with ``threads`` keep-alive clients; the server's own CPU too."""
+    paths = [page_path((k * 7919) % pages) for k in range(requests)]
+    errors: list[str] = []
+    sizes = [0] * threads
+
+    def worker(n: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        try:
+            for path in paths[n::threads]:
+                conn.request("GET", path)
+                resp = conn.getresponse()
+                body = resp.read()
+                if resp.status != 200:
+                    errors.append(f"{path}: {resp.status}")
+                sizes[n] += len(body)
+        finally:
+            conn.close()
+
+    cpu0 = server.cpu_seconds()
+    t0 = time.perf_counter()
+    pool = [threading.Thread(target=worker, args=(n,)) for n in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    seconds = time.perf_counter() - t0
+    cpu = server.cpu_seconds() - cpu0
+    if errors:
+        raise SystemExit(f"server probe failed: {errors[:3]}")
+    return {
+        "requests": requests,
+        "threads": threads,
+        "seconds": seconds,
+        "rate": requests / seconds,
+        "server_cpu_ms": cpu * 1000 / requests,
+        "bytes": sum(sizes) / requests,
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# (a) the bare Scrapy spider, in its own process
+# ------------------------------------------------------------------------------------------
+
+def _baseline(args: argparse.Namespace) -> None:
+    import scrapy
+    from scrapy.crawler import CrawlerProcess
+
+    budget = args.max_pages
+
+    class FollowOnlySpider(scrapy.Spider):
+        """Follows every link once; extracts and writes nothing."""
+
+        name = "follow_only"
+
+        def __init__(self, root: str, **kwargs: object) -> None:
+            super().__init__(**kwargs)
+            self.root = root
+            self.seen = {root}
+            self.parsed = 0
+
+        async def start(self):  # type: ignore[no-untyped-def]
+            yield scrapy.Request(self.root, callback=self.parse)
+
+        def parse(self, response):  # type: ignore[no-untyped-def]
+            self.parsed += 1
+            seen = self.seen
+            for href in response.css("a::attr(href)").getall():
+                url = response.urljoin(href)
+                if "#" in url:  # a fragment is the same page; Scrapy's dupefilter agrees
+                    url = url[: url.index("#")]
+                if url not in seen and len(seen) < budget:
+                    seen.add(url)
+                    yield scrapy.Request(url, callback=self.parse)
+
+    settings = {
+        "CONCURRENT_REQUESTS": args.parallel,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": args.parallel,
+        "LOG_LEVEL": "ERROR",
+        "TELNETCONSOLE_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,
+        "ROBOTSTXT_OBEY": False,
+    }
+    for pair in args.baseline_setting or []:
+        name, _, value = pair.partition("=")
+        settings[name] = json.loads(value) if value[:1] in "0123456789[{tf\"-" else value
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(FollowOnlySpider)
+    process.crawl(crawler, root=args.url)
+    process.start()
+    stats = crawler.stats.get_stats()
+    spider = crawler.spider
+    result = {
+        "parsed": spider.parsed,
+        "responses": stats.get("downloader/response_count", 0),
+        "status_200": stats.get("downloader/response_status_count/200", 0),
+        "requests": stats.get("downloader/request_count", 0),
+        "finish_reason": stats.get("finish_reason"),
+        "settings": settings,
+    }
+    Path(args.result).write_text(json.dumps(result, default=str))
+
+
+# ------------------------------------------------------------------------------------------
+# Measuring a crawler process
+# ------------------------------------------------------------------------------------------
+
+def _rss(pid: int) -> int | None:
+    try:
+        import psutil
+
+        return int(psutil.Process(pid).memory_info().rss)
+    except Exception:  # noqa: BLE001 (psutil missing, or the process just ended)
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            return None
+    return None
+
+
+def archive_page_count(path: Path) -> int | None:
+    """Fetched pages in the archive, read-only. Connects and closes every time: an open
+    reader, even an idle one, would stop the writer from leaving WAL mode at the end."""
+    if not path.exists():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute(
+            "SELECT count(*) FROM pages WHERE scraped = 1 AND status IS NOT NULL"
+        ).fetchone()
+        return int(row[0])
+    except sqlite3.Error:
+        return None  # schema not there yet
+    finally:
+        conn.close()
+
+
+@dataclass
+class RunResult:
+    name: str
+    pages: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    peak_rss: int = 0
+    maxrss: int = 0
+    exit_code: int = 0
+    server_cpu: float = 0.0
+    rss_marks: list[tuple[int, int, bool]] = field(default_factory=list)
+    """(archived pages, RSS bytes, closing) at each 1,000 pages. ``closing``: the count had
+    reached the budget, so nitpicker was in its final commit / URL ordering / close."""
+    detail: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def rate(self) -> float:
+        return self.pages / self.seconds if self.seconds else 0.0
+
+    @property
+    def cpu_ms_per_page(self) -> float:
+        return self.cpu_seconds * 1000 / self.pages if self.pages else 0.0
+
+
+def run_measured(name: str, cmd: list[str], server: SiteServer, *, archive: Path | None = None,
+                 expected: int = 0, log: Path) -> RunResult:
+    """Run ``cmd``; sample its RSS (and the archive's page count) every 0.1 s until it exits."""
+    result = RunResult(name)
+    stop = threading.Event()
+    server_cpu0 = server.cpu_seconds()
+    with log.open("w") as out:
+        t0 = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+
+    def sample() -> None:
+        next_mark = 1000
+        count_done = archive is None
+        while not stop.is_set():
+            rss = _rss(proc.pid)
+            if rss:
+                result.peak_rss = max(result.peak_rss, rss)
+            if not count_done and archive is not None:
+                count = archive_page_count(archive)
+                if count is not None and rss:
+                    closing = bool(expected) and count >= expected
+                    while count >= next_mark:
+                        result.rss_marks.append((count, rss, closing))
+                        next_mark += 1000
+                    if closing:
+                        count_done = True  # the writer is about to close: stop reading
+            stop.wait(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    result.seconds = time.monotonic() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stop.set()
+    sampler.join()
+    result.exit_code = proc.returncode
+    result.cpu_seconds = usage.ru_utime + usage.ru_stime
+    result.maxrss = usage.ru_maxrss * 1024  # KiB on Linux
+    result.server_cpu = server.cpu_seconds() - server_cpu0
+    return result
+
+
+def growth_per_10k(marks: list[tuple[int, int, bool]]) -> tuple[float, float] | None:
+    """RSS growth per 10,000 pages, in MB: (least-squares slope, (last - first) / pages),
+    over the samples taken while crawling (not the one taken while the archive was closing)."""
+    marks = [m for m in marks if not m[2]]
+    if len(marks) < 2:
+        return None
+    xs = [m[0] for m in marks]
+    ys = [m[1] / 1e6 for m in marks]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
+    endpoints = (ys[-1] - ys[0]) / (xs[-1] - xs[0]) if xs[-1] != xs[0] else 0.0
+    return slope * 10_000, endpoints * 10_000
+
+
+def nitpicker_command() -> list[str]:
+    exe = Path(sys.executable).parent / "nitpicker"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("nitpicker")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "from nitpicker.cli import main; main()"]
+
+
+# ------------------------------------------------------------------------------------------
+# The benchmark
+# ------------------------------------------------------------------------------------------
+
+def _versions() -> str:
+    parts = [f"Python {platform.python_version()}"]
+    try:
+        import scrapy
+
+        parts.append(f"Scrapy {scrapy.__version__}")
+    except ImportError:
+        pass
+    try:
+        import nitpicker
+
+        parts.append(f"nitpicker {nitpicker.__version__}")
+    except ImportError:
+        pass
+    parts.append(f"{os.cpu_count()} CPUs")
+    parts.append(platform.platform(terse=True))
+    return ", ".join(parts)
+
+
+def main(args: argparse.Namespace) -> int:
+    max_pages = args.max_pages if args.max_pages is not None else args.pages
+    workdir = Path(tempfile.mkdtemp(prefix="nitpicker-bench-"))
+    print(f"crawl throughput benchmark: {_versions()}")
+    print(f"site: {args.pages} pages, ~{args.links} links a page, seed {args.seed}; "
+          f"crawl budget {max_pages} pages, {args.parallel} concurrent requests")
+    server = start_server(args.pages, args.links, args.seed)
+    try:
+        print(f"server: {server.url} (pid {server.proc.pid}), {server.total_bytes / 1e6:.1f} MB rendered "
+              f"in {server.render_seconds:.1f} s, {server.total_bytes / args.pages / 1024:.1f} KiB a page")
+        probe_server(server, args.pages, 200, 4)  # warm-up
+        probe = probe_server(server, args.pages, args.probe_requests, args.probe_threads)
+        print(f"server alone: {probe['requests']} pages with {probe['threads']} keep-alive client "
+              f"threads in {probe['seconds']:.2f} s = {probe['rate']:.0f} pages/s (client-bound "
+              f"lower bound); server CPU {probe['server_cpu_ms']:.2f} ms/page = "
+              f"~{1000 / probe['server_cpu_ms']:.0f} pages/s per core")
+
+        # (a) bare Scrapy follow-only spider
+        result_file = workdir / "baseline.json"
+        base_cmd = [sys.executable, str(HERE), "--_baseline", "--url", server.url,
+                    "--max-pages", str(max_pages), "--parallel", str(args.parallel),
+                    "--result", str(result_file)]
+        for pair in args.baseline_setting or []:
+            base_cmd += ["--baseline-setting", pair]
+        print("running (a) bare Scrapy follow-only spider ...", flush=True)
+        a = run_measured("(a) bare Scrapy follow-only", base_cmd, server, log=workdir / "a.log")
+        if a.exit_code != 0 or not result_file.exists():
+            print((workdir / "a.log").read_text()[-3000:])
+            raise SystemExit(f"(a) failed with exit code {a.exit_code}")
+        a.detail = json.loads(result_file.read_text())
+        a.pages = int(a.detail["status_200"])  # type: ignore[call-overload]
+
+        # (b) nitpicker crawl
+        archive = workdir / "bench.nitpicker"
+        nit_cmd = [*nitpicker_command(), "crawl", server.url, "--max-pages", str(max_pages),
+                   "-o", str(archive), "--silent", "--ignore-robots", "-P", str(args.parallel)]
+        print("running (b) nitpicker " + " ".join(nit_cmd[-10:]) + " ...", flush=True)
+        b = run_measured("(b) nitpicker crawl", nit_cmd, server, archive=archive,
+                         expected=min(max_pages, args.pages), log=workdir / "b.log")
+        b.pages = archive_page_count(archive) or 0
+        if b.exit_code != 0:
+            print(f"WARNING: nitpicker exited with {b.exit_code}:\n"
+                  + (workdir / "b.log").read_text()[-3000:])
+    finally:
+        server.stop()
+
+    print()
+    print(f"pages fetched: (a) {a.pages} (responses {a.detail['responses']}, parsed "
+          f"{a.detail['parsed']}); (b) {b.pages} (archive: scraped=1 AND status IS NOT NULL)")
+    if a.pages != b.pages:
+        print("WARNING: the two runs did not fetch the same number of pages")
+    header = (f"{'run':<30} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'CPU ms/page':>12} "
+              f"{'CPU/wall':>9} {'peak RSS MB':>12} {'server CPU':>11}")
+    print(header)
+    print("-" * len(header))
+    for r in (a, b):
+        print(f"{r.name:<30} {r.pages:>6} {r.seconds:>8.2f} {r.rate:>8.1f} {r.cpu_ms_per_page:>12.2f} "
+              f"{r.cpu_seconds / r.seconds * 100:>8.0f}% {r.peak_rss / 1e6:>12.1f} "
+              f"{r.server_cpu / r.seconds * 100:>10.0f}%")
+    print("(seconds: process start to exit, imports included; CPU: the crawler process's user+sys, "
+          "CPU/wall its share of one core; peak RSS: sampled every 0.1 s; server CPU: share of one "
+          "core the site server used during the run)")
+    ratio = b.rate / a.rate if a.rate else 0.0
+    print(f"throughput b/a: {ratio:.2f}x (target >= 1.2): {'PASS' if ratio >= 1.2 else 'BELOW TARGET'}")
+    print(f"peak RSS (b): {b.peak_rss / 1e6:.1f} MB sampled, {b.maxrss / 1e6:.1f} MB ru_maxrss")
+    print("RSS (b) at each 1,000 pages: " + ", ".join(
+        f"{n}: {rss / 1e6:.1f} MB" + (" (closing)" if closing else "")
+        for n, rss, closing in b.rss_marks))
+    growth = growth_per_10k(b.rss_marks)
+    if growth is None:
+        print("RSS growth (b): not enough samples while crawling (crawl at least 3,000 pages)")
+    else:
+        fit, ends = growth
+        print(f"RSS growth (b) per 10,000 pages, samples while crawling: {fit:.1f} MB (linear fit), "
+              f"{ends:.1f} MB (last - first) (target <= 20 MB): "
+              f"{'PASS' if fit <= 20 else 'BELOW TARGET'}")
+    if not args.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        print(f"kept: {workdir}")
+    return 0
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--pages", type=int, default=5000, help="pages in the site (default 5000)")
+    parser.add_argument("--links", type=int, default=150, help="links a page (default 150)")
+    parser.add_argument("--max-pages", type=int, default=None,
+                        help="pages each crawler fetches (default: the whole site)")
+    parser.add_argument("--parallel", type=int, default=10, help="concurrent requests (default 10)")
+    parser.add_argument("--seed", type=int, default=1, help="site seed (default 1)")
+    parser.add_argument("--probe-requests", type=int, default=1500,
+                        help="requests of the server-alone measurement (default 1500)")
+    parser.add_argument("--probe-threads", type=int, default=8,
+                        help="client threads of the server-alone measurement (default 8)")
+    parser.add_argument("--baseline-setting", action="append", metavar="NAME=VALUE",
+                        help="extra Scrapy setting for (a), e.g. CONCURRENT_ITEMS=1 (repeatable)")
+    parser.add_argument("--keep", action="store_true", help="keep the archive and logs")
+    parser.add_argument("--serve-only", action="store_true",
+                        help="only serve the site (prints its URL) until Ctrl-C")
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--_serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--_baseline", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.pages < 1 or args.links < 1:
+        parser.error("--pages and --links must be positive")
+    return args
+
+
+if __name__ == "__main__":
+    ARGS = parse_args()
+    if ARGS._serve:
+        _serve(ARGS)
+    elif ARGS._baseline:
+        ARGS.max_pages = ARGS.max_pages if ARGS.max_pages is not None else ARGS.pages
+        _baseline(ARGS)
+    elif ARGS.serve_only:
+        srv = start_server(ARGS.pages, ARGS.links, ARGS.seed, ARGS.port)
+        print(f"serving {ARGS.pages} pages at {srv.url} (Ctrl-C to stop)", flush=True)
+        try:
+            srv.proc.wait()
+        except KeyboardInterrupt:
+            srv.stop()
+    else:
+        sys.exit(main(ARGS))

@@ -1,0 +1,357 @@
+"""nitpicker.archive: schema migrations, the archive lock and the crawl-time writer."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from nitpicker.archive import (
+    MIGRATIONS,
+    ArchiveError,
+    ArchiveLock,
+    ArchiveLockError,
+    ArchiveWriter,
+    SchemaError,
+)
+from nitpicker.archive.schema import applied_migrations, check_readable, migrate
+from nitpicker.config import CrawlConfig
+from nitpicker.urls import frontier_key
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+TABLES = {
+    "info",
+    "pages",
+    "response_headers",
+    "anchors",
+    "images",
+    "resources",
+    "resource_referrers",
+    "snapshots",
+    "runs",
+    "frontier",
+    "migrations",
+}
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    connection = sqlite3.connect(tmp_path / "fresh.nitpicker", isolation_level=None)
+    yield connection
+    connection.close()
+
+
+# -- migrations -------------------------------------------------------------------------------
+
+
+def test_migrate_creates_every_table(conn: sqlite3.Connection) -> None:
+    assert _tables(conn) == set()
+    applied = migrate(conn)
+    assert applied == [name for name, _ in MIGRATIONS]
+    assert _tables(conn) == TABLES
+    assert applied_migrations(conn) == [name for name, _ in MIGRATIONS]
+
+
+def test_migrate_is_idempotent(conn: sqlite3.Connection) -> None:
+    migrate(conn)
+    conn.execute("INSERT INTO frontier(key, url, depth, mode) VALUES ('//a/', 'http://a/', 0, 0)")
+    assert migrate(conn) == []
+    assert _tables(conn) == TABLES
+    assert conn.execute("SELECT count(*) FROM migrations").fetchone()[0] == len(MIGRATIONS)
+    assert conn.execute("SELECT count(*) FROM frontier").fetchone()[0] == 1
+
+
+def test_migrate_is_idempotent_across_connections(tmp_path: Path) -> None:
+    path = tmp_path / "a.nitpicker"
+    first = sqlite3.connect(path, isolation_level=None)
+    assert migrate(first) != []
+    first.close()
+    second = sqlite3.connect(path, isolation_level=None)
+    assert migrate(second) == []
+    check_readable(second)
+    second.close()
+
+
+def test_schema_columns_the_writer_relies_on(conn: sqlite3.Connection) -> None:
+    migrate(conn)
+
+    def columns(table: str) -> set[str]:
+        return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}  # noqa: S608
+
+    page_columns = {"url", "redirect_dest_id", "scraped", "is_target", "is_external", "order"}
+    assert page_columns <= columns("pages")
+    assert {"key", "url", "depth", "mode", "state"} == columns("frontier") - {"id"}
+    assert {"version", "name", "base_url", "roots", "config"} <= columns("info")
+    with pytest.raises(sqlite3.IntegrityError):
+        insert = "INSERT INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, 0)"
+        conn.execute(insert, ("//a/", "http://a/", 0))
+        conn.execute(insert, ("//a/", "https://a/", 1))
+
+
+def test_check_readable_refuses_a_newer_archive(conn: sqlite3.Connection) -> None:
+    migrate(conn)
+    check_readable(conn)
+    conn.execute("INSERT INTO migrations(name, applied_at) VALUES ('9999_from_the_future', 'x')")
+    with pytest.raises(SchemaError, match="newer nitpicker.*9999_from_the_future"):
+        check_readable(conn)
+    with pytest.raises(SchemaError, match="9999_from_the_future"):
+        migrate(conn)
+
+
+def test_check_readable_refuses_a_non_archive(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    with pytest.raises(SchemaError, match="not a nitpicker archive"):
+        check_readable(conn)
+
+
+# -- the lock ---------------------------------------------------------------------------------
+
+
+def test_lock_acquire_and_release(tmp_path: Path) -> None:
+    archive = tmp_path / "a.nitpicker"
+    lock = ArchiveLock(archive)
+    lock.acquire()
+    lock_path = tmp_path / "a.nitpicker.lock"
+    assert lock.path == lock_path
+    assert lock_path.read_text() == str(os.getpid())
+    assert lock.holder() == os.getpid()
+    assert lock.live_holder() == os.getpid()
+    lock.release()
+    assert not lock_path.exists()
+    lock.release()  # idempotent
+    assert lock.holder() is None
+
+
+def test_lock_held_by_a_live_process(tmp_path: Path) -> None:
+    archive = tmp_path / "a.nitpicker"
+    holder = subprocess.Popen(["sleep", "60"])  # noqa: S607
+    try:
+        Path(f"{archive}.lock").write_text(str(holder.pid))
+        lock = ArchiveLock(archive)
+        with pytest.raises(ArchiveLockError) as info:
+            lock.acquire()
+        assert f"PID {holder.pid}" in str(info.value)
+        assert str(lock.path) in str(info.value)
+        assert info.value.holder_pid == holder.pid
+        assert info.value.lock_path == lock.path
+        # the other process's lock is left alone
+        assert lock.path.read_text() == str(holder.pid)
+        lock.release()
+        assert lock.path.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_lock_second_acquire_in_the_same_process_is_refused(tmp_path: Path) -> None:
+    archive = tmp_path / "a.nitpicker"
+    first = ArchiveLock(archive)
+    first.acquire()
+    try:
+        with pytest.raises(ArchiveLockError, match=f"PID {os.getpid()}"):
+            ArchiveLock(archive).acquire()
+    finally:
+        first.release()
+
+
+def test_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+    archive = tmp_path / "a.nitpicker"
+    gone = subprocess.Popen(["true"])  # noqa: S607
+    gone.wait()
+    lock = ArchiveLock(archive)
+    lock.path.write_text(str(gone.pid))
+    assert lock.live_holder() is None
+    lock.acquire()
+    assert lock.path.read_text() == str(os.getpid())
+    lock.release()
+    assert not lock.path.exists()
+
+
+@pytest.mark.parametrize("content", ["", "garbage"])
+def test_unreadable_lock_is_taken_over(tmp_path: Path, content: str) -> None:
+    lock = ArchiveLock(tmp_path / "a.nitpicker")
+    lock.path.write_text(content)
+    lock.acquire()
+    assert lock.holder() == os.getpid()
+    lock.release()
+
+
+# -- the writer -------------------------------------------------------------------------------
+
+
+def _config(tmp_path: Path) -> CrawlConfig:
+    return CrawlConfig(roots=("http://example.com/",), output=str(tmp_path / "a.nitpicker"))
+
+
+def _entry(url: str, depth: int, mode: int = 0) -> tuple[str, str, int, int]:
+    return (frontier_key(url), url, depth, mode)
+
+
+def _states(path: Path) -> dict[str, int]:
+    conn = sqlite3.connect(path)
+    try:
+        return dict(conn.execute("SELECT url, state FROM frontier"))
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> Iterator[ArchiveWriter]:
+    w = ArchiveWriter.create(_config(tmp_path))
+    yield w
+    w.conn.close()  # a no-op when the test closed it
+    w._lock.release()  # noqa: SLF001 - idempotent; frees the lock when the test did not close
+
+
+def test_create_writes_info_and_holds_the_lock(tmp_path: Path, writer: ArchiveWriter) -> None:
+    config = _config(tmp_path)
+    row = writer.conn.execute("SELECT name, base_url, roots, config FROM info").fetchone()
+    assert row[0] == "a"
+    assert row[1] == "http://example.com/"
+    assert row[2] == '["http://example.com/"]'
+    assert CrawlConfig.from_json(row[3]) == config
+    assert writer.stored_config_json() == row[3]
+    assert Path(f"{config.output}.lock").read_text() == str(os.getpid())
+
+
+def test_create_refuses_an_existing_file(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    Path(config.output).write_bytes(b"keep me")
+    with pytest.raises(ArchiveError, match="Output file already exists"):
+        ArchiveWriter.create(config)
+    assert Path(config.output).read_bytes() == b"keep me"
+    assert not Path(f"{config.output}.lock").exists()
+
+
+def test_create_refuses_while_another_writer_holds_it(
+    tmp_path: Path, writer: ArchiveWriter
+) -> None:
+    with pytest.raises(ArchiveLockError):
+        ArchiveWriter.create(_config(tmp_path))
+
+
+def test_add_to_frontier_ignores_a_duplicate_key(writer: ArchiveWriter) -> None:
+    assert writer.pending == 0
+    added = writer.add_to_frontier(
+        [
+            _entry("http://example.com/a", 1),
+            _entry("https://example.com/a", 1),
+            _entry("http://example.com/b", 1),
+        ]
+    )
+    assert added == 2
+    assert writer.pending == 2
+    more = [_entry("https://example.com/b", 2), _entry("http://example.com/c", 2)]
+    assert writer.add_to_frontier(more) == 1
+    assert writer.pending == 3
+    assert writer.add_to_frontier([_entry("http://example.com/a", 0)]) == 0
+    assert writer.pending == 3
+    rows = writer.conn.execute("SELECT url, depth FROM frontier ORDER BY id").fetchall()
+    assert rows == [
+        ("http://example.com/a", 1), ("http://example.com/b", 1), ("http://example.com/c", 2),
+    ]
+
+
+def test_lease_shallowest_first_and_marks_leased(writer: ArchiveWriter) -> None:
+    writer.add_to_frontier(
+        [_entry("http://example.com/deep", 3), _entry("http://example.com/mid", 1),
+         _entry("http://example.com/", 0), _entry("http://example.com/mid2", 1, 1)]
+    )
+    first = writer.lease(2)
+    assert [(url, depth) for _, url, depth, _ in first] == [
+        ("http://example.com/", 0), ("http://example.com/mid", 1),
+    ]
+    assert writer.pending == 2
+    states = dict(writer.conn.execute("SELECT url, state FROM frontier"))
+    assert states == {
+        "http://example.com/": 1, "http://example.com/mid": 1,
+        "http://example.com/mid2": 0, "http://example.com/deep": 0,
+    }
+    second = writer.lease(10)
+    assert [(url, depth, mode) for _, url, depth, mode in second] == [
+        ("http://example.com/mid2", 1, 1), ("http://example.com/deep", 3, 0),
+    ]
+    assert writer.pending == 0
+    assert writer.lease(10) == []
+    writer.acknowledge(first[0][0])
+    state = writer.conn.execute("SELECT state FROM frontier WHERE id = ?", (first[0][0],))
+    assert state.fetchone()[0] == 2
+
+
+def test_reopen_turns_leased_rows_back_to_pending(tmp_path: Path, writer: ArchiveWriter) -> None:
+    writer.add_to_frontier([_entry(f"http://example.com/{n}", n) for n in range(4)])
+    leased = writer.lease(3)
+    writer.acknowledge(leased[0][0])
+    writer.close()
+    path = Path(_config(tmp_path).output)
+    assert sorted(_states(path).values()) == [0, 1, 1, 2]
+
+    again = ArchiveWriter.reopen(path)
+    try:
+        states = dict(again.conn.execute("SELECT url, state FROM frontier"))
+        assert states == {
+            "http://example.com/0": 2, "http://example.com/1": 0,
+            "http://example.com/2": 0, "http://example.com/3": 0,
+        }
+        again.start_run("resume")
+        assert again.pending == 3
+        assert [url for _, url, _, _ in again.lease(10)] == [
+            "http://example.com/1", "http://example.com/2", "http://example.com/3",
+        ]
+    finally:
+        again.close()
+
+
+def test_reopen_refuses_a_missing_or_foreign_file(tmp_path: Path) -> None:
+    with pytest.raises(ArchiveError, match="Archive not found"):
+        ArchiveWriter.reopen(tmp_path / "missing.nitpicker")
+    text = tmp_path / "text.nitpicker"
+    text.write_text("not sqlite")
+    with pytest.raises(ArchiveError, match="Not a nitpicker archive"):
+        ArchiveWriter.reopen(text)
+
+
+def test_close_leaves_a_plain_sqlite_file(tmp_path: Path, writer: ArchiveWriter) -> None:
+    path = Path(_config(tmp_path).output)
+    writer.start_run("crawl")
+    writer.add_to_frontier([_entry("http://example.com/", 0), _entry("http://example.com/a", 1)])
+    assert Path(f"{path}-wal").exists()  # WAL while writing
+    writer.close()
+    assert not Path(f"{path}-wal").exists()
+    assert not Path(f"{path}-shm").exists()
+    assert not Path(f"{path}.lock").exists()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        assert conn.execute("SELECT count(*) FROM frontier").fetchone()[0] == 2
+    finally:
+        conn.close()
+    sqlite_shell = Path("/usr/bin/sqlite3")
+    if not sqlite_shell.exists():
+        pytest.skip("/usr/bin/sqlite3 is not installed")
+    result = subprocess.run(
+        [str(sqlite_shell), str(path), "select count(*) from frontier"],
+        capture_output=True, text=True, check=False, timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "2"
+
+
+def test_abandon_drops_the_open_batch(tmp_path: Path, writer: ArchiveWriter) -> None:
+    path = Path(_config(tmp_path).output)
+    writer.add_to_frontier([_entry("http://example.com/", 0)])
+    writer.commit()
+    writer.add_to_frontier([_entry("http://example.com/lost", 1)])
+    writer.abandon()
+    assert not Path(f"{path}.lock").exists()
+    assert set(_states(path)) == {"http://example.com/"}
