@@ -17,6 +17,7 @@ system:
 	@need=""; \
 	$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || need="$$need python3-venv"; \
 	command -v sqlite3 >/dev/null || need="$$need sqlite3"; \
+	command -v chromium >/dev/null || need="$$need chromium"; \
 	if [ -n "$$need" ]; then \
 	  echo "Installing system packages:$$need"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -458,6 +458,19 @@ def archive_page_count(path: Path) -> int | None:
         conn.close()
 
 
+def _busy_cpu_seconds() -> float:
+    """CPU seconds all processes of the machine have used since boot (all cores)."""
+    import psutil
+
+    t = psutil.cpu_times()
+    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
+
+
+def _self_cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
 @dataclass
 class RunResult:
     name: str
@@ -468,6 +481,8 @@ class RunResult:
     maxrss: int = 0
     exit_code: int = 0
     server_cpu: float = 0.0
+    other_cpu: float = 0.0
+    """CPU seconds used by processes other than the crawler, the site server and this script."""
     rss_marks: list[tuple[int, int, bool]] = field(default_factory=list)
     """(archived pages, RSS bytes, closing) at each 1,000 pages. ``closing``: the count had
     reached the budget, so nitpicker was in its final commit / URL ordering / close."""
@@ -481,6 +496,11 @@ class RunResult:
     def cpu_ms_per_page(self) -> float:
         return self.cpu_seconds * 1000 / self.pages if self.pages else 0.0
 
+    @property
+    def other_load(self) -> float:
+        """Average number of cores other processes kept busy during the run."""
+        return self.other_cpu / self.seconds if self.seconds else 0.0
+
 
 def run_measured(name: str, cmd: list[str], server: SiteServer, *, archive: Path | None = None,
                  expected: int = 0, log: Path) -> RunResult:
@@ -488,6 +508,8 @@ def run_measured(name: str, cmd: list[str], server: SiteServer, *, archive: Path
     result = RunResult(name)
     stop = threading.Event()
     server_cpu0 = server.cpu_seconds()
+    busy0 = _busy_cpu_seconds()
+    self0 = _self_cpu_seconds()
     with log.open("w") as out:
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -521,6 +543,9 @@ def run_measured(name: str, cmd: list[str], server: SiteServer, *, archive: Path
     result.cpu_seconds = usage.ru_utime + usage.ru_stime
     result.maxrss = usage.ru_maxrss * 1024  # KiB on Linux
     result.server_cpu = server.cpu_seconds() - server_cpu0
+    own = _self_cpu_seconds() - self0
+    busy = _busy_cpu_seconds() - busy0
+    result.other_cpu = max(0.0, busy - result.cpu_seconds - result.server_cpu - own)
     return result
 
 
@@ -589,70 +614,116 @@ def main(args: argparse.Namespace) -> int:
               f"lower bound); server CPU {probe['server_cpu_ms']:.2f} ms/page = "
               f"~{1000 / probe['server_cpu_ms']:.0f} pages/s per core")
 
-        # (a) bare Scrapy follow-only spider
-        result_file = workdir / "baseline.json"
-        base_cmd = [sys.executable, str(HERE), "--_baseline", "--url", server.url,
-                    "--max-pages", str(max_pages), "--parallel", str(args.parallel),
-                    "--result", str(result_file)]
-        for pair in args.baseline_setting or []:
-            base_cmd += ["--baseline-setting", pair]
-        print("running (a) bare Scrapy follow-only spider ...", flush=True)
-        a = run_measured("(a) bare Scrapy follow-only", base_cmd, server, log=workdir / "a.log")
-        if a.exit_code != 0 or not result_file.exists():
-            print((workdir / "a.log").read_text()[-3000:])
-            raise SystemExit(f"(a) failed with exit code {a.exit_code}")
-        a.detail = json.loads(result_file.read_text())
-        a.pages = int(a.detail["status_200"])  # type: ignore[call-overload]
-
-        # (b) nitpicker crawl
-        archive = workdir / "bench.nitpicker"
-        nit_cmd = [*nitpicker_command(), "crawl", server.url, "--max-pages", str(max_pages),
-                   "-o", str(archive), "--silent", "--ignore-robots", "-P", str(args.parallel)]
-        print("running (b) nitpicker " + " ".join(nit_cmd[-10:]) + " ...", flush=True)
-        b = run_measured("(b) nitpicker crawl", nit_cmd, server, archive=archive,
-                         expected=min(max_pages, args.pages), log=workdir / "b.log")
-        b.pages = archive_page_count(archive) or 0
-        if b.exit_code != 0:
-            print(f"WARNING: nitpicker exited with {b.exit_code}:\n"
-                  + (workdir / "b.log").read_text()[-3000:])
+        runs_a: list[RunResult] = []
+        runs_b: list[RunResult] = []
+        for n in range(1, args.repeat + 1):
+            suffix = f" #{n}" if args.repeat > 1 else ""
+            runs_a.append(run_baseline(args, server, max_pages, workdir, suffix))
+            runs_b.append(run_nitpicker(args, server, max_pages, workdir, suffix))
     finally:
         server.stop()
-
-    print()
-    print(f"pages fetched: (a) {a.pages} (responses {a.detail['responses']}, parsed "
-          f"{a.detail['parsed']}); (b) {b.pages} (archive: scraped=1 AND status IS NOT NULL)")
-    if a.pages != b.pages:
-        print("WARNING: the two runs did not fetch the same number of pages")
-    header = (f"{'run':<30} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'CPU ms/page':>12} "
-              f"{'CPU/wall':>9} {'peak RSS MB':>12} {'server CPU':>11}")
-    print(header)
-    print("-" * len(header))
-    for r in (a, b):
-        print(f"{r.name:<30} {r.pages:>6} {r.seconds:>8.2f} {r.rate:>8.1f} {r.cpu_ms_per_page:>12.2f} "
-              f"{r.cpu_seconds / r.seconds * 100:>8.0f}% {r.peak_rss / 1e6:>12.1f} "
-              f"{r.server_cpu / r.seconds * 100:>10.0f}%")
-    print("(seconds: process start to exit, imports included; CPU: the crawler process's user+sys, "
-          "CPU/wall its share of one core; peak RSS: sampled every 0.1 s; server CPU: share of one "
-          "core the site server used during the run)")
-    ratio = b.rate / a.rate if a.rate else 0.0
-    print(f"throughput b/a: {ratio:.2f}x (target >= 1.2): {'PASS' if ratio >= 1.2 else 'BELOW TARGET'}")
-    print(f"peak RSS (b): {b.peak_rss / 1e6:.1f} MB sampled, {b.maxrss / 1e6:.1f} MB ru_maxrss")
-    print("RSS (b) at each 1,000 pages: " + ", ".join(
-        f"{n}: {rss / 1e6:.1f} MB" + (" (closing)" if closing else "")
-        for n, rss, closing in b.rss_marks))
-    growth = growth_per_10k(b.rss_marks)
-    if growth is None:
-        print("RSS growth (b): not enough samples while crawling (crawl at least 3,000 pages)")
-    else:
-        fit, ends = growth
-        print(f"RSS growth (b) per 10,000 pages, samples while crawling: {fit:.1f} MB (linear fit), "
-              f"{ends:.1f} MB (last - first) (target <= 20 MB): "
-              f"{'PASS' if fit <= 20 else 'BELOW TARGET'}")
+    report(runs_a, runs_b, args)
     if not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
     else:
         print(f"kept: {workdir}")
     return 0
+
+
+def run_baseline(args: argparse.Namespace, server: SiteServer, max_pages: int, workdir: Path,
+                 suffix: str) -> RunResult:
+    """(a): the bare Scrapy follow-only spider, in its own process."""
+    result_file = workdir / f"baseline{suffix.strip(' #')}.json"
+    cmd = [sys.executable, str(HERE), "--_baseline", "--url", server.url,
+           "--max-pages", str(max_pages), "--parallel", str(args.parallel),
+           "--result", str(result_file)]
+    for pair in args.baseline_setting or []:
+        cmd += ["--baseline-setting", pair]
+    print(f"running (a){suffix} bare Scrapy follow-only spider ...", flush=True)
+    log = workdir / f"a{suffix.strip(' #')}.log"
+    a = run_measured("(a) bare Scrapy follow-only" + suffix, cmd, server, log=log)
+    if a.exit_code != 0 or not result_file.exists():
+        print(log.read_text()[-3000:])
+        raise SystemExit(f"(a) failed with exit code {a.exit_code}")
+    a.detail = json.loads(result_file.read_text())
+    a.pages = int(a.detail["status_200"])  # type: ignore[call-overload]
+    return a
+
+
+def run_nitpicker(args: argparse.Namespace, server: SiteServer, max_pages: int, workdir: Path,
+                  suffix: str) -> RunResult:
+    """(b): ``nitpicker crawl``, everything on."""
+    archive = workdir / f"bench{suffix.strip(' #')}.nitpicker"
+    cmd = [*nitpicker_command(), "crawl", server.url, "--max-pages", str(max_pages),
+           "-o", str(archive), "--silent", "--ignore-robots", "-P", str(args.parallel)]
+    print(f"running (b){suffix} nitpicker " + " ".join(cmd[-10:]) + " ...", flush=True)
+    log = workdir / f"b{suffix.strip(' #')}.log"
+    b = run_measured("(b) nitpicker crawl" + suffix, cmd, server, archive=archive,
+                     expected=min(max_pages, args.pages), log=log)
+    b.pages = archive_page_count(archive) or 0
+    b.detail = {"archive_bytes": archive.stat().st_size if archive.exists() else 0}
+    if b.exit_code != 0:
+        print(f"WARNING: nitpicker exited with {b.exit_code}:\n" + log.read_text()[-3000:])
+    return b
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def report(runs_a: list[RunResult], runs_b: list[RunResult], args: argparse.Namespace) -> None:
+    print()
+    for a, b in zip(runs_a, runs_b, strict=True):
+        print(f"pages fetched: (a) {a.pages} (responses {a.detail['responses']}, parsed "
+              f"{a.detail['parsed']}); (b) {b.pages} (archive: scraped=1 AND status IS NOT NULL; "
+              f"{int(b.detail['archive_bytes']) / 1e6:.0f} MB file)")  # type: ignore[call-overload]
+        if a.pages != b.pages:
+            print("WARNING: the two runs did not fetch the same number of pages")
+    header = (f"{'run':<33} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'CPU ms/page':>12} "
+              f"{'CPU/wall':>9} {'peak RSS MB':>12} {'server CPU':>11} {'other load':>11}")
+    print(header)
+    print("-" * len(header))
+    for r in [*runs_a, *runs_b]:
+        print(f"{r.name:<33} {r.pages:>6} {r.seconds:>8.2f} {r.rate:>8.1f} {r.cpu_ms_per_page:>12.2f} "
+              f"{r.cpu_seconds / r.seconds * 100:>8.0f}% {r.peak_rss / 1e6:>12.1f} "
+              f"{r.server_cpu / r.seconds * 100:>10.0f}% {r.other_load:>11.2f}")
+    print("(seconds: process start to exit, imports included; CPU: the crawler process's user+sys, "
+          "CPU/wall its share of one core; peak RSS: sampled every 0.1 s; server CPU: share of one "
+          "core the site server used; other load: cores kept busy by unrelated processes)")
+    rate_a = _median([r.rate for r in runs_a])
+    rate_b = _median([r.rate for r in runs_b])
+    cpu_a = _median([r.cpu_ms_per_page for r in runs_a])
+    cpu_b = _median([r.cpu_ms_per_page for r in runs_b])
+    label = f"median of {len(runs_a)} " if len(runs_a) > 1 else ""
+    if len(runs_a) > 1:
+        print(f"{label}runs: (a) {rate_a:.1f} pages/s, {cpu_a:.2f} CPU ms/page; "
+              f"(b) {rate_b:.1f} pages/s, {cpu_b:.2f} CPU ms/page")
+    ratio = rate_b / rate_a if rate_a else 0.0
+    print(f"throughput b/a ({label}pages/s): {ratio:.2f}x (target >= 1.2): "
+          f"{'PASS' if ratio >= 1.2 else 'BELOW TARGET'}")
+    print(f"CPU per page a/b: {cpu_a / cpu_b if cpu_b else 0.0:.2f}x "
+          "(the same comparison in CPU time, less sensitive to other load)")
+    busiest = max(r.other_load for r in [*runs_a, *runs_b])
+    if busiest > 0.25:
+        print(f"WARNING: other processes kept up to {busiest:.2f} cores busy during a run "
+              f"({os.cpu_count()} cores): wall-clock figures are disturbed; compare CPU ms/page")
+    for b in runs_b:
+        print(f"peak RSS {b.name}: {b.peak_rss / 1e6:.1f} MB sampled, {b.maxrss / 1e6:.1f} MB "
+              "ru_maxrss")
+        print("  RSS at each 1,000 pages: " + ", ".join(
+            f"{n}: {rss / 1e6:.1f} MB" + (" (closing)" if closing else "")
+            for n, rss, closing in b.rss_marks))
+    growths = [g for g in (growth_per_10k(b.rss_marks) for b in runs_b) if g is not None]
+    if not growths:
+        print("RSS growth (b): not enough samples while crawling (crawl at least 3,000 pages)")
+    else:
+        fit = _median([g[0] for g in growths])
+        ends = _median([g[1] for g in growths])
+        print(f"RSS growth (b) per 10,000 pages ({label}runs, samples while crawling): {fit:.1f} MB "
+              f"(linear fit), {ends:.1f} MB (last - first) (target <= 20 MB): "
+              f"{'PASS' if fit <= 20 else 'BELOW TARGET'}")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -663,6 +734,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="pages each crawler fetches (default: the whole site)")
     parser.add_argument("--parallel", type=int, default=10, help="concurrent requests (default 10)")
     parser.add_argument("--seed", type=int, default=1, help="site seed (default 1)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run (a) and (b) this many times, alternately; medians are reported")
     parser.add_argument("--probe-requests", type=int, default=1500,
                         help="requests of the server-alone measurement (default 1500)")
     parser.add_argument("--probe-threads", type=int, default=8,

@@ -24,6 +24,10 @@ class Addon:
         settings["SPIDER_MIDDLEWARES"].update({"nitpicker.middlewares.follow.FollowMiddleware": 500})
         settings["ITEM_PIPELINES"].update({"nitpicker.pipelines.ArchivePipeline": 300})
         settings["EXTENSIONS"].update({"nitpicker.middlewares.body.BodyGuard": 0})
+        # Below RetryMiddleware (550) and RedirectMiddleware (600): sees final responses only.
+        settings["DOWNLOADER_MIDDLEWARES"].update(
+            {"nitpicker.middlewares.render.RenderChoiceMiddleware": 540}
+        )
         for name, value in {
             # Scrapy starts CONCURRENT_ITEMS tasks for every callback's output: one is enough.
             "CONCURRENT_ITEMS": 1,

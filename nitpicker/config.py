@@ -47,6 +47,8 @@ class CrawlConfig:
     recursive: bool = True
     fetch_external: bool = True
     image: bool = True
+    render: bool = True
+    """Render in-scope HTML pages in headless Chromium (``--no-render``: plain HTTP)."""
     excludes: tuple[str, ...] = ()
     exclude_keywords: tuple[str, ...] = ()
     exclude_urls: tuple[str, ...] = DEFAULT_EXCLUDED_URLS

@@ -21,9 +21,12 @@ Text is collected cheaply: the target's ``data`` callback *is* ``list.append`` (
 the many text chunks of a page cost no Python frame); start/end handlers only remember positions
 in that list, and the chunks of a link or of the title are joined once, when the element closes.
 
-Bytes are decoded by libxml2: a byte-order mark wins, else the ``<meta charset>`` (or
-``http-equiv`` content type, or XML declaration) found in the first 4 KiB, else UTF-8.  A ``str``
-is parsed as is (any ``<meta charset>`` in it is ignored, it is already decoded).
+Bytes are decoded by libxml2, in the encoding a browser's prescan would pick: the byte-order
+mark, else the charset of the first ``<meta charset>`` / ``<meta http-equiv=Content-Type>`` (or
+XML declaration) in the first 4 KiB, with the WHATWG label aliases (``shift_jis`` -> cp932,
+``iso-8859-1`` -> windows-1252, ...), else UTF-8 (libxml2 on its own would assume Latin-1, and
+switch encoding mid-document when it met a late ``<meta>``).  A ``str`` is parsed as is: it is
+already decoded, so a ``<meta charset>`` in it is ignored.
 """
 
 from __future__ import annotations
@@ -89,7 +92,8 @@ class ImageRef:
     """An ``<img>``; attribute values are raw, ``""`` when absent."""
 
     src: str  # src (stripped), or data-src when src is absent or empty
-    alt: str
+    alt: str | None
+    """``None`` when the attribute is absent (``""`` is a decorative image)."""
     width: str
     height: str
     loading: str
@@ -392,7 +396,7 @@ class _Target:
 
     def _start_img(self, attrib: dict[str, str]) -> None:
         get = attrib.get
-        alt = get("alt", "")
+        alt = get("alt")
         src = get("src")
         if src is not None:
             src = src.strip(_ASCII_WS)
@@ -412,7 +416,7 @@ class _Target:
         if srcset:
             for url in _srcset_urls(srcset):
                 resources.append(ResourceRef(url, "image"))
-        if alt and self.open_anchors:
+        if alt and self.open_anchors:  # (None when absent)
             self.texts.append(f" {alt} ")
 
     def _start_link(self, attrib: dict[str, str]) -> None:

@@ -7,7 +7,7 @@ from enum import IntEnum
 
 from nitpicker.extract import PageMeta
 
-__all__ = ["FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect"]
+__all__ = ["FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord"]
 
 
 class FollowMode(IntEnum):
@@ -50,6 +50,22 @@ class ImageRecord:
 
 
 @dataclass(slots=True)
+class ResourceRecord:
+    """A sub-resource of a page: referenced in its markup, or loaded by the browser."""
+
+    url: str
+    kind: str
+    is_external: bool
+    status: int | None = None
+    status_text: str | None = None
+    content_type: str | None = None
+    content_length: int | None = None
+    compress: str | None = None
+    cdn: str | None = None
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class Redirect:
     """One hop of a redirect chain that ended at the page."""
 
@@ -76,8 +92,7 @@ class PageItem:
     redirects: list[Redirect] = field(default_factory=list)
     links: list[LinkRecord] = field(default_factory=list)
     images: list[ImageRecord] = field(default_factory=list)
-    resources: list[tuple[str, str, bool]] = field(default_factory=list)
-    """Sub-resource references: (url, kind, is_external)."""
+    resources: list[ResourceRecord] = field(default_factory=list)
     html: str | None = None
     """The HTML snapshot (in-scope HTML pages only)."""
     skip_reason: str | None = None

@@ -8,11 +8,14 @@ path (SPEC §3.6):
 1. wait for network idle (bounded);
 2. take the rendered HTML (the snapshot, and the input of the same streaming extraction);
 3. scroll to the end so lazy content loads, wait for lazy images (bounded);
-4. record the images at ``desktop-compact`` (1280 px) on this page, then at
-   ``mobile-small`` (320 px at 2×) in a second page; each preset on its own, so one that
-   fails (a page that navigates away on resize) keeps the others' results.
+4. record the images at ``desktop-compact`` (1280 px), then re-lay the same page out at
+   ``mobile-small`` (320 px at 2×, Chrome's device emulation — no second page load) and
+   record them again; each preset on its own, so one that fails (a page that navigates
+   away on resize) keeps the others' results.
 
-Every response the page loads is recorded by :meth:`RenderResult.on_response`.
+Every response the page loads is recorded by :meth:`RenderResult.on_response`; a request
+that got no response (refused, blocked by CORS, aborted) by :meth:`RenderResult.on_request_failed`
+with status -1.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Page, Response
+    from playwright.async_api import Page, Request, Response
 
 __all__ = [
     "DEVICE_PRESETS",
@@ -159,6 +162,19 @@ class RenderResult:
         )
 
 
+    def on_request_failed(self, request: Request) -> None:
+        """``page.on("requestfailed")`` handler: a sub-resource that got no response."""
+        url = request.url.split("#", 1)[0]
+        if url in self.resources or url.startswith("data:"):
+            return
+        if request.resource_type == "document" and request.frame.parent_frame is None:
+            return
+        self.resources[url] = NetworkResource(
+            url=url, status=-1, status_text=request.failure or "failed", content_type=None,
+            content_length=None, compress=None, cdn=None, headers=[],
+        )
+
+
 _IMAGES_JS = """(viewportWidth) => Array.from(document.images).map((img) => ({
     src: img.src,
     currentSrc: img.currentSrc,
@@ -181,8 +197,8 @@ _SCROLL_JS = """async () => {
     window.scrollTo(0, document.documentElement.scrollHeight);
 }"""
 
-_LAZY_DONE_JS = """() => Array.from(document.images).every(
-    (img) => img.complete || !(img.loading === "lazy" || img.dataset.src))"""
+_LAZY_DONE_JS = """() => Array.from(document.images).every((img) =>
+    (img.complete || img.loading !== "lazy") && (!img.dataset.src || (img.getAttribute("src") && img.complete)))"""
 
 
 async def _bounded(awaitable: Any, timeout_ms: int) -> bool:
@@ -196,43 +212,31 @@ async def _bounded(awaitable: Any, timeout_ms: int) -> bool:
 
 async def _collect_images(page: Page, preset: DevicePreset, options: RenderOptions) -> list[dict[str, Any]]:
     await page.evaluate(_SCROLL_JS)
-    await _bounded(page.wait_for_function(_LAZY_DONE_JS), options.lazy_wait_ms)
+    await page.wait_for_timeout(100)  # let IntersectionObserver callbacks run
+    await _bounded(page.wait_for_function(_LAZY_DONE_JS, polling=50), options.lazy_wait_ms)
     images: list[dict[str, Any]] = await page.evaluate(_IMAGES_JS, preset.width)
     return images
 
 
-_mobile_contexts: dict[int, BrowserContext] = {}
-
-
-async def _mobile_context(browser: Browser, preset: DevicePreset, user_agent: str) -> BrowserContext:
-    context = _mobile_contexts.get(id(browser))
-    if context is None or not browser.is_connected():
-        context = await browser.new_context(
-            viewport={"width": preset.width, "height": preset.height},
-            device_scale_factor=preset.scale,
-            is_mobile=True,
-            user_agent=user_agent or None,
+async def _emulate(page: Page, preset: DevicePreset) -> None:
+    """Switch the page to a device preset in place (no second page load)."""
+    session = await page.context.new_cdp_session(page)
+    try:
+        await session.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": preset.width, "height": preset.height,
+             "deviceScaleFactor": preset.scale, "mobile": preset.scale != 1.0},
         )
-        _mobile_contexts.clear()
-        _mobile_contexts[id(browser)] = context
-    return context
+    finally:
+        await session.detach()
 
 
 async def _preset_images(page: Page, preset: DevicePreset, options: RenderOptions) -> list[dict[str, Any]]:
-    """Images at one device preset; the desktop one reuses the rendered page."""
-    if preset.scale == 1.0 and page.viewport_size and page.viewport_size["width"] == preset.width:
-        return await _collect_images(page, preset, options)
-    browser = page.context.browser
-    if browser is None:
-        return []
-    context = await _mobile_context(browser, preset, options.user_agent)
-    other = await context.new_page()
-    try:
-        await other.goto(page.url, wait_until="domcontentloaded", timeout=30_000)
-        await _bounded(other.wait_for_load_state("networkidle"), options.network_idle_ms)
-        return await _collect_images(other, preset, options)
-    finally:
-        await other.close()
+    """Images at one device preset: the rendered page, re-laid out at the preset's size."""
+    current = page.viewport_size or {}
+    if current.get("width") != preset.width or preset.scale != 1.0:
+        await _emulate(page, preset)
+    return await _collect_images(page, preset, options)
 
 
 async def render_page(page: Page, result: RenderResult) -> RenderResult:

@@ -66,6 +66,7 @@ async def crawl(
     """Crawl ``roots`` in this process (the twisted reactor) and open the archive."""
     output = tmp_path / f"crawl-{len(list(tmp_path.glob('*.nitpicker')))}.nitpicker"
     options.setdefault("retry", 0)
+    options.setdefault("render", False)
     config = CrawlConfig(roots=tuple(roots), output=str(output), **options)
     scrapy_settings = crawl_settings()
     scrapy_settings.update(settings or {}, priority="cmdline")

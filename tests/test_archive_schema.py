@@ -32,6 +32,7 @@ TABLES = {
     "anchors",
     "images",
     "resources",
+    "resource_headers",
     "resource_referrers",
     "snapshots",
     "runs",

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-m", "nitpicker.cli", *args],
+        [sys.executable, "-m", "nitpicker.cli", *args, *(["--no-render"] if args and args[0] == "crawl" and "--resume" not in args else [])],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
     )
 

@@ -79,7 +79,12 @@ RULES: list[tuple[str, str | bytes, str, Any]] = [
         "title",
         "T",
     ),
-    ("title-svg-ignored", "<body><svg><title>Icon</title></svg><title>Real</title>", "title", "Real"),
+    (
+        "title-svg-ignored",
+        "<body><svg><title>Icon</title></svg><title>Real</title>",
+        "title",
+        "Real",
+    ),
     ("title-svg-only", "<body><p><svg><title>Icon</title></svg></p>", "title", ""),
     ("title-in-body", "<body><p>x</p><title>Late</title></body>", "title", "Late"),
     # -- lang ------------------------------------------------------------------------------
@@ -120,7 +125,12 @@ RULES: list[tuple[str, str | bytes, str, Any]] = [
         (True, True, False),
     ),
     ("robots-none", '<meta name="robots" content="none">', "robots", (True, True, False)),
-    ("robots-noarchive", '<meta name="robots" content="noarchive">', "robots", (False, False, True)),
+    (
+        "robots-noarchive",
+        '<meta name="robots" content="noarchive">',
+        "robots",
+        (False, False, True),
+    ),
     ("robots-index-follow", '<meta name="robots" content="index, follow">', "robots", (False,) * 3),
     (
         "robots-all-three",
@@ -188,7 +198,12 @@ RULES: list[tuple[str, str | bytes, str, Any]] = [
     ),
     ("og-by-name-ignored", '<meta name="og:title" content="x">', "og_title", ""),
     ("og-absent", "<title>x</title>", "og_type", ""),
-    ("twitter-card-name", '<meta name="twitter:card" content="summary">', "twitter_card", "summary"),
+    (
+        "twitter-card-name",
+        '<meta name="twitter:card" content="summary">',
+        "twitter_card",
+        "summary",
+    ),
     (
         "twitter-card-property",
         '<meta property="twitter:card" content="summary_large_image">',
@@ -227,7 +242,8 @@ RULES: list[tuple[str, str | bytes, str, Any]] = [
     ),
     (
         "anchor-area-alt",
-        '<map name="m"><area shape="rect" href="/r" alt=" Red \n room "><area nohref alt="x"></map>',
+        '<map name="m"><area shape="rect" href="/r" alt=" Red \n room ">'
+        '<area nohref alt="x"></map>',
         "anchors",
         [("/r", "Red room", "area")],
     ),
@@ -302,24 +318,30 @@ RULES: list[tuple[str, str | bytes, str, Any]] = [
         "images",
         [("a.png", "A", "10", "20", "lazy")],
     ),
-    ("image-data-src", '<img data-src="/lazy.jpg" alt="">', "images", [("/lazy.jpg", "", "", "", "")]),
+    ("image-data-src", '<img data-src="/lazy.jpg">', "images", [("/lazy.jpg", None, "", "", "")]),
     (
         "image-empty-src-uses-data-src",
         '<img src="" data-src="/real.jpg">',
         "images",
-        [("/real.jpg", "", "", "", "")],
+        [("/real.jpg", None, "", "", "")],
     ),
-    ("image-src-beats-data-src", '<img src="a" data-src="b">', "images", [("a", "", "", "", "")]),
+    ("image-src-beats-data-src", '<img src="a" data-src="b">', "images", [("a", None, "", "", "")]),
     ("image-no-src", '<img alt="x">', "images", [("", "x", "", "", "")]),
-    ("image-alt-raw", '<img src="s" alt=" spaced  out ">', "images", [("s", " spaced  out ", "", "", "")]),
+    ("image-no-alt", '<img src="s">', "images", [("s", None, "", "", "")]),
+    ("image-alt-raw", '<img src="s" alt=" a  b ">', "images", [("s", " a  b ", "", "", "")]),
     (
         "image-order",
         '<img src="1"><p><img src="2"></p><picture><img src="3"></picture>',
         "images",
-        [("1", "", "", "", ""), ("2", "", "", "", ""), ("3", "", "", "", "")],
+        [("1", None, "", "", ""), ("2", None, "", "", ""), ("3", None, "", "", "")],
     ),
     # -- resources -------------------------------------------------------------------------
-    ("res-stylesheet", '<link rel="stylesheet" href="/s.css">', "resources", [("/s.css", "stylesheet")]),
+    (
+        "res-stylesheet",
+        '<link rel="stylesheet" href="s.css">',
+        "resources",
+        [("s.css", "stylesheet")],
+    ),
     (
         "res-alternate-stylesheet",
         '<link rel="Alternate StyleSheet" href="/alt.css">',
@@ -576,7 +598,12 @@ ENCODING_CASES: list[tuple[str, bytes, str, Any]] = [
         "日本",
     ),
     ("utf8-default", "<title>café – naïve</title>".encode(), "title", "café – naïve"),
-    ("utf8-declared", '<meta charset="utf-8"><title>Ünïcödé</title>'.encode(), "title", "Ünïcödé"),
+    (
+        "utf8-declared",
+        '<meta charset="utf-8"><title>Ünïcödé</title>'.encode(),
+        "title",
+        "Ünïcödé",
+    ),
     ("utf8-bom", "\ufeff<title>BOM café</title>".encode(), "title", "BOM café"),
     ("utf16-bom", "<title>UTF-16 café</title>".encode("utf-16"), "title", "UTF-16 café"),
     (
@@ -598,6 +625,26 @@ ENCODING_CASES: list[tuple[str, bytes, str, Any]] = [
         "café",
     ),
     ("invalid-utf8-replaced", b"<title>a\xffb</title>", "title", "a\ufffdb"),
+    (
+        "http-equiv-attribute-order",
+        b'<meta content="text/html; charset=windows-1252" http-equiv="content-type">'
+        b"<title>caf\xe9</title>",
+        "title",
+        "café",
+    ),
+    (
+        "charset-in-a-value-is-not-a-declaration",
+        '<meta name="description" content="we set charset=shift_jis here"><title>café</title>'
+        .encode(),
+        "title",
+        "café",
+    ),
+    (
+        "declaration-beyond-prescan-ignored",
+        ("<title>café</title><!--" + "x" * 5000 + '--><meta charset="windows-1252">').encode(),
+        "title",
+        "café",
+    ),
 ]
 
 
@@ -761,7 +808,7 @@ def dom_reference(sel: Any) -> dict[str, Any]:
             ASCII_WS
         )
         images.append(
-            (src, img.attrib.get("alt", ""), img.attrib.get("width", ""),
+            (src, img.attrib.get("alt"), img.attrib.get("width", ""),
              img.attrib.get("height", ""), img.attrib.get("loading", ""))
         )
 

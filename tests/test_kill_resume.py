@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-m", "nitpicker.cli", "crawl", *args, "--silent"],
+        [sys.executable, "-m", "nitpicker.cli", "crawl", *args, "--silent", *([] if "--resume" in args else ["--no-render"])],
         cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
 

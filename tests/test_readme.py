@@ -10,6 +10,8 @@ import typer.main
 
 from nitpicker.cli import app
 from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
+from nitpicker.middlewares.render import META_PREFLIGHT, META_RENDER
+from nitpicker.spiders.site import META_BROWSER_RETRY
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 COMMAND = typer.main.get_command(app)
@@ -40,7 +42,8 @@ def test_every_setting_and_meta_key_is_documented() -> None:
     source = "\n".join(p.read_text() for p in (Path(__file__).resolve().parent.parent / "nitpicker").rglob("*.py"))
     settings = set(re.findall(r"\"(NITPICKER_[A-Z_]+)\"", source))
     assert settings, "no NITPICKER_* settings found"
-    for name in settings | {META_FRONTIER_ID, META_DEPTH, META_MODE}:
+    keys = {META_FRONTIER_ID, META_DEPTH, META_MODE, META_PREFLIGHT, META_RENDER, META_BROWSER_RETRY}
+    for name in settings | keys:
         assert f"`{name}`" in README, name
 
 

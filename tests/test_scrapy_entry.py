@@ -125,7 +125,7 @@ def test_scrapy_crawl_site(site: Any, tmp_path: Path) -> None:
     output = tmp_path / "s.nitpicker"
     done = _run(
         [str(SCRAPY), "crawl", "site", "-a", f"roots={site.url('/recursive/')}",
-         "-a", f"output={output}", "-a", "retry=0"],
+         "-a", f"output={output}", "-a", "retry=0", "-a", "render=false"],
         cwd=PROJECT_DIR, timeout=CRAWL_TIMEOUT,
     )
     context = f"\n--- scrapy crawl stderr (tail) ---\n{_tail(done.stderr)}"
@@ -327,6 +327,7 @@ def test_scrapyd_job(site: Any, tmp_path: Path) -> None:
                 "roots": site.url("/recursive/"),
                 "output": str(output),
                 "retry": "0",
+                "render": "false",
             },
             timeout=30,
         )

@@ -154,7 +154,32 @@ CREATE INDEX frontier_pending ON frontier(depth, id) WHERE state = 0;
 CREATE INDEX frontier_leased ON frontier(id) WHERE state = 1;
 """
 
-MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (("0001_initial", _INITIAL),)
+_QUERY_INDEXES: Final = """
+DROP INDEX IF EXISTS anchors_href_id;
+CREATE INDEX anchors_href_page ON anchors(href_id, page_id);
+CREATE INDEX pages_status ON pages(status);
+DROP INDEX IF EXISTS response_headers_page_id;
+CREATE INDEX response_headers_page_name ON response_headers(page_id, name COLLATE NOCASE);
+CREATE INDEX images_missing_alt ON images(page_id) WHERE alt IS NULL OR alt = '';
+CREATE INDEX images_missing_dimensions ON images(page_id)
+    WHERE width IS NULL OR width = 0 OR height IS NULL OR height = 0
+"""
+"""Indexes for ``nitpicker.query`` (``bench/README-query.md`` says what each one serves)."""
+
+_RESOURCE_HEADERS: Final = """
+CREATE TABLE resource_headers (
+    resource_id INTEGER NOT NULL REFERENCES resources(id),
+    name TEXT NOT NULL,
+    value TEXT NOT NULL
+);
+CREATE INDEX resource_headers_resource_id ON resource_headers(resource_id);
+"""
+
+MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
+    ("0001_initial", _INITIAL),
+    ("0002_query_indexes", _QUERY_INDEXES),
+    ("0003_resource_headers", _RESOURCE_HEADERS),
+)
 
 
 def _now() -> str:

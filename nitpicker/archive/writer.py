@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from nitpicker.config import CrawlConfig
-    from nitpicker.items import LinkRecord, PageItem
+    from nitpicker.items import LinkRecord, PageItem, ResourceRecord
 
 __all__ = ["ArchiveError", "ArchiveWriter", "FrontierEntry"]
 
@@ -360,16 +360,41 @@ class ArchiveWriter:
             (int(reason is not None), reason, link.url),
         )
 
-    def _insert_resources(self, page_id: int, resources: list[tuple[str, str, bool]]) -> None:
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO resources(url, kind, is_external) VALUES (?, ?, ?)",
-            resources,
+    def _insert_resources(self, page_id: int, resources: list[ResourceRecord]) -> None:
+        conn = self.conn
+        conn.executemany(
+            "INSERT INTO resources(url, kind, is_external, status, status_text, content_type,"
+            " content_length, compress, cdn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(url) DO UPDATE SET"
+            " kind = CASE WHEN resources.kind = '' THEN excluded.kind ELSE resources.kind END,"
+            " status = coalesce(excluded.status, resources.status),"
+            " status_text = coalesce(excluded.status_text, resources.status_text),"
+            " content_type = coalesce(excluded.content_type, resources.content_type),"
+            " content_length = coalesce(excluded.content_length, resources.content_length),"
+            " compress = coalesce(excluded.compress, resources.compress),"
+            " cdn = coalesce(excluded.cdn, resources.cdn)",
+            [
+                (r.url, r.kind, r.is_external, r.status, r.status_text, r.content_type,
+                 r.content_length, r.compress, r.cdn)
+                for r in resources
+            ],
         )
-        self.conn.executemany(
+        conn.executemany(
             "INSERT OR IGNORE INTO resource_referrers(resource_id, page_id)"
             " SELECT id, ? FROM resources WHERE url = ?",
-            [(page_id, url) for url, _, _ in resources],
+            [(page_id, r.url) for r in resources],
         )
+        loaded = [r for r in resources if r.headers]
+        if loaded:
+            conn.executemany(
+                "DELETE FROM resource_headers WHERE resource_id = (SELECT id FROM resources WHERE url = ?)",
+                [(r.url,) for r in loaded],
+            )
+            conn.executemany(
+                "INSERT INTO resource_headers(resource_id, name, value)"
+                " SELECT id, ?, ? FROM resources WHERE url = ?",
+                [(name, value, r.url) for r in loaded for name, value in r.headers],
+            )
 
     # -- closing ----------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ import typer
 
 from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
 from nitpicker.archive.writer import ArchiveError
+from nitpicker.browser import BrowserMissingError, require_chromium
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.config import ConfigError, CrawlConfig, resolve_output_path, validate_url
 from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, split_globs
@@ -51,6 +52,7 @@ def crawl(
     recursive: Annotated[bool, typer.Option("--recursive/--no-recursive", help="Follow in-scope links.")] = True,
     fetch_external: Annotated[bool, typer.Option("--fetch-external/--no-fetch-external", help="Check out-of-scope links (status and title).")] = True,
     image: Annotated[bool, typer.Option("--image/--no-image", help="Record images.")] = True,
+    render: Annotated[bool, typer.Option("--render/--no-render", help="Render in-scope HTML pages in headless Chromium (--no-render: plain HTTP, much faster).")] = True,
     exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Skip URLs whose path matches this glob (comma-separated allowed).")] = None,
     exclude_keyword: Annotated[list[str] | None, typer.Option("--exclude-keyword", help="Skip pages whose HTML contains this text or /regex/flags.")] = None,
     exclude_url: Annotated[list[str] | None, typer.Option("--exclude-url", help="Skip URLs starting with this prefix.")] = None,
@@ -74,7 +76,7 @@ def crawl(
     try:
         config = _build_config(
             urls=urls or [], list_urls=list_urls or [], list_file=list_file, single=single,
-            recursive=recursive, fetch_external=fetch_external, image=image,
+            recursive=recursive, fetch_external=fetch_external, image=image, render=render,
             exclude=exclude or [], exclude_keywords=tuple(exclude_keyword or []),
             exclude_url=exclude_url or [], disable_queries=disable_queries,
             user_agent=user_agent, ignore_robots=ignore_robots, parallels=parallels,
@@ -82,7 +84,9 @@ def crawl(
             resume=resume, strict=strict,
         )
         _check_writable(config)
-    except (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError) as exc:
+        if config.render:
+            require_chromium()
+    except (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError, BrowserMissingError) as exc:
         fail(str(exc))
     from nitpicker.cli.runner import run_crawl
 

@@ -16,6 +16,7 @@ from scrapy import signals
 from scrapy.exceptions import StopDownload
 
 from nitpicker.frontier import META_MODE
+from nitpicker.middlewares.render import META_PREFLIGHT
 from nitpicker.items import FollowMode
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ class BodyGuard:
     """Ends non-HTML downloads after the headers and metadata-only downloads early."""
 
     def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
         self.stats = crawler.stats
         self.metadata_bytes = crawler.settings.getint("NITPICKER_METADATA_BYTES", 16384)
         crawler.signals.connect(self.headers_received, signal=signals.headers_received)
@@ -50,10 +52,21 @@ class BodyGuard:
         if content_type and content_type not in _HTML_TYPES:
             self.stats.inc_value("nitpicker/body/headers_only")
             raise StopDownload(fail=False)
+        if request.meta.get(META_PREFLIGHT) and self._in_scope(request.url):
+            # The browser fetches this page next: its HTTP body is not needed.
+            self.stats.inc_value("nitpicker/body/headers_only")
+            raise StopDownload(fail=False)
+
+    def _in_scope(self, url: str) -> bool:
+        session: Any = self.crawler.spider.session  # type: ignore[union-attr]
+        target = session.policy_url(url)
+        return target is not None and not session.policy.is_external(target)
 
     def bytes_received(self, data: bytes, request: Request, **kwargs: Any) -> None:
         meta = request.meta
-        if meta.get(META_MODE) != FollowMode.METADATA:
+        if meta.get(META_MODE) != FollowMode.METADATA and not (
+            meta.get(META_PREFLIGHT) and not self._in_scope(request.url)
+        ):
             return
         received = meta.get(_META_BYTES_RECEIVED, 0) + len(data)
         meta[_META_BYTES_RECEIVED] = received

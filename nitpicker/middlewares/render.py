@@ -95,7 +95,10 @@ class RenderChoiceMiddleware:
                     "timeout": self.navigation_timeout_ms,
                 },
                 "playwright_page_methods": [PageMethod(render_page, result)],
-                "playwright_page_event_handlers": {"response": result.on_response},
+                "playwright_page_event_handlers": {
+                    "response": result.on_response,
+                    "requestfailed": result.on_request_failed,
+                },
                 "redirect_urls": request.meta.get("redirect_urls", []),
                 "redirect_reasons": request.meta.get("redirect_reasons", []),
                 "download_slot": "browser",

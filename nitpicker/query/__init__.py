@@ -1,22 +1,125 @@
 """The query library: every question asked of an archive, over a read-only connection.
 
 This package is the only place with SQL for reading an archive. The CLI, the MCP server,
-the viewer and the reports call these functions.
+the viewer and the reports call these functions::
+
+    conn = open_archive("site.nitpicker")
+    get_summary(conn)["total_pages"]
+    list_links(conn, "broken", limit=20)["items"]
+
+Every function takes the ``sqlite3.Connection`` from :func:`open_archive` and returns plain
+JSON-serialisable data (``TypedDict``s with snake_case keys). Lists are paged: ``limit``,
+``offset`` in, ``{items, total, offset, limit}`` out, ``total`` counting every match. A bad
+choice (sort field, link type, …) raises ``ValueError`` naming the allowed values; a URL the
+archive does not have gives ``None``.
 """
 
 from __future__ import annotations
 
+from nitpicker.query._common import Paged
+from nitpicker.query.clusters import DuplicateCluster, MetaSignatureFields, get_duplicate_clusters
 from nitpicker.query.connection import ArchiveOpenError, open_archive
+from nitpicker.query.duplicates import (
+    DUPLICATE_FIELDS,
+    MISMATCH_TYPES,
+    DuplicateEntry,
+    MismatchEntry,
+    find_duplicates,
+    find_mismatches,
+)
+from nitpicker.query.headers import HeaderCheck, check_headers
+from nitpicker.query.images import ImageItem, list_images
 from nitpicker.query.info import CrawlInfo, RunInfo, crawl_info, latest_run
-from nitpicker.query.summary import Summary, summary
+from nitpicker.query.links import (
+    LINK_TYPES,
+    LinkItem,
+    OrphanItem,
+    list_broken_links,
+    list_external_links,
+    list_links,
+    list_orphaned_pages,
+)
+from nitpicker.query.pages import (
+    SORT_FIELDS,
+    SORT_ORDERS,
+    HeaderItem,
+    InboundLink,
+    OutboundLink,
+    PageDetail,
+    PageHtml,
+    PageListItem,
+    get_page_detail,
+    get_page_html,
+    list_pages,
+)
+from nitpicker.query.resources import (
+    ResourceItem,
+    ResourceReferrers,
+    get_resource_referrers,
+    list_resources,
+)
+from nitpicker.query.runs import CrawlRun, list_crawl_runs
+from nitpicker.query.summary import (
+    ArchiveSummary,
+    MetadataFulfillment,
+    StatusCount,
+    Summary,
+    get_summary,
+    summary,
+)
+from nitpicker.query.violations import ViolationItem, get_violations
 
 __all__ = [
+    "DUPLICATE_FIELDS",
+    "LINK_TYPES",
+    "MISMATCH_TYPES",
+    "SORT_FIELDS",
+    "SORT_ORDERS",
     "ArchiveOpenError",
+    "ArchiveSummary",
     "CrawlInfo",
+    "CrawlRun",
+    "DuplicateCluster",
+    "DuplicateEntry",
+    "HeaderCheck",
+    "HeaderItem",
+    "ImageItem",
+    "InboundLink",
+    "LinkItem",
+    "MetaSignatureFields",
+    "MetadataFulfillment",
+    "MismatchEntry",
+    "OrphanItem",
+    "OutboundLink",
+    "PageDetail",
+    "PageHtml",
+    "PageListItem",
+    "Paged",
+    "ResourceItem",
+    "ResourceReferrers",
     "RunInfo",
+    "StatusCount",
     "Summary",
+    "ViolationItem",
+    "check_headers",
     "crawl_info",
+    "find_duplicates",
+    "find_mismatches",
+    "get_duplicate_clusters",
+    "get_page_detail",
+    "get_page_html",
+    "get_resource_referrers",
+    "get_summary",
+    "get_violations",
     "latest_run",
+    "list_broken_links",
+    "list_crawl_runs",
+    "list_external_links",
+    "list_images",
+    "list_links",
+    "list_orphaned_pages",
+    "list_pages",
+    "list_resources",
     "open_archive",
     "summary",
 ]

@@ -1,11 +1,26 @@
-"""The archive summary: how many URLs of each kind a crawl recorded."""
+"""The archive summary: how many URLs of each kind a crawl recorded.
+
+``summary`` feeds the crawl's closing lines; ``get_summary`` is the ``nitpicker query summary``
+answer (SPEC §5.2 getSummary).
+"""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
+from typing import TypedDict
 
-__all__ = ["Summary", "summary"]
+from nitpicker.query._common import INTERNAL_HTML, PAGE_LIST_BASE, fetch_all, fetch_one
+
+__all__ = [
+    "ArchiveSummary",
+    "MetadataFulfillment",
+    "StatusCount",
+    "Summary",
+    "get_summary",
+    "summary",
+]
 
 
 @dataclass(frozen=True)
@@ -42,3 +57,79 @@ def summary(conn: sqlite3.Connection) -> Summary:
     ).fetchone()
     pending = conn.execute("SELECT count(*) FROM frontier WHERE state < 2").fetchone()[0]
     return Summary(*row, pending=pending)
+
+
+class StatusCount(TypedDict):
+    status: int | None
+    count: int
+
+
+class MetadataFulfillment(TypedDict):
+    """Share (0–1) of internal HTML pages with a non-empty value for each field."""
+
+    title: float
+    description: float
+    keywords: float
+    og_title: float
+    og_description: float
+    og_image: float
+
+
+class ArchiveSummary(TypedDict):
+    base_url: str
+    roots: list[str]
+    total_pages: int
+    """Page-list rows (SPEC §5: no redirect sources, no known non-HTML), skipped ones excluded."""
+    internal_pages: int
+    external_pages: int
+    status_distribution: list[StatusCount]
+    """Statuses of those rows, ascending, ``None`` (never fetched) last."""
+    metadata_fulfillment: MetadataFulfillment
+
+
+_FULFILLMENT_FIELDS = ("title", "description", "keywords", "og_title", "og_description", "og_image")
+
+_COUNTS_SQL = f"""SELECT count(*), count(*) FILTER (WHERE p.is_external = 0),
+    count(*) FILTER (WHERE p.is_external = 1)
+    FROM pages p WHERE {PAGE_LIST_BASE} AND p.is_skipped = 0"""
+
+_STATUS_SQL = f"""SELECT p.status, count(*) FROM pages p
+    WHERE {PAGE_LIST_BASE} AND p.is_skipped = 0
+    GROUP BY p.status ORDER BY p.status IS NULL, p.status"""
+
+_FULFILLMENT_SQL = "SELECT count(*), " + ", ".join(
+    f"count(*) FILTER (WHERE p.{name} != '')" for name in _FULFILLMENT_FIELDS
+) + f" FROM pages p WHERE {INTERNAL_HTML}"
+
+
+def get_summary(conn: sqlite3.Connection) -> ArchiveSummary:
+    """Base URL, roots, page counts, status distribution and metadata fulfilment shares."""
+    info = fetch_one(conn, "SELECT base_url, roots FROM info WHERE id = 1")
+    base_url, roots = (str(info[0]), list(json.loads(info[1]))) if info else ("", [])
+    total, internal, external = fetch_one(conn, _COUNTS_SQL) or (0, 0, 0)
+    statuses = fetch_all(conn, _STATUS_SQL)
+    return {
+        "base_url": base_url,
+        "roots": roots,
+        "total_pages": total,
+        "internal_pages": internal,
+        "external_pages": external,
+        "status_distribution": [{"status": s, "count": n} for s, n in statuses],
+        "metadata_fulfillment": _fulfillment(conn),
+    }
+
+
+def _fulfillment(conn: sqlite3.Connection) -> MetadataFulfillment:
+    row = fetch_one(conn, _FULFILLMENT_SQL)
+    pages, *filled = row if row else (0, 0, 0, 0, 0, 0, 0)
+    title, description, keywords, og_title, og_description, og_image = (
+        n / pages if pages else 0.0 for n in filled
+    )
+    return {
+        "title": title,
+        "description": description,
+        "keywords": keywords,
+        "og_title": og_title,
+        "og_description": og_description,
+        "og_image": og_image,
+    }

@@ -20,9 +20,10 @@ from nitpicker.config import CrawlConfig
 from nitpicker.errors import describe_failure
 from nitpicker.extract import extract
 from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
-from nitpicker.items import FollowMode, ImageRecord, LinkRecord, PageItem, Redirect
-from nitpicker.links import LinkResolver
+from nitpicker.items import FollowMode, ImageRecord, LinkRecord, PageItem, Redirect, ResourceRecord
+from nitpicker.middlewares.render import META_RENDER
 from nitpicker.session import CrawlSession
+from nitpicker.browser import configure_browser
 from nitpicker.urls import join_href
 
 if TYPE_CHECKING:
@@ -30,12 +31,16 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy import Request
     from twisted.python.failure import Failure
+
+    from nitpicker.render import RenderResult
 
 __all__ = ["SiteSpider"]
 
 logger = logging.getLogger(__name__)
 
+META_BROWSER_RETRY = "nitpicker_browser_retry"
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 MAX_LINKS_PER_PAGE = 10_000
 
@@ -86,6 +91,8 @@ class SiteSpider(Spider):
         settings.set("USER_AGENT", config.user_agent, priority="spider")
         settings.set("ROBOTSTXT_OBEY", not config.ignore_robots, priority="spider")
         settings.set("ROBOTSTXT_USER_AGENT", config.user_agent, priority="spider")
+        if config.render:
+            configure_browser(settings, config)
         crawler.signals.connect(spider._on_closed, signal=signals.spider_closed)
         return spider
 
@@ -123,9 +130,52 @@ class SiteSpider(Spider):
             ],
             redirects=self._redirects(response),
         )
-        if content_type in HTML_TYPES and hasattr(response, "text"):
-            self._read_html(response, item)
+        rendered = meta.get(META_RENDER)
+        if rendered is not None:
+            self._read_rendered(response, item, rendered)
+        elif content_type in HTML_TYPES and hasattr(response, "text"):
+            self._read_html(response, response.text, item)
         return item
+
+    def _read_rendered(self, response: Response, item: PageItem, rendered: RenderResult) -> None:
+        """A page the browser rendered: the same extraction over the rendered HTML."""
+        if rendered.html is None:
+            item.status = -1
+            item.is_target = False
+            item.error = item.status_text = "; ".join(rendered.errors) or "rendering failed"
+            return
+        item.content_length = item.content_length or len(rendered.html.encode("utf-8"))
+        self._read_html(response, rendered.html, item)
+        if item.html is None:
+            return  # skipped by a keyword
+        policy = self.session.policy
+        item.images = [
+            ImageRecord(
+                src=image["src"], alt=image["alt"], width=image["width"], height=image["height"],
+                current_src=image["currentSrc"], natural_width=image["naturalWidth"],
+                natural_height=image["naturalHeight"], is_lazy=image["isLazy"],
+                viewport_width=image["viewportWidth"], source_code=image["sourceCode"],
+            )
+            for image in rendered.images
+        ]
+        by_url = {r.url: r for r in item.resources}
+        for loaded in rendered.resources.values():
+            target = self.resolver.resolve(loaded.url, loaded.url)
+            if target is None or not target.is_http:
+                continue
+            record = by_url.get(target.url)
+            if record is None:
+                record = by_url[target.url] = ResourceRecord(
+                    target.url, "", policy.is_external(target)
+                )
+            record.status = loaded.status
+            record.status_text = loaded.status_text
+            record.content_type = loaded.content_type
+            record.content_length = loaded.content_length
+            record.compress = loaded.compress
+            record.cdn = loaded.cdn
+            record.headers = loaded.headers
+        item.resources = list(by_url.values())
 
     def _content_length(self, response: Response) -> int | None:
         raw = response.headers.get(b"Content-Length")
@@ -148,8 +198,7 @@ class SiteSpider(Spider):
                 hops.append(Redirect(parsed.url, reason if isinstance(reason, int) else 0))
         return hops
 
-    def _read_html(self, response: Response, item: PageItem) -> None:
-        html = response.text
+    def _read_html(self, response: Response, html: str, item: PageItem) -> None:
         if not item.is_target:
             item.meta = extract(html, max_anchors=0).meta
             return
@@ -195,13 +244,22 @@ class SiteSpider(Spider):
             target = resolve(base, resource.url)
             if target is not None and target.is_http and target.url not in seen:
                 seen.add(target.url)
-                item.resources.append((target.url, resource.kind, policy.is_external(target)))
+                item.resources.append(
+                    ResourceRecord(target.url, resource.kind, policy.is_external(target))
+                )
 
     # -- failures -------------------------------------------------------------------------------
 
-    def errback(self, failure: Failure) -> PageItem:
+    def errback(self, failure: Failure) -> PageItem | Request:
         request = failure.request  # type: ignore[attr-defined]
         meta = request.meta
+        if meta.get("playwright") and not meta.get(META_BROWSER_RETRY):
+            # The browser crashed or the page failed: once more, in a (restarted) browser.
+            logger.info("browser failure on %s, retrying once: %s", request.url, failure.value)
+            self.crawler.stats.inc_value("nitpicker/render/browser_retry")
+            retry_meta = {**meta, META_BROWSER_RETRY: True}
+            retry_meta.pop("playwright_page", None)
+            return request.replace(meta=retry_meta, dont_filter=True)
         parsed = self.resolver.resolve(request.url, request.url)
         url = parsed.url if parsed is not None else request.url
         is_external = parsed is None or self.session.policy.is_external(parsed)
@@ -220,5 +278,7 @@ class SiteSpider(Spider):
             return item
         item.status = -1
         item.error = item.status_text = describe_failure(failure)
+        if meta.get("playwright"):
+            item.error = item.status_text = f"browser: {item.error}"
         logger.debug("fetch failed: %s: %s", url, item.error)
         return item

@@ -1,0 +1,139 @@
+"""What every query shares: the page sets, paging, choice checks, URL lookup, SQL functions.
+
+The SQL fragments here are constants; values always travel as parameters.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar
+
+from nitpicker.signature import OG_FIELDS, is_signable, meta_signature
+from nitpicker.urls import join_href, normalize_url
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = [
+    "INTERNAL_HTML",
+    "PAGE_LIST_BASE",
+    "Paged",
+    "check_choice",
+    "check_paging",
+    "fetch_all",
+    "fetch_one",
+    "find_page_id",
+    "like_escape",
+    "paged",
+    "register_functions",
+]
+
+T = TypeVar("T")
+
+INTERNAL_HTML = (
+    "p.scraped = 1 AND p.is_external = 0 AND p.content_type = 'text/html'"
+    " AND p.redirect_dest_id IS NULL"
+)
+"""Internal HTML pages (SPEC §5): fetched, in scope, HTML, not a redirect source. Alias ``p``."""
+
+PAGE_LIST_BASE = (
+    "p.scraped = 1 AND p.redirect_dest_id IS NULL"
+    " AND (p.content_type IS NULL OR p.content_type = 'text/html')"
+)
+"""The page list (SPEC §5): every dealt-with URL but redirect sources and known non-HTML."""
+
+
+class Paged(TypedDict, Generic[T]):
+    """One page of a list: the items, the total count of matches, and the window asked for."""
+
+    items: list[T]
+    total: int
+    offset: int
+    limit: int
+
+
+def paged(items: list[T], total: int, limit: int, offset: int) -> Paged[T]:
+    return {"items": items, "total": total, "offset": offset, "limit": limit}
+
+
+def check_paging(limit: int, offset: int) -> None:
+    """Raise ``ValueError`` unless ``limit`` and ``offset`` are non-negative."""
+    if limit < 0:
+        raise ValueError(f"Invalid limit: {limit}. Must be 0 or more")
+    if offset < 0:
+        raise ValueError(f"Invalid offset: {offset}. Must be 0 or more")
+
+
+def check_choice(label: str, value: str, allowed: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming ``value`` and the allowed values unless it is one of them."""
+    if value not in allowed:
+        raise ValueError(f"Invalid {label}: {value!r}. Must be one of: {', '.join(allowed)}")
+
+
+def like_escape(text: str) -> str:
+    """``text`` for a ``LIKE … ESCAPE '\\'`` pattern, its own ``%`` and ``_`` taken literally."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def fetch_all(conn: sqlite3.Connection, sql: str, params: Sequence[Any] | dict[str, Any] = ()
+              ) -> list[tuple[Any, ...]]:
+    """Rows as plain tuples, whatever ``row_factory`` the caller's connection has."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    try:
+        return cursor.execute(sql, params).fetchall()
+    finally:
+        cursor.close()
+
+
+def fetch_one(conn: sqlite3.Connection, sql: str, params: Sequence[Any] | dict[str, Any] = ()
+              ) -> tuple[Any, ...] | None:
+    rows = fetch_all(conn, sql, params)
+    return rows[0] if rows else None
+
+
+def find_page_id(conn: sqlite3.Connection, url: str) -> tuple[int, str] | None:
+    """``(id, archived url)`` of the page row for ``url``, tried as given, then normalised."""
+    row = fetch_one(conn, "SELECT id, url FROM pages WHERE url = ?", (url,))
+    if row is None:
+        normal = normalize_url(url)
+        if normal and normal != url:
+            row = fetch_one(conn, "SELECT id, url FROM pages WHERE url = ?", (normal,))
+    return (int(row[0]), str(row[1])) if row else None
+
+
+# -- SQL functions ------------------------------------------------------------------------------
+
+PAGE_SIGNATURE_SQL = (
+    "nitpicker_page_signature(p.url, p.title, p.description, "
+    + ", ".join(f"p.{name}" for name in OG_FIELDS)
+    + ")"
+)
+"""The signature of row ``p`` (NULL when not signed), computed by :mod:`nitpicker.signature`."""
+
+
+_OG_TITLE = OG_FIELDS.index("og_title")
+_OG_URL = OG_FIELDS.index("og_url")
+
+
+def _page_signature(url: str, title: str, description: str, *og: str) -> str | None:
+    if not is_signable(title, og):
+        return None
+    return meta_signature(url, title, description, og[_OG_TITLE], og[_OG_URL])
+
+
+def _resolve_url(base: str, href: str) -> str:
+    """``href`` resolved against ``base`` and normalised (``href`` itself when unparsable)."""
+    return normalize_url(join_href(base, href)) or href
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """Register the deterministic SQL functions the queries use on ``conn`` (idempotent).
+
+    ``nitpicker_page_signature(url, title, description, og_type, og_title, og_site_name,
+    og_description, og_url, og_image)`` and ``nitpicker_resolve_url(base, href)``. Registering
+    a function changes nothing in the file.
+    """
+    conn.create_function("nitpicker_page_signature", 3 + len(OG_FIELDS), _page_signature,
+                         deterministic=True)
+    conn.create_function("nitpicker_resolve_url", 2, _resolve_url, deterministic=True)

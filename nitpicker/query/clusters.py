@@ -1,0 +1,105 @@
+"""Duplicate-metadata clusters: internal pages that share one meta signature (seed 003 §2).
+
+A cluster is the set of internal HTML pages with the same :mod:`nitpicker.signature` (parent
+path, title, description, og:title, og:url). Clusters of at least ``min_count`` pages are
+listed, those whose ``og:url`` names another page than their own first (a trap signal), then by
+size. Every page of a cluster has the same title, so seed 003's ``sameTitleRatio == 1.0``
+holds by construction.
+
+The signature is computed in SQL by a registered function that calls
+:func:`nitpicker.signature.meta_signature` — the one definition the crawl's trap cap uses too —
+so SQLite groups the pages (with its external sorter: memory stays flat on a large archive) and
+only the sample rows of the clusters reach Python.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import TYPE_CHECKING, TypedDict
+
+from nitpicker.query._common import (
+    INTERNAL_HTML,
+    PAGE_SIGNATURE_SQL,
+    Paged,
+    check_paging,
+    fetch_all,
+    paged,
+    register_functions,
+)
+from nitpicker.signature import og_url_points_elsewhere, parent_path
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["DuplicateCluster", "MetaSignatureFields", "get_duplicate_clusters"]
+
+
+class MetaSignatureFields(TypedDict):
+    title: str
+    description: str
+    og_title: str
+    og_url: str
+
+
+class DuplicateCluster(TypedDict):
+    parent_path: str
+    signature: str
+    """sha1 hex of the meta signature."""
+    count: int
+    og_url_mismatch: bool
+    """Whether the pages' ``og:url`` names another page than their own."""
+    sample_pages: list[str]
+    """The first ``sample`` URLs of the cluster, by URL."""
+    meta_signature_fields: MetaSignatureFields
+
+
+CLUSTERS_SQL = f"""WITH signed AS (
+        SELECT p.url, p.title, p.description, p.og_title, p.og_url,
+            {PAGE_SIGNATURE_SQL} AS signature
+        FROM pages p WHERE {INTERNAL_HTML}
+    ), ranked AS (
+        SELECT signature, url, title, description, og_title, og_url,
+            count(*) OVER (PARTITION BY signature) AS n,
+            row_number() OVER (PARTITION BY signature ORDER BY url) AS k
+        FROM signed WHERE signature IS NOT NULL
+    )
+    SELECT signature, n, url, title, description, og_title, og_url FROM ranked
+    WHERE n >= :min_count AND k <= :sample ORDER BY signature, k"""
+"""The sample rows of every cluster of at least ``min_count`` pages."""
+
+
+def _cluster(rows: list[tuple[str, int, str, str, str, str, str]], sample: int
+             ) -> DuplicateCluster:
+    signature, count, first_url, title, description, og_title, og_url = rows[0]
+    mismatch = bool(og_url) and (count > 1 or og_url_points_elsewhere(first_url, og_url))
+    return {
+        "parent_path": parent_path(first_url),
+        "signature": signature,
+        "count": count,
+        "og_url_mismatch": mismatch,
+        "sample_pages": [r[2] for r in rows[:sample]],
+        "meta_signature_fields": {"title": title, "description": description,
+                                  "og_title": og_title, "og_url": og_url},
+    }
+
+
+def get_duplicate_clusters(conn: sqlite3.Connection, *, min_count: int = 10, sample: int = 5,
+                           limit: int = 100, offset: int = 0) -> Paged[DuplicateCluster]:
+    """Clusters of at least ``min_count`` internal pages with one meta signature.
+
+    Ordered: ``og:url`` pointing elsewhere first, then by count (largest first), parent path
+    and signature. Each cluster lists its first ``sample`` page URLs.
+
+    With one ``og:url`` shared by two or more distinct URLs, at least all but one of them point
+    elsewhere, so a cluster of two or more with an ``og:url`` is a mismatch cluster.
+    """
+    if min_count < 1:
+        raise ValueError(f"Invalid min count: {min_count}. Must be 1 or more")
+    check_paging(sample, 0)
+    check_paging(limit, offset)
+    register_functions(conn)
+    rows = fetch_all(conn, CLUSTERS_SQL, {"min_count": min_count, "sample": max(sample, 1)})
+    clusters = [_cluster(list(group), sample) for _, group in groupby(rows, key=lambda r: r[0])]
+    clusters.sort(key=lambda c: (not c["og_url_mismatch"], -c["count"], c["parent_path"],
+                                 c["signature"]))
+    return paged(clusters[offset : offset + limit], len(clusters), limit, offset)
