@@ -60,6 +60,12 @@ class CrawlConfig:
     """Minimum delay between requests, in milliseconds."""
     retry: int = 3
     max_pages: int | None = None
+    max_duration: float | None = None
+    """Seconds after which the run stops cleanly (resumable), ``--max-duration``."""
+    sitemap: bool = True
+    """Seed the frontier from robots.txt ``Sitemap:`` lines and ``/sitemap.xml``."""
+    deny_private_networks: bool = False
+    """Refuse loopback, private, link-local and metadata addresses (SSRF guard)."""
     output: str = ""
     """Absolute path of the archive file."""
     resume: bool = False
@@ -80,6 +86,8 @@ class CrawlConfig:
             raise ConfigError(f"--retry must not be negative, got {self.retry}")
         if self.max_pages is not None and self.max_pages < 1:
             raise ConfigError(f"--max-pages must be at least 1, got {self.max_pages}")
+        if self.max_duration is not None and self.max_duration <= 0:
+            raise ConfigError(f"--max-duration must be positive, got {self.max_duration}")
         for keyword in self.exclude_keywords:
             try:
                 keyword_pattern(keyword)
@@ -154,6 +162,11 @@ def _coerce(key: str, raw: Any, annotation: Any) -> Any:
         if lowered in ("0", "false", "no", "off", ""):
             return False
         raise ConfigError(f"argument {key}: expected true or false, got {raw!r}")
+    if kind in ("float", "float | None"):
+        try:
+            return float(raw)
+        except ValueError as exc:
+            raise ConfigError(f"argument {key}: expected a number, got {raw!r}") from exc
     if kind in ("int", "int | None"):
         try:
             return int(raw)
