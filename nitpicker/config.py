@@ -62,6 +62,8 @@ class CrawlConfig:
     max_pages: int | None = None
     max_duration: float | None = None
     """Seconds after which the run stops cleanly (resumable), ``--max-duration``."""
+    max_archive_mb: float | None = None
+    """Storage budget: the run fails with ``disk_full`` when the archive would grow past it."""
     sitemap: bool = True
     """Seed the frontier from robots.txt ``Sitemap:`` lines and ``/sitemap.xml``."""
     deny_private_networks: bool = False

@@ -62,10 +62,13 @@ class FrontierScheduler(BaseScheduler):
         self._leased.clear()
 
     def has_pending_requests(self) -> bool:
-        if self._requeued or self._leased:
+        if self._requeued:
             return True
-        budget = self.session.budget_left
-        return self.session.archive.pending > 0 and (budget is None or budget > 0)
+        session = self.session
+        if session.halted is not None:
+            self._leased.clear()  # released back to pending when the run closes
+            return False
+        return bool(self._leased) or session.archive.pending > 0
 
     def enqueue_request(self, request: Request) -> bool:
         self._requeued.append(request)
@@ -74,6 +77,8 @@ class FrontierScheduler(BaseScheduler):
     def next_request(self) -> Request | None:
         if self._requeued:
             return self._requeued.popleft()
+        if self.session.halted is not None:
+            return None
         if not self._leased:
             self._lease()
             if not self._leased:
@@ -84,6 +89,9 @@ class FrontierScheduler(BaseScheduler):
     def _lease(self) -> None:
         session = self.session
         budget = session.budget_left
+        if budget == 0:
+            session.halt("max_pages")
+            return
         limit = LEASE_BATCH if budget is None else min(LEASE_BATCH, budget)
         rows = session.archive.lease(limit)
         session.counters.leased += len(rows)

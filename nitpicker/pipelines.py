@@ -11,7 +11,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+import sqlite3
+
 from twisted.internet import task
+
+from nitpicker.failure import classify_exception
 
 from nitpicker.items import FollowMode, PageItem
 
@@ -46,16 +50,24 @@ class ArchivePipeline:
         self._flusher.start(0.5, now=False)
 
     def _flush(self) -> None:
-        writer = self.session.writer
-        if writer is not None:
-            writer.maybe_commit(max_items=1, max_seconds=0.2)
+        session = self.session
+        writer = session.writer
+        if writer is not None and session.failure is None:
+            try:
+                writer.maybe_commit(max_items=1, max_seconds=0.2)
+            except (sqlite3.Error, OSError) as exc:
+                session.fail(classify_exception(exc))
 
     def close_spider(self) -> None:
         if self._flusher is not None and self._flusher.running:
             self._flusher.stop()
-        writer = self.session.writer
-        if writer is not None:
-            writer.commit()
+        session = self.session
+        writer = session.writer
+        if writer is not None and session.failure is None:
+            try:
+                writer.commit()
+            except (sqlite3.Error, OSError) as exc:
+                session.fail(classify_exception(exc, "close"))
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem):
@@ -70,8 +82,13 @@ class ArchivePipeline:
                     seen.add(link.key)
                     new_links.append((link.key, link.url, depth, int(link.mode)))
         writer = session.archive
-        writer.record_page(item, new_links)
-        writer.maybe_commit()
+        try:
+            writer.record_page(item, new_links)
+            writer.maybe_commit()
+        except (sqlite3.Error, OSError) as exc:
+            # The archive cannot take more: stop the run, keep what was committed.
+            session.fail(classify_exception(exc))
+            return item
         counters = session.counters
         counters.done += 1
         if item.is_target and item.content_type is not None:

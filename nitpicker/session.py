@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from nitpicker.archive.writer import ArchiveWriter
 from nitpicker.excludes import Excludes
+from nitpicker.failure import RunFailure, classify_exception, outcome_of_close
 from nitpicker.follow import FollowPolicy
 from nitpicker.items import FollowMode
 from nitpicker.links import LinkResolver
@@ -22,6 +23,8 @@ from nitpicker.scope import Scope
 from nitpicker.urls import ParsedUrl, frontier_key
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from nitpicker.config import CrawlConfig
 
 __all__ = ["CrawlCounters", "CrawlSession"]
@@ -58,7 +61,13 @@ class CrawlSession:
         self.resolver = LinkResolver(disable_queries=config.disable_queries)
         self.counters = CrawlCounters()
         self.writer: ArchiveWriter | None = None
-        self.stop_reason: str | None = None
+        self.halted: str | None = None
+        """Why this run takes no more URLs from the frontier (``max_pages``, ``max_duration``)."""
+        self.failure: RunFailure | None = None
+        self.max_archive_bytes: int | None = None
+        """Storage budget (``NITPICKER_ARCHIVE_MAX_MB``): the run fails with ``disk_full`` past it."""
+        self.request_close: Callable[[str], None] = lambda reason: None
+        """Set by the spider: asks Scrapy's engine to close the spider."""
 
     def policy_url(self, url: str) -> ParsedUrl | None:
         """``url`` normalised as the crawl's policies see it (cached)."""
@@ -84,6 +93,8 @@ class CrawlSession:
                 (frontier_key(root), root, 0, int(FollowMode.FULL)) for root in self.config.roots
             )
             self.writer.commit()
+        if self.max_archive_bytes:
+            self.writer.set_size_budget(self.max_archive_bytes)
 
     @property
     def budget_left(self) -> int | None:
@@ -92,6 +103,20 @@ class CrawlSession:
             return None
         return max(self.config.max_pages - self.counters.leased, 0)
 
+    def halt(self, reason: str) -> None:
+        """Take no more URLs from the frontier; in-flight ones finish, then the run stops."""
+        if self.halted is None:
+            logger.info("stopping: %s", reason)
+            self.halted = reason
+
+    def fail(self, failure: RunFailure) -> None:
+        """Record why the run failed and close the spider."""
+        if self.failure is None:
+            logger.error("crawl failed (%s): %s", failure.code, failure.detail)
+            self.failure = failure
+            self.halt("failed")
+            self.request_close("failed")
+
     def close(self, reason: str) -> None:
         """Finish the run: order column, run row, one self-contained file."""
         writer = self.writer
@@ -99,13 +124,25 @@ class CrawlSession:
             return
         self.writer = None
         counters = self.counters
-        finished = reason == "finished" and writer.pending == 0
-        status = "finished" if finished else "stopped"
         errors = counters.internal_errors + counters.external_errors
         try:
-            writer.commit()
-            writer.set_url_order()
-            writer.end_run(status, reason, counters.done, errors)
-        finally:
+            if self.failure is None:
+                writer.commit()
+                writer.release_leases()
+                writer.set_url_order()
+            else:
+                writer.rollback()
+            status, code, detail = outcome_of_close(
+                self.halted if self.halted and self.halted != "failed" else reason,
+                pending=writer.pending_count(), failure=self.failure,
+                fetched=counters.done - counters.skipped, fetch_errors=errors,
+            )
+            phase = self.failure.phase if self.failure else None
+            writer.end_run(status, reason, counters.done, errors, code, detail, phase)
             writer.close()
+        except Exception as exc:  # the archive cannot be written: keep what was committed
+            logger.error("could not close the archive cleanly: %s", exc)
+            self.failure = self.failure or classify_exception(exc, "close")
+            writer.abandon()
+            raise
         logger.info("archive closed: %s (%s)", writer.path, status)

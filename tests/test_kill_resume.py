@@ -104,10 +104,10 @@ def test_sigint_closes_the_archive_resumable(tmp_path: Path) -> None:
         assert not (tmp_path / "interrupted.nitpicker.lock").exists()
         assert not (tmp_path / "interrupted.nitpicker-wal").exists()
         conn = sqlite3.connect(archive)
-        status, reason = conn.execute("SELECT status, stop_reason FROM runs").fetchone()
+        status, reason, code = conn.execute("SELECT status, stop_reason, error_code FROM runs").fetchone()
         left = conn.execute("SELECT count(*) FROM frontier WHERE state < 2").fetchone()[0]
         conn.close()
-        assert (status, reason) == ("stopped", "shutdown")
+        assert (status, reason, code) == ("stopped", "shutdown", "killed")
         assert left > 0
         resumed = start("--resume", str(archive), cwd=tmp_path)
         assert resumed.wait(timeout=120) == 0

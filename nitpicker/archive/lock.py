@@ -10,7 +10,7 @@ import contextlib
 import os
 from pathlib import Path
 
-__all__ = ["ArchiveLock", "ArchiveLockError"]
+__all__ = ["ArchiveLock", "ArchiveLockError", "pid_alive"]
 
 
 class ArchiveLockError(Exception):
@@ -23,7 +23,8 @@ class ArchiveLockError(Exception):
         self.holder_pid = holder_pid
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID exists."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -50,7 +51,7 @@ class ArchiveLock:
     def live_holder(self) -> int | None:
         """The PID of a live process holding the lock, or ``None``."""
         pid = self.holder()
-        return pid if pid is not None and _pid_alive(pid) else None
+        return pid if pid is not None and pid_alive(pid) else None
 
     def acquire(self) -> None:
         for attempt in range(2):
@@ -58,7 +59,7 @@ class ArchiveLock:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
                 pid = self.holder()
-                if attempt == 0 and (pid is None or not _pid_alive(pid)) and pid != os.getpid():
+                if attempt == 0 and (pid is None or not pid_alive(pid)) and pid != os.getpid():
                     with contextlib.suppress(FileNotFoundError):
                         self.path.unlink()
                     continue

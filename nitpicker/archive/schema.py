@@ -154,17 +154,29 @@ CREATE INDEX frontier_pending ON frontier(depth, id) WHERE state = 0;
 CREATE INDEX frontier_leased ON frontier(id) WHERE state = 1;
 """
 
-_QUERY_INDEXES: Final = """
+_INTERNAL_HTML_PAGE: Final = (
+    "scraped = 1 AND is_external = 0 AND content_type = 'text/html' AND redirect_dest_id IS NULL"
+)
+
+_QUERY_INDEXES: Final = f"""
 DROP INDEX IF EXISTS anchors_href_id;
 CREATE INDEX anchors_href_page ON anchors(href_id, page_id);
+DROP INDEX IF EXISTS pages_is_external;
+CREATE INDEX pages_external_url ON pages(is_external, url);
 CREATE INDEX pages_status ON pages(status);
+CREATE INDEX pages_internal_title ON pages(title, url) WHERE {_INTERNAL_HTML_PAGE};
+CREATE INDEX pages_internal_description ON pages(description, url) WHERE {_INTERNAL_HTML_PAGE};
 DROP INDEX IF EXISTS response_headers_page_id;
 CREATE INDEX response_headers_page_name ON response_headers(page_id, name COLLATE NOCASE);
 CREATE INDEX images_missing_alt ON images(page_id) WHERE alt IS NULL OR alt = '';
 CREATE INDEX images_missing_dimensions ON images(page_id)
     WHERE width IS NULL OR width = 0 OR height IS NULL OR height = 0
 """
-"""Indexes for ``nitpicker.query`` (``bench/README-query.md`` says what each one serves)."""
+"""Indexes for ``nitpicker.query`` (``bench/README-query.md`` says what each one serves).
+
+Three replace a 0001 index they extend: ``anchors(href_id, page_id)``,
+``pages(is_external, url)`` and ``response_headers(page_id, name)``.
+"""
 
 _RESOURCE_HEADERS: Final = """
 CREATE TABLE resource_headers (
@@ -179,6 +191,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
     ("0003_resource_headers", _RESOURCE_HEADERS),
+    ("0004_run_phase", "ALTER TABLE runs ADD COLUMN phase TEXT"),
 )
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nitpicker import __version__
-from nitpicker.archive.lock import ArchiveLock
+from nitpicker.archive.lock import ArchiveLock, pid_alive as _pid_alive
 from nitpicker.archive.schema import SchemaError, migrate
 from nitpicker.items import FollowMode
 from nitpicker.urls import frontier_key, natural_order_key
@@ -70,7 +70,6 @@ class ArchiveWriter:
         self.conn = conn
         self._lock = lock
         self._ids: OrderedDict[str, int] = OrderedDict()
-        self._in_tx = False
         self._dirty = 0
         self._last_commit = time.monotonic()
         self.run_id: int | None = None
@@ -126,6 +125,7 @@ class ArchiveWriter:
                 raise ArchiveError(f"{path}: {exc}") from exc
             writer = cls(path, conn, lock)
             writer.conn.execute("UPDATE frontier SET state = ? WHERE state = ?", (PENDING, LEASED))
+            writer.mark_lost_runs()
         except BaseException:
             lock.release()
             raise
@@ -140,14 +140,12 @@ class ArchiveWriter:
     # -- transactions -----------------------------------------------------------------------
 
     def _begin(self) -> None:
-        if not self._in_tx:
+        if not self.conn.in_transaction:
             self.conn.execute("BEGIN")
-            self._in_tx = True
 
     def commit(self) -> None:
-        if self._in_tx:
+        if self.conn.in_transaction:
             self.conn.execute("COMMIT")
-            self._in_tx = False
         self._dirty = 0
         self._last_commit = time.monotonic()
 
@@ -174,14 +172,51 @@ class ArchiveWriter:
         return self.run_id
 
     def end_run(self, status: str, stop_reason: str, pages_done: int, errors: int,
-                error_code: str | None = None, error_detail: str | None = None) -> None:
+                error_code: str | None = None, error_detail: str | None = None,
+                phase: str | None = None) -> None:
         self._begin()
         self.conn.execute(
             "UPDATE runs SET ended_at = ?, status = ?, stop_reason = ?, pages_done = ?, errors = ?,"
-            " error_code = ?, error_detail = ? WHERE id = ?",
-            (_now(), status, stop_reason, pages_done, errors, error_code, error_detail, self.run_id),
+            " error_code = ?, error_detail = ?, phase = ? WHERE id = ?",
+            (_now(), status, stop_reason, pages_done, errors, error_code, error_detail, phase,
+             self.run_id),
         )
         self.commit()
+
+    def mark_lost_runs(self) -> int:
+        """The watchdog: runs still ``running`` whose process is gone become ``instance_lost``."""
+        rows = self.conn.execute("SELECT id, pid FROM runs WHERE status = 'running'").fetchall()
+        lost = [run_id for run_id, pid in rows if pid != os.getpid() and not _pid_alive(pid)]
+        if lost:
+            self._begin()
+            self.conn.executemany(
+                "UPDATE runs SET status = 'failed', error_code = 'instance_lost',"
+                " error_detail = 'the crawling process ended without closing its run',"
+                " ended_at = coalesce(ended_at, ?) WHERE id = ?",
+                [(_now(), run_id) for run_id in lost],
+            )
+            self.commit()
+        return len(lost)
+
+    def set_size_budget(self, max_bytes: int) -> None:
+        """Cap the archive's size: writes past it fail with SQLITE_FULL ("database is full")."""
+        page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
+        self.conn.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page_size)}")
+
+    def release_leases(self) -> None:
+        """Leased rows not fetched (a stopped run) go back to pending."""
+        self._begin()
+        cur = self.conn.execute("UPDATE frontier SET state = 0 WHERE state = 1")
+        self.pending += max(cur.rowcount, 0)
+
+    def pending_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM frontier WHERE state < 2").fetchone()[0])
+
+    def rollback(self) -> None:
+        """Drop the uncommitted batch (SQLite may have rolled it back already)."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+        self._dirty = 0
 
     # -- frontier ---------------------------------------------------------------------------
 
@@ -425,9 +460,8 @@ class ArchiveWriter:
     def abandon(self) -> None:
         """Close without committing the open batch (used when the crawl itself failed)."""
         try:
-            if self._in_tx:
+            if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-                self._in_tx = False
             self.conn.close()
         finally:
             self._lock.release()

@@ -35,9 +35,10 @@ def read_list_file(path: Path) -> list[str]:
     return urls
 
 
-def exit_code(counters: CrawlCounters, *, strict: bool) -> int:
-    """0 clean; 1 an in-scope fetch error; 2 only out-of-scope errors (1 with ``--strict``)."""
-    if counters.internal_errors:
+def exit_code(counters: CrawlCounters, *, strict: bool, failed: bool = False) -> int:
+    """0 clean; 1 a failed run or an in-scope fetch error; 2 only out-of-scope errors
+    (1 with ``--strict``)."""
+    if failed or counters.internal_errors:
         return 1
     if counters.external_errors:
         return 1 if strict else 2
@@ -63,6 +64,10 @@ def crawl(
     interval: Annotated[int, typer.Option("--interval", "-I", help="Minimum delay between requests, in ms.")] = 0,
     retry: Annotated[int, typer.Option("--retry", help="Retries of a failed request.")] = 3,
     max_pages: Annotated[int | None, typer.Option("--max-pages", help="Stop cleanly after this many URLs (resumable).")] = None,
+    max_duration: Annotated[float | None, typer.Option("--max-duration", help="Stop cleanly after this many seconds (resumable).")] = None,
+    max_archive_mb: Annotated[float | None, typer.Option("--max-archive-mb", help="Storage budget: fail the run (disk_full) before the archive grows past this size.")] = None,
+    sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True,
+    deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False,
     output: Annotated[str | None, typer.Option("--output", "-o", help="Archive path (.nitpicker is appended).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", "-R", help="Continue the interrupted crawl in this archive.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 (not 2) when only external URLs failed.")] = False,
@@ -80,7 +85,9 @@ def crawl(
             exclude=exclude or [], exclude_keywords=tuple(exclude_keyword or []),
             exclude_url=exclude_url or [], disable_queries=disable_queries,
             user_agent=user_agent, ignore_robots=ignore_robots, parallels=parallels,
-            interval=interval, retry=retry, max_pages=max_pages, output=output,
+            interval=interval, retry=retry, max_pages=max_pages, max_duration=max_duration,
+            sitemap=sitemap, deny_private_networks=deny_private_networks, output=output,
+            max_archive_mb=max_archive_mb,
             resume=resume, strict=strict,
         )
         _check_writable(config)
@@ -95,7 +102,8 @@ def crawl(
         fail(result.failure, verbose_detail=result.traceback if verbose else None)
     if not silent:
         print_summary(Path(config.output), result)
-    raise typer.Exit(exit_code(result.counters, strict=config.strict))
+    raise typer.Exit(exit_code(result.counters, strict=config.strict,
+                               failed=result.run_failure is not None))
 
 
 def _build_config(*, urls: list[str], list_urls: list[str], list_file: Path | None,
@@ -138,7 +146,8 @@ def _build_config(*, urls: list[str], list_urls: list[str], list_file: Path | No
     )
 
 
-_RUNTIME_OPTIONS = ("parallels", "interval", "retry", "max_pages", "strict")
+_RUNTIME_OPTIONS = ("parallels", "interval", "retry", "max_pages", "max_duration",
+                    "max_archive_mb", "strict")
 
 
 def _resume_config(path: Path, options: dict[str, object]) -> CrawlConfig:

@@ -50,8 +50,13 @@ def print_summary(path: Path, result: CrawlResult) -> None:
     console.print(
         f"  {facts.fetch_errors} fetch errors · {facts.status_4xx} 4xx · {facts.status_5xx} 5xx"
     )
-    line = (f"  run {status} ({result.stop_reason or 'unknown'}): {counters.done} URLs in "
+    code = f", {run.error_code}" if run and run.error_code else ""
+    line = (f"  run {status} ({result.stop_reason or 'unknown'}{code}): {counters.done} URLs in "
             f"{result.elapsed:.1f} s, {rate:.1f} URLs/s")
+    if run and run.status == "failed":
+        console.print(f"[red]Crawl failed ({run.error_code}): {run.error_detail}[/red] — "
+                      f"stopped early after {counters.done} URLs; every page recorded so far "
+                      "is in the archive.")
     if facts.pending:
         line += f"; {facts.pending} left — continue with: nitpicker crawl --resume {path}"
     console.print(line)

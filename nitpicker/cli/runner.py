@@ -11,6 +11,7 @@ from nitpicker.session import CrawlCounters
 
 if TYPE_CHECKING:
     from nitpicker.config import CrawlConfig
+    from nitpicker.failure import RunFailure
 
 __all__ = ["CrawlResult", "run_crawl"]
 
@@ -23,6 +24,8 @@ class CrawlResult:
     """Why the crawl could not run (one line), or ``None``."""
     traceback: str | None = None
     stop_reason: str | None = None
+    run_failure: RunFailure | None = None
+    """Why the run failed (disk full, database error, …), or ``None``."""
 
 
 def _settings(verbose: bool) -> Any:
@@ -71,4 +74,5 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
     spider = crawler.spider
     if spider is not None:
         result.counters = spider.session.counters  # type: ignore[attr-defined]
+        result.run_failure = spider.session.failure  # type: ignore[attr-defined]
     return result

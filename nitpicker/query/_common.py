@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INTERNAL_HTML",
+    "INTERNAL_HTML_INDEXED",
     "PAGE_LIST_BASE",
     "Paged",
     "check_choice",
@@ -31,14 +32,27 @@ __all__ = [
 T = TypeVar("T")
 
 INTERNAL_HTML = (
-    "p.scraped = 1 AND p.is_external = 0 AND p.content_type = 'text/html'"
-    " AND p.redirect_dest_id IS NULL"
+    "+p.scraped = 1 AND +p.is_external = 0 AND +p.content_type = 'text/html'"
+    " AND +p.redirect_dest_id IS NULL"
 )
-"""Internal HTML pages (SPEC §5): fetched, in scope, HTML, not a redirect source. Alias ``p``."""
+"""Internal HTML pages (SPEC §5): fetched, in scope, HTML, not a redirect source. Alias ``p``.
+
+These columns hold one value on almost every row, and an archive has no ``ANALYZE``
+statistics: the unary ``+`` keeps the planner from walking their single-column indexes (a
+walk over nearly the whole table in rowid lookups) instead of scanning it.
+"""
+
+INTERNAL_HTML_INDEXED = (
+    "likely(p.scraped = 1) AND likely(p.is_external = 0)"
+    " AND likely(p.content_type = 'text/html') AND likely(p.redirect_dest_id IS NULL)"
+)
+"""The same set, written to match the partial indexes ``pages_internal_title`` and
+``pages_internal_description`` (migration ``0002_query_indexes``): for queries that group or
+look up pages by title or description."""
 
 PAGE_LIST_BASE = (
-    "p.scraped = 1 AND p.redirect_dest_id IS NULL"
-    " AND (p.content_type IS NULL OR p.content_type = 'text/html')"
+    "+p.scraped = 1 AND +p.redirect_dest_id IS NULL"
+    " AND (+p.content_type IS NULL OR +p.content_type = 'text/html')"
 )
 """The page list (SPEC §5): every dealt-with URL but redirect sources and known non-HTML."""
 

@@ -7,9 +7,10 @@ size. Every page of a cluster has the same title, so seed 003's ``sameTitleRatio
 holds by construction.
 
 The signature is computed in SQL by a registered function that calls
-:func:`nitpicker.signature.meta_signature` — the one definition the crawl's trap cap uses too —
-so SQLite groups the pages (with its external sorter: memory stays flat on a large archive) and
-only the sample rows of the clusters reach Python.
+:func:`nitpicker.signature.page_signature`'s rules (:func:`~nitpicker.signature.is_signable`,
+:func:`~nitpicker.signature.meta_signature`) — the one definition the crawl's trap cap uses
+too — so SQLite groups the pages (with its external sorter: memory stays flat however large the
+archive) and only the sample rows of the clusters reach Python.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING, TypedDict
 
 from nitpicker.query._common import (
-    INTERNAL_HTML,
+    INTERNAL_HTML_INDEXED,
     PAGE_SIGNATURE_SQL,
     Paged,
     check_paging,
@@ -53,10 +54,13 @@ class DuplicateCluster(TypedDict):
     meta_signature_fields: MetaSignatureFields
 
 
-CLUSTERS_SQL = f"""WITH signed AS (
+CLUSTERS_SQL = f"""WITH titles AS (
+        SELECT p.title FROM pages p WHERE {INTERNAL_HTML_INDEXED}
+        GROUP BY p.title HAVING count(*) >= :min_count
+    ), signed AS (
         SELECT p.url, p.title, p.description, p.og_title, p.og_url,
             {PAGE_SIGNATURE_SQL} AS signature
-        FROM pages p WHERE {INTERNAL_HTML}
+        FROM titles JOIN pages p ON p.title = titles.title WHERE {INTERNAL_HTML_INDEXED}
     ), ranked AS (
         SELECT signature, url, title, description, og_title, og_url,
             count(*) OVER (PARTITION BY signature) AS n,
@@ -65,7 +69,11 @@ CLUSTERS_SQL = f"""WITH signed AS (
     )
     SELECT signature, n, url, title, description, og_title, og_url FROM ranked
     WHERE n >= :min_count AND k <= :sample ORDER BY signature, k"""
-"""The sample rows of every cluster of at least ``min_count`` pages."""
+"""The sample rows of every cluster of at least ``min_count`` pages.
+
+The pages of a cluster share their title, so only pages whose title ``min_count`` pages or more
+share are signed (through the partial index on internal pages' titles); on most sites that is a
+small part of the archive."""
 
 
 def _cluster(rows: list[tuple[str, int, str, str, str, str, str]], sample: int

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from nitpicker.query._common import (
     INTERNAL_HTML,
+    INTERNAL_HTML_INDEXED,
     Paged,
     check_choice,
     check_paging,
@@ -50,7 +51,8 @@ class MismatchEntry(TypedDict):
 
 def _groups_sql(column: str) -> str:
     return (f"SELECT p.{column}, count(*) AS n FROM pages p"
-            f" WHERE {INTERNAL_HTML} AND p.{column} != '' GROUP BY p.{column} HAVING n > 1")
+            f" WHERE {INTERNAL_HTML_INDEXED} AND p.{column} != ''"
+            f" GROUP BY p.{column} HAVING n > 1")
 
 
 def find_duplicates(conn: sqlite3.Connection, field: str = "title", *, limit: int = 50,
@@ -68,7 +70,7 @@ def find_duplicates(conn: sqlite3.Connection, field: str = "title", *, limit: in
             LIMIT :limit OFFSET :offset),
         ranked AS (SELECT g.value, g.n, p.url,
             row_number() OVER (PARTITION BY g.value ORDER BY p.url) AS k
-            FROM g JOIN pages p ON p.{column} = g.value WHERE {INTERNAL_HTML})
+            FROM g JOIN pages p ON p.{column} = g.value WHERE {INTERNAL_HTML_INDEXED})
         SELECT value, n, url FROM ranked WHERE k <= :max_urls ORDER BY n DESC, value, url""",
                      {"limit": limit, "offset": offset, "max_urls": max_urls})
     total = fetch_one(conn, f"SELECT count(*) FROM ({groups})")

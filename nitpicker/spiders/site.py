@@ -14,7 +14,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy import Spider, signals
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import CloseSpider, IgnoreRequest
 
 from nitpicker.config import CrawlConfig
 from nitpicker.errors import describe_failure
@@ -94,6 +94,11 @@ class SiteSpider(Spider):
         if config.render:
             configure_browser(settings, config)
         crawler.signals.connect(spider._on_closed, signal=signals.spider_closed)
+        crawler.signals.connect(spider._on_opened, signal=signals.spider_opened)
+        crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
+        spider.session.request_close = spider._close_soon
+        budget_mb = config.max_archive_mb or settings.getfloat("NITPICKER_ARCHIVE_MAX_MB", 0)
+        spider.session.max_archive_bytes = int(budget_mb * 1024 * 1024) or None
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
@@ -101,7 +106,32 @@ class SiteSpider(Spider):
         return
         yield  # pragma: no cover  (makes this an async generator)
 
+    def _on_opened(self, spider: Spider) -> None:
+        if self.config.max_duration is not None:
+            from twisted.internet import reactor
+
+            self._deadline = reactor.callLater(  # type: ignore[attr-defined]
+                self.config.max_duration, self.session.halt, "max_duration"
+            )
+
+    def _on_idle(self, spider: Spider) -> None:
+        """A halted run (``--max-pages``, ``--max-duration``) closes with its reason."""
+        if self.session.halted is not None:
+            raise CloseSpider(self.session.halted)
+
+    def _close_soon(self, reason: str) -> None:
+        from scrapy.utils.defer import deferred_from_coro
+        from twisted.internet import reactor
+
+        engine = self.crawler.engine
+        reactor.callLater(  # type: ignore[attr-defined]
+            0, lambda: deferred_from_coro(engine.close_spider_async(reason=reason))
+        )
+
     def _on_closed(self, spider: Spider, reason: str) -> None:
+        deadline = getattr(self, "_deadline", None)
+        if deadline is not None and deadline.active():
+            deadline.cancel()
         self.session.close(reason)
 
     # -- responses ----------------------------------------------------------------------------

@@ -1,0 +1,96 @@
+"""How a run ended: the closed vocabulary of run statuses and error codes.
+
+Every crawl or resume is a row in the archive's ``runs`` table. ``status`` is one of
+``running``, ``finished``, ``stopped`` (ended on purpose or by a signal; resumable) and
+``failed``. A run that did not finish carries an ``error_code`` from :data:`ERROR_CODES`,
+an ``error_detail`` and the ``phase`` it was in, so failures aggregate in plain SQL::
+
+    SELECT error_code, count(*) FROM runs GROUP BY error_code;
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "ERROR_CODES",
+    "PHASES",
+    "RunFailure",
+    "classify_exception",
+    "outcome_of_close",
+]
+
+ERROR_CODES: Final[dict[str, str]] = {
+    "page_limit": "stopped: --max-pages reached (resumable)",
+    "deadline": "stopped: --max-duration reached (resumable)",
+    "killed": "stopped by SIGINT/SIGTERM (resumable)",
+    "timeout": "stopped by Scrapy's CLOSESPIDER_TIMEOUT",
+    "memory": "failed: out of memory (MemoryError, or Scrapy's MEMUSAGE_LIMIT_MB)",
+    "disk_full": "failed: the disk (or the archive's size budget) is full",
+    "db_error": "failed: the archive could not be written",
+    "browser_crash": "failed: the browser crashed and could not be relaunched",
+    "network": "failed: no root URL could be fetched at all",
+    "instance_lost": "failed: the process died without closing its run (found later)",
+    "unknown": "failed: any other error",
+}
+"""Every ``runs.error_code`` value, with what it means."""
+
+PHASES: Final = ("open", "crawl", "close")
+"""``runs.phase``: where a failed run was."""
+
+_STOP_REASONS: Final = {
+    "max_pages": "page_limit",
+    "max_duration": "deadline",
+    "shutdown": "killed",
+    "cancelled": "killed",
+    "closespider_timeout": "timeout",
+    "memusage_exceeded": "memory",
+}
+
+
+@dataclass(frozen=True)
+class RunFailure:
+    """Why a run failed."""
+
+    code: str
+    detail: str
+    phase: str = "crawl"
+
+    def __post_init__(self) -> None:
+        assert self.code in ERROR_CODES, self.code
+        assert self.phase in PHASES, self.phase
+
+
+def classify_exception(exc: BaseException, phase: str = "crawl") -> RunFailure:
+    """The failure an exception means (disk full, database error, memory, …)."""
+    detail = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    if isinstance(exc, MemoryError):
+        return RunFailure("memory", detail, phase)
+    if isinstance(exc, sqlite3.Error):
+        text = str(exc).lower()
+        if "full" in text:
+            return RunFailure("disk_full", detail, phase)
+        return RunFailure("db_error", detail, phase)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return RunFailure("disk_full", detail, phase)
+    return RunFailure("unknown", detail, phase)
+
+
+def outcome_of_close(reason: str, *, pending: int, failure: RunFailure | None,
+                     fetched: int, fetch_errors: int) -> tuple[str, str | None, str | None]:
+    """``(status, error_code, error_detail)`` of a run that closed with Scrapy ``reason``."""
+    if failure is not None:
+        return "failed", failure.code, failure.detail
+    if reason == "finished" and pending == 0:
+        if fetched and fetched == fetch_errors:
+            return "failed", "network", f"all {fetched} URL(s) failed to fetch"
+        return "finished", None, None
+    code = _STOP_REASONS.get(reason)
+    if code is not None:
+        return "stopped", code, f"Scrapy close reason: {reason}"
+    if reason == "finished":
+        return "stopped", "unknown", f"closed with {pending} URL(s) left in the frontier"
+    return "failed", "unknown", f"Scrapy close reason: {reason}"
