@@ -71,6 +71,8 @@ class CrawlConfig:
     output: str = ""
     """Absolute path of the archive file."""
     resume: bool = False
+    append: tuple[str, ...] = ()
+    """Roots added to an existing archive by ``--append`` (already part of ``roots``)."""
     strict: bool = False
 
     def __post_init__(self) -> None:

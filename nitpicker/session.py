@@ -85,7 +85,9 @@ class CrawlSession:
             return
         if self.config.resume:
             self.writer = ArchiveWriter.reopen(Path(self.config.output))
-            self.writer.start_run("resume")
+            if self.config.append:
+                self._prepare_append(self.writer)
+            self.writer.start_run("append" if self.config.append else "resume")
         else:
             self.writer = ArchiveWriter.create(self.config)
             self.writer.start_run("crawl")
@@ -95,6 +97,22 @@ class CrawlSession:
             self.writer.commit()
         if self.max_archive_bytes:
             self.writer.set_size_budget(self.max_archive_bytes)
+
+    def _prepare_append(self, writer: ArchiveWriter) -> None:
+        """``--append``: new roots, earlier out-of-scope rows now in scope re-queued."""
+        writer.update_info(self.config)
+
+        def in_scope(url: str) -> bool:
+            parsed = self.policy_url(url)
+            return parsed is not None and not self.policy.is_external(parsed)
+
+        repromoted = writer.repromote(in_scope)
+        writer.add_to_frontier(
+            (frontier_key(root), root, 0, int(FollowMode.FULL)) for root in self.config.append
+        )
+        writer.commit()
+        logger.info("append: %d new root(s), %d row(s) re-promoted into scope",
+                    len(self.config.append), len(repromoted))
 
     @property
     def budget_left(self) -> int | None:

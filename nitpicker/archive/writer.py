@@ -27,7 +27,7 @@ from nitpicker.items import FollowMode
 from nitpicker.urls import frontier_key, natural_order_key
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from nitpicker.config import CrawlConfig
     from nitpicker.items import LinkRecord, PageItem, ResourceRecord
@@ -130,6 +130,48 @@ class ArchiveWriter:
             lock.release()
             raise
         return writer
+
+    def update_info(self, config: CrawlConfig) -> None:
+        """Store the crawl's (changed) roots and options, e.g. after ``--append``."""
+        self._begin()
+        self.conn.execute(
+            "UPDATE info SET base_url = ?, roots = ?, from_list = ?, config = ? WHERE id = 1",
+            (config.base_url, json.dumps(list(config.roots)), int(config.list_mode),
+             config.to_json()),
+        )
+
+    def repromote(self, is_in_scope: Callable[[str], bool]) -> list[tuple[int, str]]:
+        """Out-of-scope rows now in scope become pending pages again, their ids kept.
+
+        Their fetched facts and child rows (anchors, images, headers, snapshot, resource
+        referrers) are removed, and they are queued for a full crawl. Returns (id, url).
+        """
+        self._begin()
+        rows = [
+            (page_id, url)
+            for page_id, url in self.conn.execute(
+                "SELECT id, url FROM pages WHERE is_external = 1 AND redirect_dest_id IS NULL")
+            if is_in_scope(url)
+        ]
+        ids = [(page_id,) for page_id, _ in rows]
+        for table in ("anchors", "images", "response_headers", "snapshots", "resource_referrers"):
+            self.conn.executemany(f"DELETE FROM {table} WHERE page_id = ?", ids)  # noqa: S608
+        self.conn.executemany(
+            "UPDATE pages SET scraped = 0, is_external = 0, is_target = 0, status = NULL,"
+            " status_text = NULL, content_type = NULL, content_length = NULL, title = '',"
+            " description = '', is_skipped = 0, skip_reason = NULL, fetched_at = NULL"
+            " WHERE id = ?",
+            ids,
+        )
+        self.conn.executemany(
+            "INSERT INTO frontier(key, url, depth, mode) VALUES (?, ?, 1, 0)"
+            " ON CONFLICT(key) DO UPDATE SET state = 0, mode = 0",
+            [(frontier_key(url), url) for _, url in rows],
+        )
+        for page_id, url in rows:
+            self._ids.pop(url, None)
+        self.pending = self.pending_count()
+        return rows
 
     def stored_config_json(self) -> str:
         row = self.conn.execute("SELECT config FROM info WHERE id = 1").fetchone()

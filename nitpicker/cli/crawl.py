@@ -70,6 +70,7 @@ def crawl(
     deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False,
     output: Annotated[str | None, typer.Option("--output", "-o", help="Archive path (.nitpicker is appended).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", "-R", help="Continue the interrupted crawl in this archive.")] = None,
+    append: Annotated[Path | None, typer.Option("--append", "-A", help="Add the URLs as new roots to this archive and crawl on.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 (not 2) when only external URLs failed.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log every request; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
@@ -78,6 +79,13 @@ def crawl(
 
     Example: nitpicker crawl https://example.com/ -o example
     """
+    if append is not None:
+        _crawl_append(append, urls or [], list_urls=list_urls, list_file=list_file,
+                      single=single, resume=resume, output=output, verbose=verbose,
+                      silent=silent, runtime={"parallels": parallels, "interval": interval,
+                                              "retry": retry, "max_pages": max_pages,
+                                              "max_duration": max_duration, "strict": strict,
+                                              "max_archive_mb": max_archive_mb})
     try:
         config = _build_config(
             urls=urls or [], list_urls=list_urls or [], list_file=list_file, single=single,
@@ -104,6 +112,48 @@ def crawl(
         print_summary(Path(config.output), result)
     raise typer.Exit(exit_code(result.counters, strict=config.strict,
                                failed=result.run_failure is not None))
+
+
+def _crawl_append(path: Path, urls: list[str], *, list_urls: list[str] | None,
+                  list_file: Path | None, single: bool, resume: Path | None, output: str | None,
+                  verbose: bool, silent: bool, runtime: dict[str, object]) -> None:
+    """``--append FILE URL…``: crawl on with more roots; the archive is restored on failure."""
+    from nitpicker.append import AppendError, ArchiveBackup, append_config
+    from nitpicker.cli.runner import run_crawl
+
+    try:
+        if output:
+            raise ConfigError("--output flag is not supported with --append. "
+                              "The archive path is the file being appended.")
+        if resume is not None:
+            raise ConfigError("--resume and --append cannot be used together. "
+                              "Pick the existing-archive mode that fits your task.")
+        if list_urls or list_file or single:
+            raise ConfigError("--append cannot be combined with --list, --list-file or --single")
+        path = path.expanduser().resolve()
+        check_archive_file(path)
+        config = append_config(path, urls, **runtime)
+        _check_writable(config)
+        if config.render:
+            require_chromium()
+    except (ConfigError, ArchiveError, ArchiveLockError, BrowserMissingError) as exc:
+        fail(str(exc))
+    backup = ArchiveBackup(path)
+    backup.take()
+    result = run_crawl(config, verbose=verbose, silent=silent)
+    problem = result.failure or (
+        f"{result.run_failure.code}: {result.run_failure.detail}" if result.run_failure else None
+    )
+    if problem is not None:
+        try:
+            backup.restore(problem)
+        except AppendError as exc:
+            fail(str(exc))
+        fail(f"append failed, the archive was restored as it was: {problem}")
+    backup.discard()
+    if not silent:
+        print_summary(path, result)
+    raise typer.Exit(exit_code(result.counters, strict=config.strict))
 
 
 def _build_config(*, urls: list[str], list_urls: list[str], list_file: Path | None,

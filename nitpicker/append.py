@@ -1,0 +1,80 @@
+"""Append: add roots to an existing archive and crawl on, with a backup restored on failure.
+
+``nitpicker crawl --append FILE URL…`` (SPEC §3.15.2): the archive's roots become the old
+ones plus the new ones; rows recorded out of scope that the new roots cover are re-promoted
+(page ids kept) and crawled; the crawl goes on from the frontier. ``FILE.bak`` is a copy of
+the archive taken first: a failed run restores it (the archive is then byte for byte as
+before) and a finished or stopped run deletes it. A list-mode archive refuses append.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from nitpicker.config import ConfigError, CrawlConfig, validate_url
+from nitpicker.query import ArchiveOpenError, crawl_info, open_archive
+
+__all__ = ["AppendError", "ArchiveBackup", "append_config"]
+
+LIST_MODE_REFUSAL = (
+    "Cannot append to a list-mode archive: this archive was created with --list/--list-file "
+    "and contains metadata-only pages. Create a fresh archive instead."
+)
+
+
+class AppendError(Exception):
+    """Appending failed; the message says whether the archive was restored."""
+
+
+def append_config(path: Path, new_urls: list[str], **runtime: Any) -> CrawlConfig:
+    """The config of an append run: the stored options, roots old ∪ new, crawled fully."""
+    if not new_urls:
+        raise ConfigError("--append needs at least one URL to add")
+    added = [validate_url(url) for url in new_urls]
+    try:
+        conn = open_archive(path)
+    except ArchiveOpenError as exc:
+        raise ConfigError(str(exc)) from exc
+    try:
+        info = crawl_info(conn)
+    except LookupError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    finally:
+        conn.close()
+    if info.from_list:
+        raise ConfigError(LIST_MODE_REFUSAL)
+    roots = tuple(dict.fromkeys([*info.roots, *added]))
+    fresh = tuple(url for url in added if url not in info.roots)
+    return CrawlConfig.from_json(
+        info.config_json, roots=roots, append=fresh or tuple(added), recursive=True,
+        single=False, list_mode=False, resume=True, output=str(path), **runtime,
+    )
+
+
+class ArchiveBackup:
+    """``FILE.bak``: taken before an append, restored on failure, removed on success."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.backup = path.with_name(path.name + ".bak")
+
+    def take(self) -> None:
+        shutil.copy2(self.path, self.backup)
+
+    def discard(self) -> None:
+        self.backup.unlink(missing_ok=True)
+
+    def restore(self, cause: str) -> None:
+        """Put the backup back; ``AppendError`` naming both problems if that fails too."""
+        try:
+            for suffix in ("-wal", "-shm"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+            shutil.copy2(self.backup, self.path)
+            self.backup.unlink()
+        except OSError as exc:
+            raise AppendError(
+                f"append failed AND restore from backup failed: {cause}; restore: {exc}. "
+                f"The backup is kept at {self.backup}"
+            ) from exc
