@@ -26,7 +26,11 @@ class Addon:
         settings["EXTENSIONS"].update({"nitpicker.middlewares.body.BodyGuard": 0})
         # Below RetryMiddleware (550) and RedirectMiddleware (600): sees final responses only.
         settings["DOWNLOADER_MIDDLEWARES"].update(
-            {"nitpicker.middlewares.render.RenderChoiceMiddleware": 540}
+            {
+                "nitpicker.middlewares.render.RenderChoiceMiddleware": 540,
+                # Just inside RedirectMiddleware (600): sees the final response of a chain.
+                "nitpicker.middlewares.root_redirect.RootRedirectMiddleware": 595,
+            }
         )
         for name, value in {
             # Scrapy starts CONCURRENT_ITEMS tasks for every callback's output: one is enough.

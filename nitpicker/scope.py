@@ -70,14 +70,17 @@ class Scope:
     def __init__(self, roots: Iterable[str]) -> None:
         self._by_host: dict[tuple[str, int | None], list[ScopeEntry]] = {}
         for root in roots:
-            parsed = parse_url(root)
-            if parsed is None or not parsed.is_http:
-                raise ValueError(f"not an http(s) URL: {root!r}")
-            entry = ScopeEntry.from_url(parsed)
-            entries = self._by_host.setdefault((entry.hostname, entry.port), [])
-            entries.append(entry)
-        for entries in self._by_host.values():
-            entries.sort(key=lambda e: e.depth, reverse=True)
+            self.add(root)
+
+    def add(self, root: str) -> None:
+        """Add a root as a scope entry."""
+        parsed = parse_url(root)
+        if parsed is None or not parsed.is_http:
+            raise ValueError(f"not an http(s) URL: {root!r}")
+        entry = ScopeEntry.from_url(parsed)
+        entries = self._by_host.setdefault((entry.hostname, entry.port), [])
+        entries.append(entry)
+        entries.sort(key=lambda e: e.depth, reverse=True)
 
     def find(self, url: ParsedUrl) -> ScopeEntry | None:
         """The deepest entry that ``url`` lies under, or ``None`` (out of scope)."""

@@ -59,6 +59,8 @@ class CrawlSession:
         )
         self.policy = follow_policy(config, self.scope, self.excludes)
         self.resolver = LinkResolver(disable_queries=config.disable_queries)
+        self.scope_version = 0
+        """Bumped when a root is added during the crawl (cached scope decisions are stale)."""
         self.counters = CrawlCounters()
         self.writer: ArchiveWriter | None = None
         self.halted: str | None = None
@@ -113,6 +115,15 @@ class CrawlSession:
         writer.commit()
         logger.info("append: %d new root(s), %d row(s) re-promoted into scope",
                     len(self.config.append), len(repromoted))
+
+    def add_root(self, url: str) -> None:
+        """A new scope entry found while crawling (a redirecting root's destination)."""
+        logger.info("root redirected: %s is now a root too", url)
+        self.scope.add(url)
+        self.scope_version += 1
+        if self.writer is not None:
+            roots = tuple(dict.fromkeys([*self.writer.stored_roots(), url]))
+            self.writer.update_roots(roots)
 
     @property
     def budget_left(self) -> int | None:

@@ -357,3 +357,19 @@ async def test_images_from_markup_and_no_image(site: FixtureSite, tmp_path: Path
                                           ("lazy image", 200.0, 150.0, 1, None)]
     without = await crawl(tmp_path, [site.url("/")], single=True, image=False)
     assert without.rows("SELECT count(*) AS n FROM images")[0]["n"] == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_redirecting_root_brings_its_destination_into_scope(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    archive = await crawl(tmp_path, [site.url("/moved/")])
+    ext = site.external_url
+    moved = archive.page(site.url("/moved/"))
+    dest = archive.page(f"{ext}/recursive/")
+    assert moved["redirect_dest_id"] == dest["id"]
+    assert (dest["is_external"], dest["is_target"], dest["title"]) == (0, 1, "Recursive Top")
+    # the crawl did not dead-end: the destination's section was crawled
+    assert archive.page(f"{ext}/recursive/page-c")["title"] == "Page C"
+    roots = json.loads(archive.rows("SELECT roots FROM info")[0]["roots"])
+    assert roots == [site.url("/moved/"), f"{ext}/recursive/"]

@@ -197,3 +197,13 @@ def test_no_chromium_is_one_line_and_no_archive(tmp_path: Path) -> None:
         " chromium) or crawl without a browser with --no-render"
     ]
     assert not list(tmp_path.glob("*.nitpicker"))
+
+
+@pytest_twisted.ensureDeferred
+async def test_redirecting_root_is_rendered_in_its_new_scope(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/moved/")], render=True)
+    ext = site.external_url
+    dest = archive.page(f"{ext}/recursive/")
+    assert (dest["is_external"], dest["is_target"], dest["title"]) == (0, 1, "Recursive Top")
+    assert archive.page(f"{ext}/recursive/page-c")["is_target"] == 1
+    assert archive.page(site.url("/moved/"))["redirect_dest_id"] == dest["id"]

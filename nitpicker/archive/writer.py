@@ -173,6 +173,18 @@ class ArchiveWriter:
         self.pending = self.pending_count()
         return rows
 
+    def stored_roots(self) -> list[str]:
+        row = self.conn.execute("SELECT roots FROM info WHERE id = 1").fetchone()
+        return list(json.loads(row[0])) if row else []
+
+    def update_roots(self, roots: tuple[str, ...]) -> None:
+        """Store a changed root list (in ``info.roots`` and in the stored config)."""
+        self._begin()
+        self.conn.execute(
+            "UPDATE info SET roots = ?, config = json_set(config, '$.roots', json(?)) WHERE id = 1",
+            (json.dumps(list(roots)), json.dumps(list(roots))),
+        )
+
     def stored_config_json(self) -> str:
         row = self.conn.execute("SELECT config FROM info WHERE id = 1").fetchone()
         if row is None:

@@ -32,6 +32,7 @@ class FollowMiddleware:
         self.crawler = crawler
         self.stats = crawler.stats
         self._decisions: OrderedDict[str, tuple[FollowMode, bool]] = OrderedDict()
+        self._scope_version = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FollowMiddleware:
@@ -46,7 +47,11 @@ class FollowMiddleware:
             yield item
 
     def decide(self, item: PageItem) -> None:
-        policy: Any = self.crawler.spider.session.policy  # type: ignore[union-attr]
+        session: Any = self.crawler.spider.session  # type: ignore[union-attr]
+        policy = session.policy
+        if session.scope_version != self._scope_version:
+            self._decisions.clear()
+            self._scope_version = session.scope_version
         disable_queries = policy.config.disable_queries
         decisions = self._decisions
         for link in item.links:

@@ -22,6 +22,7 @@ __all__ = [
     "check_choice",
     "check_paging",
     "fetch_all",
+    "fetch_counted",
     "fetch_one",
     "find_page_id",
     "like_escape",
@@ -104,6 +105,22 @@ def fetch_one(conn: sqlite3.Connection, sql: str, params: Sequence[Any] | dict[s
               ) -> tuple[Any, ...] | None:
     rows = fetch_all(conn, sql, params)
     return rows[0] if rows else None
+
+
+def fetch_counted(conn: sqlite3.Connection, sql: str, count_sql: str, params: dict[str, Any],
+                  offset: int) -> tuple[list[tuple[Any, ...]], int]:
+    """The rows of ``sql``, whose last column is ``count(*) OVER ()``, and the total.
+
+    One pass computes both the page and the total (the filter is evaluated once); only a page
+    past the end, which has no row to carry the total, costs a second statement.
+    """
+    rows = fetch_all(conn, sql, params)
+    if rows:
+        return [row[:-1] for row in rows], int(rows[0][-1])
+    if offset == 0:
+        return [], 0
+    row = fetch_one(conn, count_sql, params)
+    return [], int(row[0]) if row else 0
 
 
 def find_page_id(conn: sqlite3.Connection, url: str) -> tuple[int, str] | None:

@@ -12,6 +12,7 @@ from nitpicker.query._common import (
     check_choice,
     check_paging,
     fetch_all,
+    fetch_counted,
     fetch_one,
     paged,
     register_functions,
@@ -109,11 +110,15 @@ def find_mismatches(conn: sqlite3.Connection, type: str, *, limit: int = 100,  #
     register_functions(conn)
     columns, condition = _MISMATCH_SQL[type]
     where = f"{INTERNAL_HTML} AND {condition}"
-    rows = fetch_all(conn, f"SELECT p.url, {columns} FROM pages p WHERE {where}"
-                           " ORDER BY p.url LIMIT ? OFFSET ?", (limit, offset))
-    total = fetch_one(conn, f"SELECT count(*) FROM pages p WHERE {where}")
+    rows, total = fetch_counted(
+        conn,
+        f"SELECT p.url, {columns}, count(*) OVER () FROM pages p WHERE {where}"
+        " ORDER BY p.url LIMIT :limit OFFSET :offset",
+        f"SELECT count(*) FROM pages p WHERE {where}",
+        {"limit": limit, "offset": offset}, offset,
+    )
     items: list[MismatchEntry] = [
         {"url": url, "type": type, "actual": actual, "expected": expected}
         for url, actual, expected in rows
     ]
-    return paged(items, total[0] if total else 0, limit, offset)
+    return paged(items, total, limit, offset)

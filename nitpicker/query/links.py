@@ -1,13 +1,13 @@
 """Links: broken links, links to external URLs, and orphaned pages.
 
-Every link query starts from the target pages (a small set, found through an index) and reaches
-the anchors through ``anchors(href_id, page_id)``; none of them reads the whole anchors table.
-A link whose target redirects is judged by where the redirect ends.
+Every link query starts from the target pages (found through an index) and reaches the anchors
+through ``anchors(href_id, page_id)``; none of them reads the anchors table. A link whose target
+redirects is judged by where the redirect ends.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from nitpicker.query._common import (
     INTERNAL_HTML,
@@ -15,7 +15,7 @@ from nitpicker.query._common import (
     check_choice,
     check_paging,
     fetch_all,
-    fetch_one,
+    fetch_counted,
     paged,
 )
 
@@ -57,34 +57,28 @@ class OrphanItem(TypedDict):
     status: int | None
 
 
-_LINK_COLUMNS = """s.url, t.url, f.url, coalesce(f.status, t.status),
-    CASE WHEN f.id IS NULL THEN t.status_text ELSE f.status_text END, t.is_external, a.text"""
+_TARGET_COLUMNS = """t.id, t.url, f.url, coalesce(f.status, t.status),
+    CASE WHEN f.id IS NULL THEN t.status_text ELSE f.status_text END, t.is_external,
+    (SELECT count(*) FROM anchors a WHERE a.href_id = t.id)"""
+"""A link target, where it ends, its final status, and how many links name it."""
 
-_BROKEN_TARGETS = """WITH broken(id) AS (
+_BROKEN_TARGETS_SQL = f"""WITH broken(id) AS (
         SELECT id FROM pages WHERE status >= 400
         UNION ALL SELECT id FROM pages WHERE status = -1
     ), targets(id) AS (
         SELECT id FROM broken
         UNION ALL SELECT r.id FROM broken b JOIN pages r ON r.redirect_dest_id = b.id
-    )"""
-"""Pages whose link is broken: status >= 400 or a fetch error, or a redirect ending at one."""
+    )
+    SELECT {_TARGET_COLUMNS} FROM targets x JOIN pages t ON t.id = x.id
+    LEFT JOIN pages f ON f.id = t.redirect_dest_id ORDER BY t.url"""
+"""Pages a link to which is broken: status >= 400 or a fetch error, or a redirect ending at one."""
 
-_BROKEN_SQL = f"""{_BROKEN_TARGETS}
-    SELECT {_LINK_COLUMNS} FROM targets x JOIN pages t ON t.id = x.id
-    JOIN anchors a ON a.href_id = t.id JOIN pages s ON s.id = a.page_id
-    LEFT JOIN pages f ON f.id = t.redirect_dest_id
-    ORDER BY t.url, a.page_id, a.id LIMIT ? OFFSET ?"""
+_EXTERNAL_TARGETS_SQL = f"""SELECT {_TARGET_COLUMNS} FROM pages t
+    LEFT JOIN pages f ON f.id = t.redirect_dest_id WHERE t.is_external = 1 ORDER BY t.url"""
 
-_BROKEN_COUNT_SQL = f"""{_BROKEN_TARGETS}
-    SELECT count(*) FROM targets x JOIN anchors a ON a.href_id = x.id"""
-
-_EXTERNAL_SQL = f"""SELECT {_LINK_COLUMNS} FROM pages t
-    JOIN anchors a ON a.href_id = t.id JOIN pages s ON s.id = a.page_id
-    LEFT JOIN pages f ON f.id = t.redirect_dest_id
-    WHERE t.is_external = 1 ORDER BY t.url, a.page_id, a.id LIMIT ? OFFSET ?"""
-
-_EXTERNAL_COUNT_SQL = """SELECT count(*) FROM pages t JOIN anchors a ON a.href_id = t.id
-    WHERE t.is_external = 1"""
+_LINKS_TO_SQL = """SELECT s.url, a.text FROM anchors a JOIN pages s ON s.id = a.page_id
+    WHERE a.href_id = ? ORDER BY a.page_id, a.id LIMIT ? OFFSET ?"""
+"""The links naming one target, by linking page in crawl order, then document order."""
 
 _ORPHAN_WHERE = f"""{INTERNAL_HTML}
     AND NOT EXISTS (SELECT 1 FROM anchors a WHERE a.href_id = p.id AND a.page_id != p.id)
@@ -92,38 +86,52 @@ _ORPHAN_WHERE = f"""{INTERNAL_HTML}
                     WHERE r.redirect_dest_id = p.id AND a.page_id != p.id)"""
 """Internal HTML pages no other page links to, neither directly nor through a redirect."""
 
-
-def _link_items(rows: list[tuple[Any, ...]]) -> list[LinkItem]:
-    return [
-        {"source_url": source, "dest_url": dest, "final_url": final, "status": status,
-         "status_text": status_text, "is_external": bool(external), "text": text}
-        for source, dest, final, status, status_text, external, text in rows
-    ]
+_ORPHANS_SQL = f"""SELECT p.url, p.title, p.status, count(*) OVER () FROM pages p
+    WHERE {_ORPHAN_WHERE} ORDER BY p.url LIMIT :limit OFFSET :offset"""
 
 
-def _total(conn: sqlite3.Connection, sql: str) -> int:
-    row = fetch_one(conn, sql)
-    return int(row[0]) if row else 0
+def _links_to_targets(conn: sqlite3.Connection, targets_sql: str, limit: int, offset: int
+                      ) -> Paged[LinkItem]:
+    """Page through the links naming each target, targets in URL order.
+
+    The targets and their link counts come first (one probe of ``anchors(href_id, page_id)``
+    each); then only the targets the requested window falls on are read, each with its own
+    ``LIMIT``/``OFFSET`` — no sort of every matching link.
+    """
+    targets = fetch_all(conn, targets_sql)
+    total = sum(int(t[-1]) for t in targets)
+    items: list[LinkItem] = []
+    start = 0  # index, among all links, of the first link of the current target
+    for target_id, url, final_url, status, status_text, external, count in targets:
+        skip = max(offset - start, 0)
+        start += count
+        if skip >= count:
+            continue
+        if len(items) >= limit:
+            break
+        for source, text in fetch_all(conn, _LINKS_TO_SQL, (target_id, limit - len(items), skip)):
+            items.append({"source_url": source, "dest_url": url, "final_url": final_url,
+                          "status": status, "status_text": status_text,
+                          "is_external": bool(external), "text": text})
+    return paged(items, total, limit, offset)
 
 
 def list_broken_links(conn: sqlite3.Connection, *, limit: int = 100, offset: int = 0
                       ) -> Paged[LinkItem]:
     """Links whose target answered >= 400 or could not be fetched (status -1), directly or at
-    the end of its redirects. Grouped by target URL, then by linking page in crawl order.
+    the end of its redirects. By target URL, then by linking page in crawl order.
 
     A URL never fetched (status ``None``: ``--no-fetch-external``, skipped) is not broken.
     """
     check_paging(limit, offset)
-    rows = fetch_all(conn, _BROKEN_SQL, (limit, offset))
-    return paged(_link_items(rows), _total(conn, _BROKEN_COUNT_SQL), limit, offset)
+    return _links_to_targets(conn, _BROKEN_TARGETS_SQL, limit, offset)
 
 
 def list_external_links(conn: sqlite3.Connection, *, limit: int = 100, offset: int = 0
                         ) -> Paged[LinkItem]:
-    """Links to out-of-scope URLs, grouped by target URL, then by linking page."""
+    """Links to out-of-scope URLs, by target URL, then by linking page in crawl order."""
     check_paging(limit, offset)
-    rows = fetch_all(conn, _EXTERNAL_SQL, (limit, offset))
-    return paged(_link_items(rows), _total(conn, _EXTERNAL_COUNT_SQL), limit, offset)
+    return _links_to_targets(conn, _EXTERNAL_TARGETS_SQL, limit, offset)
 
 
 def list_orphaned_pages(conn: sqlite3.Connection, *, limit: int = 100, offset: int = 0
@@ -132,9 +140,9 @@ def list_orphaned_pages(conn: sqlite3.Connection, *, limit: int = 100, offset: i
     page counts; a page's link to itself does not). Crawl roots nobody links to are orphans
     too. Ordered by URL."""
     check_paging(limit, offset)
-    rows = fetch_all(conn, f"SELECT p.url, p.title, p.status FROM pages p WHERE {_ORPHAN_WHERE}"
-                           " ORDER BY p.url LIMIT ? OFFSET ?", (limit, offset))
-    total = _total(conn, f"SELECT count(*) FROM pages p WHERE {_ORPHAN_WHERE}")
+    rows, total = fetch_counted(
+        conn, _ORPHANS_SQL, f"SELECT count(*) FROM pages p WHERE {_ORPHAN_WHERE}",
+        {"limit": limit, "offset": offset}, offset)
     items: list[OrphanItem] = [{"url": u, "title": t, "status": s} for u, t, s in rows]
     return paged(items, total, limit, offset)
 

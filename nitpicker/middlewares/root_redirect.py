@@ -1,0 +1,50 @@
+"""RootRedirectMiddleware: a root that redirects elsewhere brings its destination into scope.
+
+A start URL often redirects — apex → www, http → https, another TLD. The destination is
+then added as a root (a scope entry), before the page is read, so the crawl does not
+dead-end after one page. Both URLs are recorded: the root as a redirect source, the
+destination as the page. A downloader middleware just inside RedirectMiddleware (it sees
+the final response of the chain), always enabled by the add-on; stat
+``nitpicker/root_redirect/added``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nitpicker.frontier import META_DEPTH, META_MODE
+from nitpicker.items import FollowMode
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+__all__ = ["RootRedirectMiddleware"]
+
+
+class RootRedirectMiddleware:
+    """Adds the destination of a redirecting root to the crawl's roots."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RootRedirectMiddleware:
+        return cls(crawler)
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        meta = request.meta
+        if (
+            meta.get(META_DEPTH) == 0
+            and meta.get(META_MODE) == FollowMode.FULL
+            and meta.get("redirect_urls")
+            and not meta.get("playwright")
+        ):
+            session: Any = self.crawler.spider.session  # type: ignore[union-attr]
+            final = session.policy_url(response.url)
+            if final is not None and final.is_http and session.policy.is_external(final):
+                session.add_root(final.url)
+                self.stats.inc_value("nitpicker/root_redirect/added")
+        return response
