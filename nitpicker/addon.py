@@ -23,7 +23,9 @@ class Addon:
         settings.set("SCHEDULER", "nitpicker.frontier.FrontierScheduler", priority=_ADDON)
         settings["SPIDER_MIDDLEWARES"].update({"nitpicker.middlewares.follow.FollowMiddleware": 500})
         settings["ITEM_PIPELINES"].update({"nitpicker.pipelines.ArchivePipeline": 300})
-        settings["EXTENSIONS"].update({"nitpicker.middlewares.body.BodyGuard": 0})
+        settings["EXTENSIONS"].update(
+            {"nitpicker.middlewares.body.BodyGuard": 0, "nitpicker.sitemaps.SitemapSeeder": 0}
+        )
         # Below RetryMiddleware (550) and RedirectMiddleware (600): sees final responses only.
         settings["DOWNLOADER_MIDDLEWARES"].update(
             {

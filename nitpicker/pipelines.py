@@ -18,6 +18,7 @@ from twisted.internet import task
 from nitpicker.failure import classify_exception
 
 from nitpicker.items import FollowMode, PageItem
+from nitpicker.sitemaps import SitemapItem
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -70,6 +71,9 @@ class ArchivePipeline:
                 session.fail(classify_exception(exc, "close"))
 
     def process_item(self, item: Any) -> Any:
+        if isinstance(item, SitemapItem):
+            self._record_sitemap(item)
+            return item
         if not isinstance(item, PageItem):
             return item
         session = self.session
@@ -102,3 +106,16 @@ class ArchivePipeline:
                 counters.internal_errors += 1
         self.stats.inc_value("nitpicker/archive/pages")
         return item
+
+    def _record_sitemap(self, item: SitemapItem) -> None:
+        session = self.session
+        entries = []
+        for raw in item.urls:
+            parsed = session.policy_url(raw)
+            if parsed is not None and parsed.is_http:
+                entries.append((parsed.url, session.policy.is_external(parsed)))
+        if entries:
+            try:
+                session.archive.record_sitemap(entries)
+            except (sqlite3.Error, OSError) as exc:
+                session.fail(classify_exception(exc))

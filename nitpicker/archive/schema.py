@@ -187,11 +187,17 @@ CREATE TABLE resource_headers (
 CREATE INDEX resource_headers_resource_id ON resource_headers(resource_id);
 """
 
+_IN_SITEMAP: Final = """
+ALTER TABLE pages ADD COLUMN in_sitemap INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX pages_in_sitemap ON pages(in_sitemap) WHERE in_sitemap = 1
+"""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
     ("0003_resource_headers", _RESOURCE_HEADERS),
     ("0004_run_phase", "ALTER TABLE runs ADD COLUMN phase TEXT"),
+    ("0005_in_sitemap", _IN_SITEMAP),
 )
 
 

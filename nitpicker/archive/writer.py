@@ -399,6 +399,19 @@ class ArchiveWriter:
         self._dirty += 1
         return page_id
 
+    def record_sitemap(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
+        """Mark ``(url, is_external)`` pages as listed in a sitemap; queue the in-scope ones."""
+        self._begin()
+        ids = self.page_ids({url: (external, depth) for url, external in entries})
+        self.conn.executemany(
+            "UPDATE pages SET in_sitemap = 1 WHERE id = ?", [(ids[url],) for url, _ in entries]
+        )
+        added = self.add_to_frontier(
+            (frontier_key(url), url, depth, 0) for url, external in entries if not external
+        )
+        self._dirty += 1
+        return added
+
     def _replace_children(self, page_id: int, item: PageItem) -> None:
         conn = self.conn
         conn.execute("DELETE FROM response_headers WHERE page_id = ?", (page_id,))

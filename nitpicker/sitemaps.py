@@ -1,0 +1,161 @@
+"""Sitemaps: seed the frontier from robots.txt ``Sitemap:`` lines and ``/sitemap.xml``.
+
+``SitemapSeeder`` is a Scrapy extension, enabled by the add-on and active when
+``CrawlConfig.sitemap`` is on and the crawl follows links (a new recursive crawl; not
+``--single``, list mode or a resume). It requests ``/sitemap.xml`` of every root's origin
+and every sitemap that a parsed robots.txt names (through Scrapy's own robots.txt fetch:
+one fetch per origin). Sitemap indexes are followed, gzip documents are read, and each
+document is read up to ``NITPICKER_SITEMAP_MAX_BYTES`` (default 10 MiB, compressed and
+uncompressed alike) and skipped whole beyond it. In-scope URLs are queued and every listed
+page is marked ``pages.in_sitemap = 1``, so orphan pages (in a sitemap, linked from no page)
+can be found. Stats: ``nitpicker/sitemap/documents``, ``nitpicker/sitemap/urls``,
+``nitpicker/sitemap/skipped``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import zlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from scrapy import Request, signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.sitemap import Sitemap
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+__all__ = ["SitemapDocument", "SitemapItem", "SitemapSeeder", "SitemapTooLarge", "read_sitemap"]
+
+logger = logging.getLogger(__name__)
+
+META_SITEMAP = "nitpicker_sitemap"
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class SitemapTooLarge(Exception):
+    """A sitemap document is larger than the byte cap: it is skipped whole."""
+
+
+@dataclass
+class SitemapDocument:
+    """What one sitemap document lists."""
+
+    is_index: bool
+    urls: list[str]
+
+
+@dataclass
+class SitemapItem:
+    """URLs a sitemap listed, for the archive pipeline."""
+
+    sitemap_url: str
+    urls: list[str] = field(default_factory=list)
+
+
+def _gunzip(body: bytes, max_bytes: int) -> bytes:
+    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = decompressor.decompress(body, max_bytes + 1)
+    if len(out) > max_bytes or decompressor.unconsumed_tail:
+        raise SitemapTooLarge(f"more than {max_bytes} bytes once decompressed")
+    return out
+
+
+def read_sitemap(body: bytes, max_bytes: int) -> SitemapDocument:
+    """Parse a sitemap or sitemap index (plain or gzip); ``SitemapTooLarge`` beyond the cap."""
+    if len(body) > max_bytes:
+        raise SitemapTooLarge(f"more than {max_bytes} bytes")
+    if body[:2] == _GZIP_MAGIC:
+        try:
+            body = _gunzip(body, max_bytes)
+        except (OSError, zlib.error, gzip.BadGzipFile) as exc:
+            raise ValueError(f"not a valid gzip document: {exc}") from exc
+    try:
+        sitemap = Sitemap(body)
+    except Exception as exc:  # lxml raises several types on garbage; a bad document is skipped
+        raise ValueError(f"not a sitemap: {exc}") from exc
+    urls = [entry["loc"].strip() for entry in sitemap if entry.get("loc")]
+    return SitemapDocument(is_index=sitemap.type == "sitemapindex", urls=urls)
+
+
+class SitemapSeeder:
+    """Requests the sitemaps of the crawl's origins and queues what they list."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.max_bytes = crawler.settings.getint("NITPICKER_SITEMAP_MAX_BYTES", 10 * 1024 * 1024)
+        self.max_documents = crawler.settings.getint("NITPICKER_SITEMAP_MAX_DOCUMENTS", 1000)
+        self._requested: set[str] = set()
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.robots_parsed, signal=signals.robots_parsed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SitemapSeeder:
+        if not crawler.settings.getbool("NITPICKER_SITEMAP_ENABLED", True):
+            raise NotConfigured("NITPICKER_SITEMAP_ENABLED is off")
+        return cls(crawler)
+
+    def _active(self) -> bool:
+        config: Any = getattr(self.crawler.spider, "config", None)
+        return bool(config and config.sitemap and config.follows_links and not config.resume)
+
+    def spider_opened(self, spider: Any) -> None:
+        if not self._active():
+            return
+        for root in spider.config.roots:
+            parts = urlsplit(root)
+            self.request(f"{parts.scheme}://{parts.netloc}/sitemap.xml")
+
+    def robots_parsed(self, robotparser: Any, request: Request, **kwargs: Any) -> None:
+        if not self._active():
+            return
+        protego = getattr(robotparser, "rp", None)
+        for url in getattr(protego, "sitemaps", ()) or ():
+            self.request(url)
+
+    def request(self, url: str) -> None:
+        """Schedule one sitemap document (once, and at most NITPICKER_SITEMAP_MAX_DOCUMENTS)."""
+        if url in self._requested or len(self._requested) >= self.max_documents:
+            return
+        self._requested.add(url)
+        engine = self.crawler.engine
+        assert engine is not None
+        engine.crawl(
+            Request(
+                url,
+                callback=self.parse,
+                errback=self.failed,
+                dont_filter=True,
+                meta={META_SITEMAP: True, "download_maxsize": self.max_bytes,
+                      "download_warnsize": 0},
+            )
+        )
+
+    def parse(self, response: Response) -> Any:
+        if response.status != 200:
+            return None
+        try:
+            document = read_sitemap(response.body, self.max_bytes)
+        except (SitemapTooLarge, ValueError) as exc:
+            self.stats.inc_value("nitpicker/sitemap/skipped")
+            logger.warning("sitemap skipped: %s (%s)", response.url, exc)
+            return None
+        self.stats.inc_value("nitpicker/sitemap/documents")
+        if document.is_index:
+            for url in document.urls:
+                self.request(url)
+            return None
+        self.stats.inc_value("nitpicker/sitemap/urls", len(document.urls))
+        return SitemapItem(response.url, document.urls)
+
+    def failed(self, failure: Failure) -> None:
+        self.stats.inc_value("nitpicker/sitemap/skipped")
+        request = getattr(failure, "request", None)
+        logger.info("sitemap skipped: %s (%s)", getattr(request, "url", "?"),
+                    failure.getErrorMessage())

@@ -1,0 +1,84 @@
+"""Sitemaps seed the crawl: robots.txt Sitemap lines, /sitemap.xml, indexes, gzip, byte cap."""
+
+from __future__ import annotations
+
+import gzip
+from typing import TYPE_CHECKING
+
+import pytest
+import pytest_twisted
+
+from fixtures.site import FixtureSite
+from nitpicker.sitemaps import SitemapTooLarge, read_sitemap
+from tests.conftest import crawl
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
+
+def urlset(*urls: str) -> bytes:
+    return f"<urlset {NS}>{''.join(f'<url><loc>{u}</loc></url>' for u in urls)}</urlset>".encode()
+
+
+def test_read_a_urlset_an_index_and_gzip() -> None:
+    doc = read_sitemap(urlset("https://a.com/1", " https://a.com/2 "), 10_000)
+    assert (doc.is_index, doc.urls) == (False, ["https://a.com/1", "https://a.com/2"])
+    index = read_sitemap(
+        f"<sitemapindex {NS}><sitemap><loc>https://a.com/s1.xml</loc></sitemap></sitemapindex>"
+        .encode(), 10_000)
+    assert (index.is_index, index.urls) == (True, ["https://a.com/s1.xml"])
+    assert read_sitemap(gzip.compress(urlset("https://a.com/z")), 10_000).urls == ["https://a.com/z"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        urlset(*(f"https://a.com/{n}" for n in range(200))),  # too large as served
+        gzip.compress(b" " * 50_000),  # small compressed, too large once decompressed
+    ],
+)
+def test_documents_over_the_cap_are_skipped_whole(body: bytes) -> None:
+    with pytest.raises(SitemapTooLarge):
+        read_sitemap(body, 4_000)
+
+
+def test_garbage_is_not_a_sitemap() -> None:
+    with pytest.raises(ValueError, match="not a"):
+        read_sitemap(b"\x1f\x8bnot gzip at all", 4_000)
+
+
+@pytest_twisted.ensureDeferred
+async def test_sitemaps_seed_the_crawl_and_mark_pages(tmp_path: Path) -> None:
+    with FixtureSite(sitemaps=True) as site:
+        archive = await crawl(tmp_path, [site.url("/")],
+                              settings={"NITPICKER_SITEMAP_MAX_BYTES": 8000})
+        requested = {p for _, _, p in site.request_log}
+    orphan = archive.page(site.url("/sitemap-only/orphan"))
+    assert (orphan["is_target"], orphan["title"], orphan["in_sitemap"]) == (
+        1, "Sitemap orphan", 1)
+    inbound = archive.rows("SELECT count(*) AS n FROM anchors WHERE href_id = ?", orphan["id"])
+    assert inbound[0]["n"] == 0  # an orphan: in the sitemap, linked from no page
+    from_robots = archive.page(site.url("/sitemap-only/from-robots"))
+    assert (from_robots["is_target"], from_robots["in_sitemap"]) == (1, 1)
+    assert archive.page(site.url("/recursive/"))["in_sitemap"] == 1
+    assert archive.page(site.url("/recursive/page-c"))["title"] == "Page C"
+    # over the byte cap: skipped whole, none of its URLs queued
+    assert "/sitemaps/huge.xml" in requested
+    assert not archive.urls("url LIKE ?", "%/sitemap-only/never%")
+    # out of scope: marked, not crawled
+    external = archive.page(f"{site.external_url}/external-like")
+    assert (external["in_sitemap"], external["is_external"]) == (1, 1)
+    assert archive.page(site.url("/about"))["in_sitemap"] == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_no_sitemap_and_single_page_do_not_read_sitemaps(tmp_path: Path) -> None:
+    with FixtureSite(sitemaps=True) as site:
+        off = await crawl(tmp_path, [site.url("/")], sitemap=False)
+        single = await crawl(tmp_path, [site.url("/")], single=True)
+        requested = [p for _, _, p in site.request_log]
+    assert off.page(site.url("/sitemap-only/orphan")) is None
+    assert single.page(site.url("/sitemap-only/orphan")) is None
+    assert "/sitemap.xml" not in requested
