@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 from nitpicker.extract import PageMeta
 
-__all__ = ["FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord"]
+__all__ = ["MAX_URL_LENGTH", "too_long_stand_in", "FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord"]
 
 
 class FollowMode(IntEnum):
@@ -21,6 +22,19 @@ class FollowMode(IntEnum):
     """Recorded as a row, never fetched (``--no-fetch-external``, non-HTTP schemes)."""
     EXCLUDED = 3
     """Recorded as skipped (``--exclude``, ``--exclude-url``)."""
+    INVALID = 4
+    """A URL the archive cannot hold (longer than ``MAX_URL_LENGTH``): an error row, never
+    fetched."""
+
+
+MAX_URL_LENGTH = 8190
+"""The longest URL recorded as it is (the original's ``string(8190)`` column)."""
+
+
+def too_long_stand_in(url: str) -> str:
+    """The row key of a URL longer than ``MAX_URL_LENGTH``: its start and a digest."""
+    digest = hashlib.sha1(url.encode("utf-8")).hexdigest()[:16]
+    return f"{url[:1000]}#too-long-{digest}"
 
 
 @dataclass(slots=True)
@@ -96,6 +110,8 @@ class PageItem:
     html: str | None = None
     """The HTML snapshot (in-scope HTML pages only)."""
     skip_reason: str | None = None
+    links_capped: bool = False
+    """More links than ``MAX_LINKS_PER_PAGE`` on the page: only that many were kept."""
     error: str | None = None
     """Fetch error text (DNS, refused, timeout, TLS, reset); status is then -1."""
 

@@ -69,9 +69,7 @@ class ThrottleSettings:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ThrottleSettings:
-        per_host = settings.getint("CONCURRENT_REQUESTS_PER_IP") or settings.getint(
-            "CONCURRENT_REQUESTS_PER_DOMAIN"
-        )
+        per_host = settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
         ceiling = settings.getint("NITPICKER_THROTTLE_CEILING", per_host)
         floor = settings.getint("NITPICKER_THROTTLE_FLOOR", 2)
         if settings.get("NITPICKER_THROTTLE_FLOOR") is None:

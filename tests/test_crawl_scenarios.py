@@ -373,3 +373,25 @@ async def test_a_redirecting_root_brings_its_destination_into_scope(
     assert archive.page(f"{ext}/recursive/page-c")["title"] == "Page C"
     roots = json.loads(archive.rows("SELECT roots FROM info")[0]["roots"])
     assert roots == [site.url("/moved/"), f"{ext}/recursive/"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_storage_guards_cap_links_and_refuse_overlong_urls(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    archive = await crawl(tmp_path, [site.url("/guards/many-links"), site.url("/guards/long-url")],
+                          list_mode=True, recursive=False, fetch_external=False,
+                          parallels=4, max_pages=4)
+    many = archive.page(site.url("/guards/many-links"))
+    assert many["links_capped"] == 1
+    assert archive.rows("SELECT count(*) AS n FROM anchors WHERE page_id = ?",
+                        many["id"])[0]["n"] == 10_000
+    long_page = archive.page(site.url("/guards/long-url"))
+    assert long_page["links_capped"] == 0
+    too_long = archive.rows("SELECT * FROM pages WHERE url LIKE '%#too-long-%'")
+    assert len(too_long) == 1
+    row = too_long[0]
+    assert (row["status"], row["skip_reason"]) == (-1, "url too long")
+    expected_length = len(site.url("/guards/target/")) + 9000
+    assert f"{expected_length} characters" in row["status_text"]
+    assert archive.page(site.url("/about"))["status"] == 200

@@ -198,6 +198,8 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0003_resource_headers", _RESOURCE_HEADERS),
     ("0004_run_phase", "ALTER TABLE runs ADD COLUMN phase TEXT"),
     ("0005_in_sitemap", _IN_SITEMAP),
+    ("0006_links_capped",
+     "ALTER TABLE pages ADD COLUMN links_capped INTEGER NOT NULL DEFAULT 0"),
 )
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from nitpicker import __version__
 from nitpicker.archive.lock import ArchiveLock, pid_alive as _pid_alive
 from nitpicker.archive.schema import SchemaError, migrate
-from nitpicker.items import FollowMode
+from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.urls import frontier_key, natural_order_key
 
 if TYPE_CHECKING:
@@ -352,14 +352,15 @@ class ArchiveWriter:
             meta.keywords, meta.noindex, meta.nofollow, meta.noarchive, meta.canonical,
             meta.alternate, meta.og_type, meta.og_title, meta.og_site_name, meta.og_description,
             meta.og_url, meta.og_image, meta.twitter_card, item.is_skipped, item.skip_reason,
-            _now(),
+            _now(), item.links_capped,
         )
         row = self.conn.execute(
             """INSERT INTO pages(url, scraped, is_target, is_external, depth, status, status_text,
                 content_type, content_length, lang, title, description, keywords, noindex,
                 nofollow, noarchive, canonical, alternate, og_type, og_title, og_site_name,
-                og_description, og_url, og_image, twitter_card, is_skipped, skip_reason, fetched_at)
-            VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                og_description, og_url, og_image, twitter_card, is_skipped, skip_reason, fetched_at,
+                links_capped)
+            VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL,
                 is_target = excluded.is_target, is_external = excluded.is_external,
                 depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
@@ -373,7 +374,8 @@ class ArchiveWriter:
                 og_site_name = excluded.og_site_name, og_description = excluded.og_description,
                 og_url = excluded.og_url, og_image = excluded.og_image,
                 twitter_card = excluded.twitter_card, is_skipped = excluded.is_skipped,
-                skip_reason = excluded.skip_reason, fetched_at = excluded.fetched_at
+                skip_reason = excluded.skip_reason, fetched_at = excluded.fetched_at,
+                links_capped = excluded.links_capped
             RETURNING id""",
             (item.url, *values),
         ).fetchone()
@@ -453,6 +455,12 @@ class ArchiveWriter:
         for link in links:
             if link.mode is FollowMode.STUB or link.mode is FollowMode.EXCLUDED:
                 self._record_unfetched(link)
+            elif link.mode is FollowMode.INVALID:
+                self.conn.execute(
+                    "UPDATE pages SET scraped = 1, status = -1, status_text = ?, is_skipped = 1,"
+                    " skip_reason = 'url too long' WHERE url = ? AND scraped = 0",
+                    (f"URL too long ({link.hash} characters, at most {MAX_URL_LENGTH})", link.url),
+                )
 
     def _record_unfetched(self, link: LinkRecord) -> None:
         reason = "excluded" if link.mode is FollowMode.EXCLUDED else None

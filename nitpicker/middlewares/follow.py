@@ -55,6 +55,8 @@ class FollowMiddleware:
         disable_queries = policy.config.disable_queries
         decisions = self._decisions
         for link in item.links:
+            if link.mode is FollowMode.INVALID:
+                continue
             decision = decisions.get(link.url)
             if decision is None:
                 parsed = parse_url(link.url, disable_queries=disable_queries)

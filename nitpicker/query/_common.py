@@ -12,7 +12,7 @@ from nitpicker.signature import OG_FIELDS, is_signable, meta_signature
 from nitpicker.urls import join_href, normalize_url
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
 __all__ = [
     "INTERNAL_HTML",
@@ -28,6 +28,7 @@ __all__ = [
     "like_escape",
     "paged",
     "register_functions",
+    "url_candidates",
 ]
 
 T = TypeVar("T")
@@ -123,14 +124,21 @@ def fetch_counted(conn: sqlite3.Connection, sql: str, count_sql: str, params: di
     return [], int(row[0]) if row else 0
 
 
+def url_candidates(url: str) -> Iterator[str]:
+    """``url`` as given, then its normalised form when that differs (computed only if asked)."""
+    yield url
+    normal = normalize_url(url)
+    if normal and normal != url:
+        yield normal
+
+
 def find_page_id(conn: sqlite3.Connection, url: str) -> tuple[int, str] | None:
     """``(id, archived url)`` of the page row for ``url``, tried as given, then normalised."""
-    row = fetch_one(conn, "SELECT id, url FROM pages WHERE url = ?", (url,))
-    if row is None:
-        normal = normalize_url(url)
-        if normal and normal != url:
-            row = fetch_one(conn, "SELECT id, url FROM pages WHERE url = ?", (normal,))
-    return (int(row[0]), str(row[1])) if row else None
+    for candidate in url_candidates(url):
+        row = fetch_one(conn, "SELECT id FROM pages WHERE url = ?", (candidate,))
+        if row is not None:
+            return int(row[0]), candidate
+    return None
 
 
 # -- SQL functions ------------------------------------------------------------------------------

@@ -62,10 +62,10 @@ _TARGET_COLUMNS = """t.id, t.url, f.url, coalesce(f.status, t.status),
     (SELECT count(*) FROM anchors a WHERE a.href_id = t.id)"""
 """A link target, where it ends, its final status, and how many links name it."""
 
-_BROKEN_TARGETS_SQL = f"""WITH broken(id) AS (
+_BROKEN_TARGETS_SQL = f"""WITH broken(id) AS MATERIALIZED (
         SELECT id FROM pages WHERE status >= 400
         UNION ALL SELECT id FROM pages WHERE status = -1
-    ), targets(id) AS (
+    ), targets(id) AS MATERIALIZED (
         SELECT id FROM broken
         UNION ALL SELECT r.id FROM broken b JOIN pages r ON r.redirect_dest_id = b.id
     )

@@ -15,6 +15,7 @@ from nitpicker.query._common import (
     find_page_id,
     like_escape,
     paged,
+    url_candidates,
 )
 
 if TYPE_CHECKING:
@@ -329,10 +330,12 @@ def get_page_html(conn: sqlite3.Connection, url: str, max_length: int = 100_000
     """
     if max_length < 0:
         raise ValueError(f"Invalid max length: {max_length}. Must be 0 or more")
-    found = find_page_id(conn, url)
-    if found is None:
-        return None
-    row = fetch_one(conn, "SELECT encoding, html FROM snapshots WHERE page_id = ?", (found[0],))
+    row = None
+    for candidate in url_candidates(url):
+        row = fetch_one(conn, "SELECT s.encoding, s.html FROM pages p"
+                              " JOIN snapshots s ON s.page_id = p.id WHERE p.url = ?", (candidate,))
+        if row is not None:
+            break
     if row is None:
         return None
     encoding, blob = row

@@ -89,17 +89,18 @@ class ArchiveSummary(TypedDict):
 
 _FULFILLMENT_FIELDS = ("title", "description", "keywords", "og_title", "og_description", "og_image")
 
-_COUNTS_SQL = f"""SELECT count(*), count(*) FILTER (WHERE p.is_external = 0),
-    count(*) FILTER (WHERE p.is_external = 1)
-    FROM pages p WHERE {PAGE_LIST_BASE} AND p.is_skipped = 0"""
+_LISTED = f"{PAGE_LIST_BASE} AND +p.is_skipped = 0"
 
-_STATUS_SQL = f"""SELECT p.status, count(*) FROM pages p
-    WHERE {PAGE_LIST_BASE} AND p.is_skipped = 0
-    GROUP BY p.status ORDER BY p.status IS NULL, p.status"""
+_COUNTS_SQL = f"""SELECT count(*), count(*) FILTER (WHERE p.is_external = 0),
+    count(*) FILTER (WHERE p.is_external = 1) FROM pages p WHERE {_LISTED}"""
 
 _FULFILLMENT_SQL = "SELECT count(*), " + ", ".join(
     f"count(*) FILTER (WHERE p.{name} != '')" for name in _FULFILLMENT_FIELDS
 ) + f" FROM pages p WHERE {INTERNAL_HTML}"
+"""(Two passes are quicker than one: a single pass would test both page sets on every row.)"""
+
+_STATUS_SQL = f"""SELECT p.status, count(*) FROM pages p WHERE {_LISTED}
+    GROUP BY p.status ORDER BY p.status IS NULL, p.status"""
 
 
 def get_summary(conn: sqlite3.Connection) -> ArchiveSummary:
@@ -107,6 +108,7 @@ def get_summary(conn: sqlite3.Connection) -> ArchiveSummary:
     info = fetch_one(conn, "SELECT base_url, roots FROM info WHERE id = 1")
     base_url, roots = (str(info[0]), list(json.loads(info[1]))) if info else ("", [])
     total, internal, external = fetch_one(conn, _COUNTS_SQL) or (0, 0, 0)
+    html_pages, *filled = fetch_one(conn, _FULFILLMENT_SQL) or (0,) * 7
     statuses = fetch_all(conn, _STATUS_SQL)
     return {
         "base_url": base_url,
@@ -115,15 +117,13 @@ def get_summary(conn: sqlite3.Connection) -> ArchiveSummary:
         "internal_pages": internal,
         "external_pages": external,
         "status_distribution": [{"status": s, "count": n} for s, n in statuses],
-        "metadata_fulfillment": _fulfillment(conn),
+        "metadata_fulfillment": _fulfillment(html_pages, filled),
     }
 
 
-def _fulfillment(conn: sqlite3.Connection) -> MetadataFulfillment:
-    row = fetch_one(conn, _FULFILLMENT_SQL)
-    pages, *filled = row if row else (0, 0, 0, 0, 0, 0, 0)
+def _fulfillment(html_pages: int, filled: list[int]) -> MetadataFulfillment:
     title, description, keywords, og_title, og_description, og_image = (
-        n / pages if pages else 0.0 for n in filled
+        n / html_pages if html_pages else 0.0 for n in filled
     )
     return {
         "title": title,

@@ -20,6 +20,7 @@ from nitpicker.config import CrawlConfig
 from nitpicker.errors import describe_failure
 from nitpicker.extract import extract
 from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
+from nitpicker.items import MAX_URL_LENGTH, too_long_stand_in
 from nitpicker.items import FollowMode, ImageRecord, LinkRecord, PageItem, Redirect, ResourceRecord
 from nitpicker.middlewares.render import META_RENDER
 from nitpicker.session import CrawlSession
@@ -242,7 +243,11 @@ class SiteSpider(Spider):
                 ensure_ascii=False,
             )
             return
-        found = extract(html, max_anchors=MAX_LINKS_PER_PAGE)
+        found = extract(html, max_anchors=MAX_LINKS_PER_PAGE + 1)
+        if len(found.anchors) > MAX_LINKS_PER_PAGE:
+            del found.anchors[MAX_LINKS_PER_PAGE:]
+            item.links_capped = True
+            self.crawler.stats.inc_value("nitpicker/links/capped_pages")
         item.meta = found.meta
         item.html = html
         base = response.url
@@ -252,7 +257,12 @@ class SiteSpider(Spider):
         links = item.links
         for anchor in found.anchors:
             target = resolve(base, anchor.href)
-            if target is not None:
+            if target is not None and len(target.url) > MAX_URL_LENGTH:
+                stand_in = too_long_stand_in(target.url)
+                link = LinkRecord(stand_in, stand_in, "", anchor.text, True, FollowMode.INVALID)
+                link.hash = str(len(target.url))
+                links.append(link)
+            elif target is not None:
                 links.append(
                     LinkRecord(target.url, target.key, target.fragment, anchor.text, False,
                                FollowMode.FULL)
