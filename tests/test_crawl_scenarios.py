@@ -394,4 +394,5 @@ async def test_storage_guards_cap_links_and_refuse_overlong_urls(
     assert (row["status"], row["skip_reason"]) == (-1, "url too long")
     expected_length = len(site.url("/guards/target/")) + 9000
     assert f"{expected_length} characters" in row["status_text"]
-    assert archive.page(site.url("/about"))["status"] == 200
+    run = archive.rows("SELECT status, error_code FROM runs")[0]
+    assert (run["status"], run["error_code"]) == ("stopped", "page_limit")
