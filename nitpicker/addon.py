@@ -21,7 +21,13 @@ class Addon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         settings.set("SCHEDULER", "nitpicker.frontier.FrontierScheduler", priority=_ADDON)
-        settings["SPIDER_MIDDLEWARES"].update({"nitpicker.middlewares.follow.FollowMiddleware": 500})
+        settings["SPIDER_MIDDLEWARES"].update(
+            {
+                "nitpicker.middlewares.follow.FollowMiddleware": 500,
+                # Output runs through spider middlewares in decreasing order: after follow.
+                "nitpicker.middlewares.trapcap.TrapCapMiddleware": 450,
+            }
+        )
         settings["ITEM_PIPELINES"].update({"nitpicker.pipelines.ArchivePipeline": 300})
         settings["EXTENSIONS"].update(
             {"nitpicker.middlewares.body.BodyGuard": 0, "nitpicker.sitemaps.SitemapSeeder": 0}

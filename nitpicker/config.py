@@ -64,6 +64,12 @@ class CrawlConfig:
     """Seconds after which the run stops cleanly (resumable), ``--max-duration``."""
     max_archive_mb: float | None = None
     """Storage budget: the run fails with ``disk_full`` when the archive would grow past it."""
+    dedupe_cap: int | None = None
+    """Trap cap (seed 003): after this many same-signature pages, their links are not queued."""
+    dedupe_age_window: int = 5000
+    """Links seen after which a signature that never reached the cap is forgotten."""
+    dedupe_map_cap: int = 100_000
+    """Most signatures the trap cap holds in memory (least recently seen go first)."""
     sitemap: bool = True
     """Seed the frontier from robots.txt ``Sitemap:`` lines and ``/sitemap.xml``."""
     deny_private_networks: bool = False
@@ -90,6 +96,19 @@ class CrawlConfig:
             raise ConfigError(f"--retry must not be negative, got {self.retry}")
         if self.max_pages is not None and self.max_pages < 1:
             raise ConfigError(f"--max-pages must be at least 1, got {self.max_pages}")
+        if self.dedupe_cap is not None:
+            if self.dedupe_cap < 1:
+                raise ConfigError(f"--dedupe-cap must be at least 1, got {self.dedupe_cap}")
+            if self.dedupe_age_window < self.dedupe_cap:
+                raise ConfigError(
+                    f"--dedupe-age-window ({self.dedupe_age_window}) must not be smaller than "
+                    f"--dedupe-cap ({self.dedupe_cap})"
+                )
+            if self.dedupe_map_cap < self.dedupe_cap:
+                raise ConfigError(
+                    f"--dedupe-map-cap ({self.dedupe_map_cap}) must not be smaller than "
+                    f"--dedupe-cap ({self.dedupe_cap})"
+                )
         if self.max_duration is not None and self.max_duration <= 0:
             raise ConfigError(f"--max-duration must be positive, got {self.max_duration}")
         for keyword in self.exclude_keywords:

@@ -76,6 +76,10 @@ class PageMeta:
     og_url: str = ""
     og_image: str = ""
     twitter_card: str = ""
+    prev: str = ""
+    """``link[rel~=prev]@href`` (a pager's previous page)."""
+    next: str = ""
+    """``link[rel~=next]@href`` (a pager's next page)."""
 
 
 @dataclass(slots=True)
@@ -433,6 +437,10 @@ class _Target:
         if "alternate" in tokens and "alternate" not in seen:
             seen.add("alternate")
             self.meta.alternate = href
+        for rel_name in ("prev", "next"):
+            if rel_name in tokens and rel_name not in seen:
+                seen.add(rel_name)
+                setattr(self.meta, rel_name, href)
         if not href:
             return
         if "stylesheet" in tokens:

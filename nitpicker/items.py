@@ -22,6 +22,8 @@ class FollowMode(IntEnum):
     """Recorded as a row, never fetched (``--no-fetch-external``, non-HTTP schemes)."""
     EXCLUDED = 3
     """Recorded as skipped (``--exclude``, ``--exclude-url``)."""
+    CAPPED = 5
+    """Found on a page of a capped trap signature (``--dedupe-cap``): a row, not queued."""
     INVALID = 4
     """A URL the archive cannot hold (longer than ``MAX_URL_LENGTH``): an error row, never
     fetched."""

@@ -772,6 +772,8 @@ def dom_reference(sel: Any) -> dict[str, Any]:
         "noarchive": "noarchive" in robots,
         "canonical": first(f"(//link[@href][{has_rel('canonical')}])[1]/@href").strip(ASCII_WS),
         "alternate": first(f"(//link[@href][{has_rel('alternate')}])[1]/@href").strip(ASCII_WS),
+        "prev": first(f"(//link[@href][{has_rel('prev')}])[1]/@href").strip(ASCII_WS),
+        "next": first(f"(//link[@href][{has_rel('next')}])[1]/@href").strip(ASCII_WS),
         "og_type": meta_property("og:type"),
         "og_title": meta_property("og:title"),
         "og_site_name": meta_property("og:site_name"),
@@ -1360,3 +1362,9 @@ def test_srcset_reference_agrees_on_tables() -> None:
     assert srcset_urls_reference("a.jpg, b.jpg,  c.jpg,") == ["a.jpg", "b.jpg", "c.jpg"]
     assert srcset_urls_reference(" , ,") == []
 
+
+
+def test_pager_links_prev_and_next() -> None:
+    meta = extract('<link rel="prev" href="/p/1"><link rel="Next" href=" /p/3 ">'
+                   '<link rel="next" href="/p/9">').meta
+    assert (meta.prev, meta.next) == ("/p/1", "/p/3")

@@ -192,6 +192,19 @@ ALTER TABLE pages ADD COLUMN in_sitemap INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX pages_in_sitemap ON pages(in_sitemap) WHERE in_sitemap = 1
 """
 
+_TRAP_EVENTS: Final = """
+CREATE TABLE trap_events (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs(id),
+    signature TEXT NOT NULL,        -- nitpicker.signature.meta_signature
+    parent_path TEXT NOT NULL,
+    count INTEGER NOT NULL,         -- same-signature pages seen when the cap fired
+    first_url TEXT NOT NULL,
+    last_url TEXT NOT NULL,
+    created_at TEXT NOT NULL
+)
+"""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -200,6 +213,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0005_in_sitemap", _IN_SITEMAP),
     ("0006_links_capped",
      "ALTER TABLE pages ADD COLUMN links_capped INTEGER NOT NULL DEFAULT 0"),
+    ("0007_trap_events", _TRAP_EVENTS),
 )
 
 

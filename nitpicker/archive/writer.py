@@ -37,6 +37,7 @@ __all__ = ["ArchiveError", "ArchiveWriter", "FrontierEntry"]
 logger = logging.getLogger(__name__)
 
 PENDING, LEASED, DONE = 0, 1, 2
+_UNFETCHED = (FollowMode.STUB, FollowMode.EXCLUDED, FollowMode.CAPPED)
 _ID_CACHE_SIZE = 50_000
 _CHUNK = 400
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -453,7 +454,7 @@ class ArchiveWriter:
             [(page_id, ids[link.url], link.hash, link.text) for link in links],
         )
         for link in links:
-            if link.mode is FollowMode.STUB or link.mode is FollowMode.EXCLUDED:
+            if link.mode in _UNFETCHED:
                 self._record_unfetched(link)
             elif link.mode is FollowMode.INVALID:
                 self.conn.execute(
@@ -462,8 +463,27 @@ class ArchiveWriter:
                     (f"URL too long ({link.hash} characters, at most {MAX_URL_LENGTH})", link.url),
                 )
 
+    def record_trap_event(self, signature: str, parent_path: str, count: int, first_url: str,
+                          last_url: str) -> None:
+        """The audit log of the trap cap: one row each time a signature reaches the cap."""
+        self._begin()
+        self.conn.execute(
+            "INSERT INTO trap_events(run_id, signature, parent_path, count, first_url, last_url,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (self.run_id, signature, parent_path, count, first_url, last_url, _now()),
+        )
+
+    def has_pending_under(self, key_prefix: str) -> bool:
+        """Whether a pending frontier row's key starts with ``key_prefix`` (``//host/path/``)."""
+        row = self.conn.execute(
+            "SELECT 1 FROM frontier WHERE key >= ? AND key < ? AND state = 0 LIMIT 1",
+            (key_prefix, key_prefix + "\U0010ffff"),
+        ).fetchone()
+        return row is not None
+
     def _record_unfetched(self, link: LinkRecord) -> None:
-        reason = "excluded" if link.mode is FollowMode.EXCLUDED else None
+        reasons = {FollowMode.EXCLUDED: "excluded", FollowMode.CAPPED: "dedupe cap"}
+        reason = reasons.get(link.mode)
         self.conn.execute(
             "UPDATE pages SET scraped = 1, is_skipped = ?, skip_reason = ?"
             " WHERE url = ? AND scraped = 0",

@@ -66,6 +66,9 @@ def crawl(
     max_pages: Annotated[int | None, typer.Option("--max-pages", help="Stop cleanly after this many URLs (resumable).")] = None,
     max_duration: Annotated[float | None, typer.Option("--max-duration", help="Stop cleanly after this many seconds (resumable).")] = None,
     max_archive_mb: Annotated[float | None, typer.Option("--max-archive-mb", help="Storage budget: fail the run (disk_full) before the archive grows past this size.")] = None,
+    dedupe_cap: Annotated[int | None, typer.Option("--dedupe-cap", help="Trap cap: after N pages with one metadata signature, stop queueing their links (recommended 100).")] = None,
+    dedupe_age_window: Annotated[int, typer.Option("--dedupe-age-window", help="Links seen before a signature that never reached the cap is forgotten.")] = 5000,
+    dedupe_map_cap: Annotated[int, typer.Option("--dedupe-map-cap", help="Most signatures the trap cap keeps in memory.")] = 100_000,
     sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True,
     deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False,
     output: Annotated[str | None, typer.Option("--output", "-o", help="Archive path (.nitpicker is appended).")] = None,
@@ -95,7 +98,8 @@ def crawl(
             user_agent=user_agent, ignore_robots=ignore_robots, parallels=parallels,
             interval=interval, retry=retry, max_pages=max_pages, max_duration=max_duration,
             sitemap=sitemap, deny_private_networks=deny_private_networks, output=output,
-            max_archive_mb=max_archive_mb,
+            max_archive_mb=max_archive_mb, dedupe_cap=dedupe_cap,
+            dedupe_age_window=dedupe_age_window, dedupe_map_cap=dedupe_map_cap,
             resume=resume, strict=strict,
         )
         _check_writable(config)
