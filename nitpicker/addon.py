@@ -38,6 +38,12 @@ class Addon:
                 "nitpicker.middlewares.render.RenderChoiceMiddleware": 540,
                 # Just inside RedirectMiddleware (600): sees the final response of a chain.
                 "nitpicker.middlewares.root_redirect.RootRedirectMiddleware": 595,
+                # Scrapy's robots.txt middleware, fixed for concurrent first requests.
+                "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+                "nitpicker.middlewares.robots.RobotsTxtMiddleware": 100,
+                # Before robots.txt: a refused host's robots.txt is never fetched.
+                # NotConfigured unless --deny-private-networks / NITPICKER_DENY_PRIVATE_NETWORKS.
+                "nitpicker.middlewares.ssrf.PrivateNetworkGuard": 75,
             }
         )
         for name, value in {

@@ -109,6 +109,11 @@ class CrawlConfig:
                     f"--dedupe-map-cap ({self.dedupe_map_cap}) must not be smaller than "
                     f"--dedupe-cap ({self.dedupe_cap})"
                 )
+        if self.deny_private_networks and self.render:
+            raise ConfigError(
+                "--deny-private-networks needs --no-render: the browser resolves and fetches "
+                "on its own, outside the guard"
+            )
         if self.max_duration is not None and self.max_duration <= 0:
             raise ConfigError(f"--max-duration must be positive, got {self.max_duration}")
         for keyword in self.exclude_keywords:

@@ -79,7 +79,9 @@ _IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
 
 # What inet_aton accepts: one to four dot-separated decimal, octal (leading 0) or hex (0x)
 # parts. Checked first because inet_aton also accepts trailing garbage ("127.0.0.1 x").
-_NUMERIC_IPV4 = re.compile(r"(?:0x[0-9a-f]+|[0-9]+)(?:\.(?:0x[0-9a-f]+|[0-9]+)){0,3}", re.IGNORECASE)
+_NUMERIC_IPV4 = re.compile(
+    r"(?:0x[0-9a-f]+|[0-9]+)(?:\.(?:0x[0-9a-f]+|[0-9]+)){0,3}", re.IGNORECASE
+)
 
 
 class UnresolvableHostError(OSError):

@@ -332,3 +332,27 @@ def test_from_json_ignores_unknown_keys_and_validates() -> None:
     assert CrawlConfig.from_json(json.dumps(data)) == make()
     with pytest.raises(ConfigError, match="--parallels must be at least 1"):
         CrawlConfig.from_json(json.dumps(data), parallels=0)
+
+
+def test_private_network_guard_needs_no_render() -> None:
+    with pytest.raises(ConfigError, match="--deny-private-networks needs --no-render"):
+        CrawlConfig(roots=("http://example.com/",), output="/tmp/x.nitpicker",
+                    deny_private_networks=True)
+    config = CrawlConfig(roots=("http://example.com/",), output="/tmp/x.nitpicker",
+                         deny_private_networks=True, render=False)
+    assert config.deny_private_networks
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"dedupe_cap": 0}, "--dedupe-cap must be at least 1"),
+        ({"dedupe_cap": -5}, "--dedupe-cap must be at least 1"),
+        ({"dedupe_cap": 100, "dedupe_age_window": 50}, "--dedupe-age-window (50) must not be smaller"),
+        ({"dedupe_cap": 100, "dedupe_map_cap": 10}, "--dedupe-map-cap (10) must not be smaller"),
+    ],
+)
+def test_trap_cap_options_are_checked(options: dict[str, int], message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        CrawlConfig(roots=("http://example.com/",), output="/tmp/x.nitpicker", **options)
+    assert message in str(raised.value)

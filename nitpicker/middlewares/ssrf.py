@@ -3,9 +3,9 @@
 A downloader middleware for service deployments (Scrapyd), where whoever schedules a job picks
 the URLs: without it, a job could fetch ``http://169.254.169.254/`` or an admin page on the
 crawler's own network and store the answer in an archive. Enabled by the setting
-``NITPICKER_DENY_PRIVATE_NETWORKS = True`` (the operator's switch: a job cannot turn it off) or
-by the crawl option ``deny_private_networks`` (``--deny-private-networks``, ``-a
-deny_private_networks=true``); otherwise ``NotConfigured``. Both are read once in
+``NITPICKER_DENY_PRIVATE_NETWORKS = True`` (the operator's switch: a job's crawl option cannot
+turn it off) or by the crawl option ``deny_private_networks`` (``--deny-private-networks``,
+``-a deny_private_networks=true``); otherwise ``NotConfigured``. Both are read once in
 ``from_crawler``: Scrapy creates the spider (and its ``CrawlConfig``) before it builds the
 downloader, so ``crawler.spider.config`` is there already.
 
@@ -21,12 +21,12 @@ Two checks, one policy (:meth:`PrivateNetworkGuard.refusal`, :mod:`nitpicker.net
 2. **Every connection**: the check above resolves the name, then Twisted resolves it again to
    connect, and a DNS server answering with a TTL of 0 can give a public address to the first
    lookup and ``127.0.0.1`` to the second (DNS rebinding). So while the spider runs, the
-   reactor's name resolver is wrapped: the addresses a connection is about to use go through
-   the same policy, and a refused answer yields no address at all (the request is then a
-   skipped row too, its reason ending in "when connecting"). The hosts of the environment's
-   proxies (``http_proxy``…) are exempt from this second check: the proxy is contacted, not
-   the URL's host — which also means that behind a proxy it is the proxy that resolves, and
-   only the first check applies.
+   reactor's name resolver (process-wide) is wrapped: the addresses a connection is about to
+   use go through the same policy, and a refused answer yields no address at all (the request
+   is then a skipped row too, its reason ending in "when connecting"). The hosts of the
+   environment's proxies (``http_proxy``…) are exempt from this second check: the proxy is
+   contacted, not the URL's host — which also means that behind a proxy it is the proxy that
+   resolves, and only the first check applies.
 
 Not covered: the browser. With rendering on, Chromium resolves names itself and follows its own
 redirects and sub-resources, none of which pass through Scrapy's downloader.
@@ -72,11 +72,11 @@ if TYPE_CHECKING:
 
     from scrapy import Request
     from scrapy.crawler import Crawler
-    from twisted.internet.interfaces import IAddress, IHostResolution
+    from twisted.internet.interfaces import IAddress
 
     from nitpicker.netguard import IPAddress, Refusal, Resolver
 
-__all__ = ["BLOCKED", "PrivateNetworkGuard", "SETTING"]
+__all__ = ["BLOCKED", "SETTING", "PrivateNetworkGuard"]
 
 logger = logging.getLogger(__name__)
 
@@ -113,8 +113,7 @@ class PrivateNetworkGuard:
     def from_crawler(cls, crawler: Crawler) -> PrivateNetworkGuard:
         config = getattr(crawler.spider, "config", None)
         if not (
-            crawler.settings.getbool(SETTING)
-            or getattr(config, "deny_private_networks", False)
+            crawler.settings.getbool(SETTING) or getattr(config, "deny_private_networks", False)
         ):
             raise NotConfigured(f"{SETTING} and the crawl option deny_private_networks are off")
         guard = cls(crawler)
@@ -241,7 +240,8 @@ class _ConnectionCheck:
     def __init__(self, reactor: Any, guard: PrivateNetworkGuard) -> None:
         self._reactor = reactor
         self._guard = guard
-        self._inner: IHostnameResolver = reactor.nameResolver
+        # Twisted's resolver objects are zope interfaces, which mypy cannot check: held as Any.
+        self._inner: Any = reactor.nameResolver
         self._simple = reactor.resolver
         self._active = False
 
@@ -256,14 +256,14 @@ class _ConnectionCheck:
             self._reactor.installNameResolver(self._inner)
             self._reactor.resolver = self._simple
 
-    def resolveHostName(  # noqa: N802  (Twisted's interface)
+    def resolveHostName(
         self,
-        resolutionReceiver: IResolutionReceiver,  # noqa: N803
-        hostName: str,  # noqa: N803
-        portNumber: int = 0,  # noqa: N803
-        addressTypes: Sequence[type[IAddress]] | None = None,  # noqa: N803
-        transportSemantics: str = "TCP",  # noqa: N803
-    ) -> IHostResolution:
+        resolutionReceiver: Any,
+        hostName: str,
+        portNumber: int = 0,
+        addressTypes: Sequence[type[IAddress]] | None = None,
+        transportSemantics: str = "TCP",
+    ) -> Any:
         receiver = resolutionReceiver
         host = hostName.lower()
         if self._active and host not in self._guard.proxy_hosts:
@@ -277,19 +277,19 @@ class _ConnectionCheck:
 class _Vetting:
     """Holds a resolution's addresses back until all of them are known, then applies the policy."""
 
-    def __init__(self, receiver: IResolutionReceiver, host: str, guard: PrivateNetworkGuard) -> None:
+    def __init__(self, receiver: Any, host: str, guard: PrivateNetworkGuard) -> None:
         self._receiver = receiver
         self._host = host
         self._guard = guard
         self._addresses: list[IAddress] = []
 
-    def resolutionBegan(self, resolutionInProgress: IHostResolution) -> None:  # noqa: N802, N803
+    def resolutionBegan(self, resolutionInProgress: Any) -> None:
         self._receiver.resolutionBegan(resolutionInProgress)
 
-    def addressResolved(self, address: IAddress) -> None:  # noqa: N802
+    def addressResolved(self, address: IAddress) -> None:
         self._addresses.append(address)
 
-    def resolutionComplete(self) -> None:  # noqa: N802
+    def resolutionComplete(self) -> None:
         ips = tuple(
             ipaddress.ip_address(found.host.split("%", 1)[0])
             for found in self._addresses

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider, IgnoreRequest
 
-from nitpicker.config import CrawlConfig
+from nitpicker.config import ConfigError, CrawlConfig
 from nitpicker.errors import describe_failure
 from nitpicker.extract import extract
 from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
@@ -92,6 +92,11 @@ class SiteSpider(Spider):
         settings.set("USER_AGENT", config.user_agent, priority="spider")
         settings.set("ROBOTSTXT_OBEY", not config.ignore_robots, priority="spider")
         settings.set("ROBOTSTXT_USER_AGENT", config.user_agent, priority="spider")
+        if config.render and settings.getbool("NITPICKER_DENY_PRIVATE_NETWORKS"):
+            raise ConfigError(
+                "NITPICKER_DENY_PRIVATE_NETWORKS needs render=false: the browser resolves and "
+                "fetches on its own, outside the guard"
+            )
         if config.render:
             configure_browser(settings, config)
         crawler.signals.connect(spider._on_closed, signal=signals.spider_closed)
