@@ -51,8 +51,6 @@ RSS_BOUND_MB = 300
 
 # Routes whose URL never yields a page: each must have a row that says why.
 FAILING = ("/tarpit", "/drip", "/loop/a", "/huge", "/huge-unsized", "/gzip-bomb", "/dropped")
-# …except this one, recorded under the wrong URL (see the xfail below).
-MISRECORDED = ("/chain/0",)
 
 
 @pytest.fixture
@@ -175,8 +173,7 @@ async def test_hostile_site_is_crawled_in_bounded_time_with_every_trap_recorded(
 
     # Every hostile URL has a row, filled in, with the reason.
     for path in HOSTILE_ROUTES:
-        if path not in MISRECORDED:
-            assert _row(archive, hostile, path)["scraped"] == 1, path
+        assert _row(archive, hostile, path)["scraped"] == 1, path
     for path in ("/tarpit", "/drip"):
         row = _assert_failed_with_reason(archive, hostile, path, "Timeout", "5.0 seconds")
         assert row["status"] == -1
@@ -329,17 +326,11 @@ async def test_malformed_and_misdeclared_pages_are_read(
 
 
 # --------------------------------------------------------------------------------------------
-# Known defects (strict xfails: each turns into a failure once fixed, to be un-marked)
+# Recorded right (these were defects once: the redirect chain's linked URL, loops, bombs,
+# unsized bodies) — and one that waits for the adaptive throttle (strict xfail)
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SiteSpider.errback records a failed redirected request under failure.request.url "
-    "(the LAST hop), not under the URL that was linked and leased (redirect_urls[0]); the "
-    "linked URL keeps an unfetched row (scraped = 0, status NULL, no reason) while a row for "
-    "an unlinked hop (/chain/10, or /loop/b with an odd REDIRECT_MAX_TIMES) gets the reason",
-)
 @pytest.mark.parametrize(
     ("index", "linked", "settings"),
     [
@@ -359,13 +350,6 @@ async def test_redirect_give_up_is_recorded_under_the_linked_url(
     assert scraped == {hostile.url(index), hostile.url(linked)}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a redirect loop (RedirectMiddleware's IgnoreRequest 'max redirections reached') "
-    "goes down SiteSpider.errback's IgnoreRequest branch: recorded as a skip (is_skipped = 1, "
-    "status NULL = 'never fetched') and not counted as an error, although it was fetched "
-    "REDIRECT_MAX_TIMES + 1 times and never answered",
-)
 @pytest_twisted.ensureDeferred
 async def test_redirect_loop_is_a_fetch_error(hostile: HostileSite, tmp_path: Path) -> None:
     archive, _, _ = await _timed_crawl([hostile.url("/loop/")], tmp_path)
@@ -374,12 +358,6 @@ async def test_redirect_loop_is_a_fetch_error(hostile: HostileSite, tmp_path: Pa
     assert archive.rows("SELECT * FROM runs")[-1]["errors"] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a gzip bomb (HttpCompressionMiddleware's IgnoreRequest 'exceeded DOWNLOAD_MAXSIZE "
-    "during decompression') is recorded as a skip (status NULL, not an error), while the same "
-    "limit hit by /huge is a fetch error (status -1)",
-)
 @pytest_twisted.ensureDeferred
 async def test_gzip_bomb_is_a_fetch_error_like_huge(hostile: HostileSite, tmp_path: Path) -> None:
     archive, _, _ = await _timed_crawl(
@@ -392,12 +370,6 @@ async def test_gzip_bomb_is_a_fetch_error_like_huge(hostile: HostileSite, tmp_pa
     assert archive.rows("SELECT * FROM runs")[-1]["errors"] == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a body without Content-Length cut at DOWNLOAD_MAXSIZE is recorded as "
-    "'DownloadCancelledError: CancelledError' (Scrapy cancels the Deferred without a message): "
-    "the reason does not say the body was too large",
-)
 @pytest_twisted.ensureDeferred
 async def test_unsized_oversized_body_says_it_was_too_large(
     hostile: HostileSite, tmp_path: Path

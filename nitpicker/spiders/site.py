@@ -14,25 +14,33 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy import Spider, signals
-from scrapy.exceptions import CloseSpider, IgnoreRequest
+from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 
+from nitpicker.browser import configure_browser
 from nitpicker.config import ConfigError, CrawlConfig
 from nitpicker.errors import describe_failure
 from nitpicker.extract import extract
 from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
-from nitpicker.items import MAX_URL_LENGTH, too_long_stand_in
-from nitpicker.items import FollowMode, ImageRecord, LinkRecord, PageItem, Redirect, ResourceRecord
+from nitpicker.items import (
+    MAX_URL_LENGTH,
+    FollowMode,
+    ImageRecord,
+    LinkRecord,
+    PageItem,
+    Redirect,
+    ResourceRecord,
+    too_long_stand_in,
+)
 from nitpicker.middlewares.render import META_RENDER
 from nitpicker.session import CrawlSession
-from nitpicker.browser import configure_browser
 from nitpicker.urls import join_href
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from scrapy import Request
     from twisted.python.failure import Failure
 
     from nitpicker.render import RenderResult
@@ -295,6 +303,17 @@ class SiteSpider(Spider):
 
     # -- failures -------------------------------------------------------------------------------
 
+    def _ignored_as_error(self, message: str, chain: list[str]) -> str | None:
+        """An ``IgnoreRequest`` that means the URL could not be fetched (not a skip)."""
+        if "max redirections" in message:
+            hops = len(chain) - 1
+            if len(set(chain)) < len(chain):
+                return f"Redirect loop: gave up after {hops} redirects"
+            return f"Too many redirects: gave up after {hops} (REDIRECT_MAX_TIMES)"
+        if "DOWNLOAD_MAXSIZE" in message or "max size" in message:
+            return f"Too large: {message}"
+        return None
+
     def errback(self, failure: Failure) -> PageItem | Request:
         request = failure.request  # type: ignore[attr-defined]
         meta = request.meta
@@ -305,8 +324,11 @@ class SiteSpider(Spider):
             retry_meta = {**meta, META_BROWSER_RETRY: True}
             retry_meta.pop("playwright_page", None)
             return request.replace(meta=retry_meta, dont_filter=True)
-        parsed = self.resolver.resolve(request.url, request.url)
-        url = parsed.url if parsed is not None else request.url
+        # Record under the URL that was leased (the first of a redirect chain), not the last hop.
+        chain = meta.get("redirect_urls") or []
+        leased = chain[0] if chain else request.url
+        parsed = self.resolver.resolve(leased, leased)
+        url = parsed.url if parsed is not None else leased
         is_external = parsed is None or self.session.policy.is_external(parsed)
         item = PageItem(
             url=url,
@@ -317,12 +339,23 @@ class SiteSpider(Spider):
         )
         if failure.check(IgnoreRequest):
             message = failure.getErrorMessage()
-            item.skip_reason = (
-                "blocked by robots.txt" if "robots.txt" in message else message or "ignored"
-            )
+            error = self._ignored_as_error(message, [*chain, request.url])
+            if error is None:
+                item.skip_reason = (
+                    "blocked by robots.txt" if "robots.txt" in message else message or "ignored"
+                )
+                return item
+            item.status = -1
+            item.error = item.status_text = error
             return item
         item.status = -1
         item.error = item.status_text = describe_failure(failure)
+        if failure.check(DownloadCancelledError) and "max size" not in item.error:
+            item.error = item.status_text = (
+                "Download cancelled: the crawl was stopping" if self.session.halted else
+                "Too large: the body exceeded DOWNLOAD_MAXSIZE "
+                f"({meta.get('download_maxsize') or self.crawler.settings.getint('DOWNLOAD_MAXSIZE')} bytes)"
+            )
         if meta.get("playwright"):
             item.error = item.status_text = f"browser: {item.error}"
         logger.debug("fetch failed: %s: %s", url, item.error)
