@@ -145,7 +145,9 @@ class CrawlConfig:
     def from_json(cls, text: str, **overrides: Any) -> CrawlConfig:
         data = json.loads(text)
         known = {f.name for f in dataclasses.fields(cls)}
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+        values: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known
+        }
         values.update(overrides)
         return cls(**values)
 

@@ -36,7 +36,7 @@ def _causes(exc: BaseException | None) -> list[BaseException]:
     return found
 
 
-def _is_tls(exc: BaseException) -> bool:
+def _is_tls(exc: BaseException | None) -> bool:
     return any(
         "SSL" in f"{type(e).__module__}.{type(e).__name__}"
         or "TLS" in type(e).__name__
@@ -45,7 +45,7 @@ def _is_tls(exc: BaseException) -> bool:
     )
 
 
-def _detail(exc: BaseException) -> str:
+def _detail(exc: BaseException | None) -> str:
     """The innermost readable message (``ResponseFailed`` wraps a list of failures)."""
     reasons = [e for e in _causes(exc) if not getattr(e, "reasons", None)]
     innermost = reasons[-1] if reasons else exc

@@ -205,7 +205,7 @@ async def _bounded(awaitable: Any, timeout_ms: int) -> bool:
     """Await with a timeout; ``False`` (not an exception) when it ran out."""
     try:
         await asyncio.wait_for(awaitable, timeout_ms / 1000)
-    except (TimeoutError, asyncio.TimeoutError):
+    except TimeoutError:
         return False
     return True
 
@@ -233,8 +233,8 @@ async def _emulate(page: Page, preset: DevicePreset) -> None:
 
 async def _preset_images(page: Page, preset: DevicePreset, options: RenderOptions) -> list[dict[str, Any]]:
     """Images at one device preset: the rendered page, re-laid out at the preset's size."""
-    current = page.viewport_size or {}
-    if current.get("width") != preset.width or preset.scale != 1.0:
+    width = page.viewport_size["width"] if page.viewport_size else None
+    if width != preset.width or preset.scale != 1.0:
         await _emulate(page, preset)
     return await _collect_images(page, preset, options)
 
@@ -245,7 +245,7 @@ async def render_page(page: Page, result: RenderResult) -> RenderResult:
     await _bounded(page.wait_for_load_state("networkidle"), options.network_idle_ms)
     try:
         result.html = await asyncio.wait_for(page.content(), 10)
-    except (TimeoutError, asyncio.TimeoutError):
+    except TimeoutError:
         result.errors.append("page unresponsive: its scripts did not yield within 10 s")
         await page.close()
         return result

@@ -11,7 +11,7 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Final
 
-__all__ = ["MIGRATIONS", "SchemaError", "applied_migrations", "migrate", "check_readable"]
+__all__ = ["MIGRATIONS", "SchemaError", "applied_migrations", "check_readable", "migrate"]
 
 
 class SchemaError(Exception):

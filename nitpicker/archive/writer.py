@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nitpicker import __version__
-from nitpicker.archive.lock import ArchiveLock, pid_alive as _pid_alive
+from nitpicker.archive.lock import ArchiveLock
+from nitpicker.archive.lock import pid_alive as _pid_alive
 from nitpicker.archive.schema import SchemaError, migrate
 from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.urls import frontier_key, natural_order_key
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
     from nitpicker.config import CrawlConfig
     from nitpicker.items import LinkRecord, PageItem, ResourceRecord
@@ -156,7 +157,7 @@ class ArchiveWriter:
         ]
         ids = [(page_id,) for page_id, _ in rows]
         for table in ("anchors", "images", "response_headers", "snapshots", "resource_referrers"):
-            self.conn.executemany(f"DELETE FROM {table} WHERE page_id = ?", ids)  # noqa: S608
+            self.conn.executemany(f"DELETE FROM {table} WHERE page_id = ?", ids)
         self.conn.executemany(
             "UPDATE pages SET scraped = 0, is_external = 0, is_target = 0, status = NULL,"
             " status_text = NULL, content_type = NULL, content_length = NULL, title = '',"
@@ -318,7 +319,7 @@ class ArchiveWriter:
         if len(self._ids) > _ID_CACHE_SIZE:
             self._ids.popitem(last=False)
 
-    def page_ids(self, urls: dict[str, tuple[bool, int | None]]) -> dict[str, int]:
+    def page_ids(self, urls: Mapping[str, tuple[bool, int | None]]) -> dict[str, int]:
         """Ids of page rows for ``{url: (is_external, depth)}``, creating stub rows as needed."""
         found: dict[str, int] = {}
         missing: list[str] = []
@@ -337,7 +338,7 @@ class ArchiveWriter:
                 chunk = missing[start : start + _CHUNK]
                 marks = ",".join("?" * len(chunk))
                 for page_id, url in self.conn.execute(
-                    f"SELECT id, url FROM pages WHERE url IN ({marks})", chunk  # noqa: S608
+                    f"SELECT id, url FROM pages WHERE url IN ({marks})", chunk
                 ):
                     found[url] = page_id
                     self._cache_id(url, page_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -163,7 +163,7 @@ def _crawl_append(path: Path, urls: list[str], *, list_urls: list[str] | None,
 def _build_config(*, urls: list[str], list_urls: list[str], list_file: Path | None,
                   resume: Path | None, output: str | None, exclude: list[str],
                   exclude_url: list[str], user_agent: str | None, single: bool,
-                  recursive: bool, **options: object) -> CrawlConfig:
+                  recursive: bool, **options: Any) -> CrawlConfig:
     if resume is not None:
         if output:
             raise ConfigError(
@@ -187,6 +187,7 @@ def _build_config(*, urls: list[str], list_urls: list[str], list_file: Path | No
     for url in roots:
         validate_url(url)
     globs = [g for value in exclude for g in split_globs(value)]
+    extra: dict[str, Any] = {"user_agent": user_agent} if user_agent else {}
     return CrawlConfig(
         roots=tuple(roots),
         list_mode=list_mode,
@@ -195,8 +196,8 @@ def _build_config(*, urls: list[str], list_urls: list[str], list_file: Path | No
         excludes=tuple(globs),
         exclude_urls=DEFAULT_EXCLUDED_URLS + tuple(exclude_url),
         output=resolve_output_path(output or "", roots[0]),
-        **({"user_agent": user_agent} if user_agent else {}),
-        **options,  # type: ignore[arg-type]
+        **options,
+        **extra,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
@@ -79,7 +79,7 @@ class SiteSpider(Spider):
     """Crawls a site into a ``.nitpicker`` archive."""
 
     name = "site"
-    custom_settings: ClassVar[dict[str, Any]] = {"ADDONS": {"nitpicker.addon.Addon": 0}}
+    custom_settings = {"ADDONS": {"nitpicker.addon.Addon": 0}}  # noqa: RUF012 (Scrapy's API)
 
     def __init__(self, config: CrawlConfig | None = None, **kwargs: Any) -> None:
         super().__init__(name=kwargs.pop("name", None))
@@ -124,7 +124,8 @@ class SiteSpider(Spider):
         if self.config.max_duration is not None:
             from twisted.internet import reactor
 
-            self._deadline = reactor.callLater(  # type: ignore[attr-defined]
+            clock: Any = reactor
+            self._deadline = clock.callLater(
                 self.config.max_duration, self.session.halt, "max_duration"
             )
 
@@ -137,10 +138,9 @@ class SiteSpider(Spider):
         from scrapy.utils.defer import deferred_from_coro
         from twisted.internet import reactor
 
-        engine = self.crawler.engine
-        reactor.callLater(  # type: ignore[attr-defined]
-            0, lambda: deferred_from_coro(engine.close_spider_async(reason=reason))
-        )
+        engine: Any = self.crawler.engine
+        clock: Any = reactor
+        clock.callLater(0, lambda: deferred_from_coro(engine.close_spider_async(reason=reason)))
 
     def _on_closed(self, spider: Spider, reason: str) -> None:
         deadline = getattr(self, "_deadline", None)
@@ -323,7 +323,8 @@ class SiteSpider(Spider):
             self.crawler.stats.inc_value("nitpicker/render/browser_retry")
             retry_meta = {**meta, META_BROWSER_RETRY: True}
             retry_meta.pop("playwright_page", None)
-            return request.replace(meta=retry_meta, dont_filter=True)
+            retry: Request = request.replace(meta=retry_meta, dont_filter=True)
+            return retry
         # Record under the URL that was leased (the first of a redirect chain), not the last hop.
         chain = meta.get("redirect_urls") or []
         leased = chain[0] if chain else request.url
@@ -337,7 +338,7 @@ class SiteSpider(Spider):
             is_external=is_external,
             is_target=False,
         )
-        if failure.check(IgnoreRequest):
+        if failure.check(IgnoreRequest):  # type: ignore[no-untyped-call]
             message = failure.getErrorMessage()
             error = self._ignored_as_error(message, [*chain, request.url])
             if error is None:
@@ -350,7 +351,8 @@ class SiteSpider(Spider):
             return item
         item.status = -1
         item.error = item.status_text = describe_failure(failure)
-        if failure.check(DownloadCancelledError) and "max size" not in item.error:
+        cancelled = failure.check(DownloadCancelledError)  # type: ignore[no-untyped-call]
+        if cancelled and "max size" not in item.error:
             item.error = item.status_text = (
                 "Download cancelled: the crawl was stopping" if self.session.halted else
                 "Too large: the body exceeded DOWNLOAD_MAXSIZE "
