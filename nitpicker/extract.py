@@ -296,20 +296,20 @@ class _Target:
     """lxml parser target: receives start/end/data events, keeps only the page facts."""
 
     __slots__ = (
-        "texts",
-        "data",
-        "meta",
-        "base_href",
         "anchors",
+        "base_href",
+        "data",
         "images",
+        "meta",
+        "open_anchors",
+        "picture_depth",
+        "raw_mark",
         "resources",
         "room",
         "seen",
-        "open_anchors",
-        "title_mark",
-        "raw_mark",
         "svg_depth",
-        "picture_depth",
+        "texts",
+        "title_mark",
     )
 
     def __init__(self) -> None:

@@ -8,7 +8,7 @@ from enum import IntEnum
 
 from nitpicker.extract import PageMeta
 
-__all__ = ["MAX_URL_LENGTH", "too_long_stand_in", "FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord"]
+__all__ = ["MAX_URL_LENGTH", "FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord", "too_long_stand_in"]
 
 
 class FollowMode(IntEnum):

@@ -9,14 +9,12 @@ stats ``nitpicker/archive/pages``, ``nitpicker/archive/links_queued``.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
-
 import sqlite3
+from typing import TYPE_CHECKING, Any
 
 from twisted.internet import task
 
 from nitpicker.failure import classify_exception
-
 from nitpicker.items import FollowMode, PageItem
 from nitpicker.sitemaps import SitemapItem
 

@@ -16,8 +16,8 @@ from scrapy import signals
 from scrapy.exceptions import StopDownload
 
 from nitpicker.frontier import META_MODE
-from nitpicker.middlewares.render import META_PREFLIGHT
 from nitpicker.items import FollowMode
+from nitpicker.middlewares.render import META_PREFLIGHT
 
 if TYPE_CHECKING:
     from scrapy import Request
