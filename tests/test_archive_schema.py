@@ -37,6 +37,7 @@ TABLES = {
     "snapshots",
     "runs",
     "frontier",
+    "trap_events",
     "migrations",
 }
 

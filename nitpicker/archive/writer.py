@@ -477,7 +477,7 @@ class ArchiveWriter:
     def has_pending_under(self, key_prefix: str) -> bool:
         """Whether a pending frontier row's key starts with ``key_prefix`` (``//host/path/``)."""
         row = self.conn.execute(
-            "SELECT 1 FROM frontier WHERE key >= ? AND key < ? AND state = 0 LIMIT 1",
+            "SELECT 1 FROM frontier WHERE key >= ? AND key < ? AND state < 2 LIMIT 1",
             (key_prefix, key_prefix + "\U0010ffff"),
         ).fetchone()
         return row is not None

@@ -67,7 +67,7 @@ def crawl(
     max_duration: Annotated[float | None, typer.Option("--max-duration", help="Stop cleanly after this many seconds (resumable).")] = None,
     max_archive_mb: Annotated[float | None, typer.Option("--max-archive-mb", help="Storage budget: fail the run (disk_full) before the archive grows past this size.")] = None,
     dedupe_cap: Annotated[int | None, typer.Option("--dedupe-cap", help="Trap cap: after N pages with one metadata signature, stop queueing their links (recommended 100).")] = None,
-    dedupe_age_window: Annotated[int, typer.Option("--dedupe-age-window", help="Links seen before a signature that never reached the cap is forgotten.")] = 5000,
+    dedupe_age_window: Annotated[int, typer.Option("--dedupe-age-window", help="Newly discovered links after which a signature that never reached the cap is forgotten.")] = 5000,
     dedupe_map_cap: Annotated[int, typer.Option("--dedupe-map-cap", help="Most signatures the trap cap keeps in memory.")] = 100_000,
     sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True,
     deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False,

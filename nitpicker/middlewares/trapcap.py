@@ -1,21 +1,190 @@
 """TrapCapMiddleware: the crawl-time soft cap on crawler traps (``--dedupe-cap``, seed 003).
 
-Placeholder until the cap lands: disabled unless ``--dedupe-cap`` is given.
+A spider middleware after :class:`~nitpicker.middlewares.follow.FollowMiddleware` (output runs
+through spider middlewares in decreasing order: 500, then this one at 450), so it sees every
+link's decided mode. Each in-scope page (``is_target`` and not external) is counted by a
+:class:`~nitpicker.trapcap.TrapCap` under its meta signature. Once a signature is capped, the
+links of its pages that would be crawled (mode ``FULL``) become ``CAPPED``: the archive records
+them as rows with ``skip_reason = 'dedupe cap'`` and never queues them. Pages already fetched
+stay recorded, and links found on other pages are untouched. The page that makes a signature
+reach its threshold already has its links capped.
+
+Each firing is a row of the archive's audit table ``trap_events`` (signature, parent path,
+count, first and last URL), written in the same transaction as the page, and one INFO line.
+On ``--resume`` the signatures capped by earlier runs are capped again from that table.
+
+Enabled by ``--dedupe-cap N`` (``CrawlConfig.dedupe_cap``; ``NotConfigured`` otherwise), with
+``--dedupe-age-window`` and ``--dedupe-map-cap``. Stats ``nitpicker/trapcap/fired``,
+``nitpicker/trapcap/capped_links``, ``nitpicker/trapcap/entries`` (the most signatures counted
+at once) and, at close, ``nitpicker/trapcap/sticky`` and ``nitpicker/trapcap/evicted_{age,
+bucket,lru}``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+import sqlite3
+from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from nitpicker.failure import classify_exception
+from nitpicker.items import FollowMode, PageItem
+from nitpicker.query.trap_events import list_trap_events
+from nitpicker.trapcap import TrapCap
+
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from nitpicker.config import CrawlConfig
+    from nitpicker.session import CrawlSession
+    from nitpicker.trapcap import Verdict
 
 __all__ = ["TrapCapMiddleware"]
 
+logger = logging.getLogger(__name__)
+
+_RESTORE_BATCH = 1000
+
 
 class TrapCapMiddleware:
+    """Caps the links of pages whose meta signature is a crawler trap."""
+
+    def __init__(self, crawler: Crawler, config: CrawlConfig) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.config = config
+        self.cap = self.build_cap(config)
+        self._restored = False
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TrapCapMiddleware:
-        raise NotConfigured("--dedupe-cap is not set")
+        config: CrawlConfig | None = getattr(crawler.spider, "config", None)
+        if config is None or config.dedupe_cap is None:
+            raise NotConfigured("--dedupe-cap is not set")
+        middleware = cls(crawler, config)
+        crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
+        return middleware
+
+    def build_cap(self, config: CrawlConfig) -> TrapCap:
+        """The cap's state and policy. Override to use a :class:`TrapCap` subclass."""
+        assert config.dedupe_cap is not None
+        return TrapCap(
+            config.dedupe_cap,
+            age_window=config.dedupe_age_window,
+            map_cap=config.dedupe_map_cap,
+            has_pending_under=self.has_pending_under,
+        )
+
+    @property
+    def session(self) -> CrawlSession:
+        session: CrawlSession = self.crawler.spider.session  # type: ignore[union-attr]
+        return session
+
+    # -- the policy -------------------------------------------------------------------------
+
+    def counts(self, item: PageItem) -> bool:
+        """Whether ``item`` is counted: an in-scope page (out-of-scope pages are never capped)."""
+        return item.is_target and not item.is_external
+
+    def links_seen(self) -> int:
+        """The crawl's anchor index: the distinct links it has discovered so far.
+
+        That is the frontier rows added (pending ones plus those this run leased), not every
+        anchor on every page: a site-wide navigation repeated on each page would otherwise
+        use up the age window long before a trap whose pages carry it reached the cap.
+        """
+        session = self.session
+        writer = session.writer
+        if writer is None:
+            return self.cap.anchor_index
+        return writer.pending + session.counters.leased
+
+    def has_pending_under(self, prefix: str) -> bool:
+        """Whether the frontier still has a URL to fetch whose key starts with ``prefix``."""
+        writer = self.session.writer
+        if writer is None:
+            return True  # cannot tell: keep the bucket
+        return writer.has_pending_under(prefix)
+
+    # -- the middleware ---------------------------------------------------------------------
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        async for item in result:
+            if isinstance(item, PageItem) and self.counts(item):
+                self.check(item)
+            yield item
+
+    def check(self, item: PageItem) -> None:
+        """Count ``item``; cap its links when its signature is capped."""
+        if not self._restored:
+            self.restore()
+        cap = self.cap
+        cap.advance_to(self.links_seen())
+        verdict = cap.observe(item.url, item.meta)
+        if verdict is None:
+            return
+        self.stats.max_value("nitpicker/trapcap/entries", cap.entries)
+        if verdict.fired:
+            self.record(item, verdict)
+        if verdict.capped:
+            capped = self.cap_links(item)
+            if capped:
+                self.stats.inc_value("nitpicker/trapcap/capped_links", capped)
+
+    def cap_links(self, item: PageItem) -> int:
+        """Turn the links of ``item`` that would be crawled into ``CAPPED``; how many."""
+        capped = 0
+        for link in item.links:
+            if link.mode is FollowMode.FULL:
+                link.mode = FollowMode.CAPPED
+                capped += 1
+        return capped
+
+    def record(self, item: PageItem, verdict: Verdict) -> None:
+        """A signature reached its threshold on ``item``: the audit row and one log line."""
+        self.stats.inc_value("nitpicker/trapcap/fired")
+        logger.info(
+            "trap cap: %d pages under %s share one signature (title %r, threshold %s); links "
+            "on its pages are no longer queued (first %s, now %s)",
+            verdict.count, verdict.parent_path, item.meta.title, verdict.threshold,
+            verdict.first_url, item.url,
+        )
+        session = self.session
+        try:
+            session.archive.record_trap_event(
+                verdict.signature, verdict.parent_path, verdict.count or 0, verdict.first_url,
+                item.url,
+            )
+        except (sqlite3.Error, OSError) as exc:
+            session.fail(classify_exception(exc))
+
+    def restore(self) -> None:
+        """On ``--resume``, cap again the signatures earlier runs capped (``trap_events``)."""
+        self._restored = True
+        if not self.config.resume:
+            return
+        conn = self.session.archive.conn
+        offset = 0
+        while True:
+            page = list_trap_events(conn, limit=_RESTORE_BATCH, offset=offset)
+            for event in page["items"]:
+                self.cap.immunise(event["signature"])
+            offset += len(page["items"])
+            if not page["items"] or offset >= page["total"]:
+                break
+        if self.cap.sticky:
+            logger.info("trap cap: %d signature(s) capped by earlier runs", len(self.cap.sticky))
+
+    def spider_closed(self) -> None:
+        cap = self.cap
+        self.stats.set_value("nitpicker/trapcap/sticky", len(cap.sticky))
+        self.stats.set_value("nitpicker/trapcap/evicted_age", cap.evicted_age)
+        self.stats.set_value("nitpicker/trapcap/evicted_bucket", cap.evicted_bucket)
+        self.stats.set_value("nitpicker/trapcap/evicted_lru", cap.evicted_lru)
