@@ -26,11 +26,15 @@ class Addon:
                 "nitpicker.middlewares.follow.FollowMiddleware": 500,
                 # Output runs through spider middlewares in decreasing order: after follow.
                 "nitpicker.middlewares.trapcap.TrapCapMiddleware": 450,
-            }
+            },
+            priority=_ADDON,
         )
-        settings["ITEM_PIPELINES"].update({"nitpicker.pipelines.ArchivePipeline": 300})
+        settings["ITEM_PIPELINES"].update(
+            {"nitpicker.pipelines.ArchivePipeline": 300}, priority=_ADDON
+        )
         settings["EXTENSIONS"].update(
-            {"nitpicker.middlewares.body.BodyGuard": 0, "nitpicker.sitemaps.SitemapSeeder": 0}
+            {"nitpicker.middlewares.body.BodyGuard": 0, "nitpicker.sitemaps.SitemapSeeder": 0},
+            priority=_ADDON,
         )
         # Below RetryMiddleware (550) and RedirectMiddleware (600): sees final responses only.
         settings["DOWNLOADER_MIDDLEWARES"].update(
@@ -44,7 +48,8 @@ class Addon:
                 # Before robots.txt: a refused host's robots.txt is never fetched.
                 # NotConfigured unless --deny-private-networks / NITPICKER_DENY_PRIVATE_NETWORKS.
                 "nitpicker.middlewares.ssrf.PrivateNetworkGuard": 75,
-            }
+            },
+            priority=_ADDON,
         )
         for name, value in {
             # Scrapy starts CONCURRENT_ITEMS tasks for every callback's output: one is enough.
