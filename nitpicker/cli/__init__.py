@@ -35,6 +35,7 @@ def _register() -> None:
     from nitpicker.cli import crawl
 
     app.command(name="crawl")(crawl.crawl)
+    from nitpicker.cli import query  # noqa: F401  (importing it registers `nitpicker query`)
 
 
 _register()

@@ -8,14 +8,15 @@ changed.
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
-import click
 import typer
 from typer.core import TyperCommand
+from typer.exceptions import TyperException
 
 from nitpicker.cli import app
 from nitpicker.cli.output import fail
@@ -39,9 +40,6 @@ from nitpicker.query import (
     list_resources,
     open_archive,
 )
-
-if TYPE_CHECKING:
-    import sqlite3
 
 __all__ = ["SUBCOMMANDS", "QueryCommand", "query"]
 
@@ -91,10 +89,10 @@ def _flag(name: str) -> str:
 class QueryCommand(TyperCommand):
     """Reports a bad flag (unknown option, a number that is not one) as one ``Error:`` line."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: Typer's click Context
         try:
             return super().parse_args(ctx, args)
-        except click.UsageError as exc:
+        except TyperException as exc:  # Typer's usage errors: no such option, bad value, …
             print(f"Error: {exc.format_message()}", file=sys.stderr)
             raise typer.Exit(1) from exc
 
@@ -168,6 +166,7 @@ def query(
 
     Example: nitpicker query site.nitpicker links --type broken --limit 20 --pretty
     """
+    # every flag but --pretty, by parameter name (locals() holds exactly the parameters here)
     options = {k: v for k, v in locals().items() if k not in ("file", "subcommand", "pretty")}
     options["type"] = options.pop("type_")
     if file is None:
@@ -179,6 +178,8 @@ def query(
         fail(str(exc))
     try:
         result = _run(conn, sub, options)
+    except sqlite3.DatabaseError as exc:
+        fail(f"{file}: corrupt archive ({exc})")
     finally:
         conn.close()
     typer.echo(json.dumps(result, ensure_ascii=False, indent=2 if pretty else None))

@@ -20,9 +20,11 @@ __all__ = [
     "PAGE_LIST_BASE",
     "Paged",
     "check_choice",
+    "check_count",
     "check_paging",
     "fetch_all",
     "fetch_counted",
+    "fetch_dicts",
     "fetch_one",
     "find_page_id",
     "like_escape",
@@ -72,12 +74,16 @@ def paged(items: list[T], total: int, limit: int, offset: int) -> Paged[T]:
     return {"items": items, "total": total, "offset": offset, "limit": limit}
 
 
+def check_count(label: str, value: int) -> None:
+    """Raise ``ValueError`` naming ``value`` unless it is 0 or more."""
+    if value < 0:
+        raise ValueError(f"Invalid {label}: {value}. Must be 0 or more")
+
+
 def check_paging(limit: int, offset: int) -> None:
-    """Raise ``ValueError`` unless ``limit`` and ``offset`` are non-negative."""
-    if limit < 0:
-        raise ValueError(f"Invalid limit: {limit}. Must be 0 or more")
-    if offset < 0:
-        raise ValueError(f"Invalid offset: {offset}. Must be 0 or more")
+    """Raise ``ValueError`` unless ``limit`` and ``offset`` are 0 or more."""
+    check_count("limit", limit)
+    check_count("offset", offset)
 
 
 def check_choice(label: str, value: str, allowed: Sequence[str]) -> None:
@@ -100,6 +106,19 @@ def fetch_all(conn: sqlite3.Connection, sql: str, params: Sequence[Any] | dict[s
         return cursor.execute(sql, params).fetchall()
     finally:
         cursor.close()
+
+
+def fetch_dicts(conn: sqlite3.Connection, sql: str,
+                params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+    """Rows as ``{column: value}`` (for tables whose columns grew by migrations)."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    try:
+        rows = cursor.execute(sql, params).fetchall()
+        names = [column[0] for column in cursor.description]
+    finally:
+        cursor.close()
+    return [dict(zip(names, row, strict=True)) for row in rows]
 
 
 def fetch_one(conn: sqlite3.Connection, sql: str, params: Sequence[Any] | dict[str, Any] = ()

@@ -22,6 +22,7 @@ from nitpicker.query._common import (
     INTERNAL_HTML_INDEXED,
     PAGE_SIGNATURE_SQL,
     Paged,
+    check_count,
     check_paging,
     fetch_all,
     paged,
@@ -103,7 +104,7 @@ def get_duplicate_clusters(conn: sqlite3.Connection, *, min_count: int = 10, sam
     """
     if min_count < 1:
         raise ValueError(f"Invalid min count: {min_count}. Must be 1 or more")
-    check_paging(sample, 0)
+    check_count("sample", sample)
     check_paging(limit, offset)
     register_functions(conn)
     rows = fetch_all(conn, CLUSTERS_SQL, {"min_count": min_count, "sample": max(sample, 1)})

@@ -10,6 +10,7 @@ from nitpicker.query._common import (
     INTERNAL_HTML_INDEXED,
     Paged,
     check_choice,
+    check_count,
     check_paging,
     fetch_all,
     fetch_counted,
@@ -64,7 +65,7 @@ def find_duplicates(conn: sqlite3.Connection, field: str = "title", *, limit: in
     """
     check_choice("duplicate field", field, DUPLICATE_FIELDS)
     check_paging(limit, offset)
-    check_paging(max_urls, 0)
+    check_count("max urls", max_urls)
     column = {"title": "title", "description": "description"}[field]  # identifier, not input
     groups = _groups_sql(column)
     rows = fetch_all(conn, f"""WITH g(value, n) AS ({groups} ORDER BY n DESC, p.{column}
@@ -85,19 +86,19 @@ def find_duplicates(conn: sqlite3.Connection, field: str = "title", *, limit: in
 _MISMATCH_SQL = {
     "canonical": (
         "p.url, nitpicker_resolve_url(p.url, p.canonical)",
-        "p.canonical != '' AND p.canonical != p.url"
-        " AND nitpicker_resolve_url(p.url, p.canonical) != p.url",
+        ("p.canonical != '' AND p.canonical != p.url"
+         " AND nitpicker_resolve_url(p.url, p.canonical) != p.url"),
     ),
     "og:title": ("p.og_title, p.title",
                  "p.og_title != '' AND p.title != '' AND p.og_title != p.title"),
     "og:description": ("p.og_description, p.description",
-                       "p.og_description != '' AND p.description != ''"
-                       " AND p.og_description != p.description"),
+                       ("p.og_description != '' AND p.description != ''"
+                        " AND p.og_description != p.description")),
 }
 """type → (actual, expected columns; condition)."""
 
 
-def find_mismatches(conn: sqlite3.Connection, type: str, *, limit: int = 100,  # noqa: A002
+def find_mismatches(conn: sqlite3.Connection, type: str, *, limit: int = 100,
                     offset: int = 0) -> Paged[MismatchEntry]:
     """Internal HTML pages whose metadata disagrees with itself, by URL.
 

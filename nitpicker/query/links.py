@@ -147,7 +147,7 @@ def list_orphaned_pages(conn: sqlite3.Connection, *, limit: int = 100, offset: i
     return paged(items, total, limit, offset)
 
 
-def list_links(conn: sqlite3.Connection, type: str, *, limit: int = 100, offset: int = 0  # noqa: A002
+def list_links(conn: sqlite3.Connection, type: str, *, limit: int = 100, offset: int = 0
                ) -> Paged[LinkItem] | Paged[OrphanItem]:
     """``broken``, ``external`` or ``orphaned`` (see the three functions above)."""
     check_choice("link type", type, LINK_TYPES)

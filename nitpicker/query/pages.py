@@ -9,6 +9,7 @@ from nitpicker.query._common import (
     PAGE_LIST_BASE,
     Paged,
     check_choice,
+    check_count,
     check_paging,
     fetch_all,
     fetch_one,
@@ -251,7 +252,7 @@ def get_page_detail(conn: sqlite3.Connection, url: str, *, link_limit: int = 100
     inbound links grouped by linking page; each list holds at most ``link_limit`` entries and
     ``outbound_total``/``inbound_total`` say how many there are.
     """
-    check_paging(link_limit, 0)
+    check_count("link limit", link_limit)
     found = find_page_id(conn, url)
     if found is None:
         return None
@@ -328,8 +329,7 @@ def get_page_html(conn: sqlite3.Connection, url: str, max_length: int = 100_000
     ``None`` when the archive has no such URL or no snapshot of it (only in-scope HTML pages
     have one).
     """
-    if max_length < 0:
-        raise ValueError(f"Invalid max length: {max_length}. Must be 0 or more")
+    check_count("max length", max_length)
     row = None
     for candidate in url_candidates(url):
         row = fetch_one(conn, "SELECT s.encoding, s.html FROM pages p"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from nitpicker.query._common import Paged, check_paging, fetch_all, fetch_one, paged
+from nitpicker.query._common import Paged, check_paging, fetch_dicts, fetch_one, paged
 
 if TYPE_CHECKING:
     import sqlite3
@@ -25,24 +25,27 @@ class CrawlRun(TypedDict):
     pages_done: int
     errors: int
     error_code: str | None
+    """From a closed vocabulary (``README``: Runs and failure codes); ``None`` when it ran well."""
     error_detail: str | None
-
-
-_COLUMNS = ("id", "kind", "pid", "started_at", "ended_at", "status", "stop_reason",
-            "pages_done", "errors", "error_code", "error_detail")
+    phase: str | None
+    """Where a failed run was (``None`` in archives older than migration ``0004_run_phase``)."""
 
 
 def list_crawl_runs(conn: sqlite3.Connection, *, limit: int = 100, offset: int = 0
                     ) -> Paged[CrawlRun]:
     """Every run, oldest first: its status, how many URLs it did, its errors and error code."""
     check_paging(limit, offset)
-    rows = fetch_all(conn, f"SELECT {', '.join(_COLUMNS)} FROM runs ORDER BY id LIMIT ? OFFSET ?",
-                     (limit, offset))
+    rows = fetch_dicts(conn, "SELECT * FROM runs ORDER BY id LIMIT ? OFFSET ?", (limit, offset))
     total = fetch_one(conn, "SELECT count(*) FROM runs")
-    items: list[CrawlRun] = [
-        {"id": id_, "kind": kind, "pid": pid, "started_at": started, "ended_at": ended,
-         "status": status, "stop_reason": reason, "pages_done": done, "errors": errors,
-         "error_code": code, "error_detail": detail}
-        for id_, kind, pid, started, ended, status, reason, done, errors, code, detail in rows
-    ]
+    items: list[CrawlRun] = [_run(row) for row in rows]
     return paged(items, total[0] if total else 0, limit, offset)
+
+
+def _run(row: dict[str, Any]) -> CrawlRun:
+    return {
+        "id": row["id"], "kind": row["kind"], "pid": row["pid"],
+        "started_at": row["started_at"], "ended_at": row["ended_at"], "status": row["status"],
+        "stop_reason": row["stop_reason"], "pages_done": row["pages_done"],
+        "errors": row["errors"], "error_code": row["error_code"],
+        "error_detail": row["error_detail"], "phase": row.get("phase"),
+    }

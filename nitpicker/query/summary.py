@@ -56,7 +56,9 @@ def summary(conn: sqlite3.Connection) -> Summary:
         FROM pages"""
     ).fetchone()
     pending = conn.execute("SELECT count(*) FROM frontier WHERE state < 2").fetchone()[0]
-    return Summary(*row, pending=pending)
+    total, internal, external, redirects, skipped, fetch_errors, s4xx, s5xx = row
+    return Summary(total, internal, external, redirects, skipped, fetch_errors, s4xx, s5xx,
+                   pending=pending)
 
 
 class StatusCount(TypedDict):

@@ -1,0 +1,245 @@
+"""``nitpicker query`` in a subprocess: JSON on stdout, paging, every error path, read-only."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import pytest_twisted
+
+from nitpicker.cli.query import SUBCOMMANDS
+from tests.conftest import crawl
+
+if TYPE_CHECKING:
+    from fixtures.site import FixtureSite
+
+ROOT = Path(__file__).resolve().parent.parent
+ROOTS = ("/query/", "/error-status/", "/errors/", "/redirect/", "/meta/")
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "nitpicker.cli", "query", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+def ok(*args: str) -> Any:
+    result = run(*args)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return json.loads(result.stdout)
+
+
+def error(*args: str, cwd: Path | None = None) -> str:
+    """The one ``Error:`` line of a failed query (exit 1, nothing on stdout)."""
+    result = run(*args, cwd=cwd)
+    assert (result.returncode, result.stdout) == (1, ""), result.stdout
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    return lines[0]
+
+
+@pytest_twisted.async_fixture(scope="module")
+async def archive(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> str:
+    crawled = await crawl(tmp_path_factory.mktemp("query-cli"), [site.url(r) for r in ROOTS])
+    crawled.conn.close()
+    return str(crawled.path)
+
+
+def test_summary_json(archive: str, site: FixtureSite) -> None:
+    summary = ok(archive, "summary")
+    assert set(summary) == {"base_url", "roots", "total_pages", "internal_pages",
+                            "external_pages", "status_distribution", "metadata_fulfillment"}
+    assert (summary["base_url"], summary["total_pages"]) == (site.url("/query/"), 30)
+    assert summary["status_distribution"][0] == {"status": -1, "count": 2}
+
+
+def test_compact_by_default_indented_with_pretty(archive: str) -> None:
+    compact = run(archive, "runs").stdout
+    pretty = run(archive, "runs", "--pretty").stdout
+    assert compact.count("\n") == 1 and compact.startswith('{"items": [{"id": 1,')
+    assert pretty.startswith('{\n  "items": [\n    {\n      "id": 1,')
+    assert json.loads(compact) == json.loads(pretty)
+
+
+def test_paging_flags(archive: str) -> None:
+    every = ok(archive, "pages", "--limit", "1000")
+    window = ok(archive, "pages", "-l", "3", "-o", "2")
+    assert (window["limit"], window["offset"], window["total"]) == (3, 2, 30)
+    assert window["items"] == every["items"][2:5]
+    same = ok(archive, "pages", "--limit", "3", "--offset", "2")
+    assert same == window
+
+
+def test_filters_and_tri_state(archive: str, site: FixtureSite) -> None:
+    external = ok(archive, "pages", "--is-external")
+    internal = ok(archive, "pages", "--is-internal", "--limit", "1000")
+    assert (external["total"], internal["total"]) == (2, 28)
+    errors = ok(archive, "pages", "--status-min", "400", "--sort-by", "status",
+                "--sort-order", "desc")
+    assert [i["status"] for i in errors["items"]] == [500, 404, 403]
+    assert ok(archive, "pages", "--status", "403")["items"][0]["url"] == site.url(
+        "/error-status/forbidden")
+    assert ok(archive, "pages", "--status-max", "-1")["total"] == 2
+    assert ok(archive, "pages", "--noindex")["total"] == 1
+    assert ok(archive, "pages", "--missing-title", "--is-internal")["total"] == 1
+    assert ok(archive, "pages", "--missing-description", "--directory", "/meta/")["total"] == 3
+    assert ok(archive, "pages", "--url-pattern", "%/dup-_")["total"] == 3
+
+
+def _fingerprint(path: Path) -> tuple[str, int, list[str]]:
+    return (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns,
+            sorted(p.name for p in path.parent.iterdir()))
+
+
+def test_every_sub_command_answers_and_the_archive_is_never_modified(
+        archive: str, site: FixtureSite) -> None:
+    before = _fingerprint(Path(archive))
+    url = site.url("/query/")
+    answers = {
+        "summary": ok(archive, "summary"),
+        "pages": ok(archive, "pages", "--limit", "1"),
+        "page-detail": ok(archive, "page-detail", "--url", url),
+        "html": ok(archive, "html", "--url", url, "--max-length", "9"),
+        "broken": ok(archive, "links", "--type", "broken", "--limit", "2"),
+        "orphaned": ok(archive, "links", "--type", "orphaned"),
+        "resources": ok(archive, "resources", "--is-internal", "--content-type", "text/"),
+        "referrers": ok(archive, "resource-referrers", "--url", site.url("/query/style.css")),
+        "images": ok(archive, "images", "--missing-alt"),
+        "dimensions": ok(archive, "images", "--missing-dimensions", "--url-pattern", "%zero%"),
+        "oversized": ok(archive, "images", "--oversized-threshold", "100"),
+        "violations": ok(archive, "violations", "--validator", "axe", "--severity", "error",
+                         "--rule", "image-alt"),
+        "duplicates": ok(archive, "duplicates", "--field", "description", "-l", "1"),
+        "mismatches": ok(archive, "mismatches", "--type", "og:title"),
+        "headers": ok(archive, "headers", "--missing-only", "--limit", "5"),
+        "clusters": ok(archive, "duplicate-clusters", "--min-count", "3", "--sample", "1"),
+        "runs": ok(archive, "runs"),
+    }
+    assert _fingerprint(Path(archive)) == before  # bytes, mtime, and no -wal/-shm/-journal
+    assert answers["pages"]["total"] == 30
+    assert answers["page-detail"]["outbound_total"] == 18
+    assert answers["html"] == {"html": "<!doctype", "truncated": True}
+    assert (len(answers["broken"]["items"]), answers["broken"]["total"]) == (2, 7)
+    assert answers["orphaned"]["total"] == 5
+    assert answers["resources"]["total"] == 0
+    assert answers["referrers"]["page_urls"] == [url, site.url("/query/images")]
+    assert answers["images"]["total"] == 2
+    assert answers["dimensions"]["total"] == 1
+    assert answers["oversized"]["total"] == 0
+    assert answers["violations"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    assert answers["duplicates"]["items"][0]["count"] == 6
+    assert answers["mismatches"]["total"] == 2
+    assert (len(answers["headers"]["items"]), answers["headers"]["total"]) == (5, 27)
+    assert [(c["count"], len(c["sample_pages"])) for c in answers["clusters"]["items"]] == [
+        (6, 1), (3, 1)]
+    assert answers["runs"]["items"][0]["status"] == "finished"
+    assert {name for name in SUBCOMMANDS} == {
+        "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
+        "images", "violations", "duplicates", "mismatches", "headers", "duplicate-clusters",
+        "runs"}
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
+         "violations, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs")
+
+
+def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
+    assert error() == ("Error: No .nitpicker file specified."
+                       " Usage: nitpicker query FILE SUB-COMMAND [OPTIONS]")
+    assert error(archive) == f"Error: No sub-command specified. {VALID}"
+    assert error(archive, "brokenlinks") == f"Error: Unknown sub-command: brokenlinks. {VALID}"
+    assert error(str(tmp_path / "nope.nitpicker"), "summary") == (
+        f"Error: Archive not found: {tmp_path / 'nope.nitpicker'}")
+
+
+def test_files_that_are_not_archives(archive: str, tmp_path: Path) -> None:
+    text = tmp_path / "notes.nitpicker"
+    text.write_text("hello\n")
+    assert error(str(text), "summary") == f"Error: Not a nitpicker archive: {text}"
+    assert error(str(tmp_path), "summary") == f"Error: Not an archive file: {tmp_path}"
+    other = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    assert error(str(other), "summary") == f"Error: {other}: not a nitpicker archive"
+    corrupt = tmp_path / "corrupt.nitpicker"
+    corrupt.write_bytes(Path(archive).read_bytes()[:100] + b"\xff" * 8000)
+    assert error(str(corrupt), "summary").startswith(f"Error: {corrupt}: ")
+
+
+def test_an_archive_from_a_newer_nitpicker(archive: str, tmp_path: Path) -> None:
+    newer = tmp_path / "newer.nitpicker"
+    shutil.copy(archive, newer)
+    conn = sqlite3.connect(newer)
+    conn.execute("INSERT INTO migrations VALUES ('9999_from_the_future', 'x')")
+    conn.commit()
+    conn.close()
+    assert error(str(newer), "summary") == (
+        f"Error: {newer}: written by a newer nitpicker (schema 9999_from_the_future)")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["links"], ("--type is required for the links sub-command."
+                     " Must be one of: broken, external, orphaned")),
+        (["links", "--type", "dead"], ("Invalid link type: 'dead'."
+                                       " Must be one of: broken, external, orphaned")),
+        (["mismatches"], ("--type is required for the mismatches sub-command."
+                          " Must be one of: canonical, og:title, og:description")),
+        (["mismatches", "--type", "title"], ("Invalid mismatch type: 'title'. Must be one of:"
+                                             " canonical, og:title, og:description")),
+        (["page-detail"], "--url is required for the page-detail sub-command"),
+        (["html"], "--url is required for the html sub-command"),
+        (["resource-referrers"], "--url is required for the resource-referrers sub-command"),
+        (["pages", "--sort-by", "size"], ("Invalid sort field: 'size'."
+                                          " Must be one of: url, status, title")),
+        (["pages", "--sort-order", "up"], "Invalid sort order: 'up'. Must be one of: asc, desc"),
+        (["duplicates", "--field", "h1"], ("Invalid duplicate field: 'h1'."
+                                           " Must be one of: title, description")),
+        (["pages", "--limit", "-3"], "Invalid limit: -3. Must be 0 or more"),
+        (["html", "--url", "x", "--max-length", "-1"], "Invalid max length: -1. Must be 0 or more"),
+        (["duplicate-clusters", "--min-count", "0"], "Invalid min count: 0. Must be 1 or more"),
+        (["summary", "--limit", "5"], "--limit does not apply to the summary sub-command"),
+        (["pages", "--type", "broken"], "--type does not apply to the pages sub-command"),
+        (["images", "--missing-only"], "--missing-only does not apply to the images sub-command"),
+        (["links", "--type", "broken", "--is-external"],
+         "--is-external does not apply to the links sub-command"),
+        (["pages", "--bogus"], "No such option: --bogus"),
+    ],
+)
+def test_bad_flags(archive: str, args: list[str], message: str) -> None:
+    assert error(archive, *args) == f"Error: {message}"
+
+
+def test_bad_number_and_unknown_urls(archive: str, site: FixtureSite) -> None:
+    assert error(archive, "pages", "--limit", "ten").startswith(
+        "Error: Invalid value for '--limit' / '-l': ")
+    nowhere = site.url("/nowhere")
+    assert error(archive, "page-detail", "--url", nowhere) == f"Error: Page not found: {nowhere}"
+    external = f"{site.external_url}/external-like"
+    assert error(archive, "html", "--url", external) == (
+        f"Error: HTML snapshot not found: {external}")
+    assert error(archive, "resource-referrers", "--url", nowhere) == (
+        f"Error: Resource not found: {nowhere}")
+
+
+def test_help_names_every_sub_command() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    for name in SUBCOMMANDS:
+        assert name in result.stdout
+    assert "Example: nitpicker query" in result.stdout
