@@ -236,3 +236,28 @@ async def test_resume_keeps_a_capped_trap_capped(traps: TrapSite, tmp_path: Path
     # queue 40 more trap URLs, and the trap would fire a second time.
     assert len(events(resumed)) == 1 and "nitpicker/trapcap/fired" not in stats
     assert len(traps.fetched("/trap/session")) <= bound(TRAP_T)
+
+
+def test_query_trap_events_and_clusters_on_the_whole_site(whole_site: dict[str, Any]) -> None:
+    import json
+    import subprocess
+    import sys
+
+    path = str(whole_site["archive"].path)
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    import os
+
+    def query(*args: str) -> Any:
+        done = subprocess.run([sys.executable, "-m", "nitpicker.cli", "query", path, *args],
+                              capture_output=True, text=True, env={**os.environ, **env},
+                              timeout=60, check=True)
+        return json.loads(done.stdout)
+
+    events_page = query("trap-events")
+    assert events_page["total"] == 4
+    assert {e["parent_path"] for e in events_page["items"]} == {"/trap", "/trap/date", "/trap/plain"}
+    clusters = query("duplicate-clusters", "--min-count", "10")
+    parents = {c["parent_path"] for c in clusters["items"]}
+    assert {"/trap/date", "/trap/plain"} <= parents
+    # clusters whose og:url names another page come first
+    assert clusters["items"][0]["og_url_mismatch"] is True

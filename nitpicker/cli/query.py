@@ -40,6 +40,7 @@ from nitpicker.query import (
     list_resources,
     open_archive,
 )
+from nitpicker.query.trap_events import list_trap_events
 
 __all__ = ["SUBCOMMANDS", "QueryCommand", "query"]
 
@@ -76,6 +77,7 @@ SUBCOMMANDS: dict[str, SubCommand] = {
                                      "Resource not found"),
     "duplicate-clusters": SubCommand(get_duplicate_clusters, ("min_count", "sample", *_PAGING)),
     "runs": SubCommand(list_crawl_runs, _PAGING),
+    "trap-events": SubCommand(list_trap_events, _PAGING),
 }
 """Sub-command → library call, in the order ``--help`` lists them."""
 

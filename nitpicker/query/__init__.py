@@ -67,6 +67,7 @@ from nitpicker.query.summary import (
     get_summary,
     summary,
 )
+from nitpicker.query.trap_events import TrapEvent, list_trap_events
 from nitpicker.query.violations import ViolationItem, get_violations
 
 __all__ = [
@@ -100,6 +101,7 @@ __all__ = [
     "RunInfo",
     "StatusCount",
     "Summary",
+    "TrapEvent",
     "ViolationItem",
     "check_headers",
     "crawl_info",
@@ -120,6 +122,7 @@ __all__ = [
     "list_orphaned_pages",
     "list_pages",
     "list_resources",
+    "list_trap_events",
     "open_archive",
     "summary",
 ]
