@@ -547,6 +547,7 @@ class ArchiveWriter:
         """Commit, fold the WAL back into the file, and release the lock."""
         try:
             self.commit()
+            self.conn.execute("PRAGMA optimize")  # statistics for the readers' query planner
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.conn.execute("PRAGMA journal_mode=DELETE")
             self.conn.close()
