@@ -33,7 +33,11 @@ class Addon:
             {"nitpicker.pipelines.ArchivePipeline": 300}, priority=_ADDON
         )
         settings["EXTENSIONS"].update(
-            {"nitpicker.middlewares.body.BodyGuard": 0, "nitpicker.sitemaps.SitemapSeeder": 0},
+            {
+                "nitpicker.middlewares.body.BodyGuard": 0,
+                "nitpicker.sitemaps.SitemapSeeder": 0,
+                "nitpicker.throttle.AdaptiveConcurrency": 0,
+            },
             priority=_ADDON,
         )
         # Below RetryMiddleware (550) and RedirectMiddleware (600): sees final responses only.

@@ -1,15 +1,12 @@
 """AdaptiveConcurrency: keeps each host's concurrency between a floor and a ceiling.
 
-Every downloader slot (one per host) starts at the ceiling (``NITPICKER_THROTTLE_CEILING``,
-by default ``CONCURRENT_REQUESTS_PER_DOMAIN``, i.e. ``--parallels``). A download error, a 429 or
-503 answer, a slow answer or an oversized body halves it, never below
-``NITPICKER_THROTTLE_FLOOR``; a run of ``NITPICKER_THROTTLE_BATCH`` clean fast answers grows it
-by one, never above the ceiling. A 429 or 503 with ``Retry-After`` holds every request to that
-host (retries included) until the time given, then the slot's delay goes back to its configured
-minimum (``DOWNLOAD_DELAY``, from ``--interval``). An extension, enabled by
-``NITPICKER_THROTTLE_ENABLED`` (default true) once listed in ``EXTENSIONS``; stats
-``nitpicker/throttle/shrink``, ``nitpicker/throttle/grow`` (changes made) and
-``nitpicker/throttle/retry_after`` (waits honoured).
+Each downloader slot (one per host) starts at the ceiling (by default ``--parallels``). A download
+error, a 429 or 503, a slow answer or an oversized body halves it, never below the floor; a run
+of clean fast answers grows it by one, never above the ceiling. A ``Retry-After`` on a 429 or 503
+holds every request to that host (retries included) until the time given, then the delay goes
+back to ``DOWNLOAD_DELAY`` (``--interval``), always the minimum. An extension; settings
+``NITPICKER_THROTTLE_*`` (``NITPICKER_THROTTLE_ENABLED``, default true); stats
+``nitpicker/throttle/shrink``, ``…/grow`` (changes made), ``…/retry_after`` (waits honoured).
 """
 
 from __future__ import annotations
@@ -51,17 +48,16 @@ class ThrottleSettings:
     max_retry_after: float = 120.0
 
     def __post_init__(self) -> None:
-        if self.floor < 1:
-            raise ValueError(f"NITPICKER_THROTTLE_FLOOR must be at least 1, got {self.floor}")
+        at_least_one = {"FLOOR": self.floor, "SLOW_MS": self.slow_ms, "BATCH": self.batch,
+                        "MAX_BYTES": self.max_bytes}  # fmt: skip
+        for name, value in at_least_one.items():
+            if value < 1:
+                raise ValueError(f"NITPICKER_THROTTLE_{name} must be at least 1, got {value}")
         if self.ceiling < self.floor:
             raise ValueError(
                 f"NITPICKER_THROTTLE_FLOOR ({self.floor}) exceeds NITPICKER_THROTTLE_CEILING"
                 f" ({self.ceiling}, by default CONCURRENT_REQUESTS_PER_DOMAIN / --parallels)"
             )
-        for name, value in (("SLOW_MS", self.slow_ms), ("BATCH", self.batch),
-                            ("MAX_BYTES", self.max_bytes)):
-            if value < 1:
-                raise ValueError(f"NITPICKER_THROTTLE_{name} must be at least 1, got {value}")
         if self.max_retry_after < 0:
             raise ValueError(
                 f"NITPICKER_THROTTLE_MAX_RETRY_AFTER must not be negative, got {self.max_retry_after}"
@@ -190,16 +186,14 @@ class AdaptiveConcurrency:
             wait = when.timestamp() - (time.time() if wall_time is None else wall_time)
         return min(max(wait, 0.0), self.config.max_retry_after)
 
-    # -- state -------------------------------------------------------------------------------------
-
     def concurrency(self, key: str) -> int | None:
         """The concurrency this extension set for a slot key (a host), if it met that host."""
         state = self._states.get(key)
         return state.concurrency if state is not None else None
 
     def adjust(self, key: str, slot: Slot, outcome: Response | BaseException,
-               latency: float | None, now: float | None = None) -> None:
-        """Apply the policies to one finished download of ``slot``."""
+               latency: float | None, now: float | None = None) -> None:  # fmt: skip
+        """Apply the policies to one finished download of ``slot`` (``now``: ``monotonic()``)."""
         state = self._track(key, slot)
         now = monotonic() if now is None else now
         if isinstance(outcome, Response):
@@ -211,15 +205,12 @@ class AdaptiveConcurrency:
         reason = self.should_shrink(outcome, latency)
         if reason is not None:
             state.clean = 0
-            self._change(key, slot, state, self.next_concurrency(state.concurrency, shrink=True),
-                         reason, "shrink")
+            self._change(key, slot, state, reason, shrink=True)
         elif isinstance(outcome, Response) and self.is_clean(outcome, latency):
             state.clean += 1
             if state.clean >= self.config.batch:
                 state.clean = 0
-                self._change(key, slot, state,
-                             self.next_concurrency(state.concurrency, shrink=False),
-                             f"{self.config.batch} clean responses", "grow")
+                self._change(key, slot, state, f"{self.config.batch} clean responses", shrink=False)
         else:
             state.clean = 0
 
@@ -236,16 +227,19 @@ class AdaptiveConcurrency:
             slot.queue = _CountedQueue(slot)
         return state
 
-    def _change(self, key: str, slot: Slot, state: _SlotState, new: int, reason: str,
-                metric: str) -> None:
+    def _change(
+        self, key: str, slot: Slot, state: _SlotState, reason: str, *, shrink: bool
+    ) -> None:
+        new = self.next_concurrency(state.concurrency, shrink=shrink)
         if new == state.concurrency:
             return
         logger.debug("throttle %s: concurrency %d -> %d (%s)", key, state.concurrency, new, reason)
         state.concurrency = slot.concurrency = new
-        self.stats.inc_value(f"nitpicker/throttle/{metric}")
+        self.stats.inc_value("nitpicker/throttle/shrink" if shrink else "nitpicker/throttle/grow")
 
-    def _hold(self, key: str, slot: Slot, state: _SlotState, wait: float, now: float,
-              status: int) -> None:
+    def _hold(
+        self, key: str, slot: Slot, state: _SlotState, wait: float, now: float, status: int
+    ) -> None:
         """No request to this host starts before ``now + wait``."""
         state.not_before = max(state.not_before or 0.0, now + wait)
         # The downloader waits ``delay - (now - lastseen)``; jitter may shorten the delay.
@@ -255,8 +249,7 @@ class AdaptiveConcurrency:
         slot.delay = max(state.base_delay, hold)
         self._reschedule(slot)
         self.stats.inc_value("nitpicker/throttle/retry_after")
-        logger.debug("throttle %s: %d with Retry-After, holding requests for %.1f s",
-                     key, status, wait)
+        logger.debug("throttle %s: %d with Retry-After, holding for %.1f s", key, status, wait)
 
     def _release(self, key: str, slot: Slot, state: _SlotState) -> None:
         """Back to the configured delay."""
@@ -267,10 +260,8 @@ class AdaptiveConcurrency:
 
     @staticmethod
     def _reschedule(slot: Slot) -> None:
-        """Drop the slot's pending wake-up, timed with the old delay. Safe because ``_hold`` and
-        ``_release`` run only from ``response_downloaded`` and ``request_reached_downloader``,
-        which the downloader follows at once by processing the slot's queue (and so computes a
-        new wake-up from the new delay)."""
+        """Drop the slot's wake-up timed with the old delay. Safe: ``_hold`` and ``_release`` run
+        only from signals the downloader follows at once by processing the slot's queue."""
         if slot.latercall is not None:
             slot.latercall.cancel()
             slot.latercall = None
@@ -278,9 +269,9 @@ class AdaptiveConcurrency:
     # -- signals -----------------------------------------------------------------------------------
 
     def _slot(self, request: Request) -> tuple[str, Slot] | None:
-        key = request.meta.get("download_slot")
+        key: str | None = request.meta.get("download_slot")
         slot = self.crawler.engine.downloader.slots.get(key) if key is not None else None
-        return (key, slot) if slot is not None else None
+        return (key, slot) if key is not None and slot is not None else None
 
     def request_reached_downloader(self, request: Request) -> None:
         found = self._slot(request)
@@ -294,8 +285,8 @@ class AdaptiveConcurrency:
         self._answered.add(request)
         found = self._slot(request)
         if found is not None:
-            latency = None if request.meta.get("playwright") else request.meta.get("download_latency")
-            self.adjust(*found, response, latency)
+            browser = request.meta.get("playwright")  # a render's latency is not the server's
+            self.adjust(*found, response, None if browser else request.meta.get("download_latency"))
 
     def request_left_downloader(self, request: Request) -> None:
         if request in self._answered:

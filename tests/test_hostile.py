@@ -327,7 +327,7 @@ async def test_malformed_and_misdeclared_pages_are_read(
 
 # --------------------------------------------------------------------------------------------
 # Recorded right (these were defects once: the redirect chain's linked URL, loops, bombs,
-# unsized bodies) — and one that waits for the adaptive throttle (strict xfail)
+# unsized bodies, Retry-After ignored)
 # --------------------------------------------------------------------------------------------
 
 
@@ -381,11 +381,6 @@ async def test_unsized_oversized_body_says_it_was_too_large(
     assert str(DEFAULT_MAXSIZE) in row["status_text"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="RetryMiddleware retries a 429 at once: Retry-After is ignored, so a real rate "
-    "limiter answers 429 to every retry and the page is lost (and the server hammered)",
-)
 @pytest_twisted.ensureDeferred
 async def test_rate_limited_retries_wait_for_retry_after(
     hostile: HostileSite, tmp_path: Path
