@@ -36,6 +36,9 @@ def _register() -> None:
 
     app.command(name="crawl")(crawl.crawl)
     from nitpicker.cli import query  # noqa: F401  (importing it registers `nitpicker query`)
+    from nitpicker.cli import mcp
+
+    app.command(name="mcp")(mcp.mcp)
 
 
 _register()

@@ -1,0 +1,587 @@
+"""The MCP server: the query library as tools an AI assistant calls (``nitpicker mcp``).
+
+Every tool is a thin typed function over one :mod:`nitpicker.query` function: its signature is
+the tool's input schema, its docstring the description the model reads, its return type (the
+library's ``TypedDict``) the output schema, so results arrive as structured content. Archives are
+opened by path with ``open_archive`` and named by id afterwards
+(:class:`~nitpicker.query.archives.ArchiveRegistry`); they are opened read-only and never
+modified.
+
+A bad argument (an unknown id, a bad choice, a URL the archive does not have) is a tool error
+(``is_error``) whose text names the problem; no error text carries an absolute path
+(:func:`sanitize`). Run it with ``nitpicker mcp`` or ``python -m nitpicker.mcp`` (stdio).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sqlite3
+import types
+from collections.abc import Callable, Mapping
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    TypedDict,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
+
+import typing_extensions
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from nitpicker import __version__
+from nitpicker import query as q
+from nitpicker.query import (
+    DUPLICATE_FIELDS,
+    LINK_TYPES,
+    MISMATCH_TYPES,
+    SORT_FIELDS,
+    SORT_ORDERS,
+    ArchiveOpenError,
+    ArchiveSummary,
+    CrawlRun,
+    DuplicateCluster,
+    DuplicateEntry,
+    HeaderCheck,
+    ImageItem,
+    LinkItem,
+    MismatchEntry,
+    OrphanItem,
+    Paged,
+    PageDetail,
+    PageListItem,
+    ResourceItem,
+    ResourceReferrers,
+    ViolationItem,
+    trap_events,
+)
+from nitpicker.query.archives import ArchiveRegistry, UnknownArchiveError
+from nitpicker.query.trap_events import TrapEvent
+
+if TYPE_CHECKING:
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+__all__ = ["OpenedArchive", "main", "registry", "sanitize", "server"]
+
+INSTRUCTIONS = """\
+Query nitpicker crawl archives (.nitpicker files: one SQLite file per crawl of a website).
+Always call open_archive first with the path of a .nitpicker file; pass the archive_id it
+returns to every other tool, and call close_archive when done. Start with get_summary.
+Lists are paged: limit (1-1000) and offset in; items, total (every match), offset, limit out.
+Archives are read-only: no tool changes them."""
+
+# -- errors -------------------------------------------------------------------------------------
+
+_ABSOLUTE_PATH = re.compile(r"""(?:/[^\s'",)]+){2,}""")
+_PYDANTIC_HELP = re.compile(r"\n *For further information visit \S+")
+
+
+def sanitize(message: str) -> str:
+    """``message`` with every absolute-path-like run (``/a/b…``) replaced by ``<path>``, and
+    pydantic's "For further information visit <url>" line left out."""
+    return _ABSOLUTE_PATH.sub("<path>", _PYDANTIC_HELP.sub("", message))
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _reporting_errors(fn: _F) -> _F:
+    """``fn`` raising the errors a caller can fix as :class:`ToolError` (shown to the model)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (ValueError, UnknownArchiveError, ArchiveOpenError) as exc:
+            raise ToolError(sanitize(str(exc))) from exc
+        except sqlite3.DatabaseError as exc:
+            raise ToolError(sanitize(f"Corrupt archive ({exc})")) from exc
+
+    return cast("_F", wrapper)
+
+
+async def _sanitize_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext
+                           ) -> HandlerResult:
+    """Middleware: no tool error text (the SDK's own, for bad arguments, included) carries a
+    path."""
+    result = await call_next(ctx)
+    if ctx.method != "tools/call":
+        return result
+    if isinstance(result, CallToolResult) and result.is_error:
+        content = [
+            TextContent(type="text", text=sanitize(block.text))
+            if isinstance(block, TextContent) else block
+            for block in result.content
+        ]
+        return result.model_copy(update={"content": content})
+    if isinstance(result, dict) and result.get("isError"):  # the result as sent on the wire
+        return {**result, "content": [
+            {**block, "text": sanitize(block["text"])} if block.get("type") == "text" else block
+            for block in result.get("content", [])
+        ]}
+    return result
+
+
+server: MCPServer[Any] = MCPServer(
+    "nitpicker",
+    version=__version__,
+    instructions=INSTRUCTIONS,
+    log_level="WARNING",
+    middleware=[_sanitize_errors],
+)
+registry = ArchiveRegistry()
+"""The archives this server has open (one registry per server process)."""
+
+# -- output schemas -----------------------------------------------------------------------------
+
+_wired: dict[Any, Any] = {}
+
+
+def _wire(hint: Any, bindings: Mapping[Any, Any] | None = None) -> Any:
+    """``hint`` with every ``typing.TypedDict`` in it rebuilt as a ``typing_extensions`` one.
+
+    pydantic (which derives the output schemas) refuses ``typing.TypedDict`` below Python 3.12,
+    and the SDK rebuilds only the outermost one. Delete with Python 3.11 support.
+    """
+    if isinstance(hint, TypeVar):
+        return _wire((bindings or {})[hint])
+    origin = get_origin(hint)
+    if typing_extensions.is_typeddict(origin or hint):
+        return _wire_typeddict(hint)
+    if origin is None or origin is Literal:
+        return hint
+    args = tuple(_wire(arg, bindings) for arg in get_args(hint))
+    if origin in (Union, types.UnionType):
+        return Union[args]  # noqa: UP007  (a union of a runtime tuple has no | spelling)
+    return origin[args]
+
+
+def _wire_typeddict(hint: Any) -> Any:
+    if hint not in _wired:
+        cls = get_origin(hint) or hint
+        bindings = dict(zip(getattr(cls, "__parameters__", ()), get_args(hint), strict=True))
+        fields = {name: _wire(t, bindings) for name, t in get_type_hints(cls).items()}
+        name = cls.__name__ + "".join(_type_name(arg) for arg in get_args(hint))
+        rebuilt = cast("Any", typing_extensions.TypedDict)(name, fields)  # a name built at run time
+        rebuilt.__doc__ = cls.__doc__
+        _wired[hint] = rebuilt
+    return _wired[hint]
+
+
+def _type_name(hint: Any) -> str:
+    if get_origin(hint) in (Union, types.UnionType):
+        return "Or".join(_type_name(arg) for arg in get_args(hint))
+    return str(getattr(hint, "__name__", hint))
+
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)
+
+
+def _tool(fn: _F) -> _F:
+    """Register ``fn`` as a tool: its name, docstring, parameters and return type."""
+    fn.__annotations__["return"] = _wire(get_type_hints(fn)["return"])
+    server.add_tool(_reporting_errors(fn), annotations=_READ_ONLY)
+    return fn
+
+
+# -- argument types -----------------------------------------------------------------------------
+
+ArchiveId = Annotated[str, Field(description="The archive ID returned by open_archive "
+                                             "(archive_1, archive_2, ...).")]
+PageUrl = Annotated[str, Field(description="The exact URL of the page (tried as given, then "
+                                           "normalised: #fragment dropped, ...).")]
+Limit = Annotated[int, Field(ge=1, le=1000, description="Most items to return (1-1000).")]
+Offset = Annotated[int, Field(ge=0, description="Items to skip (paging).")]
+SortField = Literal["url", "status", "title"]
+SortOrder = Literal["asc", "desc"]
+LinkType = Literal["broken", "external", "orphaned"]
+DuplicateField = Literal["title", "description"]
+MismatchType = Literal["canonical", "og:title", "og:description"]
+
+assert get_args(SortField) == SORT_FIELDS and get_args(SortOrder) == SORT_ORDERS
+assert get_args(LinkType) == LINK_TYPES and get_args(DuplicateField) == DUPLICATE_FIELDS
+assert get_args(MismatchType) == MISMATCH_TYPES
+
+# -- archives -----------------------------------------------------------------------------------
+
+
+class OpenedArchive(TypedDict):
+    archive_id: str
+    """The id to pass to every other tool."""
+    base_url: str
+    roots: list[str]
+    total_pages: int
+
+
+@_tool
+def open_archive(
+    file_path: Annotated[str, Field(description="Path to a .nitpicker archive file "
+                                                "(absolute, or relative to the server's "
+                                                "working directory).")],
+) -> OpenedArchive:
+    """Open a nitpicker archive (.nitpicker file) for querying. Always call this first.
+
+    Returns an archive_id to pass to every other tool, with the crawl's base URL, its start
+    URLs (roots) and its page count. The archive is opened read-only and never modified.
+    Opening the same file again returns another id sharing the same connection. At most 20
+    archive files can be open at once: close_archive the ones you no longer need.
+    """
+    archive_id = registry.open(file_path)
+    try:
+        with registry.use(archive_id) as conn:
+            summary = q.get_summary(conn)
+    except sqlite3.DatabaseError:
+        registry.close(archive_id)
+        raise
+    return {"archive_id": archive_id, "base_url": summary["base_url"],
+            "roots": summary["roots"], "total_pages": summary["total_pages"]}
+
+
+@_tool
+def close_archive(archive_id: ArchiveId) -> str:
+    """Close an archive opened with open_archive and release its resources."""
+    registry.close(archive_id)
+    return "Archive closed successfully."
+
+
+# -- pages --------------------------------------------------------------------------------------
+
+
+@_tool
+def get_summary(archive_id: ArchiveId) -> ArchiveSummary:
+    """Site-wide overview of a crawl: use this first to understand an archive.
+
+    Returns the base URL and roots, page counts (total, internal, external), the HTTP status
+    distribution (ascending, never-fetched null last) and metadata fulfilment: the share (0-1)
+    of internal HTML pages with a title, description, keywords, og:title, og:description and
+    og:image.
+    """
+    with registry.use(archive_id) as conn:
+        return q.get_summary(conn)
+
+
+@_tool
+def list_pages(
+    archive_id: ArchiveId,
+    status: Annotated[int | None, Field(description="Exact HTTP status (-1: fetch error).")]
+    = None,
+    status_min: Annotated[int | None, Field(description="Status at least this.")] = None,
+    status_max: Annotated[int | None, Field(description="Status at most this.")] = None,
+    is_external: Annotated[bool | None, Field(description="true: external URLs only, false: "
+                                                          "internal only; omit for both.")]
+    = None,
+    missing_title: Annotated[bool, Field(description="Only pages without a title.")] = False,
+    missing_description: Annotated[bool, Field(description="Only pages without a meta "
+                                                           "description.")] = False,
+    noindex: Annotated[bool, Field(description="Only pages with robots noindex.")] = False,
+    url_pattern: Annotated[str | None, Field(description="SQL LIKE pattern on the URL "
+                                                         "(% any text, _ one character).")]
+    = None,
+    directory: Annotated[str | None, Field(description="Only pages under this path (/blog/) "
+                                                       "or URL prefix.")] = None,
+    sort_by: SortField = "url",
+    sort_order: SortOrder = "asc",
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[PageListItem]:
+    """List the crawled pages, filtered, sorted and paged.
+
+    Every URL the crawl dealt with except redirect sources and known non-HTML files. Filters
+    combine with AND. Use for questions like "all 404 pages" (status=404), "pages without a
+    description", "noindex pages", "pages under /blog/". Each item: url, title, status,
+    content_type, is_external, has_description, has_og_title, noindex; total counts every
+    match.
+    """
+    with registry.use(archive_id) as conn:
+        return q.list_pages(
+            conn, status=status, status_min=status_min, status_max=status_max,
+            is_external=is_external, missing_title=missing_title,
+            missing_description=missing_description, noindex=noindex, url_pattern=url_pattern,
+            directory=directory, sort_by=sort_by, sort_order=sort_order, limit=limit,
+            offset=offset)
+
+
+@_tool
+def get_page_detail(
+    archive_id: ArchiveId,
+    url: PageUrl,
+    link_limit: Annotated[int, Field(ge=0, le=1000, description="Most outbound and most "
+                                                                "inbound links to list.")]
+    = 100,
+) -> PageDetail:
+    """Everything recorded about one URL: use when drilling down into a specific page.
+
+    Status and status text, content type and length, every metadata field (title,
+    description, keywords, lang, canonical, robots flags, Open Graph, Twitter card), response
+    headers, outbound links (document order, with the status at the end of their redirects),
+    inbound links (through: the URL the link names), redirect_from and redirect_to.
+    outbound_total / inbound_total count all links when the lists are cut at link_limit.
+    Error "Page not found." when the archive has no such URL.
+    """
+    with registry.use(archive_id) as conn:
+        detail = q.get_page_detail(conn, url, link_limit=link_limit)
+    if detail is None:
+        raise ValueError("Page not found.")
+    return detail
+
+
+@_tool
+def get_page_html(
+    archive_id: ArchiveId,
+    url: PageUrl,
+    max_length: Annotated[int, Field(ge=1, le=1_000_000, description="Most characters to "
+                                                                     "return.")] = 100_000,
+) -> str:
+    """The saved HTML snapshot of a page, to inspect its actual markup and content.
+
+    Only in-scope HTML pages have a snapshot. A longer snapshot is cut at max_length
+    characters and starts with the line "[Truncated to N chars]". Error "HTML snapshot not
+    found." when the archive has no such URL or no snapshot of it.
+    """
+    with registry.use(archive_id) as conn:
+        snapshot = q.get_page_html(conn, url, max_length)
+    if snapshot is None:
+        raise ValueError("HTML snapshot not found.")
+    if snapshot["truncated"]:
+        return f"[Truncated to {max_length} chars]\n{snapshot['html']}"
+    return snapshot["html"]
+
+
+# -- links, resources, images -------------------------------------------------------------------
+
+
+@_tool
+def list_links(
+    archive_id: ArchiveId,
+    type: Annotated[LinkType,  # (shadows the builtin: the argument's name in the spec)
+                    Field(description="broken, external or orphaned.")],
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[LinkItem | OrphanItem]:
+    """Analyse links: broken links, links to external sites, or orphaned pages.
+
+    type=broken: links whose target answered HTTP 400 or more or could not be fetched (status
+    -1), directly or at the end of its redirects. type=external: links to out-of-scope URLs.
+    Both: items {source_url, dest_url, final_url (where dest_url redirects, or null), status,
+    status_text, is_external, text}, grouped by target URL, then linking page.
+    type=orphaned: internal HTML pages no other page links to (crawl roots included): items
+    {url, title, status}.
+    """
+    with registry.use(archive_id) as conn:
+        return cast("Paged[LinkItem | OrphanItem]",
+                    q.list_links(conn, type, limit=limit, offset=offset))
+
+
+@_tool
+def list_resources(
+    archive_id: ArchiveId,
+    content_type: Annotated[str | None, Field(description="Content-type prefix (text/css, "
+                                                          "image/, application/javascript).")]
+    = None,
+    is_external: Annotated[bool | None, Field(description="true: external only, false: "
+                                                          "internal only; omit for both.")]
+    = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[ResourceItem]:
+    """List sub-resources (stylesheets, scripts, images, icons, media) by URL.
+
+    Each item: url, kind, status, content_type, content_length, is_external, compress, cdn
+    (status and content type are known once a browser loaded the resource). Use for tech
+    stack and library checks, and get_resource_referrers for the pages that use one.
+    """
+    with registry.use(archive_id) as conn:
+        return q.list_resources(conn, content_type=content_type, is_external=is_external,
+                                limit=limit, offset=offset)
+
+
+@_tool
+def get_resource_referrers(
+    archive_id: ArchiveId,
+    resource_url: Annotated[str, Field(description="The exact URL of the resource.")],
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> ResourceReferrers:
+    """The pages that use one sub-resource (a stylesheet, script, image, ...), by URL.
+
+    Returns resource_url, page_urls (this page of them) and total. Error "Resource not
+    found." when the archive has no such resource.
+    """
+    with registry.use(archive_id) as conn:
+        referrers = q.get_resource_referrers(conn, resource_url, limit=limit, offset=offset)
+    if referrers is None:
+        raise ValueError("Resource not found.")
+    return referrers
+
+
+@_tool
+def list_images(
+    archive_id: ArchiveId,
+    missing_alt: Annotated[bool, Field(description="Only images whose alt is absent or "
+                                                   "empty.")] = False,
+    missing_dimensions: Annotated[bool, Field(description="Only images whose width or height "
+                                                          "is absent or 0.")] = False,
+    oversized_threshold: Annotated[int | None, Field(ge=0, description="Only images whose "
+                                                     "natural width or height is above this "
+                                                     "many pixels (known for pages rendered "
+                                                     "in a browser).")] = None,
+    url_pattern: Annotated[str | None, Field(description="SQL LIKE pattern on the image "
+                                                         "src.")] = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[ImageItem]:
+    """List images with quality checks, for accessibility and performance audits.
+
+    Filters combine with AND. Items by page URL, then document order: page_url, src, alt
+    (null when the attribute is absent), width, height, natural_width, natural_height,
+    is_lazy, viewport_width.
+    """
+    with registry.use(archive_id) as conn:
+        return q.list_images(conn, missing_alt=missing_alt,
+                             missing_dimensions=missing_dimensions,
+                             oversized_threshold=oversized_threshold, url_pattern=url_pattern,
+                             limit=limit, offset=offset)
+
+
+# -- quality checks -----------------------------------------------------------------------------
+
+
+@_tool
+def get_violations(
+    archive_id: ArchiveId,
+    validator: Annotated[str | None, Field(description="Only this validator (axe, markuplint, "
+                                                       "textlint, lighthouse).")] = None,
+    severity: Annotated[str | None, Field(description="Only this severity.")] = None,
+    rule: Annotated[str | None, Field(description="Only this rule.")] = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[ViolationItem]:
+    """Violations found by the analyze plugins (accessibility, markup, text), by page URL.
+
+    Items: url, validator, severity, rule, message, code. Filters match exactly. Empty until
+    an analyzer has run on the archive.
+    """
+    with registry.use(archive_id) as conn:
+        return q.get_violations(conn, validator=validator, severity=severity, rule=rule,
+                                limit=limit, offset=offset)
+
+
+@_tool
+def find_duplicates(
+    archive_id: ArchiveId,
+    field: Annotated[DuplicateField, Field(description="title or description.")] = "title",
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> Paged[DuplicateEntry]:
+    """Titles or descriptions shared by several internal HTML pages (an SEO problem).
+
+    Groups, most shared first: field, value, count, urls (up to 100 per group).
+    """
+    with registry.use(archive_id) as conn:
+        return q.find_duplicates(conn, field, limit=limit, offset=offset)
+
+
+@_tool
+def find_mismatches(
+    archive_id: ArchiveId,
+    type: Annotated[MismatchType,  # (shadows the builtin: the argument's name in the spec)
+                    Field(description="canonical, og:title or og:description.")],
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[MismatchEntry]:
+    """Internal HTML pages whose metadata disagrees with itself, by URL.
+
+    type=canonical: the canonical URL names another page (actual: the page URL, expected: the
+    canonical). type=og:title / og:description: both set and different (actual: the Open Graph
+    value, expected: the title / description).
+    """
+    with registry.use(archive_id) as conn:
+        return q.find_mismatches(conn, type, limit=limit, offset=offset)
+
+
+@_tool
+def check_headers(
+    archive_id: ArchiveId,
+    missing_only: Annotated[bool, Field(description="Only pages missing at least one of the "
+                                                    "four headers.")] = False,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[HeaderCheck]:
+    """Security response headers of each internal HTML page, by URL.
+
+    Items: url, has_csp (Content-Security-Policy), has_x_frame_options,
+    has_x_content_type_options, has_hsts (Strict-Transport-Security); names compared
+    case-insensitively. With missing_only, total counts the pages missing one.
+    """
+    with registry.use(archive_id) as conn:
+        return q.check_headers(conn, missing_only=missing_only, limit=limit, offset=offset)
+
+
+@_tool
+def get_duplicate_clusters(
+    archive_id: ArchiveId,
+    min_count: Annotated[int, Field(ge=1, description="Smallest cluster to list.")] = 10,
+    sample: Annotated[int, Field(ge=0, le=100, description="Page URLs listed per cluster.")]
+    = 5,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[DuplicateCluster]:
+    """Clusters of internal pages sharing one metadata signature: likely crawler traps or
+    duplicate content (calendar pages, endless filters, session URLs).
+
+    A signature is the parent path, title, description, og:title and og:url. Clusters whose
+    og:url names another page come first (og_url_mismatch), then the largest. Items:
+    parent_path, signature, count, og_url_mismatch, sample_pages, meta_signature_fields.
+    """
+    with registry.use(archive_id) as conn:
+        return q.get_duplicate_clusters(conn, min_count=min_count, sample=sample, limit=limit,
+                                        offset=offset)
+
+
+# -- the crawl itself ---------------------------------------------------------------------------
+
+
+@_tool
+def list_crawl_runs(archive_id: ArchiveId, limit: Limit = 100, offset: Offset = 0
+                    ) -> Paged[CrawlRun]:
+    """The crawl runs recorded in the archive (the first crawl, then each resume or append),
+    oldest first: kind, status (finished, stopped, failed, running), stop_reason, pages_done,
+    errors, error_code and error_detail. Use to tell whether a crawl completed."""
+    with registry.use(archive_id) as conn:
+        return q.list_crawl_runs(conn, limit=limit, offset=offset)
+
+
+@_tool
+def list_trap_events(archive_id: ArchiveId, limit: Limit = 100, offset: Offset = 0
+                     ) -> Paged[TrapEvent]:
+    """Each time the crawl's trap cap (--dedupe-cap) stopped following links of pages with one
+    metadata signature, oldest first: signature, parent_path, count, first_url, last_url,
+    created_at, run_id. Empty when the cap never fired or was off."""
+    with registry.use(archive_id) as conn:
+        return trap_events.list_trap_events(conn, limit=limit, offset=offset)
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    """Serve on stdio until the client closes the connection."""
+    try:
+        server.run()
+    finally:
+        registry.close_all()
+
+
+if __name__ == "__main__":
+    main()
