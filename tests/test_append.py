@@ -116,3 +116,32 @@ def test_append_to_a_missing_or_foreign_file(tmp_path: Path) -> None:
     (tmp_path / "text.nitpicker").write_text("not sqlite")
     foreign = run("crawl", "--append", "text.nitpicker", "http://localhost:1/", cwd=tmp_path)
     assert foreign.returncode == 1 and "Not a nitpicker archive" in foreign.stderr
+
+
+def test_append_to_a_locked_or_corrupt_archive_changes_nothing(site: FixtureSite,
+                                                               tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    assert run("crawl", site.url("/about"), "-o", "held", "--silent", cwd=tmp_path).returncode == 0
+    archive = tmp_path / "held.nitpicker"
+    before = archive.read_bytes()
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / "held.nitpicker.lock").write_text(str(holder.pid))
+        locked = run("crawl", "--append", str(archive), site.url("/scope/docs/"), cwd=tmp_path)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert locked.returncode == 1
+    assert f"PID {holder.pid}" in locked.stderr
+    assert archive.read_bytes() == before
+    assert not (tmp_path / "held.nitpicker.bak").exists()
+
+    corrupt = tmp_path / "corrupt.nitpicker"
+    corrupt.write_bytes(b"SQLite format 3\x00" + b"\x13" * 4000)
+    result = run("crawl", "--append", str(corrupt), site.url("/scope/docs/"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "corrupt" in result.stderr.lower() or "not a" in result.stderr.lower()
+    assert corrupt.read_bytes() == b"SQLite format 3\x00" + b"\x13" * 4000
