@@ -125,6 +125,7 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "headers": ok(archive, "headers", "--missing-only", "--limit", "5"),
         "clusters": ok(archive, "duplicate-clusters", "--min-count", "3", "--sample", "1"),
         "runs": ok(archive, "runs"),
+        "trap-events": ok(archive, "trap-events"),
     }
     assert _fingerprint(Path(archive)) == before  # bytes, mtime, and no -wal/-shm/-journal
     assert answers["pages"]["total"] == 30
@@ -144,16 +145,18 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     assert [(c["count"], len(c["sample_pages"])) for c in answers["clusters"]["items"]] == [
         (6, 1), (3, 1)]
     assert answers["runs"]["items"][0]["status"] == "finished"
+    assert answers["trap-events"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert {name for name in SUBCOMMANDS} == {
         "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
         "images", "violations", "duplicates", "mismatches", "headers", "duplicate-clusters",
-        "runs"}
+        "runs", "trap-events"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
-         "violations, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs")
+         "violations, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
+         "trap-events")
 
 
 def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
