@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from nitpicker.config import ConfigError, CrawlConfig, validate_url
-from nitpicker.query import ArchiveOpenError, crawl_info, open_archive
+from nitpicker.query import ArchiveOpenError, CrawlInfo, crawl_info, open_archive
 
-__all__ = ["AppendError", "ArchiveBackup", "append_config"]
+__all__ = ["AppendError", "ArchiveBackup", "append_config", "stored_crawl_info"]
 
 LIST_MODE_REFUSAL = (
     "Cannot append to a list-mode archive: this archive was created with --list/--list-file "
@@ -28,21 +28,26 @@ class AppendError(Exception):
     """Appending failed; the message says whether the archive was restored."""
 
 
-def append_config(path: Path, new_urls: list[str], **runtime: Any) -> CrawlConfig:
-    """The config of an append run: the stored options, roots old ∪ new, crawled fully."""
-    if not new_urls:
-        raise ConfigError("--append needs at least one URL to add")
-    added = [validate_url(url) for url in new_urls]
+def stored_crawl_info(path: Path) -> CrawlInfo:
+    """The crawl information of an existing archive; ``ConfigError`` when it cannot be read."""
     try:
         conn = open_archive(path)
     except ArchiveOpenError as exc:
         raise ConfigError(str(exc)) from exc
     try:
-        info = crawl_info(conn)
+        return crawl_info(conn)
     except LookupError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
     finally:
         conn.close()
+
+
+def append_config(path: Path, new_urls: list[str], **runtime: Any) -> CrawlConfig:
+    """The config of an append run: the stored options, roots old ∪ new, crawled fully."""
+    if not new_urls:
+        raise ConfigError("--append needs at least one URL to add")
+    added = [validate_url(url) for url in new_urls]
+    info = stored_crawl_info(path)
     if info.from_list:
         raise ConfigError(LIST_MODE_REFUSAL)
     roots = tuple(dict.fromkeys([*info.roots, *added]))

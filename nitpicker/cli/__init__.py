@@ -35,8 +35,10 @@ def _register() -> None:
     from nitpicker.cli import crawl
 
     app.command(name="crawl")(crawl.crawl)
-    from nitpicker.cli import query  # noqa: F401  (importing it registers `nitpicker query`)
-    from nitpicker.cli import mcp
+    from nitpicker.cli import (
+        mcp,
+        query,  # noqa: F401  (importing it registers `nitpicker query`)
+    )
 
     app.command(name="mcp")(mcp.mcp)
 

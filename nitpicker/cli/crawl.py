@@ -14,7 +14,7 @@ from nitpicker.browser import BrowserMissingError, require_chromium
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.config import ConfigError, CrawlConfig, resolve_output_path, validate_url
 from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, split_globs
-from nitpicker.query import ArchiveOpenError, crawl_info, open_archive
+from nitpicker.query import ArchiveOpenError
 
 if TYPE_CHECKING:
     from nitpicker.session import CrawlCounters
@@ -207,17 +207,10 @@ _RUNTIME_OPTIONS = ("parallels", "interval", "retry", "max_pages", "max_duration
 
 def _resume_config(path: Path, options: dict[str, object]) -> CrawlConfig:
     """The stored config of the archive, with this run's runtime options."""
+    from nitpicker.append import stored_crawl_info
+
     path = path.expanduser().resolve()
-    try:
-        conn = open_archive(path)
-    except ArchiveOpenError as exc:
-        raise ConfigError(str(exc)) from exc
-    try:
-        info = crawl_info(conn)
-    except LookupError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
-    finally:
-        conn.close()
+    info = stored_crawl_info(path)
     overrides = {k: options[k] for k in _RUNTIME_OPTIONS if k in options}
     return CrawlConfig.from_json(info.config_json, resume=True, output=str(path), **overrides)
 

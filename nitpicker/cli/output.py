@@ -41,7 +41,7 @@ def print_summary(path: Path, result: CrawlResult) -> None:
         conn.close()
     counters = result.counters
     rate = counters.done / result.elapsed if result.elapsed else 0.0
-    status = run.status if run else "unknown"
+    status = run["status"] if run else "unknown"
     console.print(f"[bold]Archive:[/bold] {path}")
     console.print(
         f"  {facts.internal_pages} pages in scope · {facts.external_urls} external URLs · "
@@ -50,11 +50,11 @@ def print_summary(path: Path, result: CrawlResult) -> None:
     console.print(
         f"  {facts.fetch_errors} fetch errors · {facts.status_4xx} 4xx · {facts.status_5xx} 5xx"
     )
-    code = f", {run.error_code}" if run and run.error_code else ""
+    code = f", {run['error_code']}" if run and run["error_code"] else ""
     line = (f"  run {status} ({result.stop_reason or 'unknown'}{code}): {counters.done} URLs in "
             f"{result.elapsed:.1f} s, {rate:.1f} URLs/s")
-    if run and run.status == "failed":
-        console.print(f"[red]Crawl failed ({run.error_code}): {run.error_detail}[/red] — "
+    if run and run["status"] == "failed":
+        console.print(f"[red]Crawl failed ({run['error_code']}): {run['error_detail']}[/red] — "
                       f"stopped early after {counters.done} URLs; every page recorded so far "
                       "is in the archive.")
     if facts.pending:

@@ -29,7 +29,7 @@ from nitpicker.query.duplicates import (
 )
 from nitpicker.query.headers import HeaderCheck, check_headers
 from nitpicker.query.images import ImageItem, list_images
-from nitpicker.query.info import CrawlInfo, RunInfo, crawl_info, latest_run
+from nitpicker.query.info import CrawlInfo, crawl_info
 from nitpicker.query.links import (
     LINK_TYPES,
     LinkItem,
@@ -58,7 +58,7 @@ from nitpicker.query.resources import (
     get_resource_referrers,
     list_resources,
 )
-from nitpicker.query.runs import CrawlRun, list_crawl_runs
+from nitpicker.query.runs import CrawlRun, latest_run, list_crawl_runs
 from nitpicker.query.summary import (
     ArchiveSummary,
     MetadataFulfillment,
@@ -98,7 +98,6 @@ __all__ = [
     "Paged",
     "ResourceItem",
     "ResourceReferrers",
-    "RunInfo",
     "StatusCount",
     "Summary",
     "TrapEvent",

@@ -1,4 +1,4 @@
-"""Crawl information and runs of an archive."""
+"""The crawl information of an archive: its roots, options and version."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CrawlInfo", "RunInfo", "crawl_info", "latest_run"]
+__all__ = ["CrawlInfo", "crawl_info"]
 
 
 @dataclass(frozen=True)
@@ -22,21 +22,6 @@ class CrawlInfo:
     created_at: str
 
 
-@dataclass(frozen=True)
-class RunInfo:
-    id: int
-    kind: str
-    pid: int
-    started_at: str
-    ended_at: str | None
-    status: str
-    stop_reason: str | None
-    pages_done: int
-    errors: int
-    error_code: str | None
-    error_detail: str | None
-
-
 def crawl_info(conn: sqlite3.Connection) -> CrawlInfo:
     row = conn.execute(
         "SELECT version, name, base_url, roots, from_list, config, created_at FROM info WHERE id = 1"
@@ -46,11 +31,3 @@ def crawl_info(conn: sqlite3.Connection) -> CrawlInfo:
     version, name, base_url, roots, from_list, config, created_at = row
     return CrawlInfo(version, name, base_url, json.loads(roots), bool(from_list),
                      json.loads(config), config, created_at)
-
-
-def latest_run(conn: sqlite3.Connection) -> RunInfo | None:
-    row = conn.execute(
-        "SELECT id, kind, pid, started_at, ended_at, status, stop_reason, pages_done, errors,"
-        " error_code, error_detail FROM runs ORDER BY id DESC LIMIT 1"
-    ).fetchone()
-    return RunInfo(*row) if row else None

@@ -9,7 +9,7 @@ from nitpicker.query._common import Paged, check_paging, fetch_dicts, fetch_one,
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["CrawlRun", "list_crawl_runs"]
+__all__ = ["CrawlRun", "latest_run", "list_crawl_runs"]
 
 
 class CrawlRun(TypedDict):
@@ -39,6 +39,12 @@ def list_crawl_runs(conn: sqlite3.Connection, *, limit: int = 100, offset: int =
     total = fetch_one(conn, "SELECT count(*) FROM runs")
     items: list[CrawlRun] = [_run(row) for row in rows]
     return paged(items, total[0] if total else 0, limit, offset)
+
+
+def latest_run(conn: sqlite3.Connection) -> CrawlRun | None:
+    """The newest run (the one a crawl just ended), or ``None``."""
+    rows = fetch_dicts(conn, "SELECT * FROM runs ORDER BY id DESC LIMIT 1", ())
+    return _run(rows[0]) if rows else None
 
 
 def _run(row: dict[str, Any]) -> CrawlRun:
