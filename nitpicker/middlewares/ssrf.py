@@ -115,7 +115,7 @@ class PrivateNetworkGuard:
         if not (
             crawler.settings.getbool(SETTING) or getattr(config, "deny_private_networks", False)
         ):
-            raise NotConfigured(f"{SETTING} and the crawl option deny_private_networks are off")
+            raise NotConfigured  # off by default: no "Disabled" warning for the usual case
         guard = cls(crawler)
         crawler.signals.connect(guard.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(guard.spider_closed, signal=signals.spider_closed)

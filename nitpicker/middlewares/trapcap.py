@@ -65,7 +65,7 @@ class TrapCapMiddleware:
     def from_crawler(cls, crawler: Crawler) -> TrapCapMiddleware:
         config: CrawlConfig | None = getattr(crawler.spider, "config", None)
         if config is None or config.dedupe_cap is None:
-            raise NotConfigured("--dedupe-cap is not set")
+            raise NotConfigured  # off by default: no "Disabled" warning for the usual case
         middleware = cls(crawler, config)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware
