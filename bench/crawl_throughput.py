@@ -423,10 +423,18 @@ def _baseline(args: argparse.Namespace) -> None:
 # ------------------------------------------------------------------------------------------
 
 def _rss(pid: int) -> int | None:
+    """RSS of the process and its descendants (a browser, when nitpicker renders)."""
     try:
         import psutil
 
-        return int(psutil.Process(pid).memory_info().rss)
+        proc = psutil.Process(pid)
+        total = int(proc.memory_info().rss)
+        for child in proc.children(recursive=True):
+            try:
+                total += int(child.memory_info().rss)
+            except psutil.Error:
+                pass
+        return total
     except Exception:  # noqa: BLE001 (psutil missing, or the process just ended)
         try:
             with open(f"/proc/{pid}/status") as fh:
@@ -549,10 +557,14 @@ def run_measured(name: str, cmd: list[str], server: SiteServer, *, archive: Path
     return result
 
 
-def growth_per_10k(marks: list[tuple[int, int, bool]]) -> tuple[float, float] | None:
+def growth_per_10k(marks: list[tuple[int, int, bool]], *, second_half: bool = False,
+                   ) -> tuple[float, float] | None:
     """RSS growth per 10,000 pages, in MB: (least-squares slope, (last - first) / pages),
-    over the samples taken while crawling (not the one taken while the archive was closing)."""
+    over the samples taken while crawling (not the one taken while the archive was closing);
+    ``second_half``: over the later half of those samples only (bounded caches warmed up)."""
     marks = [m for m in marks if not m[2]]
+    if second_half:
+        marks = marks[len(marks) // 2 :]
     if len(marks) < 2:
         return None
     xs = [m[0] for m in marks]
@@ -562,6 +574,18 @@ def growth_per_10k(marks: list[tuple[int, int, bool]]) -> tuple[float, float] | 
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx else 0.0
     endpoints = (ys[-1] - ys[0]) / (xs[-1] - xs[0]) if xs[-1] != xs[0] else 0.0
     return slope * 10_000, endpoints * 10_000
+
+
+def crawl_options(exe: list[str], render: bool) -> list[str]:
+    """Options that make ``nitpicker crawl`` a plain-HTTP crawl when it renders by default."""
+    if render:
+        return []
+    try:
+        help_text = subprocess.run([*exe, "crawl", "--help"], capture_output=True, text=True,
+                                   timeout=60, env={**os.environ, "COLUMNS": "200"}).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return ["--no-render"] if "--no-render" in help_text else []
 
 
 def nitpicker_command() -> list[str]:
@@ -591,6 +615,17 @@ def _versions() -> str:
 
         parts.append(f"nitpicker {nitpicker.__version__}")
     except ImportError:
+        pass
+    try:
+        repo = HERE.parent.parent
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "nitpicker"],
+                               capture_output=True, text=True, timeout=10).stdout.splitlines()
+        if head:
+            parts.append(f"commit {head}" + (f" + {len(dirty)} changed files in nitpicker/"
+                                             if dirty else ""))
+    except (OSError, subprocess.TimeoutExpired):
         pass
     parts.append(f"{os.cpu_count()} CPUs")
     parts.append(platform.platform(terse=True))
@@ -654,9 +689,11 @@ def run_nitpicker(args: argparse.Namespace, server: SiteServer, max_pages: int, 
                   suffix: str) -> RunResult:
     """(b): ``nitpicker crawl``, everything on."""
     archive = workdir / f"bench{suffix.strip(' #')}.nitpicker"
-    cmd = [*nitpicker_command(), "crawl", server.url, "--max-pages", str(max_pages),
-           "-o", str(archive), "--silent", "--ignore-robots", "-P", str(args.parallel)]
-    print(f"running (b){suffix} nitpicker " + " ".join(cmd[-10:]) + " ...", flush=True)
+    exe = nitpicker_command()
+    cmd = [*exe, "crawl", server.url, "--max-pages", str(max_pages),
+           "-o", str(archive), "--silent", "--ignore-robots", "-P", str(args.parallel),
+           *crawl_options(exe, args.render)]
+    print(f"running (b){suffix} nitpicker " + " ".join(cmd[len(exe):]) + " ...", flush=True)
     log = workdir / f"b{suffix.strip(' #')}.log"
     b = run_measured("(b) nitpicker crawl" + suffix, cmd, server, archive=archive,
                      expected=min(max_pages, args.pages), log=log)
@@ -721,9 +758,14 @@ def report(runs_a: list[RunResult], runs_b: list[RunResult], args: argparse.Name
     else:
         fit = _median([g[0] for g in growths])
         ends = _median([g[1] for g in growths])
-        print(f"RSS growth (b) per 10,000 pages ({label}runs, samples while crawling): {fit:.1f} MB "
+        print(f"RSS growth (b) per 10,000 pages ({label + 'runs, ' if label else ''}samples while "
+              f"crawling): {fit:.1f} MB "
               f"(linear fit), {ends:.1f} MB (last - first) (target <= 20 MB): "
               f"{'PASS' if fit <= 20 else 'BELOW TARGET'}")
+        later = [g for g in (growth_per_10k(b.rss_marks, second_half=True) for b in runs_b) if g]
+        if later:
+            print(f"  the same over the later half of the samples: "
+                  f"{_median([g[0] for g in later]):.1f} MB (linear fit)")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -742,6 +784,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="client threads of the server-alone measurement (default 8)")
     parser.add_argument("--baseline-setting", action="append", metavar="NAME=VALUE",
                         help="extra Scrapy setting for (a), e.g. CONCURRENT_ITEMS=1 (repeatable)")
+    parser.add_argument("--render", action="store_true",
+                        help="let (b) render pages in a browser if nitpicker does by default "
+                             "(otherwise (b) gets --no-render when nitpicker has it)")
     parser.add_argument("--keep", action="store_true", help="keep the archive and logs")
     parser.add_argument("--serve-only", action="store_true",
                         help="only serve the site (prints its URL) until Ctrl-C")
