@@ -242,15 +242,15 @@ def _serve(args: argparse.Namespace) -> None:
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             path = self.path.split("?", 1)[0].split("#", 1)[0]
             self.wfile.write(responses.get(path, not_found))
 
-        def do_HEAD(self) -> None:  # noqa: N802
+        def do_HEAD(self) -> None:
             data = responses.get(self.path.split("?", 1)[0], not_found)
             self.wfile.write(data[: data.index(b"\r\n\r\n") + 4])
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     server = Server(("127.0.0.1", args.port), Handler)
@@ -581,7 +581,7 @@ def crawl_options(exe: list[str], render: bool) -> list[str]:
     if render:
         return []
     try:
-        help_text = subprocess.run([*exe, "crawl", "--help"], capture_output=True, text=True,
+        help_text = subprocess.run([*exe, "crawl", "--help"], check=False, capture_output=True, text=True,
                                    timeout=60, env={**os.environ, "COLUMNS": "200"}).stdout
     except (OSError, subprocess.TimeoutExpired):
         return []
@@ -619,9 +619,9 @@ def _versions() -> str:
     try:
         repo = HERE.parent.parent
         head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=10).stdout.strip()
+                              check=False, capture_output=True, text=True, timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "nitpicker"],
-                               capture_output=True, text=True, timeout=10).stdout.splitlines()
+                               check=False, capture_output=True, text=True, timeout=10).stdout.splitlines()
         if head:
             parts.append(f"commit {head}" + (f" + {len(dirty)} changed files in nitpicker/"
                                              if dirty else ""))
@@ -751,7 +751,7 @@ def report(runs_a: list[RunResult], runs_b: list[RunResult], args: argparse.Name
               "ru_maxrss")
         print("  RSS at each 1,000 pages: " + ", ".join(
             f"{n}: {rss / 1e6:.1f} MB" + (" (closing)" if closing else "")
-            for n, rss, closing in b.rss_marks))
+            for n, rss, closing in b.rss_marks) or "(none)")
     growths = [g for g in (growth_per_10k(b.rss_marks) for b in runs_b) if g is not None]
     if not growths:
         print("RSS growth (b): not enough samples while crawling (crawl at least 3,000 pages)")

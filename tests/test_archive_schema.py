@@ -357,3 +357,19 @@ def test_abandon_drops_the_open_batch(tmp_path: Path, writer: ArchiveWriter) -> 
     writer.abandon()
     assert not Path(f"{path}.lock").exists()
     assert set(_states(path)) == {"http://example.com/"}
+
+
+def test_close_while_a_reader_has_the_archive_open(tmp_path: Path) -> None:
+    from nitpicker.archive.writer import ArchiveWriter
+    from nitpicker.config import CrawlConfig
+
+    config = CrawlConfig(roots=("http://example.com/",), output=str(tmp_path / "r.nitpicker"))
+    writer = ArchiveWriter.create(config)
+    writer.start_run("crawl")
+    writer.add_to_frontier([("//example.com/", "http://example.com/", 0, 0)])
+    reader = sqlite3.connect(f"{(tmp_path / 'r.nitpicker').as_uri()}?mode=ro", uri=True)
+    assert reader.execute("SELECT count(*) FROM info").fetchone()[0] == 1
+    writer.close()  # must not raise although the reader holds the file
+    assert reader.execute("SELECT count(*) FROM frontier").fetchone()[0] == 1
+    reader.close()
+    assert not (tmp_path / "r.nitpicker.lock").exists()

@@ -549,7 +549,12 @@ class ArchiveWriter:
             self.commit()
             self.conn.execute("PRAGMA optimize")  # statistics for the readers' query planner
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self.conn.execute("PRAGMA journal_mode=DELETE")
+            try:
+                self.conn.execute("PRAGMA journal_mode=DELETE")
+            except sqlite3.OperationalError as exc:
+                # A reader (query, MCP, viewer) has the file open: it stays in WAL mode,
+                # complete and consistent; the next writer folds it back into one file.
+                logger.warning("archive left in WAL mode (%s): %s", exc, self.path)
             self.conn.close()
         finally:
             self._lock.release()
