@@ -218,8 +218,15 @@ async def _collect_images(page: Page, preset: DevicePreset, options: RenderOptio
     return images
 
 
-async def _emulate(page: Page, preset: DevicePreset) -> None:
-    """Switch the page to a device preset in place (no second page load)."""
+async def _preset_images(page: Page, preset: DevicePreset, options: RenderOptions) -> list[dict[str, Any]]:
+    """Images at one device preset: the rendered page, re-laid out at the preset's size.
+
+    The device metrics are overridden through a DevTools session that stays open while the
+    images are read: Chromium drops the override when the session closes.
+    """
+    width = page.viewport_size["width"] if page.viewport_size else None
+    if width == preset.width and preset.scale == 1.0:
+        return await _collect_images(page, preset, options)
     session = await page.context.new_cdp_session(page)
     try:
         await session.send(
@@ -227,16 +234,9 @@ async def _emulate(page: Page, preset: DevicePreset) -> None:
             {"width": preset.width, "height": preset.height,
              "deviceScaleFactor": preset.scale, "mobile": preset.scale != 1.0},
         )
+        return await _collect_images(page, preset, options)
     finally:
         await session.detach()
-
-
-async def _preset_images(page: Page, preset: DevicePreset, options: RenderOptions) -> list[dict[str, Any]]:
-    """Images at one device preset: the rendered page, re-laid out at the preset's size."""
-    width = page.viewport_size["width"] if page.viewport_size else None
-    if width != preset.width or preset.scale != 1.0:
-        await _emulate(page, preset)
-    return await _collect_images(page, preset, options)
 
 
 async def render_page(page: Page, result: RenderResult) -> RenderResult:

@@ -207,3 +207,17 @@ async def test_redirecting_root_is_rendered_in_its_new_scope(site: FixtureSite, 
     assert (dest["is_external"], dest["is_target"], dest["title"]) == (0, 1, "Recursive Top")
     assert archive.page(f"{ext}/recursive/page-c")["is_target"] == 1
     assert archive.page(site.url("/moved/"))["redirect_dest_id"] == dest["id"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_mobile_preset_is_laid_out_at_320_px(site: FixtureSite, tmp_path: Path) -> None:
+    archive = await crawl(tmp_path, [site.url("/render/static")], render=True, single=True)
+    rows = archive.rows("SELECT viewport_width, source_code FROM images ORDER BY id")
+    assert [r["viewport_width"] for r in rows] == [1280, 320]
+    # the image's rendered box is the same at both presets (1 px), but the page really was
+    # 320 px wide while the mobile preset was read: a responsive fixture proves it below
+    responsive = await crawl(tmp_path, [site.url("/render/responsive")], render=True, single=True)
+    widths = {r["viewport_width"]: r["width"] for r in responsive.rows(
+        "SELECT viewport_width, width FROM images")}
+    assert widths[1280] == 640.0  # 50 % of the 1280 px viewport
+    assert widths[320] == 160.0  # 50 % of the 320 px viewport

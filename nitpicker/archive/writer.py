@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 PENDING, LEASED, DONE = 0, 1, 2
 _UNFETCHED = (FollowMode.STUB, FollowMode.EXCLUDED, FollowMode.CAPPED)
 _ID_CACHE_SIZE = 50_000
+_KNOWN_KEYS_SIZE = 100_000
 _CHUNK = 400
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -61,6 +62,9 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA cache_size=-32000")
     conn.execute("PRAGMA temp_store=MEMORY")
+    # Checkpoint the WAL every ~40 MB instead of every 4 MB: fewer fsync-bound pauses on the
+    # commit path; the WAL is folded back into the file at close anyway.
+    conn.execute("PRAGMA wal_autocheckpoint=10000")
     return conn
 
 
@@ -72,6 +76,7 @@ class ArchiveWriter:
         self.conn = conn
         self._lock = lock
         self._ids: OrderedDict[str, int] = OrderedDict()
+        self._known_keys: dict[str, None] = {}
         self._dirty = 0
         self._last_commit = time.monotonic()
         self.run_id: int | None = None
@@ -277,11 +282,23 @@ class ArchiveWriter:
     # -- frontier ---------------------------------------------------------------------------
 
     def add_to_frontier(self, entries: Iterable[tuple[str, str, int, int]]) -> int:
-        """Insert (key, url, depth, mode) rows not yet known; returns how many were new."""
+        """Insert (key, url, depth, mode) rows not yet known; returns how many were new.
+
+        Keys this writer has already sent to the frontier are skipped without a round trip
+        to SQLite (most links of a page are the site's navigation, known long ago); the
+        memory of them is bounded and simply starts afresh when full.
+        """
+        known = self._known_keys
+        fresh = [entry for entry in entries if entry[0] not in known]
+        if not fresh:
+            return 0
         self._begin()
         cur = self.conn.executemany(
-            "INSERT OR IGNORE INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, ?)", entries
+            "INSERT OR IGNORE INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, ?)", fresh
         )
+        if len(known) + len(fresh) > _KNOWN_KEYS_SIZE:
+            known.clear()
+        known.update(dict.fromkeys(entry[0] for entry in fresh))
         added = max(cur.rowcount, 0)
         self.pending += added
         return added
@@ -444,7 +461,7 @@ class ArchiveWriter:
         if item.html is not None:
             conn.execute(
                 "INSERT OR REPLACE INTO snapshots(page_id, encoding, html) VALUES (?, 'zlib', ?)",
-                (page_id, zlib.compress(item.html.encode("utf-8"), 6)),
+                (page_id, zlib.compress(item.html.encode("utf-8"), 1)),
             )
 
     def _insert_links(self, page_id: int, links: list[LinkRecord], depth: int) -> None:
