@@ -52,3 +52,28 @@ def test_two_setup_commands_come_first() -> None:
     assert "make crawl" in setup and "make test" in setup
     ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+def _mcp_tool_names() -> list[str]:
+    import ast
+
+    source = (Path(__file__).resolve().parent.parent / "nitpicker" / "mcp.py").read_text()
+    return [
+        node.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any(isinstance(d, ast.Name) and d.id == "_tool" for d in node.decorator_list)
+    ]
+
+
+def test_every_query_sub_command_and_mcp_tool_is_documented() -> None:
+    from nitpicker.cli.query import SUBCOMMANDS
+
+    query_section = README.split("### `nitpicker query`", 1)[1].split("\n## ", 1)[0]
+    for name in SUBCOMMANDS:
+        assert f"`{name}`" in query_section, name
+    tools = _mcp_tool_names()
+    assert len(tools) == 17, tools
+    mcp_section = README.split("### `nitpicker mcp`", 1)[1].split("\n## ", 1)[0]
+    for name in tools:
+        assert f"`{name}`" in mcp_section, name
