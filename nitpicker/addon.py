@@ -26,6 +26,14 @@ class Addon:
                 "nitpicker.middlewares.follow.FollowMiddleware": 500,
                 # Output runs through spider middlewares in decreasing order: after follow.
                 "nitpicker.middlewares.trapcap.TrapCapMiddleware": 450,
+                # The spider yields items, never requests: these would only wrap every output
+                # in one more asynchronous layer (depth, referer and URL length are nitpicker's
+                # own; every HTTP status is recorded, so HttpError has nothing to filter).
+                "scrapy.spidermiddlewares.httperror.HttpErrorMiddleware": None,
+                "scrapy.spidermiddlewares.referer.RefererMiddleware": None,
+                "scrapy.spidermiddlewares.urllength.UrlLengthMiddleware": None,
+                "scrapy.spidermiddlewares.depth.DepthMiddleware": None,
+                "scrapy.spidermiddlewares.metacopy.MetaCopyDetectionMiddleware": None,
             },
             priority=_ADDON,
         )
@@ -52,6 +60,8 @@ class Addon:
                 # Before robots.txt: a refused host's robots.txt is never fetched.
                 # NotConfigured unless --deny-private-networks / NITPICKER_DENY_PRIVATE_NETWORKS.
                 "nitpicker.middlewares.ssrf.PrivateNetworkGuard": 75,
+                # Scope is nitpicker's (out-of-scope URLs are checked, not dropped).
+                "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
             },
             priority=_ADDON,
         )

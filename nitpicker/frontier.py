@@ -68,7 +68,7 @@ class FrontierScheduler(BaseScheduler):
         if session.halted is not None:
             self._leased.clear()  # released back to pending when the run closes
             return False
-        return bool(self._leased) or session.archive.pending > 0
+        return bool(self._leased) or session.archive.pending > 0 or session.writing
 
     def enqueue_request(self, request: Request) -> bool:
         self._requeued.append(request)
@@ -81,6 +81,10 @@ class FrontierScheduler(BaseScheduler):
             return None
         if not self._leased:
             self._lease()
+            if not self._leased and self.session.writing:
+                # Pages still being written may queue new links: wait for them, then look again.
+                self.session.settle()
+                self._lease()
             if not self._leased:
                 return None
         frontier_id, url, depth, mode = self._leased.popleft()

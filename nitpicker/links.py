@@ -2,6 +2,13 @@
 
 Most links on a site are the same navigation links on every page, so the normalised form
 of each absolute URL is cached (least recently used entries go first; memory stays flat).
+
+A page resolves its hundred-odd hrefs against one base, so the base's parts (origin,
+directory, path) are taken apart once and the common hrefs — absolute, root-relative,
+protocol-relative, query-only and plain relative paths — are joined by string work;
+``parse_url`` then removes dot segments and repeated slashes as a browser would. Anything
+unusual (a scheme-like colon, a backslash, a control character, a non-HTTP base) goes
+through ``urljoin``.
 """
 
 from __future__ import annotations
@@ -13,6 +20,37 @@ from nitpicker.urls import ParsedUrl, join_href, parse_url
 __all__ = ["LinkResolver"]
 
 _SKIP_PREFIXES = ("#", "javascript:", "data:")
+_ABSOLUTE = ("http://", "https://")
+_ODD = frozenset(":\\\t\n\r")
+
+
+class _Base:
+    """The parts of one base URL that string joins need."""
+
+    __slots__ = ("directory", "origin", "path", "scheme", "url")
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        scheme_end = url.find("://")
+        self.scheme = url[:scheme_end].lower() if scheme_end > 0 else ""
+        if self.scheme not in ("http", "https"):
+            self.origin = self.directory = self.path = ""
+            return
+        start = scheme_end + 3
+        end = len(url)
+        for stop in ("#", "?"):
+            found = url.find(stop, start, end)
+            if found >= 0:
+                end = found
+        self.path = url[:end]  # without query and fragment
+        slash = url.find("/", start, end)
+        if slash < 0:
+            self.origin = url[:end]
+            self.directory = self.origin + "/"
+            self.path = self.directory
+        else:
+            self.origin = url[:slash]
+            self.directory = url[: url.rfind("/", slash, end) + 1]
 
 
 class LinkResolver:
@@ -22,6 +60,51 @@ class LinkResolver:
         self.disable_queries = disable_queries
         self.cache_size = cache_size
         self._cache: OrderedDict[str, ParsedUrl | None] = OrderedDict()
+        self._base = _Base("")
+
+    def absolute(self, base: str, href: str) -> str:
+        """``href`` joined to ``base`` (not normalised yet)."""
+        parts = self._base
+        if parts.url != base:
+            parts = self._base = _Base(base)
+        if not parts.origin or not _ODD.isdisjoint(href):
+            if href.startswith(_ABSOLUTE):
+                return href
+            return join_href(base, href)
+        first = href[0]
+        if first == "/":
+            if href.startswith("//"):
+                return f"{parts.scheme}:{href}"
+            return parts.origin + href
+        if first == "?":
+            return parts.path + href
+        if first == "." or "/." in href:
+            return self._dotted(parts, href)
+        return parts.directory + href
+
+    @staticmethod
+    def _dotted(parts: _Base, href: str) -> str:
+        """A relative href with leading ``./`` and ``../`` segments, joined without them.
+
+        The cache is keyed by the joined string, so it must come out in the one form
+        ``urljoin`` gives; dot segments anywhere else send the href through ``urljoin``.
+        """
+        directory = parts.directory
+        root = len(parts.origin)  # the index of the path's first "/": never above it
+        rest = href
+        while True:
+            if rest.startswith("../") or rest == "..":
+                directory = directory[: directory.rfind("/", root, len(directory) - 1) + 1] or (
+                    directory[: root + 1]
+                )
+                rest = rest[3:]
+            elif rest.startswith("./") or rest == ".":
+                rest = rest[2:]
+            else:
+                break
+        if "/." in rest or rest.startswith("."):
+            return join_href(parts.url, href)
+        return directory + rest
 
     def resolve(self, base: str, href: str) -> ParsedUrl | None:
         """The normalised target of ``href`` on a page at ``base``; ``None`` when not a URL.
@@ -30,7 +113,7 @@ class LinkResolver:
         """
         if not href or href.startswith(_SKIP_PREFIXES):
             return None
-        absolute = join_href(base, href)
+        absolute = self.absolute(base, href)
         cache = self._cache
         try:
             parsed = cache[absolute]

@@ -1,8 +1,9 @@
 """ArchivePipeline: writes every PageItem into the archive, with its frontier acknowledgement.
 
 A page's row, its anchors, images, snapshot, the frontier rows of the links it discovered and
-the acknowledgement of its own frontier row are written in the same transaction; the
-transaction is committed every 100 pages or 200 ms (and on close). Enabled by the add-on;
+the acknowledgement of its own frontier row are written in the same transaction, on the
+archive worker's thread (:mod:`nitpicker.archive.worker`); the transaction is committed every
+100 pages or 200 ms (and on close). Enabled by the add-on;
 stats ``nitpicker/archive/pages``, ``nitpicker/archive/links_queued``.
 """
 
@@ -20,6 +21,8 @@ from nitpicker.sitemaps import SitemapItem
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+    from nitpicker.archive.writer import ArchiveWriter
 
 __all__ = ["ArchivePipeline"]
 
@@ -49,18 +52,17 @@ class ArchivePipeline:
         self._flusher.start(0.5, now=False)
 
     def _flush(self) -> None:
+        """Commit a batch that has waited long enough (pages may come slowly)."""
         session = self.session
         writer = session.writer
-        if writer is not None and session.failure is None:
-            try:
-                writer.maybe_commit(max_items=1, max_seconds=0.2)
-            except (sqlite3.Error, OSError) as exc:
-                session.fail(classify_exception(exc))
+        if writer is not None and session.failure is None and not session.writing:
+            session.write_behind(writer.maybe_commit, 1, 0.2)
 
     def close_spider(self) -> None:
         if self._flusher is not None and self._flusher.running:
             self._flusher.stop()
         session = self.session
+        session.settle()
         writer = session.writer
         if writer is not None and session.failure is None:
             try:
@@ -75,22 +77,9 @@ class ArchivePipeline:
         if not isinstance(item, PageItem):
             return item
         session = self.session
-        depth = item.depth + 1
-        new_links = []
-        if item.links:
-            seen: set[str] = set()
-            for link in item.links:
-                if link.mode in _FOLLOWED and link.key not in seen:
-                    seen.add(link.key)
-                    new_links.append((link.key, link.url, depth, int(link.mode)))
-        writer = session.archive
-        try:
-            writer.record_page(item, new_links)
-            writer.maybe_commit()
-        except (sqlite3.Error, OSError) as exc:
-            # The archive cannot take more: stop the run, keep what was committed.
-            session.fail(classify_exception(exc))
+        if session.failure is not None:
             return item
+        session.write_behind(self._write, session.archive, item)
         counters = session.counters
         counters.done += 1
         if item.is_target and item.content_type is not None:
@@ -104,6 +93,20 @@ class ArchivePipeline:
                 counters.internal_errors += 1
         self.stats.inc_value("nitpicker/archive/pages")
         return item
+
+    @staticmethod
+    def _write(writer: ArchiveWriter, item: PageItem) -> None:
+        """On the archive worker's thread: the page, its new frontier rows, its acknowledgement."""
+        depth = item.depth + 1
+        new_links = []
+        if item.links:
+            seen: set[str] = set()
+            for link in item.links:
+                if link.mode in _FOLLOWED and link.key not in seen:
+                    seen.add(link.key)
+                    new_links.append((link.key, link.url, depth, int(link.mode)))
+        writer.record_page(item, new_links)
+        writer.maybe_commit()
 
     def _record_sitemap(self, item: SitemapItem) -> None:
         session = self.session

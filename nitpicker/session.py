@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from nitpicker.archive.worker import ArchiveWorker
 from nitpicker.archive.writer import ArchiveWriter
 from nitpicker.excludes import Excludes
 from nitpicker.failure import RunFailure, classify_exception, outcome_of_close
@@ -63,6 +64,8 @@ class CrawlSession:
         """Bumped when a root is added during the crawl (cached scope decisions are stale)."""
         self.counters = CrawlCounters()
         self.writer: ArchiveWriter | None = None
+        self.worker: ArchiveWorker | None = None
+        """Writes the pages on a thread of its own (started with the archive)."""
         self.halted: str | None = None
         """Why this run takes no more URLs from the frontier (``max_pages``, ``max_duration``)."""
         self.failure: RunFailure | None = None
@@ -99,6 +102,32 @@ class CrawlSession:
             self.writer.commit()
         if self.max_archive_bytes:
             self.writer.set_size_budget(self.max_archive_bytes)
+        self.worker = ArchiveWorker(self._worker_failed)
+
+    def _worker_failed(self, exc: BaseException) -> None:
+        """A page write failed on the archive worker's thread: the run fails (reactor thread)."""
+        from twisted.internet import reactor
+
+        failure = classify_exception(exc)
+        clock: Any = reactor
+        clock.callFromThread(self.fail, failure)
+
+    def write_behind(self, job: Callable[..., object], *args: object) -> None:
+        """Run ``job(*args)`` on the archive worker's thread, in submission order."""
+        if self.worker is None:
+            job(*args)
+        else:
+            self.worker.submit(job, *args)
+
+    @property
+    def writing(self) -> bool:
+        """Whether submitted writes have not all run yet."""
+        return self.worker is not None and self.worker.busy
+
+    def settle(self) -> None:
+        """Wait for every submitted write: the archive then holds all that was recorded."""
+        if self.worker is not None:
+            self.worker.drain()
 
     def _prepare_append(self, writer: ArchiveWriter) -> None:
         """``--append``: new roots, earlier out-of-scope rows now in scope re-queued."""
@@ -152,6 +181,12 @@ class CrawlSession:
         if writer is None:
             return
         self.writer = None
+        if self.worker is not None:
+            self.worker.stop()
+            if self.worker.error is not None and self.failure is None:
+                self.failure = classify_exception(self.worker.error)
+                logger.error("crawl failed (%s): %s", self.failure.code, self.failure.detail)
+            self.worker = None
         counters = self.counters
         errors = counters.internal_errors + counters.external_errors
         try:

@@ -9,16 +9,18 @@ page is lost and none is recorded twice.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import sqlite3
+import threading
 import time
 import zlib
 from collections import OrderedDict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from nitpicker import __version__
 from nitpicker.archive.lock import ArchiveLock
@@ -48,6 +50,22 @@ FrontierEntry = tuple[int, str, int, int]
 """(frontier id, url, depth, mode)"""
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _serialised(method: Callable[Concatenate[ArchiveWriter, _P], _R]
+                ) -> Callable[Concatenate[ArchiveWriter, _P], _R]:
+    """One writer call at a time: the archive worker's thread and the reactor's share it."""
+
+    def locked(self: ArchiveWriter, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._mutex:
+            return method(self, *args, **kwargs)
+
+    functools.update_wrapper(locked, method)
+    return locked
+
+
 class ArchiveError(Exception):
     """The archive cannot be created or opened for writing; the message says why."""
 
@@ -75,6 +93,7 @@ class ArchiveWriter:
         self.path = path
         self.conn = conn
         self._lock = lock
+        self._mutex = threading.RLock()
         self._ids: OrderedDict[str, int] = OrderedDict()
         self._known_keys: dict[str, None] = {}
         self._dirty = 0
@@ -138,6 +157,7 @@ class ArchiveWriter:
             raise
         return writer
 
+    @_serialised
     def update_info(self, config: CrawlConfig) -> None:
         """Store the crawl's (changed) roots and options, e.g. after ``--append``."""
         self._begin()
@@ -147,6 +167,7 @@ class ArchiveWriter:
              config.to_json()),
         )
 
+    @_serialised
     def repromote(self, is_in_scope: Callable[[str], bool]) -> list[tuple[int, str]]:
         """Out-of-scope rows now in scope become pending pages again, their ids kept.
 
@@ -180,10 +201,12 @@ class ArchiveWriter:
         self.pending = self.pending_count()
         return rows
 
+    @_serialised
     def stored_roots(self) -> list[str]:
         row = self.conn.execute("SELECT roots FROM info WHERE id = 1").fetchone()
         return list(json.loads(row[0])) if row else []
 
+    @_serialised
     def update_roots(self, roots: tuple[str, ...]) -> None:
         """Store a changed root list (in ``info.roots`` and in the stored config)."""
         self._begin()
@@ -192,6 +215,7 @@ class ArchiveWriter:
             (json.dumps(list(roots)), json.dumps(list(roots))),
         )
 
+    @_serialised
     def stored_config_json(self) -> str:
         row = self.conn.execute("SELECT config FROM info WHERE id = 1").fetchone()
         if row is None:
@@ -204,12 +228,14 @@ class ArchiveWriter:
         if not self.conn.in_transaction:
             self.conn.execute("BEGIN")
 
+    @_serialised
     def commit(self) -> None:
         if self.conn.in_transaction:
             self.conn.execute("COMMIT")
         self._dirty = 0
         self._last_commit = time.monotonic()
 
+    @_serialised
     def maybe_commit(self, max_items: int = 100, max_seconds: float = 0.2) -> None:
         """Commit when the batch is big or old enough."""
         if self._dirty >= max_items or (
@@ -219,6 +245,7 @@ class ArchiveWriter:
 
     # -- runs -------------------------------------------------------------------------------
 
+    @_serialised
     def start_run(self, kind: str) -> int:
         self._begin()
         cur = self.conn.execute(
@@ -232,6 +259,7 @@ class ArchiveWriter:
         )
         return self.run_id
 
+    @_serialised
     def end_run(self, status: str, stop_reason: str, pages_done: int, errors: int,
                 error_code: str | None = None, error_detail: str | None = None,
                 phase: str | None = None) -> None:
@@ -244,6 +272,7 @@ class ArchiveWriter:
         )
         self.commit()
 
+    @_serialised
     def mark_lost_runs(self) -> int:
         """The watchdog: runs still ``running`` whose process is gone become ``instance_lost``."""
         rows = self.conn.execute("SELECT id, pid FROM runs WHERE status = 'running'").fetchall()
@@ -259,20 +288,24 @@ class ArchiveWriter:
             self.commit()
         return len(lost)
 
+    @_serialised
     def set_size_budget(self, max_bytes: int) -> None:
         """Cap the archive's size: writes past it fail with SQLITE_FULL ("database is full")."""
         page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
         self.conn.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page_size)}")
 
+    @_serialised
     def release_leases(self) -> None:
         """Leased rows not fetched (a stopped run) go back to pending."""
         self._begin()
         cur = self.conn.execute("UPDATE frontier SET state = 0 WHERE state = 1")
         self.pending += max(cur.rowcount, 0)
 
+    @_serialised
     def pending_count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM frontier WHERE state < 2").fetchone()[0])
 
+    @_serialised
     def rollback(self) -> None:
         """Drop the uncommitted batch (SQLite may have rolled it back already)."""
         if self.conn.in_transaction:
@@ -281,6 +314,7 @@ class ArchiveWriter:
 
     # -- frontier ---------------------------------------------------------------------------
 
+    @_serialised
     def add_to_frontier(self, entries: Iterable[tuple[str, str, int, int]]) -> int:
         """Insert (key, url, depth, mode) rows not yet known; returns how many were new.
 
@@ -293,8 +327,10 @@ class ArchiveWriter:
         if not fresh:
             return 0
         self._begin()
-        cur = self.conn.executemany(
-            "INSERT OR IGNORE INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, ?)", fresh
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO frontier(key, url, depth, mode)"
+            " SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)",
+            (json.dumps(fresh, ensure_ascii=False, check_circular=False),),
         )
         if len(known) + len(fresh) > _KNOWN_KEYS_SIZE:
             known.clear()
@@ -303,6 +339,7 @@ class ArchiveWriter:
         self.pending += added
         return added
 
+    @_serialised
     def lease(self, limit: int) -> list[FrontierEntry]:
         """Take up to ``limit`` pending rows, shallowest first, and mark them leased."""
         if self.pending <= 0 or limit <= 0:
@@ -319,6 +356,7 @@ class ArchiveWriter:
         self.pending = self.pending - len(rows) if len(rows) == limit else 0
         return rows
 
+    @_serialised
     def acknowledge(self, frontier_id: int) -> None:
         self._begin()
         self.conn.execute("UPDATE frontier SET state = 2 WHERE id = ?", (frontier_id,))
@@ -336,6 +374,7 @@ class ArchiveWriter:
         if len(self._ids) > _ID_CACHE_SIZE:
             self._ids.popitem(last=False)
 
+    @_serialised
     def page_ids(self, urls: Mapping[str, tuple[bool, int | None]]) -> dict[str, int]:
         """Ids of page rows for ``{url: (is_external, depth)}``, creating stub rows as needed."""
         found: dict[str, int] = {}
@@ -361,6 +400,7 @@ class ArchiveWriter:
                     self._cache_id(url, page_id)
         return found
 
+    @_serialised
     def record_page(self, item: PageItem, new_links: list[tuple[str, str, int, int]]) -> int:
         """Record one URL's result, its links, and acknowledge its frontier row."""
         self._begin()
@@ -420,6 +460,7 @@ class ArchiveWriter:
         self._dirty += 1
         return page_id
 
+    @_serialised
     def record_sitemap(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
         """Mark ``(url, is_external)`` pages as listed in a sitemap; queue the in-scope ones."""
         self._begin()
@@ -437,9 +478,10 @@ class ArchiveWriter:
         conn = self.conn
         conn.execute("DELETE FROM response_headers WHERE page_id = ?", (page_id,))
         if item.headers:
-            conn.executemany(
-                "INSERT INTO response_headers(page_id, name, value) VALUES (?, ?, ?)",
-                [(page_id, name, value) for name, value in item.headers],
+            conn.execute(
+                "INSERT INTO response_headers(page_id, name, value)"
+                " SELECT ?, value ->> 0, value ->> 1 FROM json_each(?)",
+                (page_id, json.dumps(item.headers, ensure_ascii=False, check_circular=False)),
             )
         conn.execute("DELETE FROM anchors WHERE page_id = ?", (page_id,))
         if item.links:
@@ -465,11 +507,23 @@ class ArchiveWriter:
             )
 
     def _insert_links(self, page_id: int, links: list[LinkRecord], depth: int) -> None:
-        wanted = {link.url: (link.is_external, depth) for link in links}
-        ids = self.page_ids(wanted)
-        self.conn.executemany(
-            "INSERT INTO anchors(page_id, href_id, hash, text) VALUES (?, ?, ?, ?)",
-            [(page_id, ids[link.url], link.hash, link.text) for link in links],
+        # One JSON array and two statements instead of a row at a time: SQLite does the
+        # lookups of the link targets' ids, and the GIL stays free while it does.
+        payload = json.dumps(
+            [(link.url, link.is_external, link.hash, link.text) for link in links],
+            ensure_ascii=False, check_circular=False,
+        )
+        self.conn.execute(
+            "INSERT OR IGNORE INTO pages(url, is_external, depth)"
+            " SELECT value ->> 0, value ->> 1, ? FROM json_each(?)",
+            (depth, payload),
+        )
+        self.conn.execute(
+            "INSERT INTO anchors(page_id, href_id, hash, text)"
+            " SELECT ?, pages.id, link.value ->> 2, link.value ->> 3"
+            " FROM json_each(?) AS link CROSS JOIN pages ON pages.url = link.value ->> 0"
+            " ORDER BY link.key",
+            (page_id, payload),
         )
         for link in links:
             if link.mode in _UNFETCHED:
@@ -481,6 +535,7 @@ class ArchiveWriter:
                     (f"URL too long ({link.hash} characters, at most {MAX_URL_LENGTH})", link.url),
                 )
 
+    @_serialised
     def record_trap_event(self, signature: str, parent_path: str, count: int, first_url: str,
                           last_url: str) -> None:
         """The audit log of the trap cap: one row each time a signature reaches the cap."""
@@ -491,6 +546,7 @@ class ArchiveWriter:
             (self.run_id, signature, parent_path, count, first_url, last_url, _now()),
         )
 
+    @_serialised
     def has_pending_under(self, key_prefix: str) -> bool:
         """Whether a pending frontier row's key starts with ``key_prefix`` (``//host/path/``)."""
         row = self.conn.execute(
@@ -546,6 +602,7 @@ class ArchiveWriter:
 
     # -- closing ----------------------------------------------------------------------------
 
+    @_serialised
     def set_url_order(self) -> None:
         """Fill ``pages.order``: the natural URL order of internal pages, 1..N."""
         self._begin()
@@ -560,6 +617,7 @@ class ArchiveWriter:
         )
         self.commit()
 
+    @_serialised
     def close(self) -> None:
         """Commit, fold the WAL back into the file, and release the lock."""
         try:
@@ -576,6 +634,7 @@ class ArchiveWriter:
         finally:
             self._lock.release()
 
+    @_serialised
     def abandon(self) -> None:
         """Close without committing the open batch (used when the crawl itself failed)."""
         try:

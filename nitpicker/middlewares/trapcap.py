@@ -109,6 +109,7 @@ class TrapCapMiddleware:
         writer = self.session.writer
         if writer is None:
             return True  # cannot tell: keep the bucket
+        self.session.settle()  # links of pages still being written count too
         return writer.has_pending_under(prefix)
 
     # -- the middleware ---------------------------------------------------------------------
@@ -170,6 +171,7 @@ class TrapCapMiddleware:
         self._restored = True
         if not self.config.resume:
             return
+        self.session.settle()  # the worker is idle now, and stays so while this runs
         conn = self.session.archive.conn
         offset = 0
         while True:

@@ -1,0 +1,83 @@
+"""ArchiveWorker: the archive's page records written on a thread of their own.
+
+SQLite's B-tree work and the snapshots' zlib compression release the GIL, so writing pages on a
+second thread lets them run on a second core while the reactor thread fetches and parses the
+next pages. Jobs run in the order they were submitted, one at a time; a page, its links and its
+frontier acknowledgement stay one job, so they still commit together. The queue is bounded: a
+worker that falls behind slows the crawl down instead of holding pages in memory.
+
+A job that fails (disk full, a corrupt file) stops the worker: later jobs are dropped, and
+``on_error`` is told once, on the reactor thread. Killing the process loses what the queue held
+and the uncommitted batch, whose frontier rows are still leased and are fetched again on resume.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["ArchiveWorker"]
+
+logger = logging.getLogger(__name__)
+
+QUEUE_SIZE = 256
+"""Pages waiting to be written before ``submit`` blocks the caller."""
+
+_STOP = object()
+
+
+class ArchiveWorker:
+    """Runs submitted write jobs in order on one background thread."""
+
+    def __init__(self, on_error: Callable[[BaseException], None], *,
+                 queue_size: int = QUEUE_SIZE) -> None:
+        self._on_error = on_error
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=queue_size)
+        self.error: BaseException | None = None
+        """The first job's exception; no job runs after it."""
+        self._thread = threading.Thread(target=self._run, name="nitpicker-archive", daemon=True)
+        self._thread.start()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a submitted job has not finished yet."""
+        return self._queue.unfinished_tasks > 0
+
+    def submit(self, job: Callable[..., Any], *args: Any) -> None:
+        """Run ``job(*args)`` on the worker thread, after every job submitted before it."""
+        if self.error is None:
+            self._queue.put((job, args))
+
+    def drain(self) -> None:
+        """Wait until every job submitted so far has run."""
+        if self._thread.is_alive():
+            self._queue.join()
+
+    def stop(self) -> None:
+        """Run what is queued, then end the thread."""
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            entry = self._queue.get()
+            try:
+                if entry is _STOP:
+                    return
+                if self.error is None:
+                    job, args = entry
+                    job(*args)
+            except Exception as exc:  # noqa: BLE001 (any failure ends the writes; the run reports it)
+                self.error = exc
+                try:
+                    self._on_error(exc)
+                except Exception:
+                    logger.exception("archive worker: error handler failed")
+            finally:
+                self._queue.task_done()

@@ -1,0 +1,69 @@
+"""LinkResolver: the string-joined fast path gives exactly what ``urljoin`` + ``parse_url`` give."""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin
+
+import pytest
+
+from nitpicker.links import LinkResolver
+from nitpicker.urls import parse_url
+from tests.test_urls import BASES, HREFS
+
+MORE_HREFS = [
+    *HREFS,
+    ".",
+    "..",
+    "./",
+    "../",
+    "./../x",
+    "../a/./b",
+    ".hidden",
+    "..foo/bar",
+    "../../../../../../x/../y",
+    "a//b/../c",
+    "a:b/c",  # a scheme-like colon
+    "foo/bar:baz",
+    "page\\other",
+    "tab\there",
+    "café/ü.html",
+    "with space.html",
+    "12.html#section",
+    "https://example.com/dir/../x",
+]
+
+
+def _reference(base: str, href: str) -> str | None:
+    if not href or href.startswith(("#", "javascript:", "data:")):
+        return None
+    parsed = parse_url(urljoin(base, href))
+    return parsed.url if parsed is not None else None
+
+
+@pytest.mark.parametrize("href", MORE_HREFS)
+@pytest.mark.parametrize("base", BASES)
+def test_resolve_equals_urljoin_then_parse(base: str, href: str) -> None:
+    resolved = LinkResolver().resolve(base, href)
+    assert (resolved.url if resolved is not None else None) == _reference(base, href)
+
+
+@pytest.mark.parametrize(
+    ("base", "expected"),
+    [
+        ("http://example.com/dir/page?x=1&y=2", "http://example.com/dir/page"),
+        ("http://example.com?x=1", "http://example.com/"),
+    ],
+)
+def test_an_empty_query_replaces_the_query_as_in_a_browser(base: str, expected: str) -> None:
+    """``href="?"`` is the page without its query (``urljoin`` keeps the base's query)."""
+    resolved = LinkResolver().resolve(base, "?")
+    assert resolved is not None and resolved.url == expected
+
+
+def test_one_resolver_moves_between_bases() -> None:
+    """The base's parts are cached: a new base must not reuse the last one's directory."""
+    resolver = LinkResolver()
+    for base in [*BASES, *reversed(BASES)]:
+        for href in ("sibling.html", "?q=2", "/root", "../up"):
+            resolved = resolver.resolve(base, href)
+            assert (resolved.url if resolved else None) == _reference(base, href), (base, href)
