@@ -21,7 +21,11 @@ __all__ = ["LinkResolver"]
 
 _SKIP_PREFIXES = ("#", "javascript:", "data:")
 _ABSOLUTE = ("http://", "https://")
-_ODD = frozenset(":\\\t\n\r")
+
+
+def _odd(href: str) -> bool:
+    """A scheme-like colon, a backslash or a control character: left to ``urljoin``."""
+    return ":" in href or "\\" in href or "\t" in href or "\n" in href or "\r" in href
 
 
 class _Base:
@@ -67,9 +71,9 @@ class LinkResolver:
         parts = self._base
         if parts.url != base:
             parts = self._base = _Base(base)
-        if not parts.origin or not _ODD.isdisjoint(href):
-            if href.startswith(_ABSOLUTE):
-                return href
+        if href.startswith(_ABSOLUTE):
+            return href
+        if not parts.origin or _odd(href):
             return join_href(base, href)
         first = href[0]
         if first == "/":

@@ -9,6 +9,7 @@ WAL folded back into one file, lock released).
 from __future__ import annotations
 
 import logging
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,6 +109,9 @@ class CrawlSession:
         """A page write failed on the archive worker's thread: the run fails (reactor thread)."""
         from twisted.internet import reactor
 
+        if not isinstance(exc, (sqlite3.Error, OSError)):
+            # Not the archive refusing a write: a bug. Keep its traceback in the log.
+            logger.error("archive write failed", exc_info=exc)
         failure = classify_exception(exc)
         clock: Any = reactor
         clock.callFromThread(self.fail, failure)

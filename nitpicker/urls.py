@@ -42,15 +42,12 @@ class ParsedUrl:
     fragment: str
     username: str
     password: str
+    key: str
+    """The frontier key: the URL with its scheme removed (http and https are one)."""
 
     @property
     def is_http(self) -> bool:
         return self.scheme in _DEFAULT_PORTS
-
-    @property
-    def key(self) -> str:
-        """The frontier key: the URL with its scheme removed (http and https are one)."""
-        return frontier_key(self.url)
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -131,6 +128,7 @@ def parse_url(raw: str, *, disable_queries: bool = False) -> ParsedUrl | None:
             fragment="",
             username="",
             password="",
+            key=frontier_key(f"{scheme}:{parts.path}"),
         )
     hostname = (parts.hostname or "").lower()
     if not hostname:
@@ -154,6 +152,7 @@ def parse_url(raw: str, *, disable_queries: bool = False) -> ParsedUrl | None:
         fragment=parts.fragment,
         username=parts.username or "",
         password=parts.password or "",
+        key=frontier_key(url),
     )
 
 

@@ -54,17 +54,19 @@ class FollowMiddleware:
             self._scope_version = session.scope_version
         disable_queries = policy.config.disable_queries
         decisions = self._decisions
+        invalid = FollowMode.INVALID
         for link in item.links:
-            if link.mode is FollowMode.INVALID:
+            if link.mode is invalid:
                 continue
-            decision = decisions.get(link.url)
+            url = link.url
+            decision = decisions.get(url)
             if decision is None:
-                parsed = parse_url(link.url, disable_queries=disable_queries)
+                parsed = parse_url(url, disable_queries=disable_queries)
                 if parsed is None:
                     decision = (FollowMode.STUB, True)
                 else:
                     decision = policy.should_follow(parsed)
-                decisions[link.url] = decision
+                decisions[url] = decision
                 if len(decisions) > _CACHE_SIZE:
                     decisions.popitem(last=False)
             link.mode, link.is_external = decision

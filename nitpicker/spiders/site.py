@@ -107,6 +107,9 @@ class SiteSpider(Spider):
             )
         if config.render:
             configure_browser(settings, config)
+        # Scrapy leaves its loggers at NOTSET and filters in the handler: every page's
+        # "Crawled" and "Scraped from" debug records would be built, then dropped.
+        logging.getLogger("scrapy").setLevel(settings.get("LOG_LEVEL") or "DEBUG")
         crawler.signals.connect(spider._on_closed, signal=signals.spider_closed)
         crawler.signals.connect(spider._on_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
@@ -268,18 +271,19 @@ class SiteSpider(Spider):
             base = join_href(base, found.base_href)
         resolve = self.resolver.resolve
         links = item.links
+        full = FollowMode.FULL
         for anchor in found.anchors:
             target = resolve(base, anchor.href)
-            if target is not None and len(target.url) > MAX_URL_LENGTH:
-                stand_in = too_long_stand_in(target.url)
+            if target is None:
+                continue
+            url = target.url
+            if len(url) > MAX_URL_LENGTH:
+                stand_in = too_long_stand_in(url)
                 link = LinkRecord(stand_in, stand_in, "", anchor.text, True, FollowMode.INVALID)
-                link.hash = str(len(target.url))
+                link.hash = str(len(url))
                 links.append(link)
-            elif target is not None:
-                links.append(
-                    LinkRecord(target.url, target.key, target.fragment, anchor.text, False,
-                               FollowMode.FULL)
-                )
+            else:
+                links.append(LinkRecord(url, target.key, target.fragment, anchor.text, False, full))
         for image in found.images if self.config.image else ():
             target = resolve(base, image.src) if image.src else None
             item.images.append(
