@@ -5,17 +5,25 @@ one ``PageMethod`` after navigation (DOM content loaded), each bounded by a time
 fill a :class:`RenderResult` that the spider turns into the same ``PageItem`` as the HTTP
 path (SPEC §3.6):
 
-1. wait for network idle (bounded);
+1. wait for the ``load`` event, then for the network to be quiet: no request of the page's
+   own in flight for ``network_quiet_ms`` (bounded by ``network_idle_ms``);
 2. take the rendered HTML (the snapshot, and the input of the same streaming extraction);
-3. scroll to the end so lazy content loads, wait for lazy images (bounded);
-4. record the images at ``desktop-compact`` (1280 px), then re-lay the same page out at
-   ``mobile-small`` (320 px at 2×, Chrome's device emulation — no second page load) and
-   record them again; each preset on its own, so one that fails (a page that navigates
-   away on resize) keeps the others' results.
+3. scroll to the end so lazy content loads, wait for lazy images (bounded), and record the
+   images at ``desktop-compact`` (1280 px);
+4. re-lay the same page out at ``mobile-small`` (320 px at 2×, Chrome's device emulation —
+   no second page load), wait for lazy images again (the ones loaded at 1280 px stay loaded;
+   the page is scrolled again only when some are still missing) and record the images again;
+   each preset on its own, so one that fails (a page that navigates away on resize) keeps
+   the others' results;
+5. stop the page's scripts, so nothing it runs later can hang the snapshot scrapy-playwright
+   takes after the steps, or keep a pooled page busy between URLs.
 
-Every response the page loads is recorded by :meth:`RenderResult.on_response`; a request
-that got no response (refused, blocked by CORS, aborted) by :meth:`RenderResult.on_request_failed`
-with status -1.
+A page whose scripts stop answering (a step gets no answer within 10 s) fails the render with
+:class:`PageUnresponsiveError`. Every response the page loads is recorded by
+:meth:`RenderResult.on_response`; a request that got no response (refused, blocked by CORS,
+aborted) by :meth:`RenderResult.on_request_failed` with status -1. Only the page's own
+requests count: the ones made after its navigation started (a page reused from URL to URL
+may still finish requests of the previous one).
 """
 
 from __future__ import annotations
@@ -24,17 +32,22 @@ import asyncio
 import logging
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from playwright.async_api import Page, Request, Response
+    from collections.abc import Awaitable, Callable
+
+    from playwright.async_api import CDPSession, Page, Request, Response
 
 __all__ = [
     "DEVICE_PRESETS",
     "DevicePreset",
     "NetworkResource",
+    "PageSession",
+    "PageUnresponsiveError",
     "RenderOptions",
     "RenderResult",
     "find_chromium",
@@ -54,6 +67,9 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 
+#: How long one step may wait for the page's scripts to answer before the page is given up.
+RESPONSIVE_S = 10
+
 
 @dataclass(frozen=True)
 class DevicePreset:
@@ -67,6 +83,12 @@ DEVICE_PRESETS = (
     DevicePreset("desktop-compact", 1280, 800, 1.0),
     DevicePreset("mobile-small", 320, 640, 2.0),
 )
+#: The layout every page is loaded at (the browser context's viewport).
+DESKTOP = DEVICE_PRESETS[0]
+
+
+class PageUnresponsiveError(Exception):
+    """The page's scripts did not yield: a rendering step got no answer in time."""
 
 
 def find_chromium() -> str | None:
@@ -103,6 +125,7 @@ class NetworkResource:
 @dataclass(frozen=True)
 class RenderOptions:
     network_idle_ms: int = 5000
+    network_quiet_ms: int = 100
     lazy_wait_ms: int = 3000
     images: bool = True
     user_agent: str = ""
@@ -133,19 +156,124 @@ def detect_cdn(headers: dict[str, str]) -> str | None:
     return None
 
 
+def _is_main_document(request: Request) -> bool:
+    if request.resource_type != "document" or request.service_worker is not None:
+        return False
+    return request.frame.parent_frame is None
+
+
+class PageSession:
+    """The DevTools session nitpicker keeps open on a page for the page's life.
+
+    Through it: the device presets are emulated (Chromium drops a session's overrides when
+    the session detaches — the page would go back to a 1280×713 desktop layout — so it stays
+    attached while a preset's images are read); the HTTP cache is off, so every page fetches
+    its resources from the server, as with scrapy-playwright's request interception, which
+    nitpicker removes (it costs a round trip to the crawler for every request); the page's
+    scripts are stopped once it is rendered. A page reused for the next URL is reset
+    through it.
+    """
+
+    def __init__(self, session: CDPSession) -> None:
+        self.session = session
+        self.preset = DESKTOP
+        self.scripts_stopped = False
+
+    @classmethod
+    async def attach(cls, page: Page) -> PageSession:
+        session = await page.context.new_cdp_session(page)
+        # Network events are sent to every session that enables the domain: keep no bodies.
+        await session.send("Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0})
+        await session.send("Network.setCacheDisabled", {"cacheDisabled": True})
+        return cls(session)
+
+    async def emulate(self, preset: DevicePreset) -> None:
+        """Lay the page out at ``preset`` (no reload)."""
+        await self.session.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": preset.width, "height": preset.height,
+             "deviceScaleFactor": preset.scale, "mobile": preset.scale != 1.0},
+        )
+        self.preset = preset
+
+    async def stop_scripts(self) -> None:
+        """No more of the page's scripts run (timers included); DevTools evaluation still works."""
+        await self.session.send("Emulation.setScriptExecutionDisabled", {"value": True})
+        self.scripts_stopped = True
+
+    async def reset(self) -> None:
+        """Back to the context's state, for the next URL: desktop-compact (1280×800, set
+        explicitly), scripts allowed."""
+        if self.preset != DESKTOP:
+            await self.emulate(DESKTOP)
+        if self.scripts_stopped:
+            await self.session.send("Emulation.setScriptExecutionDisabled", {"value": False})
+            self.scripts_stopped = False
+
+    async def detach(self) -> None:
+        await self.session.detach()
+
+
 @dataclass
 class RenderResult:
-    """What rendering one page produced (filled in by the page method and the event handler)."""
+    """What rendering one page produced (filled in by the page method and the event handlers)."""
 
     options: RenderOptions = field(default_factory=RenderOptions)
     html: str | None = None
     images: list[dict[str, Any]] = field(default_factory=list)
     resources: dict[str, NetworkResource] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    #: the page's DevTools session (set before navigation by :meth:`prepare`, or by a page pool
+    #: reusing the page)
+    devtools: PageSession | None = field(default=None, repr=False, compare=False)
+    _navigated: bool = field(default=False, repr=False, compare=False)
+    _own: set[Request] = field(default_factory=set, repr=False, compare=False)
+    _in_flight: set[Request] = field(default_factory=set, repr=False, compare=False)
+    _changed: float = field(default_factory=time.monotonic, repr=False, compare=False)
+
+    def event_handlers(self) -> dict[str, Callable[[Any], None]]:
+        """The page event handlers to attach before navigation (``playwright_page_event_handlers``)."""
+        return {
+            "request": self.on_request,
+            "requestfinished": self.on_request_finished,
+            "requestfailed": self.on_request_failed,
+            "response": self.on_response,
+        }
+
+    async def prepare(self, page: Page, request: object) -> None:
+        """scrapy-playwright's page init callback (``playwright_page_init_callback``), run
+        before navigation: remove scrapy-playwright's request interception (a round trip to
+        the crawler for every request the page makes) and open the page's DevTools session."""
+        await page.unroute("**")
+        if self.devtools is None:
+            self.devtools = await PageSession.attach(page)
+
+    def detach(self, page: Page) -> None:
+        """Remove this result's handlers from ``page`` (before the page renders another URL)."""
+        for event, handler in self.event_handlers().items():
+            page.remove_listener(event, handler)
+        self._in_flight.clear()
+
+    def on_request(self, request: Request) -> None:
+        """``page.on("request")``: the page's own requests start with its navigation."""
+        if not self._navigated:
+            if not _is_main_document(request):
+                return  # left over from the URL this page showed before
+            self._navigated = True
+        self._own.add(request)
+        self._in_flight.add(request)
+        self._changed = time.monotonic()
+
+    def on_request_finished(self, request: Request) -> None:
+        """``page.on("requestfinished")``."""
+        if request in self._in_flight:
+            self._in_flight.discard(request)
+            self._changed = time.monotonic()
 
     def on_response(self, response: Response) -> None:
         """``page.on("response")`` handler: one row per URL the page loaded."""
-        if response.request.resource_type == "document" and response.frame.parent_frame is None:
+        request = response.request
+        if request not in self._own or _is_main_document(request):
             return  # the page itself (and its redirect hops) is the page row
         headers = response.headers
         length = headers.get("content-length")
@@ -161,18 +289,29 @@ class RenderResult:
             headers=list(headers.items()),
         )
 
-
     def on_request_failed(self, request: Request) -> None:
         """``page.on("requestfailed")`` handler: a sub-resource that got no response."""
-        url = request.url.split("#", 1)[0]
-        if url in self.resources or url.startswith("data:"):
+        if request not in self._own:
             return
-        if request.resource_type == "document" and request.frame.parent_frame is None:
+        if request in self._in_flight:
+            self._in_flight.discard(request)
+            self._changed = time.monotonic()
+        url = request.url.split("#", 1)[0]
+        if url in self.resources or url.startswith("data:") or _is_main_document(request):
             return
         self.resources[url] = NetworkResource(
             url=url, status=-1, status_text=request.failure or "failed", content_type=None,
             content_length=None, compress=None, cdn=None, headers=[],
         )
+
+    async def network_quiet(self, quiet_ms: int) -> None:
+        """Until none of the page's requests has been in flight for ``quiet_ms``."""
+        window = quiet_ms / 1000
+        while True:
+            idle_for = time.monotonic() - self._changed
+            if not self._in_flight and idle_for >= window:
+                return
+            await asyncio.sleep(0.02 if self._in_flight else window - idle_for)
 
 
 _IMAGES_JS = """(viewportWidth) => Array.from(document.images).map((img) => ({
@@ -197,11 +336,18 @@ _SCROLL_JS = """async () => {
     window.scrollTo(0, document.documentElement.scrollHeight);
 }"""
 
+# Two rendering updates (IntersectionObserver callbacks, media queries, srcset choices run in
+# them), at most 100 ms.
+_SETTLE_JS = """() => new Promise((resolve) => {
+    setTimeout(resolve, 100);
+    requestAnimationFrame(() => requestAnimationFrame(() => resolve()));
+})"""
+
 _LAZY_DONE_JS = """() => Array.from(document.images).every((img) =>
     (img.complete || img.loading !== "lazy") && (!img.dataset.src || (img.getAttribute("src") && img.complete)))"""
 
 
-async def _bounded(awaitable: Any, timeout_ms: int) -> bool:
+async def _bounded(awaitable: Awaitable[Any], timeout_ms: int) -> bool:
     """Await with a timeout; ``False`` (not an exception) when it ran out."""
     try:
         await asyncio.wait_for(awaitable, timeout_ms / 1000)
@@ -210,53 +356,68 @@ async def _bounded(awaitable: Any, timeout_ms: int) -> bool:
     return True
 
 
-async def _collect_images(page: Page, preset: DevicePreset, options: RenderOptions) -> list[dict[str, Any]]:
-    await page.evaluate(_SCROLL_JS)
-    await page.wait_for_timeout(100)  # let IntersectionObserver callbacks run
-    await _bounded(page.wait_for_function(_LAZY_DONE_JS, polling=50), options.lazy_wait_ms)
-    images: list[dict[str, Any]] = await page.evaluate(_IMAGES_JS, preset.width)
-    return images
-
-
-async def _preset_images(page: Page, preset: DevicePreset, options: RenderOptions) -> list[dict[str, Any]]:
-    """Images at one device preset: the rendered page, re-laid out at the preset's size.
-
-    The device metrics are overridden through a DevTools session that stays open while the
-    images are read: Chromium drops the override when the session closes.
-    """
-    width = page.viewport_size["width"] if page.viewport_size else None
-    if width == preset.width and preset.scale == 1.0:
-        return await _collect_images(page, preset, options)
-    session = await page.context.new_cdp_session(page)
+async def _answered(awaitable: Awaitable[Any], what: str) -> Any:
+    """A step that needs the page's main thread: :class:`PageUnresponsiveError` when the page
+    does not answer within ``RESPONSIVE_S``."""
     try:
-        await session.send(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": preset.width, "height": preset.height,
-             "deviceScaleFactor": preset.scale, "mobile": preset.scale != 1.0},
-        )
-        return await _collect_images(page, preset, options)
-    finally:
-        await session.detach()
+        return await asyncio.wait_for(awaitable, RESPONSIVE_S)
+    except TimeoutError:
+        raise PageUnresponsiveError(
+            f"page unresponsive: its scripts did not yield within {RESPONSIVE_S} s ({what})"
+        ) from None
+
+
+async def _settle_network(page: Page, result: RenderResult) -> None:
+    await page.wait_for_load_state("load")
+    await result.network_quiet(result.options.network_quiet_ms)
+
+
+async def _lazy_images_loaded(page: Page, options: RenderOptions) -> bool:
+    return await _bounded(page.wait_for_function(_LAZY_DONE_JS, polling=50), options.lazy_wait_ms)
+
+
+async def _preset_images(
+    page: Page, preset: DevicePreset, devtools: PageSession, options: RenderOptions
+) -> list[dict[str, Any]]:
+    """Images at one device preset: the rendered page, laid out at the preset's size.
+
+    The first preset is the page as loaded: scroll to the end so lazy content loads. The
+    others re-lay the page out through the page's DevTools session, kept attached while the
+    images are read; the page is scrolled again only if lazy images are still missing.
+    """
+    if preset == devtools.preset:
+        await _answered(page.evaluate(_SCROLL_JS), "scroll")
+        await _answered(page.evaluate(_SETTLE_JS), "settle")
+    else:
+        await _answered(devtools.emulate(preset), "emulate")
+        await _answered(page.evaluate(_SETTLE_JS), "settle")
+        if not await _answered(page.evaluate(_LAZY_DONE_JS), "lazy images"):
+            await _answered(page.evaluate(_SCROLL_JS), "scroll")
+            await _answered(page.evaluate(_SETTLE_JS), "settle")
+    await _lazy_images_loaded(page, options)
+    images: list[dict[str, Any]] = await _answered(
+        page.evaluate(_IMAGES_JS, preset.width), "read images")
+    return images
 
 
 async def render_page(page: Page, result: RenderResult) -> RenderResult:
     """The rendering steps, run by scrapy-playwright after the DOM content loaded."""
     options = result.options
-    await _bounded(page.wait_for_load_state("networkidle"), options.network_idle_ms)
-    try:
-        result.html = await asyncio.wait_for(page.content(), 10)
-    except TimeoutError:
-        result.errors.append("page unresponsive: its scripts did not yield within 10 s")
-        await page.close()
-        return result
-    if not options.images:
-        return result
-    for preset in DEVICE_PRESETS:
-        try:
-            found = await asyncio.wait_for(_preset_images(page, preset, options), 30)
-        except Exception as exc:  # noqa: BLE001 - each preset may fail on its own (SPEC §3.6)
-            result.errors.append(f"images at {preset.name}: {exc}".splitlines()[0])
-            logger.debug("images at %s failed on %s: %s", preset.name, page.url, exc)
-            continue
-        result.images.extend(found)
+    await _bounded(_settle_network(page, result), options.network_idle_ms)
+    if result.devtools is None:
+        result.devtools = await _answered(PageSession.attach(page), "DevTools session")
+    devtools = result.devtools
+    result.html = await _answered(page.content(), "snapshot")
+    if options.images:
+        for preset in DEVICE_PRESETS:
+            try:
+                found = await _preset_images(page, preset, devtools, options)
+            except PageUnresponsiveError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - each preset may fail on its own (SPEC §3.6)
+                result.errors.append(f"images at {preset.name}: {exc}".splitlines()[0])
+                logger.debug("images at %s failed on %s: %s", preset.name, page.url, exc)
+                continue
+            result.images.extend(found)
+    await _answered(devtools.stop_scripts(), "stop scripts")
     return result

@@ -101,6 +101,10 @@ class CrawlSession:
                 (frontier_key(root), root, 0, int(FollowMode.FULL)) for root in self.config.roots
             )
             self.writer.commit()
+        expected = self.writer.pending
+        if self.config.max_pages is not None:
+            expected = min(expected, self.config.max_pages)
+        self.writer.defer_inbound_index(expected)
         if self.max_archive_bytes:
             self.writer.set_size_budget(self.max_archive_bytes)
         self.worker = ArchiveWorker(self._worker_failed)

@@ -44,6 +44,10 @@ _UNFETCHED = (FollowMode.STUB, FollowMode.EXCLUDED, FollowMode.CAPPED)
 _ID_CACHE_SIZE = 50_000
 _KNOWN_KEYS_SIZE = 100_000
 _CHUNK = 400
+_INBOUND_INDEX = "anchors_href_page"
+_CREATE_INBOUND_INDEX = f"CREATE INDEX IF NOT EXISTS {_INBOUND_INDEX} ON anchors(href_id, page_id)"
+_DEFER_FACTOR = 5
+"""Defer the inbound-link index when the run may add a fifth or more of the pages there are."""
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 FrontierEntry = tuple[int, str, int, int]
@@ -289,6 +293,37 @@ class ArchiveWriter:
         return len(lost)
 
     @_serialised
+    def defer_inbound_index(self, expected_pages: int) -> bool:
+        """Drop the inbound-link index for the run when it is cheaper to build it at the end.
+
+        Every anchor lands at a random place in ``anchors(href_id, page_id)``: kept up to date
+        row by row it costs more than all the other anchor writes together, while building it
+        once at :meth:`close` costs a sixth of that. A short resume of a big archive keeps it.
+        While it is absent (a crawl running, or killed and not resumed yet), "who links here"
+        queries scan the anchors table: slower, never wrong.
+        """
+        scraped = int(self.conn.execute(
+            "SELECT count(*) FROM pages WHERE scraped = 1").fetchone()[0])
+        if expected_pages * _DEFER_FACTOR < scraped:
+            self.build_inbound_index()
+            return False
+        self._begin()
+        self.conn.execute(f"DROP INDEX IF EXISTS {_INBOUND_INDEX}")
+        self.commit()
+        return True
+
+    @_serialised
+    def build_inbound_index(self) -> None:
+        """Create the inbound-link index if it is missing (sorted in temporary files)."""
+        conn = self.conn
+        self.commit()
+        conn.execute("PRAGMA temp_store=FILE")  # the sort may not fit in memory
+        try:
+            conn.execute(_CREATE_INBOUND_INDEX)
+        finally:
+            conn.execute("PRAGMA temp_store=MEMORY")
+
+    @_serialised
     def set_size_budget(self, max_bytes: int) -> None:
         """Cap the archive's size: writes past it fail with SQLITE_FULL ("database is full")."""
         page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
@@ -311,6 +346,8 @@ class ArchiveWriter:
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
         self._dirty = 0
+        self._ids.clear()  # ids and keys of the dropped batch may be gone
+        self._known_keys.clear()
 
     # -- frontier ---------------------------------------------------------------------------
 
@@ -507,23 +544,31 @@ class ArchiveWriter:
             )
 
     def _insert_links(self, page_id: int, links: list[LinkRecord], depth: int) -> None:
-        # One JSON array and two statements instead of a row at a time: SQLite does the
-        # lookups of the link targets' ids, and the GIL stays free while it does.
-        payload = json.dumps(
-            [(link.url, link.is_external, link.hash, link.text) for link in links],
-            ensure_ascii=False, check_circular=False,
-        )
-        self.conn.execute(
-            "INSERT OR IGNORE INTO pages(url, is_external, depth)"
-            " SELECT value ->> 0, value ->> 1, ? FROM json_each(?)",
-            (depth, payload),
-        )
-        self.conn.execute(
+        # A page's links go to SQLite as JSON arrays, a statement for all of them, so the GIL
+        # stays free while SQLite works. Targets already known by id (most of them: the
+        # site's navigation) skip the lookup; new ones get their stub row first.
+        conn = self.conn
+        ids = self._ids
+        fresh: dict[str, bool] = {}
+        for link in links:
+            if link.url not in ids:
+                fresh.setdefault(link.url, link.is_external)
+        if fresh:
+            for new_id, url in conn.execute(
+                "INSERT OR IGNORE INTO pages(url, is_external, depth)"
+                " SELECT value ->> 0, value ->> 1, ? FROM json_each(?) RETURNING id, url",
+                (depth, json.dumps(list(fresh.items()), ensure_ascii=False, check_circular=False)),
+            ).fetchall():
+                self._cache_id(url, new_id)
+        get = ids.get
+        conn.execute(
             "INSERT INTO anchors(page_id, href_id, hash, text)"
-            " SELECT ?, pages.id, link.value ->> 2, link.value ->> 3"
-            " FROM json_each(?) AS link CROSS JOIN pages ON pages.url = link.value ->> 0"
-            " ORDER BY link.key",
-            (page_id, payload),
+            " SELECT ?, coalesce(value ->> 0, (SELECT id FROM pages WHERE url = value ->> 1)),"
+            " value ->> 2, value ->> 3 FROM json_each(?)",
+            (page_id, json.dumps(
+                [(get(link.url), link.url, link.hash, link.text) for link in links],
+                ensure_ascii=False, check_circular=False,
+            )),
         )
         for link in links:
             if link.mode in _UNFETCHED:
@@ -622,6 +667,7 @@ class ArchiveWriter:
         """Commit, fold the WAL back into the file, and release the lock."""
         try:
             self.commit()
+            self.build_inbound_index()
             self.conn.execute("PRAGMA optimize")  # statistics for the readers' query planner
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try:

@@ -1,4 +1,4 @@
-"""RenderChoiceMiddleware: which requests open the browser.
+"""RenderChoiceMiddleware: which requests open the browser, and on which pooled page.
 
 Only in-scope HTML pages are rendered. A full-crawl request is first sent over HTTP as a
 *preflight* whose download stops after the headers (see BodyGuard); when the answer is
@@ -6,16 +6,24 @@ HTML in scope, the middleware replaces it with a browser request for the final U
 the redirect chain the preflight followed. Non-HTML answers are recorded from the preflight
 headers; external and metadata-only URLs never open a browser. A downloader middleware,
 enabled by the add-on, active when ``CrawlConfig.render`` is on (the default; ``--no-render``
-turns it off). Stats: ``nitpicker/render/rendered``, ``nitpicker/render/not_html``.
+turns it off).
+
+Browser requests render on pages kept open from URL to URL (:class:`nitpicker.browser.PagePool`,
+``NITPICKER_RENDER_PAGES`` of them): a browser request leases a page when it enters the
+downloader and gives it back as soon as the download is over (``response_downloaded``), or
+closes it when the download failed (``request_left_downloader``); the pages are closed when
+the spider closes. Stats: ``nitpicker/render/rendered``, ``nitpicker/render/not_html``,
+``nitpicker/render/pages_reused``, ``nitpicker/render/pages_replaced``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy_playwright.page import PageMethod
 
+from nitpicker.browser import PagePool, PageSlot, context_kwargs, render_pages
 from nitpicker.frontier import META_MODE
 from nitpicker.items import FollowMode
 from nitpicker.render import RenderOptions, RenderResult, render_page
@@ -24,34 +32,55 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["META_PREFLIGHT", "META_RENDER", "RenderChoiceMiddleware"]
+__all__ = ["META_PAGE", "META_PREFLIGHT", "META_RENDER", "RenderChoiceMiddleware"]
 
 META_PREFLIGHT = "nitpicker_preflight"
 META_RENDER = "nitpicker_render"
+META_PAGE = "nitpicker_page"
 _HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 
 
 class RenderChoiceMiddleware:
-    """Turns in-scope HTML preflights into browser requests."""
+    """Turns in-scope HTML preflights into browser requests, and lends them pooled pages."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
-        self.network_idle_ms = crawler.settings.getint("NITPICKER_NETWORK_IDLE_MS", 5000)
-        self.lazy_wait_ms = crawler.settings.getint("NITPICKER_LAZY_WAIT_MS", 3000)
-        self.navigation_timeout_ms = crawler.settings.getint("NITPICKER_NAVIGATION_TIMEOUT_MS", 30000)
+        settings = crawler.settings
+        self.network_idle_ms = settings.getint("NITPICKER_NETWORK_IDLE_MS", 5000)
+        self.network_quiet_ms = settings.getint("NITPICKER_NETWORK_QUIET_MS", 100)
+        self.lazy_wait_ms = settings.getint("NITPICKER_LAZY_WAIT_MS", 3000)
+        self.navigation_timeout_ms = settings.getint("NITPICKER_NAVIGATION_TIMEOUT_MS", 30000)
+        self._pool: PagePool | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderChoiceMiddleware:
-        return cls(crawler)
+        middleware = cls(crawler)
+        crawler.signals.connect(middleware._downloaded, signal=signals.response_downloaded)
+        crawler.signals.connect(middleware._left_downloader, signal=signals.request_left_downloader)
+        crawler.signals.connect(middleware._spider_closed, signal=signals.spider_closed)
+        return middleware
 
     @property
     def _session(self) -> Any:
         return self.crawler.spider.session  # type: ignore[union-attr]
 
-    def process_request(self, request: Request) -> None:
+    @property
+    def pool(self) -> PagePool:
+        """The pooled browser pages (made on the first browser request)."""
+        if self._pool is None:
+            config = self._session.config
+            self._pool = PagePool(render_pages(self.crawler.settings, config),
+                                  context_kwargs(config))
+        return self._pool
+
+    async def process_request(self, request: Request) -> None:
         meta = request.meta
-        if meta.get("playwright") or META_PREFLIGHT in meta or META_MODE not in meta:
+        if meta.get("playwright"):
+            if isinstance(meta.get(META_RENDER), RenderResult) and META_PAGE not in meta:
+                meta[META_PAGE] = await self.pool.lease(request, meta[META_RENDER])
+            return
+        if META_PREFLIGHT in meta or META_MODE not in meta:
             return
         if meta[META_MODE] == FollowMode.FULL and self._session.config.render:
             meta[META_PREFLIGHT] = True
@@ -70,12 +99,40 @@ class RenderChoiceMiddleware:
         self.stats.inc_value("nitpicker/render/rendered")
         return self.browser_request(request, response)
 
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        # A request that leased a page but failed before reaching the download handler.
+        self._give_back(request, healthy=False)
+
+    # -- the page goes back to the pool ----------------------------------------------------------
+
+    def _downloaded(self, response: Response, request: Request) -> None:
+        self._give_back(request, healthy=True)
+
+    def _left_downloader(self, request: Request) -> None:
+        self._give_back(request, healthy=False)  # a no-op once the page was given back
+
+    def _give_back(self, request: Request, *, healthy: bool) -> None:
+        slot = request.meta.pop(META_PAGE, None)
+        if not isinstance(slot, PageSlot):
+            return
+        page = request.meta.pop("playwright_page", None)
+        result = request.meta.get(META_RENDER)
+        self.pool.give_back(slot, page, result if isinstance(result, RenderResult) else None,
+                            healthy=healthy)
+
+    async def _spider_closed(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self.stats.set_value("nitpicker/render/pages_reused", self._pool.reused)
+            self.stats.set_value("nitpicker/render/pages_replaced", self._pool.replaced)
+
     def browser_request(self, request: Request, preflight: Response) -> Request:
         """The browser request that replaces an HTML preflight."""
         config = self._session.config
         result = RenderResult(
             RenderOptions(
                 network_idle_ms=self.network_idle_ms,
+                network_quiet_ms=self.network_quiet_ms,
                 lazy_wait_ms=self.lazy_wait_ms,
                 images=config.image,
                 user_agent=config.user_agent,
@@ -95,10 +152,8 @@ class RenderChoiceMiddleware:
                     "timeout": self.navigation_timeout_ms,
                 },
                 "playwright_page_methods": [PageMethod(render_page, result)],
-                "playwright_page_event_handlers": {
-                    "response": result.on_response,
-                    "requestfailed": result.on_request_failed,
-                },
+                "playwright_page_event_handlers": result.event_handlers(),
+                "playwright_page_init_callback": result.prepare,
                 "redirect_urls": request.meta.get("redirect_urls", []),
                 "redirect_reasons": request.meta.get("redirect_reasons", []),
                 "download_slot": "browser",
