@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,14 @@ logger = logging.getLogger(__name__)
 
 QUEUE_SIZE = 256
 """Pages waiting to be written before ``submit`` blocks the caller."""
+
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread may hold the GIL while another waits (Python's default is 0.005).
+
+The reactor thread's HTML parser hands the GIL back and forth for every tag (libxml2 runs
+without it, the parser target's callbacks need it): each time the writer thread holds it in
+Python code, the parser may wait a whole interval. A tenth of the default made a 5,000-page
+crawl ~8 % faster."""
 
 _STOP = object()
 
@@ -41,6 +50,7 @@ class ArchiveWorker:
         self.error: BaseException | None = None
         """The first job's exception; no job runs after it."""
         self._thread = threading.Thread(target=self._run, name="nitpicker-archive", daemon=True)
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
         self._thread.start()
 
     @property
