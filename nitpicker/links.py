@@ -1,7 +1,7 @@
 """LinkResolver: hrefs found on a page, resolved and normalised, with a bounded cache.
 
 Most links on a site are the same navigation links on every page, so the normalised form
-of each absolute URL is cached (least recently used entries go first; memory stays flat).
+of each absolute URL is cached (when the cache is full it starts afresh; memory stays flat).
 
 A page resolves its hundred-odd hrefs against one base, so the base's parts (origin,
 directory, path) are taken apart once and the common hrefs — absolute, root-relative,
@@ -12,8 +12,6 @@ through ``urljoin``.
 """
 
 from __future__ import annotations
-
-from collections import OrderedDict
 
 from nitpicker.urls import ParsedUrl, join_href, parse_url
 
@@ -63,7 +61,7 @@ class LinkResolver:
     def __init__(self, *, disable_queries: bool = False, cache_size: int = 20_000) -> None:
         self.disable_queries = disable_queries
         self.cache_size = cache_size
-        self._cache: OrderedDict[str, ParsedUrl | None] = OrderedDict()
+        self._cache: dict[str, ParsedUrl | None] = {}
         self._base = _Base("")
 
     def absolute(self, base: str, href: str) -> str:
@@ -120,12 +118,9 @@ class LinkResolver:
         absolute = self.absolute(base, href)
         cache = self._cache
         try:
-            parsed = cache[absolute]
+            return cache[absolute]
         except KeyError:
-            parsed = parse_url(absolute, disable_queries=self.disable_queries)
-            cache[absolute] = parsed
-            if len(cache) > self.cache_size:
-                cache.popitem(last=False)
-        else:
-            cache.move_to_end(absolute)
-        return parsed
+            if len(cache) >= self.cache_size:
+                cache.clear()  # start afresh: the site's navigation is back after one page
+            parsed = cache[absolute] = parse_url(absolute, disable_queries=self.disable_queries)
+            return parsed

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
+from scrapy.exceptions import NotConfigured
 from scrapy_playwright.page import PageMethod
 
 from nitpicker.browser import PagePool, PageSlot, context_kwargs, render_pages
@@ -55,6 +56,10 @@ class RenderChoiceMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderChoiceMiddleware:
+        config = getattr(crawler.spider, "config", None)
+        if config is not None and not config.render:
+            # --no-render: nothing to choose, and no layer on every request and response.
+            raise NotConfigured  # (no message: Scrapy would log it as a warning)
         middleware = cls(crawler)
         crawler.signals.connect(middleware._downloaded, signal=signals.response_downloaded)
         crawler.signals.connect(middleware._left_downloader, signal=signals.request_left_downloader)
