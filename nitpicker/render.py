@@ -167,11 +167,10 @@ class PageSession:
 
     Through it: the device presets are emulated (Chromium drops a session's overrides when
     the session detaches — the page would go back to a 1280×713 desktop layout — so it stays
-    attached while a preset's images are read); the HTTP cache is off, so every page fetches
-    its resources from the server, as with scrapy-playwright's request interception, which
-    nitpicker removes (it costs a round trip to the crawler for every request); the page's
-    scripts are stopped once it is rendered. A page reused for the next URL is reset
-    through it.
+    attached while a preset's images are read); the page's scripts are stopped once it is
+    rendered. A page reused for the next URL is reset through it. The browser's HTTP cache
+    stays on, as in a visitor's browser (scrapy-playwright's request interception, which
+    turned it off, is removed: it cost a round trip to the crawler for every request).
     """
 
     def __init__(self, session: CDPSession) -> None:
@@ -181,11 +180,9 @@ class PageSession:
 
     @classmethod
     async def attach(cls, page: Page) -> PageSession:
-        session = await page.context.new_cdp_session(page)
-        # Network events are sent to every session that enables the domain: keep no bodies.
-        await session.send("Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0})
-        await session.send("Network.setCacheDisabled", {"cacheDisabled": True})
-        return cls(session)
+        # No Network domain here: its events would be sent to this session too (a second copy
+        # of every request's events through the driver).
+        return cls(await page.context.new_cdp_session(page))
 
     async def emulate(self, preset: DevicePreset) -> None:
         """Lay the page out at ``preset`` (no reload)."""

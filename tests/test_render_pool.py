@@ -159,3 +159,23 @@ async def test_the_snapshot_waits_for_requests_made_after_load(
     assert bounded.anchors_of(late) == []
     # the late request is one of the page's resources either way
     assert waited.page(late)["status"] == 200
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_resource_from_the_browser_cache_is_recorded_for_every_page(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    """The browser's HTTP cache is on: a stylesheet's image shared by two pages is fetched once,
+    and both pages are still its referrers, with the status of its one full response."""
+    pages = [site.url("/render/assets-page"), site.url("/render/assets-again")]
+    site.clear_log()
+    archive, _ = await crawl_with_stats(tmp_path, pages, ONE_PAGE, list_mode=True,
+                                        recursive=False, parallels=1)
+    fetched = [t for _, _, t in site.request_log if t == "/render/assets/background.png"]
+    assert len(fetched) == 1, "the second page should have the image from the browser's cache"
+    background = f"{site.external_url}/render/assets/background.png"
+    referrers = {row["page"] for row in archive.rows(
+        "SELECT p.url AS page FROM resource_referrers rr JOIN resources r ON r.id = rr.resource_id"
+        " JOIN pages p ON p.id = rr.page_id WHERE r.url = ?", background)}
+    assert referrers == set(pages)
+    assert archive.rows("SELECT status FROM resources WHERE url = ?", background)[0]["status"] == 200

@@ -222,6 +222,9 @@ class SiteSpider(Spider):
                 record = by_url[target.url] = ResourceRecord(
                     target.url, "", policy.is_external(target)
                 )
+            if loaded.status == HTTPStatus.NOT_MODIFIED:
+                continue  # the browser revalidated its cached copy: the page is a referrer,
+                # the resource keeps the facts of its full response
             record.status = loaded.status
             record.status_text = loaded.status_text
             record.content_type = loaded.content_type
