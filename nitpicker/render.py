@@ -207,9 +207,6 @@ class PageSession:
             await self.session.send("Emulation.setScriptExecutionDisabled", {"value": False})
             self.scripts_stopped = False
 
-    async def detach(self) -> None:
-        await self.session.detach()
-
 
 @dataclass
 class RenderResult:

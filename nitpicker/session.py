@@ -123,9 +123,8 @@ class CrawlSession:
     def write_behind(self, job: Callable[..., object], *args: object) -> None:
         """Run ``job(*args)`` on the archive worker's thread, in submission order."""
         if self.worker is None:
-            job(*args)
-        else:
-            self.worker.submit(job, *args)
+            raise RuntimeError("the crawl session is not open")
+        self.worker.submit(job, *args)
 
     @property
     def writing(self) -> bool:

@@ -54,6 +54,9 @@ FrontierEntry = tuple[int, str, int, int]
 """(frontier id, url, depth, mode)"""
 
 
+_json_rows = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+"""Rows as one JSON array, the parameter the ``json_each`` statements read."""
+
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -367,7 +370,7 @@ class ArchiveWriter:
         cur = self.conn.execute(
             "INSERT OR IGNORE INTO frontier(key, url, depth, mode)"
             " SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)",
-            (json.dumps(fresh, ensure_ascii=False, check_circular=False),),
+            (_json_rows(fresh),),
         )
         if len(known) + len(fresh) > _KNOWN_KEYS_SIZE:
             known.clear()
@@ -518,7 +521,7 @@ class ArchiveWriter:
             conn.execute(
                 "INSERT INTO response_headers(page_id, name, value)"
                 " SELECT ?, value ->> 0, value ->> 1 FROM json_each(?)",
-                (page_id, json.dumps(item.headers, ensure_ascii=False, check_circular=False)),
+                (page_id, _json_rows(item.headers)),
             )
         conn.execute("DELETE FROM anchors WHERE page_id = ?", (page_id,))
         if item.links:
@@ -557,7 +560,7 @@ class ArchiveWriter:
             for new_id, url in conn.execute(
                 "INSERT OR IGNORE INTO pages(url, is_external, depth)"
                 " SELECT value ->> 0, value ->> 1, ? FROM json_each(?) RETURNING id, url",
-                (depth, json.dumps(list(fresh.items()), ensure_ascii=False, check_circular=False)),
+                (depth, _json_rows(list(fresh.items()))),
             ).fetchall():
                 self._cache_id(url, new_id)
         get = ids.get
@@ -565,10 +568,8 @@ class ArchiveWriter:
             "INSERT INTO anchors(page_id, href_id, hash, text)"
             " SELECT ?, coalesce(value ->> 0, (SELECT id FROM pages WHERE url = value ->> 1)),"
             " value ->> 2, value ->> 3 FROM json_each(?)",
-            (page_id, json.dumps(
-                [(get(link.url), link.url, link.hash, link.text) for link in links],
-                ensure_ascii=False, check_circular=False,
-            )),
+            (page_id, _json_rows([(get(link.url), link.url, link.hash, link.text)
+                                  for link in links])),
         )
         for link in links:
             if link.mode in _UNFETCHED:
