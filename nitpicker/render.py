@@ -8,8 +8,9 @@ path (SPEC §3.6):
 1. wait for the ``load`` event, then for the network to be quiet: no request of the page's
    own in flight for ``network_quiet_ms`` (bounded by ``network_idle_ms``);
 2. take the rendered HTML (the snapshot, and the input of the same streaming extraction);
-3. scroll to the end so lazy content loads, wait for lazy images (bounded), and record the
-   images at ``desktop-compact`` (1280 px);
+3. scroll to the end so lazy content loads (one rendering update at each viewport-high step, so
+   an IntersectionObserver sees every element), wait for lazy images (bounded), and record the
+   images at ``desktop-compact`` (1280 px), all in one call into the page;
 4. re-lay the same page out at ``mobile-small`` (320 px at 2×, Chrome's device emulation —
    no second page load), wait for lazy images again (the ones loaded at 1280 px stay loaded;
    the page is scrolled again only when some are still missing) and record the images again;
@@ -18,7 +19,8 @@ path (SPEC §3.6):
 5. stop the page's scripts, so nothing it runs later can hang the snapshot scrapy-playwright
    takes after the steps, or keep a pooled page busy between URLs.
 
-A page whose scripts stop answering (a step gets no answer within 10 s) fails the render with
+A page whose scripts stop answering (a step gets no answer within 10 s; a preset's scroll and
+images, within its lazy-image wait plus 15 s) fails the render with
 :class:`PageUnresponsiveError`. Every response the page loads is recorded by
 :meth:`RenderResult.on_response`; a request that got no response (refused, blocked by CORS,
 aborted) by :meth:`RenderResult.on_request_failed` with status -1. Only the page's own
@@ -308,37 +310,63 @@ class RenderResult:
             await asyncio.sleep(0.02 if self._in_flight else window - idle_for)
 
 
-_IMAGES_JS = """(viewportWidth) => Array.from(document.images).map((img) => ({
-    src: img.src,
-    currentSrc: img.currentSrc,
-    alt: img.getAttribute("alt"),
-    width: img.getBoundingClientRect().width,
-    height: img.getBoundingClientRect().height,
-    naturalWidth: img.naturalWidth,
-    naturalHeight: img.naturalHeight,
-    isLazy: img.loading === "lazy" || img.hasAttribute("data-src") || img.hasAttribute("data-srcset"),
-    viewportWidth: viewportWidth,
-    sourceCode: img.outerHTML,
-}))"""
-
-_SCROLL_JS = """async () => {
-    const step = Math.max(window.innerHeight, 200);
-    for (let y = 0, i = 0; y < document.documentElement.scrollHeight && i < 50; y += step, i++) {
-        window.scrollTo(0, y);
-        await new Promise((resolve) => setTimeout(resolve, 30));
+# One device preset, in one call into the page (each call is a round trip through the driver,
+# the browser and the page): scroll to the end when asked to ("always", or "missing": only while
+# lazy images are still missing), one rendering update at each scroll position (IntersectionObserver
+# entries are taken in it), one more at the end, then wait for the lazy images (bounded,
+# checked every 50 ms) and read every image.
+_PRESET_JS = """async ({viewportWidth, scroll, lazyWaitMs}) => {
+    const frame = () => new Promise((resolve) => {
+        const fallback = setTimeout(resolve, 100);
+        requestAnimationFrame(() => setTimeout(() => { clearTimeout(fallback); resolve(); }, 0));
+    });
+    const lazyDone = () => Array.from(document.images).every((img) =>
+        (img.complete || img.loading !== "lazy")
+        && (!img.dataset.src || (img.getAttribute("src") && img.complete)));
+    if (scroll === "always" || (scroll === "missing" && !lazyDone())) {
+        const step = Math.max(window.innerHeight, 200);
+        for (let y = 0, i = 0; y < document.documentElement.scrollHeight && i < 50; y += step, i++) {
+            window.scrollTo({top: y, behavior: "instant"});
+            await frame();
+        }
+        window.scrollTo({top: document.documentElement.scrollHeight, behavior: "instant"});
     }
-    window.scrollTo(0, document.documentElement.scrollHeight);
+    await frame();
+    const deadline = performance.now() + lazyWaitMs;
+    while (!lazyDone() && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return Array.from(document.images).map((img) => {
+        const box = img.getBoundingClientRect();
+        return {
+            src: img.src,
+            currentSrc: img.currentSrc,
+            alt: img.getAttribute("alt"),
+            width: box.width,
+            height: box.height,
+            naturalWidth: img.naturalWidth,
+            naturalHeight: img.naturalHeight,
+            isLazy: img.loading === "lazy" || img.hasAttribute("data-src")
+                || img.hasAttribute("data-srcset"),
+            viewportWidth: viewportWidth,
+            sourceCode: img.outerHTML,
+        };
+    });
 }"""
+#: The most a preset's call may take on top of its lazy-image wait: 50 scroll positions of
+#: at most 100 ms each, and the responsiveness bound.
+_PRESET_EXTRA_S = 5 + RESPONSIVE_S
 
-# Two rendering updates (IntersectionObserver callbacks, media queries, srcset choices run in
-# them), at most 100 ms.
-_SETTLE_JS = """() => new Promise((resolve) => {
-    setTimeout(resolve, 100);
-    requestAnimationFrame(() => requestAnimationFrame(() => resolve()));
-})"""
 
-_LAZY_DONE_JS = """() => Array.from(document.images).every((img) =>
-    (img.complete || img.loading !== "lazy") && (!img.dataset.src || (img.getAttribute("src") && img.complete)))"""
+async def _answered(awaitable: Awaitable[Any], what: str, within_s: float = RESPONSIVE_S) -> Any:
+    """A step that needs the page's main thread: :class:`PageUnresponsiveError` when the page
+    does not answer within ``within_s`` (``RESPONSIVE_S`` by default)."""
+    try:
+        return await asyncio.wait_for(awaitable, within_s)
+    except TimeoutError:
+        raise PageUnresponsiveError(
+            f"page unresponsive: its scripts did not yield within {within_s:g} s ({what})"
+        ) from None
 
 
 async def _bounded(awaitable: Awaitable[Any], timeout_ms: int) -> bool:
@@ -350,24 +378,9 @@ async def _bounded(awaitable: Awaitable[Any], timeout_ms: int) -> bool:
     return True
 
 
-async def _answered(awaitable: Awaitable[Any], what: str) -> Any:
-    """A step that needs the page's main thread: :class:`PageUnresponsiveError` when the page
-    does not answer within ``RESPONSIVE_S``."""
-    try:
-        return await asyncio.wait_for(awaitable, RESPONSIVE_S)
-    except TimeoutError:
-        raise PageUnresponsiveError(
-            f"page unresponsive: its scripts did not yield within {RESPONSIVE_S} s ({what})"
-        ) from None
-
-
 async def _settle_network(page: Page, result: RenderResult) -> None:
     await page.wait_for_load_state("load")
     await result.network_quiet(result.options.network_quiet_ms)
-
-
-async def _lazy_images_loaded(page: Page, options: RenderOptions) -> bool:
-    return await _bounded(page.wait_for_function(_LAZY_DONE_JS, polling=50), options.lazy_wait_ms)
 
 
 async def _preset_images(
@@ -379,18 +392,14 @@ async def _preset_images(
     others re-lay the page out through the page's DevTools session, kept attached while the
     images are read; the page is scrolled again only if lazy images are still missing.
     """
-    if preset == devtools.preset:
-        await _answered(page.evaluate(_SCROLL_JS), "scroll")
-        await _answered(page.evaluate(_SETTLE_JS), "settle")
-    else:
+    scroll = "always"
+    if preset != devtools.preset:
         await _answered(devtools.emulate(preset), "emulate")
-        await _answered(page.evaluate(_SETTLE_JS), "settle")
-        if not await _answered(page.evaluate(_LAZY_DONE_JS), "lazy images"):
-            await _answered(page.evaluate(_SCROLL_JS), "scroll")
-            await _answered(page.evaluate(_SETTLE_JS), "settle")
-    await _lazy_images_loaded(page, options)
+        scroll = "missing"
+    arg = {"viewportWidth": preset.width, "scroll": scroll, "lazyWaitMs": options.lazy_wait_ms}
     images: list[dict[str, Any]] = await _answered(
-        page.evaluate(_IMAGES_JS, preset.width), "read images")
+        page.evaluate(_PRESET_JS, arg), "scroll and read images",
+        options.lazy_wait_ms / 1000 + _PRESET_EXTRA_S)
     return images
 
 

@@ -14,6 +14,16 @@ from fixtures.site import FixtureSite
 from nitpicker.config import CrawlConfig
 from nitpicker.spiders.site import SiteSpider
 
+#: The images of ``/render/lazy`` once rendered, at either device preset: alt -> (is_lazy,
+#: natural width, rendered width). The mid-page IntersectionObserver image loads only when the
+#: page is scrolled through, not just to its end.
+LAZY_PAGE_IMAGES = {
+    "eager": (0, 4, 10.0),
+    "native lazy": (1, 40, 20.0),
+    "observed lazy, mid-page": (1, 60, 30.0),
+    "observed lazy": (1, 60, 30.0),
+}
+
 
 @pytest.fixture(scope="session")
 def site() -> Any:
