@@ -18,23 +18,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from playwright.async_api import Error as PlaywrightError
+from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
 from nitpicker.render import CHROMIUM_ARGS, find_chromium
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
     from scrapy import Request
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
     from nitpicker.config import CrawlConfig
     from nitpicker.render import PageSession, RenderResult
 
 __all__ = [
+    "BrowserHandler",
     "BrowserMissingError",
     "PagePool",
     "PageSlot",
@@ -45,7 +49,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+_HANDLER = "nitpicker.browser.BrowserHandler"
 _PLAYWRIGHT_LOGGER = "scrapy-playwright"
 #: A page that takes longer to reset for the next URL (two DevTools commands) is replaced: a
 #: crashed renderer never answers.
@@ -65,6 +69,37 @@ def require_chromium() -> str:
             "playwright install chromium) or crawl without a browser with --no-render"
         )
     return found
+
+
+class BrowserHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[misc]
+    """scrapy-playwright's download handler, one instance for both ``http`` and ``https``.
+
+    Scrapy builds one download handler per scheme, and each scrapy-playwright handler starts a
+    Playwright driver and a Chromium of its own (with the pool's browser contexts): an idle
+    second browser in every crawl, and a pooled page belonging to one browser while the other
+    handles the URL. Here a crawler's schemes share one handler: one driver, one browser. It
+    closes when the last scheme using it closes.
+    """
+
+    _shared: ClassVar[weakref.WeakKeyDictionary[Crawler, BrowserHandler]] = (
+        weakref.WeakKeyDictionary())
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self._schemes = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> BrowserHandler:
+        handler = cls._shared.get(crawler)
+        if handler is None:
+            handler = cls._shared[crawler] = cls(crawler)
+        handler._schemes += 1
+        return handler
+
+    async def close(self) -> None:
+        self._schemes -= 1
+        if self._schemes <= 0:
+            await super().close()
 
 
 def render_pages(settings: BaseSettings, config: CrawlConfig) -> int:

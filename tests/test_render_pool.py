@@ -75,7 +75,9 @@ async def test_one_page_renders_every_url_and_records_what_a_new_page_would(
                                             recursive=False, parallels=1)
     for url in urls:
         assert archive.page(url)["status"] == 200, url
-    # one page, opened once, navigated to the other URLs
+    # one browser for http and https (one download handler), one page, opened once,
+    # navigated to the other URLs
+    assert stats["playwright/browser_count"] == 1
     assert stats["playwright/page_count"] == 1
     assert stats["nitpicker/render/pages_reused"] == 4
     assert stats.get("nitpicker/render/pages_replaced", 0) == 0
