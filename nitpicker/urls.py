@@ -187,18 +187,39 @@ def join_href(base: str, href: str) -> str:
     return urljoin(base, href)
 
 
-_DIGITS = re.compile(r"(\d+)")
+_DIGITS = re.compile(r"([0-9]+)")
 
 
-def _natural(text: str) -> tuple[tuple[int, int | str], ...]:
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in _DIGITS.split(text) if p)
+def _text(value: str) -> bytes:
+    """A string, self-delimiting, in an order-preserving encoding: UTF-8 (bytewise order is
+    code point order), NUL escaped as 00 FF, ended by 00 01 (so a prefix sorts first)."""
+    return value.encode("utf-8", "surrogatepass").replace(b"\x00", b"\x00\xff") + b"\x00\x01"
 
 
-def natural_order_key(url: str) -> tuple[object, ...]:
+def _natural(text: str) -> bytes:
+    """Runs of digits compared as numbers, everything else as text; a number before text; a
+    shorter sequence before a longer one it begins. Leading zeros do not count (``007`` and
+    ``7`` are the same number: the whole URL decides between them, last)."""
+    out = bytearray()
+    for part in _DIGITS.split(text):
+        if not part:
+            continue
+        if part[0] in "0123456789":
+            digits = part.lstrip("0") or "0"
+            out += b"\x01" + len(digits).to_bytes(4, "big") + digits.encode("ascii")
+        else:
+            out += b"\x02" + _text(part)
+    out += b"\x00"
+    return bytes(out)
+
+
+def natural_order_key(url: str) -> bytes:
     """Sort key for the natural URL order (SPEC §4.2 ``order``).
 
     Host, then directory segments, an index page before its siblings, numbers compared as
-    numbers (``/p/2`` before ``/p/10``), then extension, query and the URL itself.
+    numbers (``/p/2`` before ``/p/10``), then extension, query and the URL itself. The key is
+    bytes whose bytewise order is that order, so SQLite can sort by it (a BLOB compares with
+    ``memcmp``) without the URLs being held in memory.
     """
     parts = urlsplit(url)
     segments = parts.path.split("/")[1:]
@@ -207,13 +228,18 @@ def natural_order_key(url: str) -> tuple[object, ...]:
     if not dot:
         stem, ext = basename, ""
     is_index = stem in ("", "index")
-    return (
-        parts.hostname or "",
-        parts.port or 0,
-        tuple(_natural(d) for d in dirs),
-        0 if is_index else 1,
+    try:
+        port = parts.port or 0
+    except ValueError:
+        port = 0
+    return b"".join((
+        _text(parts.hostname or ""),
+        port.to_bytes(2, "big"),
+        *(b"\x01" + _natural(d) for d in dirs),
+        b"\x00",
+        b"\x00" if is_index else b"\x01",
         _natural(stem),
-        ext,
+        _text(ext),
         _natural(parts.query),
-        url,
-    )
+        _text(url),
+    ))

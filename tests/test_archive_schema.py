@@ -373,3 +373,22 @@ def test_close_while_a_reader_has_the_archive_open(tmp_path: Path) -> None:
     assert reader.execute("SELECT count(*) FROM frontier").fetchone()[0] == 1
     reader.close()
     assert not (tmp_path / "r.nitpicker.lock").exists()
+
+
+def test_url_order_numbers_internal_pages_in_natural_order(writer: ArchiveWriter) -> None:
+    urls = ["http://example.com/p/10", "http://example.com/p/2", "http://example.com/",
+            "http://example.com/p/index.html", "http://example.com/about"]
+    conn = writer.conn
+    conn.executemany("INSERT INTO pages (url) VALUES (?)", [(u,) for u in urls])
+    conn.execute("INSERT INTO pages (url, is_external) VALUES ('http://other.example/', 1)")
+    conn.execute("INSERT INTO pages (url, redirect_dest_id, \"order\") VALUES"
+                 " ('http://example.com/old', 1, 99)")  # a redirect loses a stale order too
+    writer.commit()
+    writer.set_url_order()
+    rows = conn.execute('SELECT url, "order" FROM pages ORDER BY id').fetchall()
+    assert dict(rows) == {
+        "http://example.com/": 1, "http://example.com/about": 2,
+        "http://example.com/p/index.html": 3, "http://example.com/p/2": 4,
+        "http://example.com/p/10": 5, "http://other.example/": None,
+        "http://example.com/old": None,
+    }

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from urllib.parse import urljoin
+import random
+import re
+import sqlite3
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 
@@ -290,3 +293,52 @@ def _sorted(urls: list[str]) -> list[str]:
 def test_natural_order(urls: list[str], expected: list[str]) -> None:
     assert _sorted(urls) == expected
     assert _sorted(list(reversed(urls))) == expected
+
+
+def _tuple_order_key(url: str) -> tuple[object, ...]:
+    """The natural order as plain Python tuples: the oracle for the byte-encoded key."""
+
+    def natural(text: str) -> tuple[tuple[int, object], ...]:
+        return tuple((0, int(p)) if p.isdigit() else (1, p)
+                     for p in re.split(r"([0-9]+)", text) if p)
+
+    parts = urlsplit(url)
+    segments = parts.path.split("/")[1:]
+    dirs, basename = segments[:-1], segments[-1] if segments else ""
+    stem, dot, ext = basename.rpartition(".")
+    if not dot:
+        stem, ext = basename, ""
+    return (parts.hostname or "", parts.port or 0, tuple(natural(d) for d in dirs),
+            0 if stem in ("", "index") else 1, natural(stem), ext, natural(parts.query), url)
+
+
+def test_natural_order_key_bytes_sort_as_the_tuples_do() -> None:
+    rng = random.Random(7)
+    pieces = ["", "a", "b", "ab", "index", "0", "007", "7", "10", "9", "99999999999999999999",
+              "x1", "x01", "é", "Z", "-", "_", "\x00", "a\x00b"]
+
+    def name() -> str:
+        return "".join(rng.choice(pieces) for _ in range(rng.randint(0, 3)))
+
+    urls = set()
+    while len(urls) < 3000:
+        path = "/".join(name() for _ in range(rng.randint(0, 3)))
+        if rng.random() < 0.5:
+            path += "." + rng.choice(["html", "htm", "php", "", "1", "tar.gz"])
+        query = ("?" + name() + "=" + name()) if rng.random() < 0.3 else ""
+        host = rng.choice(["a.example", "b.example", "a.example:8080", "a.example:81"])
+        urls.add(f"http://{host}/{path}{query}")
+    ordered = sorted(urls, key=natural_order_key)
+    assert ordered == sorted(urls, key=_tuple_order_key)
+    # and SQLite orders the keys the same way (BLOBs compare bytewise)
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE u (url TEXT, key BLOB)")
+    conn.executemany("INSERT INTO u VALUES (?, ?)", [(u, natural_order_key(u)) for u in urls])
+    assert [r[0] for r in conn.execute("SELECT url FROM u ORDER BY key")] == ordered
+
+
+def test_natural_order_key_takes_numbers_too_long_for_int() -> None:
+    long_small, long_big = "1" * 5000, "2" * 5000
+    urls = [f"http://example.com/p/{long_big}", f"http://example.com/p/{long_small}",
+            "http://example.com/p/3"]
+    assert _sorted(urls) == ["http://example.com/p/3", urls[1], urls[0]]

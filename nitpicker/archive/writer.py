@@ -9,6 +9,7 @@ page is lost and none is recorded twice.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -30,7 +31,7 @@ from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.urls import frontier_key, natural_order_key
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from nitpicker.config import CrawlConfig
     from nitpicker.items import LinkRecord, PageItem, ResourceRecord
@@ -318,13 +319,18 @@ class ArchiveWriter:
     @_serialised
     def build_inbound_index(self) -> None:
         """Create the inbound-link index if it is missing (sorted in temporary files)."""
-        conn = self.conn
         self.commit()
-        conn.execute("PRAGMA temp_store=FILE")  # the sort may not fit in memory
+        with self._sorting_on_disk():
+            self.conn.execute(_CREATE_INBOUND_INDEX)
+
+    @contextlib.contextmanager
+    def _sorting_on_disk(self) -> Iterator[None]:
+        """SQLite's sorts spill to temporary files, not memory (a whole-archive sort may not fit)."""
+        self.conn.execute("PRAGMA temp_store=FILE")
         try:
-            conn.execute(_CREATE_INBOUND_INDEX)
+            yield
         finally:
-            conn.execute("PRAGMA temp_store=MEMORY")
+            self.conn.execute("PRAGMA temp_store=MEMORY")
 
     @_serialised
     def set_size_budget(self, max_bytes: int) -> None:
@@ -650,18 +656,23 @@ class ArchiveWriter:
 
     @_serialised
     def set_url_order(self) -> None:
-        """Fill ``pages.order``: the natural URL order of internal pages, 1..N."""
-        self._begin()
-        rows = self.conn.execute(
-            "SELECT id, url FROM pages WHERE is_external = 0 AND redirect_dest_id IS NULL"
-        ).fetchall()
-        rows.sort(key=lambda r: natural_order_key(r[1]))
-        self.conn.execute('UPDATE pages SET "order" = NULL WHERE "order" IS NOT NULL')
-        self.conn.executemany(
-            'UPDATE pages SET "order" = ? WHERE id = ?',
-            [(n, page_id) for n, (page_id, _) in enumerate(rows, start=1)],
-        )
+        """Fill ``pages.order``: the natural URL order of internal pages, 1..N.
+
+        SQLite sorts by the byte-encoded :func:`natural_order_key`, in temporary files: the
+        URLs are never all in memory at once (300,000 of them would be ~350 MB as keys).
+        """
         self.commit()
+        self.conn.create_function("natural_order_key", 1, natural_order_key, deterministic=True)
+        with self._sorting_on_disk():
+            self._begin()
+            self.conn.execute('UPDATE pages SET "order" = NULL WHERE "order" IS NOT NULL')
+            self.conn.execute(
+                'UPDATE pages SET "order" = ranked.n FROM ('
+                " SELECT id, row_number() OVER (ORDER BY natural_order_key(url)) AS n"
+                " FROM pages WHERE is_external = 0 AND redirect_dest_id IS NULL"
+                ") AS ranked WHERE pages.id = ranked.id"
+            )
+            self.commit()
 
     @_serialised
     def close(self) -> None:
