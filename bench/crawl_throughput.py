@@ -38,7 +38,6 @@ import posixpath
 import random
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from measuring import (
+    SiteServer,
+    archive_page_count,
+    busy_cpu_seconds,
+    median,
+    nitpicker_command,
+    self_cpu_seconds,
+    start_site_server,
+)
 
 SITE_NAME = "Bench Site"
 SECTIONS = (
@@ -272,47 +281,12 @@ def _serve(args: argparse.Namespace) -> None:
         pass
 
 
-@dataclass
-class SiteServer:
-    proc: subprocess.Popen[str]
-    port: int
-    total_bytes: int
-    render_seconds: float
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
-
-    def cpu_seconds(self) -> float:
-        import psutil
-
-        t = psutil.Process(self.proc.pid).cpu_times()
-        return t.user + t.system
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
 def start_server(pages: int, links: int, seed: int, port: int = 0) -> SiteServer:
-    started = time.monotonic()
-    proc = subprocess.Popen(
+    proc, ready, seconds = start_site_server(
         [sys.executable, str(HERE), "--_serve", "--pages", str(pages), "--links", str(links),
-         "--seed", str(seed), "--port", str(port)],
-        stdout=subprocess.PIPE, text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line.startswith("READY"):
-        proc.kill()
-        raise SystemExit(f"the site server did not start: {line!r}")
-    _, port_s, total_s = line.split()
-    return SiteServer(proc, int(port_s), int(total_s), time.monotonic() - started)
+         "--seed", str(seed), "--port", str(port)])
+    port_s, total_s = ready.split()
+    return SiteServer(proc, int(port_s), {"total_bytes": int(total_s)}, seconds)
 
 
 def probe_server(server: SiteServer, pages: int, requests: int, threads: int) -> dict[str, float]:
@@ -446,39 +420,6 @@ def _rss(pid: int) -> int | None:
     return None
 
 
-def archive_page_count(path: Path) -> int | None:
-    """Fetched pages in the archive, read-only. Connects and closes every time: an open
-    reader, even an idle one, would stop the writer from leaving WAL mode at the end."""
-    if not path.exists():
-        return None
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
-    except sqlite3.Error:
-        return None
-    try:
-        row = conn.execute(
-            "SELECT count(*) FROM pages WHERE scraped = 1 AND status IS NOT NULL"
-        ).fetchone()
-        return int(row[0])
-    except sqlite3.Error:
-        return None  # schema not there yet
-    finally:
-        conn.close()
-
-
-def _busy_cpu_seconds() -> float:
-    """CPU seconds all processes of the machine have used since boot (all cores)."""
-    import psutil
-
-    t = psutil.cpu_times()
-    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
-
-
-def _self_cpu_seconds() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
 @dataclass
 class RunResult:
     name: str
@@ -516,8 +457,8 @@ def run_measured(name: str, cmd: list[str], server: SiteServer, *, archive: Path
     result = RunResult(name)
     stop = threading.Event()
     server_cpu0 = server.cpu_seconds()
-    busy0 = _busy_cpu_seconds()
-    self0 = _self_cpu_seconds()
+    busy0 = busy_cpu_seconds()
+    self0 = self_cpu_seconds()
     with log.open("w") as out:
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -551,8 +492,8 @@ def run_measured(name: str, cmd: list[str], server: SiteServer, *, archive: Path
     result.cpu_seconds = usage.ru_utime + usage.ru_stime
     result.maxrss = usage.ru_maxrss * 1024  # KiB on Linux
     result.server_cpu = server.cpu_seconds() - server_cpu0
-    own = _self_cpu_seconds() - self0
-    busy = _busy_cpu_seconds() - busy0
+    own = self_cpu_seconds() - self0
+    busy = busy_cpu_seconds() - busy0
     result.other_cpu = max(0.0, busy - result.cpu_seconds - result.server_cpu - own)
     return result
 
@@ -586,16 +527,6 @@ def crawl_options(exe: list[str], render: bool) -> list[str]:
     except (OSError, subprocess.TimeoutExpired):
         return []
     return ["--no-render"] if "--no-render" in help_text else []
-
-
-def nitpicker_command() -> list[str]:
-    exe = Path(sys.executable).parent / "nitpicker"
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("nitpicker")
-    if found:
-        return [found]
-    return [sys.executable, "-c", "from nitpicker.cli import main; main()"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -640,8 +571,8 @@ def main(args: argparse.Namespace) -> int:
           f"crawl budget {max_pages} pages, {args.parallel} concurrent requests")
     server = start_server(args.pages, args.links, args.seed)
     try:
-        print(f"server: {server.url} (pid {server.proc.pid}), {server.total_bytes / 1e6:.1f} MB rendered "
-              f"in {server.render_seconds:.1f} s, {server.total_bytes / args.pages / 1024:.1f} KiB a page")
+        print(f"server: {server.url} (pid {server.proc.pid}), {server.info['total_bytes'] / 1e6:.1f} MB rendered "
+              f"in {server.start_seconds:.1f} s, {server.info['total_bytes'] / args.pages / 1024:.1f} KiB a page")
         probe_server(server, args.pages, 200, 4)  # warm-up
         probe = probe_server(server, args.pages, args.probe_requests, args.probe_threads)
         print(f"server alone: {probe['requests']} pages with {probe['threads']} keep-alive client "
@@ -704,12 +635,6 @@ def run_nitpicker(args: argparse.Namespace, server: SiteServer, max_pages: int, 
     return b
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def report(runs_a: list[RunResult], runs_b: list[RunResult], args: argparse.Namespace) -> None:
     print()
     for a, b in zip(runs_a, runs_b, strict=True):
@@ -729,10 +654,10 @@ def report(runs_a: list[RunResult], runs_b: list[RunResult], args: argparse.Name
     print("(seconds: process start to exit, imports included; CPU: the crawler process's user+sys, "
           "CPU/wall its share of one core; peak RSS: sampled every 0.1 s; server CPU: share of one "
           "core the site server used; other load: cores kept busy by unrelated processes)")
-    rate_a = _median([r.rate for r in runs_a])
-    rate_b = _median([r.rate for r in runs_b])
-    cpu_a = _median([r.cpu_ms_per_page for r in runs_a])
-    cpu_b = _median([r.cpu_ms_per_page for r in runs_b])
+    rate_a = median([r.rate for r in runs_a])
+    rate_b = median([r.rate for r in runs_b])
+    cpu_a = median([r.cpu_ms_per_page for r in runs_a])
+    cpu_b = median([r.cpu_ms_per_page for r in runs_b])
     label = f"median of {len(runs_a)} " if len(runs_a) > 1 else ""
     if len(runs_a) > 1:
         print(f"{label}runs: (a) {rate_a:.1f} pages/s, {cpu_a:.2f} CPU ms/page; "
@@ -756,8 +681,8 @@ def report(runs_a: list[RunResult], runs_b: list[RunResult], args: argparse.Name
     if not growths:
         print("RSS growth (b): not enough samples while crawling (crawl at least 3,000 pages)")
     else:
-        fit = _median([g[0] for g in growths])
-        ends = _median([g[1] for g in growths])
+        fit = median([g[0] for g in growths])
+        ends = median([g[1] for g in growths])
         print(f"RSS growth (b) per 10,000 pages ({label + 'runs, ' if label else ''}samples while "
               f"crawling): {fit:.1f} MB "
               f"(linear fit), {ends:.1f} MB (last - first) (target <= 20 MB): "
@@ -765,7 +690,7 @@ def report(runs_a: list[RunResult], runs_b: list[RunResult], args: argparse.Name
         later = [g for g in (growth_per_10k(b.rss_marks, second_half=True) for b in runs_b) if g]
         if later:
             print(f"  the same over the later half of the samples: "
-                  f"{_median([g[0] for g in later]):.1f} MB (linear fit)")
+                  f"{median([g[0] for g in later]):.1f} MB (linear fit)")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

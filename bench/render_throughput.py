@@ -63,10 +63,22 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from measuring import (
+    SiteServer,
+    archive_page_count,
+    busy_cpu_seconds,
+    median,
+    nitpicker_command,
+    self_cpu_seconds,
+    start_site_server,
+)
+
 HERE = Path(__file__).resolve()
 SITE_NAME = "Render Bench"
 SECTIONS = ("docs", "blog", "news", "products", "support", "guides", "company", "events")
 TARGET_RATIO = 0.8
+#: Rendered pages in nitpicker's archive: HTML answered with 200.
+RENDERED = "scraped = 1 AND status = 200 AND content_type = 'text/html'"
 
 # ------------------------------------------------------------------------------------------
 # The site
@@ -452,47 +464,12 @@ def _serve(args: argparse.Namespace) -> None:
         server.serve_forever(poll_interval=0.5)
 
 
-@dataclass
-class SiteServer:
-    proc: subprocess.Popen[str]
-    info: dict[str, float]
-
-    @property
-    def port(self) -> int:
-        return int(self.info["port"])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
-
-    def cpu_seconds(self) -> float:
-        import psutil
-
-        t = psutil.Process(self.proc.pid).cpu_times()
-        return t.user + t.system
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
 def start_server(pages: int, seed: int, port: int = 0) -> SiteServer:
-    proc = subprocess.Popen(
+    proc, ready, seconds = start_site_server(
         [sys.executable, str(HERE), "--_serve", "--pages", str(pages), "--seed", str(seed),
-         "--port", str(port)],
-        stdout=subprocess.PIPE, text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line.startswith("READY "):
-        proc.kill()
-        raise SystemExit(f"the site server did not start: {line!r}")
-    return SiteServer(proc, json.loads(line[6:]))
+         "--port", str(port)])
+    info = json.loads(ready)
+    return SiteServer(proc, int(info["port"]), info, seconds)
 
 
 # ------------------------------------------------------------------------------------------
@@ -610,38 +587,6 @@ def become_subreaper() -> bool:
         return False
 
 
-def _busy_cpu_seconds() -> float:
-    import psutil
-
-    t = psutil.cpu_times()
-    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
-
-
-def _self_cpu_seconds() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
-def archive_page_count(path: Path) -> int | None:
-    """Rendered pages in a nitpicker archive (HTML, status 200), read-only, connection closed."""
-    if not path.exists():
-        return None
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
-    except sqlite3.Error:
-        return None
-    try:
-        row = conn.execute(
-            "SELECT count(*) FROM pages WHERE scraped = 1 AND status = 200 "
-            "AND content_type = 'text/html'"
-        ).fetchone()
-        return int(row[0])
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-
-
 def _group(name: str, cmdline: list[str]) -> str:
     joined = " ".join(cmdline[:2])
     if "chrom" in name or "chrom" in joined:
@@ -706,8 +651,8 @@ def run_measured(name: str, cmd: list[str], server: SiteServer, *, log: Path,
     result = RunResult(name)
     stop = threading.Event()
     server_cpu0 = server.cpu_seconds()
-    busy0 = _busy_cpu_seconds()
-    self0 = _self_cpu_seconds()
+    busy0 = busy_cpu_seconds()
+    self0 = self_cpu_seconds()
     sampler_cpu = [0.0]
     last_cpu: dict[int, tuple[str, float]] = {}  # pid -> (group, user+system), last sample
     archive_marks: list[tuple[float, int]] = []
@@ -748,7 +693,7 @@ def run_measured(name: str, cmd: list[str], server: SiteServer, *, log: Path,
                         pss += handles[p.pid].memory_full_info().pss
                 result.peak_pss = max(result.peak_pss, pss)
             if archive is not None and tick % 5 == 0:
-                count = archive_page_count(archive)
+                count = archive_page_count(archive, RENDERED)
                 if count:
                     archive_marks.append((time.monotonic() - t0, count))
             tick += 1
@@ -770,11 +715,11 @@ def run_measured(name: str, cmd: list[str], server: SiteServer, *, log: Path,
     result.crawler_cpu = last_cpu.get(proc.pid, ("crawler", 0.0))[1]
     result.node_cpu = sum(cpu for group, cpu in last_cpu.values() if group == "node")
     result.server_cpu = server.cpu_seconds() - server_cpu0
-    own = _self_cpu_seconds() - self0
-    busy = _busy_cpu_seconds() - busy0
+    own = self_cpu_seconds() - self0
+    busy = busy_cpu_seconds() - busy0
     result.other_cpu = max(0.0, busy - result.cpu_seconds - result.server_cpu - own)
     if archive is not None:
-        final = archive_page_count(archive) or 0
+        final = archive_page_count(archive, RENDERED) or 0
         done = [t for t, c in archive_marks if c >= final]
         if archive_marks:
             result.first_page_at = archive_marks[0][0]
@@ -809,16 +754,6 @@ def reap_orphans(server: SiteServer, result: RunResult, grace: float = 15.0) -> 
         time.sleep(0.1)
 
 
-def nitpicker_command() -> list[str]:
-    exe = Path(sys.executable).parent / "nitpicker"
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("nitpicker")
-    if found:
-        return [found]
-    return [sys.executable, "-m", "nitpicker.cli"]
-
-
 def run_baseline(args: argparse.Namespace, server: SiteServer, workdir: Path, tag: str) -> RunResult:
     result_file = workdir / f"baseline{tag}.json"
     cmd = [sys.executable, str(HERE), "--_baseline", "--url", server.url,
@@ -848,7 +783,7 @@ def run_nitpicker(args: argparse.Namespace, server: SiteServer, workdir: Path, t
     log = workdir / f"b{tag}.log"
     b = run_measured("(b) nitpicker crawl" + (f" #{tag}" if tag else ""), cmd, server, log=log,
                      archive=archive)
-    b.pages = archive_page_count(archive) or 0
+    b.pages = archive_page_count(archive, RENDERED) or 0
     if b.exit_code != 0:
         print(f"WARNING: nitpicker exited with {b.exit_code}:\n" + log.read_text()[-3000:])
     with contextlib.closing(sqlite3.connect(f"file:{archive}?mode=ro", uri=True)) as conn:
@@ -889,12 +824,6 @@ def _versions() -> str:
         parts.append(out.stdout.strip().splitlines()[-1].split(" built")[0])
     parts.append(f"{os.cpu_count()} CPUs")
     return ", ".join(parts)
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def main(args: argparse.Namespace) -> int:
@@ -967,18 +896,18 @@ def report(runs_a: list[RunResult], runs_b: list[RunResult], args: argparse.Name
             print(f"WARNING: {r.name} left processes behind (killed): {', '.join(r.leaked)}")
         if r.orphan_cpu > 0.05:
             print(f"note: {r.name}: {r.orphan_cpu:.1f} CPU s from orphaned descendants reaped here")
-    rate_a = _median([r.rate for r in runs_a])
-    rate_b = _median([r.rate for r in runs_b])
+    rate_a = median([r.rate for r in runs_a])
+    rate_b = median([r.rate for r in runs_b])
     label = f" (median of {len(runs_a)} runs)" if len(runs_a) > 1 else ""
     ratio = rate_b / rate_a if rate_a else 0.0
     print(f"pages/s{label}: (a) {rate_a:.2f}, (b) {rate_b:.2f}")
     steady_a = [s for s in (r.steady_rate for r in runs_a) if s]
     steady_b = [s for s in (r.steady_rate for r in runs_b) if s]
     if steady_a and steady_b:
-        sa, sb = _median(steady_a), _median(steady_b)
+        sa, sb = median(steady_a), median(steady_b)
         print(f"steady pages/s{label}: (a) {sa:.2f}, (b) {sb:.2f}, b/a {sb / sa:.2f}")
-    cpu_a = _median([r.cpu_ms_per_page for r in runs_a])
-    cpu_b = _median([r.cpu_ms_per_page for r in runs_b])
+    cpu_a = median([r.cpu_ms_per_page for r in runs_a])
+    cpu_b = median([r.cpu_ms_per_page for r in runs_b])
     print(f"CPU ms/page (whole tree){label}: (a) {cpu_a:.0f}, (b) {cpu_b:.0f}, "
           f"a/b {cpu_a / cpu_b if cpu_b else 0:.2f}")
     print(f"throughput b/a{label}: {ratio:.2f} (target >= {TARGET_RATIO}): "

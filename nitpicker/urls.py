@@ -15,10 +15,12 @@ from urllib.parse import urljoin, urlsplit
 from w3lib.url import safe_url_string
 
 __all__ = [
+    "OrderParts",
     "ParsedUrl",
     "frontier_key",
     "join_href",
     "natural_order_key",
+    "natural_order_parts",
     "normalize_url",
     "parse_url",
 ]
@@ -213,6 +215,36 @@ def _natural(text: str) -> bytes:
     return bytes(out)
 
 
+@dataclass(frozen=True, slots=True)
+class OrderParts:
+    """What the natural URL order compares, in that order."""
+
+    host: str
+    port: int
+    dirs: list[str]
+    is_index: bool
+    stem: str
+    ext: str
+    query: str
+    url: str
+
+
+def natural_order_parts(url: str) -> OrderParts:
+    """The parts of ``url`` the natural order compares (see :func:`natural_order_key`)."""
+    parts = urlsplit(url)
+    segments = parts.path.split("/")[1:]
+    dirs, basename = segments[:-1], segments[-1] if segments else ""
+    stem, dot, ext = basename.rpartition(".")
+    if not dot:
+        stem, ext = basename, ""
+    try:
+        port = parts.port or 0
+    except ValueError:
+        port = 0
+    return OrderParts(parts.hostname or "", port, dirs, stem in ("", "index"), stem, ext,
+                      parts.query, url)
+
+
 def natural_order_key(url: str) -> bytes:
     """Sort key for the natural URL order (SPEC §4.2 ``order``).
 
@@ -221,25 +253,15 @@ def natural_order_key(url: str) -> bytes:
     bytes whose bytewise order is that order, so SQLite can sort by it (a BLOB compares with
     ``memcmp``) without the URLs being held in memory.
     """
-    parts = urlsplit(url)
-    segments = parts.path.split("/")[1:]
-    dirs, basename = segments[:-1], segments[-1] if segments else ""
-    stem, dot, ext = basename.rpartition(".")
-    if not dot:
-        stem, ext = basename, ""
-    is_index = stem in ("", "index")
-    try:
-        port = parts.port or 0
-    except ValueError:
-        port = 0
+    p = natural_order_parts(url)
     return b"".join((
-        _text(parts.hostname or ""),
-        port.to_bytes(2, "big"),
-        *(b"\x01" + _natural(d) for d in dirs),
+        _text(p.host),
+        p.port.to_bytes(2, "big"),
+        *(b"\x01" + _natural(d) for d in p.dirs),
         b"\x00",
-        b"\x00" if is_index else b"\x01",
-        _natural(stem),
-        _text(ext),
-        _natural(parts.query),
-        _text(url),
+        b"\x00" if p.is_index else b"\x01",
+        _natural(p.stem),
+        _text(p.ext),
+        _natural(p.query),
+        _text(p.url),
     ))

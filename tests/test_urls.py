@@ -5,11 +5,18 @@ from __future__ import annotations
 import random
 import re
 import sqlite3
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import pytest
 
-from nitpicker.urls import frontier_key, join_href, natural_order_key, normalize_url, parse_url
+from nitpicker.urls import (
+    frontier_key,
+    join_href,
+    natural_order_key,
+    natural_order_parts,
+    normalize_url,
+    parse_url,
+)
 
 # (raw URL, expected archive key)
 NORMALISE = [
@@ -302,14 +309,9 @@ def _tuple_order_key(url: str) -> tuple[object, ...]:
         return tuple((0, int(p)) if p.isdigit() else (1, p)
                      for p in re.split(r"([0-9]+)", text) if p)
 
-    parts = urlsplit(url)
-    segments = parts.path.split("/")[1:]
-    dirs, basename = segments[:-1], segments[-1] if segments else ""
-    stem, dot, ext = basename.rpartition(".")
-    if not dot:
-        stem, ext = basename, ""
-    return (parts.hostname or "", parts.port or 0, tuple(natural(d) for d in dirs),
-            0 if stem in ("", "index") else 1, natural(stem), ext, natural(parts.query), url)
+    p = natural_order_parts(url)
+    return (p.host, p.port, tuple(natural(d) for d in p.dirs), 0 if p.is_index else 1,
+            natural(p.stem), p.ext, natural(p.query), p.url)
 
 
 def test_natural_order_key_bytes_sort_as_the_tuples_do() -> None:
