@@ -51,9 +51,11 @@ logger = logging.getLogger(__name__)
 
 _HANDLER = "nitpicker.browser.BrowserHandler"
 _PLAYWRIGHT_LOGGER = "scrapy-playwright"
-#: A page that takes longer to reset for the next URL (two DevTools commands) is replaced: a
+#: A page that takes longer to reset for the next URL (a DevTools command) is replaced: a
 #: crashed renderer never answers.
 _RESET_S = 3
+#: Longest wait for the browser to close at the end of a crawl.
+_CLOSE_S = 60
 
 
 class BrowserMissingError(Exception):
@@ -98,8 +100,14 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[misc]
 
     async def close(self) -> None:
         self._schemes -= 1
-        if self._schemes <= 0:
-            await super().close()
+        if self._schemes > 0:
+            return
+        try:
+            await asyncio.wait_for(super().close(), _CLOSE_S)
+        except TimeoutError:
+            # A renderer that never answers can keep a context from closing: the browser is
+            # left to end with Playwright's driver when this process exits.
+            logger.warning("the browser did not close within %d s", _CLOSE_S)
 
 
 def render_pages(settings: BaseSettings, config: CrawlConfig) -> int:
@@ -173,8 +181,9 @@ class PagePool:
     in the slot's context), ``playwright_include_page`` (scrapy-playwright gives the page
     back instead of closing it), ``playwright_context`` and its kwargs. :meth:`give_back`
     takes the page back once the download is over: the result's event handlers are removed
-    and the page is reset to 1280×800 with scripts allowed; a page that failed, crashed or
-    reported a rendering error is closed and replaced on the slot's next lease.
+    and the page is reset to 1280×800, its scripts still stopped (they are allowed again when
+    its next URL starts: :meth:`nitpicker.render.RenderResult.prepare`); a page that failed,
+    crashed or reported a rendering error is closed and replaced on the slot's next lease.
     """
 
     def __init__(self, size: int, kwargs: dict[str, Any]) -> None:

@@ -201,10 +201,15 @@ class PageSession:
         self.scripts_stopped = True
 
     async def reset(self) -> None:
-        """Back to the context's state, for the next URL: desktop-compact (1280×800, set
-        explicitly), scripts allowed."""
+        """Back to the context's layout, for the next URL: desktop-compact (1280×800, set
+        explicitly). The scripts stay stopped: the rendered document is still there while the
+        page waits in the pool, and a timer of its own would run (a loop, a request) if they
+        were allowed again; :meth:`allow_scripts` does it when the next URL starts."""
         if self.preset != DESKTOP:
             await self.emulate(DESKTOP)
+
+    async def allow_scripts(self) -> None:
+        """Scripts run again (the page is about to navigate to its next URL)."""
         if self.scripts_stopped:
             await self.session.send("Emulation.setScriptExecutionDisabled", {"value": False})
             self.scripts_stopped = False
@@ -243,6 +248,8 @@ class RenderResult:
         await page.unroute("**")
         if self.devtools is None:
             self.devtools = await PageSession.attach(page)
+        else:
+            await _answered(self.devtools.allow_scripts(), "allow scripts")
 
     def detach(self, page: Page) -> None:
         """Remove this result's handlers from ``page`` (before the page renders another URL)."""

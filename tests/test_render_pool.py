@@ -179,3 +179,25 @@ async def test_a_resource_from_the_browser_cache_is_recorded_for_every_page(
         " JOIN pages p ON p.id = rr.page_id WHERE r.url = ?", background)}
     assert referrers == set(pages)
     assert archive.rows("SELECT status FROM resources WHERE url = ?", background)[0]["status"] == 200
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_rendered_page_runs_no_script_while_it_waits_for_its_next_url(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    # /render/after requests an image a second after its load event, long after it is
+    # rendered, while the one pooled page waits ~2.5 s for /wide/p/1 (the server's delay):
+    # that timer must never run, neither then nor once scripts are allowed again for the
+    # next URL.
+    after, slow = site.url("/render/after"), site.url("/wide/p/1")
+    site.delay = 2.5
+    try:
+        archive, stats = await crawl_with_stats(tmp_path, [after, slow], ONE_PAGE,
+                                                list_mode=True, recursive=False, parallels=2)
+    finally:
+        site.delay = 0.0
+    assert archive.page(after)["title"] == "After The Snapshot"
+    assert archive.page(slow)["status"] == 200
+    assert stats["nitpicker/render/pages_reused"] == 1
+    late = [target for _, _, target in site.request_log if "after-snapshot" in target]
+    assert late == []
