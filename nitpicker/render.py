@@ -24,8 +24,9 @@ images, within its lazy-image wait plus 15 s) fails the render with
 :class:`PageUnresponsiveError`. Every response the page loads is recorded by
 :meth:`RenderResult.on_response`; a request that got no response (refused, blocked by CORS,
 aborted) by :meth:`RenderResult.on_request_failed` with status -1. Only the page's own
-requests count: the ones made after its navigation started (a page reused from URL to URL
-may still finish requests of the previous one).
+requests count: its navigation's, and those made once its document is committed (a page
+reused from URL to URL may still finish requests of the previous one, whose timers and
+``pagehide`` handlers can run until the new document replaces it).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from playwright.async_api import CDPSession, Page, Request, Response
+    from playwright.async_api import CDPSession, Frame, Page, Request, Response
 
 __all__ = [
     "DEVICE_PRESETS",
@@ -228,6 +229,7 @@ class RenderResult:
     #: reusing the page)
     devtools: PageSession | None = field(default=None, repr=False, compare=False)
     _navigated: bool = field(default=False, repr=False, compare=False)
+    _committed: bool = field(default=False, repr=False, compare=False)
     _own: set[Request] = field(default_factory=set, repr=False, compare=False)
     _in_flight: set[Request] = field(default_factory=set, repr=False, compare=False)
     _changed: float = field(default_factory=time.monotonic, repr=False, compare=False)
@@ -239,6 +241,7 @@ class RenderResult:
             "requestfinished": self.on_request_finished,
             "requestfailed": self.on_request_failed,
             "response": self.on_response,
+            "framenavigated": self.on_frame_navigated,
         }
 
     async def prepare(self, page: Page, request: object) -> None:
@@ -257,12 +260,21 @@ class RenderResult:
             page.remove_listener(event, handler)
         self._in_flight.clear()
 
+    def on_frame_navigated(self, frame: Frame) -> None:
+        """``page.on("framenavigated")``: the page's document is committed once its main frame
+        navigated after the navigation's request."""
+        if self._navigated and frame.parent_frame is None:
+            self._committed = True
+
     def on_request(self, request: Request) -> None:
-        """``page.on("request")``: the page's own requests start with its navigation."""
-        if not self._navigated:
-            if not _is_main_document(request):
-                return  # left over from the URL this page showed before
+        """``page.on("request")``: the page's own requests are its navigation's, then those
+        made once its document is committed. Until then a pooled page still shows the URL
+        before: its timers and ``pagehide``/``unload`` handlers (an analytics beacon) are not
+        this page's."""
+        if _is_main_document(request):
             self._navigated = True
+        elif not self._committed:
+            return
         self._own.add(request)
         self._in_flight.add(request)
         self._changed = time.monotonic()

@@ -188,7 +188,7 @@ async def test_a_rendered_page_runs_no_script_while_it_waits_for_its_next_url(
     # /render/after requests an image a second after its load event, long after it is
     # rendered, while the one pooled page waits ~2.5 s for /wide/p/1 (the server's delay):
     # that timer must never run, neither then nor once scripts are allowed again for the
-    # next URL.
+    # next URL (whose own answer takes ~2.5 s too).
     after, slow = site.url("/render/after"), site.url("/wide/p/1")
     site.delay = 2.5
     try:
@@ -201,3 +201,8 @@ async def test_a_rendered_page_runs_no_script_while_it_waits_for_its_next_url(
     assert stats["nitpicker/render/pages_reused"] == 1
     late = [target for _, _, target in site.request_log if "after-snapshot" in target]
     assert late == []
+    # its interval timer runs again once scripts are allowed for /wide/p/1, until /wide/p/1
+    # replaces it: what it fetches then is not /wide/p/1's
+    assert archive.rows(
+        "SELECT r.url FROM resource_referrers rr JOIN resources r ON r.id = rr.resource_id"
+        " JOIN pages p ON p.id = rr.page_id WHERE p.url = ?", slow) == []
