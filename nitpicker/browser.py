@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import weakref
 from collections import deque
 from dataclasses import dataclass
@@ -56,6 +57,8 @@ _PLAYWRIGHT_LOGGER = "scrapy-playwright"
 _RESET_S = 3
 #: Longest wait for the browser to close at the end of a crawl.
 _CLOSE_S = 60
+#: A language tag Chromium takes as a locale (``en``, ``de-DE``, ``zh-Hant-TW``).
+_LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
 
 
 class BrowserMissingError(Exception):
@@ -115,10 +118,23 @@ def render_pages(settings: BaseSettings, config: CrawlConfig) -> int:
     return max(1, min(settings.getint("NITPICKER_RENDER_PAGES", 4), config.parallels))
 
 
-def context_kwargs(config: CrawlConfig) -> dict[str, Any]:
-    """The browser context every page renders in."""
-    return {"viewport": {"width": 1280, "height": 800}, "user_agent": config.user_agent,
-            "ignore_https_errors": True}
+def context_kwargs(settings: BaseSettings, config: CrawlConfig) -> dict[str, Any]:
+    """The browser context every page renders in. It asks as the HTTP requests do: the same
+    ``User-Agent`` and the ``Accept-Language`` of Scrapy's ``DEFAULT_REQUEST_HEADERS`` (``en``
+    unless set), the page's ``navigator.language`` being its first language."""
+    kwargs: dict[str, Any] = {"viewport": {"width": 1280, "height": 800},
+                              "user_agent": config.user_agent, "ignore_https_errors": True}
+    headers = {str(name).lower(): value
+               for name, value in settings.getdict("DEFAULT_REQUEST_HEADERS").items()}
+    language = headers.get("accept-language")
+    if isinstance(language, bytes):
+        language = language.decode("latin-1")
+    if language:
+        kwargs["extra_http_headers"] = {"Accept-Language": str(language)}
+        first = str(language).split(",", 1)[0].split(";", 1)[0].strip()
+        if _LANGUAGE_TAG.fullmatch(first):
+            kwargs["locale"] = first
+    return kwargs
 
 
 def _log_level(settings: BaseSettings) -> int:
@@ -144,7 +160,7 @@ def configure_browser(settings: BaseSettings, config: CrawlConfig) -> None:
     pages = render_pages(settings, config)
     settings.set(
         "PLAYWRIGHT_CONTEXTS",
-        {PagePool.context_name(i): context_kwargs(config) for i in range(pages)},
+        {PagePool.context_name(i): context_kwargs(settings, config) for i in range(pages)},
         priority=priority,
     )
     settings.set("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", 1, priority=priority)

@@ -222,3 +222,19 @@ async def test_mobile_preset_is_laid_out_at_320_px(site: FixtureSite, tmp_path: 
         "SELECT viewport_width, width FROM images")}
     assert widths[1280] == 640.0  # 50 % of the 1280 px viewport
     assert widths[320] == 160.0  # 50 % of the 320 px viewport
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_browser_asks_in_the_language_and_name_of_the_http_requests(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    url = site.url("/render/static")
+    site.clear_log()
+    await crawl(tmp_path, [url], render=True, single=True, user_agent="NitpickerTestBot/1.0")
+    asked = {(language, agent) for target, language, agent in site.header_log
+             if target == "/render/static"}
+    # the preflight (Scrapy) and the page's navigation (Chromium) say the same
+    assert asked == {("en", "NitpickerTestBot/1.0")}
+    photo = {(language, agent) for target, language, agent in site.header_log
+             if target == "/files/photo.png"}
+    assert photo == {("en", "NitpickerTestBot/1.0")}

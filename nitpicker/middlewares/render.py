@@ -76,7 +76,7 @@ class RenderChoiceMiddleware:
         if self._pool is None:
             config = self._session.config
             self._pool = PagePool(render_pages(self.crawler.settings, config),
-                                  context_kwargs(config))
+                                  context_kwargs(self.crawler.settings, config))
         return self._pool
 
     async def process_request(self, request: Request) -> None:
