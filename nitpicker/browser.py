@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from playwright.async_api import Error as PlaywrightError
+from scrapy.http import Headers
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
 from nitpicker.render import CHROMIUM_ARGS, find_chromium
@@ -124,14 +125,11 @@ def context_kwargs(settings: BaseSettings, config: CrawlConfig) -> dict[str, Any
     unless set), the page's ``navigator.language`` being its first language."""
     kwargs: dict[str, Any] = {"viewport": {"width": 1280, "height": 800},
                               "user_agent": config.user_agent, "ignore_https_errors": True}
-    headers = {str(name).lower(): value
-               for name, value in settings.getdict("DEFAULT_REQUEST_HEADERS").items()}
-    language = headers.get("accept-language")
-    if isinstance(language, bytes):
-        language = language.decode("latin-1")
-    if language:
-        kwargs["extra_http_headers"] = {"Accept-Language": str(language)}
-        first = str(language).split(",", 1)[0].split(";", 1)[0].strip()
+    raw = Headers(settings.getdict("DEFAULT_REQUEST_HEADERS")).get("Accept-Language")
+    if raw:
+        language = raw.decode("latin-1")
+        kwargs["extra_http_headers"] = {"Accept-Language": language}
+        first = language.split(",", 1)[0].split(";", 1)[0].strip()
         if _LANGUAGE_TAG.fullmatch(first):
             kwargs["locale"] = first
     return kwargs
