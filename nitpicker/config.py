@@ -16,7 +16,8 @@ from typing import Any
 
 from nitpicker import __version__
 from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern, split_globs
-from nitpicker.urls import parse_url
+from nitpicker.items import MAX_URL_LENGTH
+from nitpicker.urls import is_valid_hostname, parse_url
 
 __all__ = [
     "ConfigError",
@@ -174,10 +175,18 @@ class CrawlConfig:
 
 
 def validate_url(url: str, *, disable_queries: bool = False) -> str:
-    """The normalised form of an http(s) URL; ``ConfigError`` naming it otherwise."""
+    """The normalised form of an http(s) URL; ``ConfigError`` naming it otherwise.
+
+    A host that cannot be one (``exa mple.com``) is refused, and so is a URL longer than
+    the archive keeps (``MAX_URL_LENGTH``, the guard a link that long meets).
+    """
     parsed = parse_url(url, disable_queries=disable_queries)
-    if parsed is None or not parsed.is_http:
+    if parsed is None or not parsed.is_http or not is_valid_hostname(parsed.hostname):
         raise ConfigError(f'Invalid URL: "{url}". Please provide a valid URL (e.g., https://example.com)')
+    if len(parsed.url) > MAX_URL_LENGTH:
+        raise ConfigError(
+            f'URL too long ({len(parsed.url)} characters, at most {MAX_URL_LENGTH}): "{url[:100]}…"'
+        )
     return parsed.url
 
 

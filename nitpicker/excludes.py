@@ -2,17 +2,21 @@
 
 Globs follow micromatch: ``*`` does not cross ``/``, ``**`` does, braces expand
 (``/blog/*.{html,php}``). A value may hold several comma-separated globs; commas inside
-braces do not split. Keywords are literal text, or ``/regex/flags`` with flags from ``gim``.
+braces do not split. A path with percent-escapes (``/%E3%83%96…``, ``/page%5B1%5D``) matches
+a glob written either way: encoded or decoded. URL prefixes are compared in the form URLs are
+keyed in (host lower-cased, ``[ ] { } |`` and non-ASCII percent-encoded), however they are
+written. Keywords are literal text, or ``/regex/flags`` with flags from ``gim``.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 from wcmatch import glob
 
-from nitpicker.urls import ParsedUrl, frontier_key
+from nitpicker.urls import ParsedUrl, url_prefix_key
 
 __all__ = [
     "DEFAULT_EXCLUDED_URLS",
@@ -90,7 +94,7 @@ class Excludes:
     _patterns: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_prefix_keys", tuple(frontier_key(p) for p in self.url_prefixes))
+        object.__setattr__(self, "_prefix_keys", tuple(url_prefix_key(p) for p in self.url_prefixes))
         object.__setattr__(self, "_patterns", tuple(keyword_pattern(k) for k in self.keywords))
 
     def excludes_url(self, url: ParsedUrl) -> bool:
@@ -98,7 +102,10 @@ class Excludes:
         if self._prefix_keys and url.key.startswith(self._prefix_keys):
             return True
         if self.globs and url.is_http:
-            return glob.globmatch(url.path, self.globs, flags=_GLOB_FLAGS)
+            path = url.path
+            if glob.globmatch(path, self.globs, flags=_GLOB_FLAGS):
+                return True
+            return "%" in path and glob.globmatch(unquote(path), self.globs, flags=_GLOB_FLAGS)
         return False
 
     def matched_keyword(self, html: str) -> str | None:

@@ -4,6 +4,12 @@ Rules (SPEC §3.1): fragments and credentials are not part of the key, ``PHPSESS
 removed, repeated slashes in the path are collapsed, query parameters are sorted by name
 (``--disable-queries`` drops the query), default ports are dropped, scheme and host are
 lower-cased. The http and https forms of one URL share one *frontier key*.
+
+A URL is keyed in the form Scrapy requests it: characters that w3lib's ``safe_url_string``
+(what ``scrapy.Request`` applies to its URL) percent-encodes — non-ASCII, spaces, ``[ ] { } |
+^`` and the like — are encoded first, so ``page[1].html`` and ``page%5B1%5D.html`` are one key,
+the key of the response Scrapy gets for either. A URL made only of characters it leaves alone
+(the common case) skips that step.
 """
 
 from __future__ import annotations
@@ -18,15 +24,28 @@ __all__ = [
     "OrderParts",
     "ParsedUrl",
     "frontier_key",
+    "is_valid_hostname",
     "join_href",
     "natural_order_key",
     "natural_order_parts",
     "normalize_url",
     "parse_url",
+    "url_prefix_key",
 ]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _DROPPED_PARAMS = frozenset({"phpsessid"})
+
+_C0_CONTROL_OR_SPACE = "".join(map(chr, range(0x21)))
+"""What a browser (and w3lib) strips from both ends of a URL."""
+
+_needs_quoting = re.compile(r"[^A-Za-z0-9\-._~:/?#@!$&()*+,;=%]").search
+"""Finds a character ``safe_url_string`` may change: anything outside RFC 3986's unreserved
+and reserved sets (and ``%``), plus ``[ ]`` (kept only around an IPv6 host) and ``'``
+(encoded in a query). A URL without one is already in the form Scrapy requests."""
+
+_valid_reg_name = re.compile(r"[a-z0-9\-._~!$&'()*+,;=]+").fullmatch
+"""A host name as RFC 3986 allows it (unreserved and sub-delims), lower-cased and IDNA-encoded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +127,13 @@ def parse_url(raw: str, *, disable_queries: bool = False) -> ParsedUrl | None:
 
     Non-HTTP URLs (``mailto:``, ``tel:``) are returned with their scheme and path only.
     """
-    raw = raw.strip()
-    if not raw.isascii() or " " in raw:
-        raw = safe_url_string(raw)
+    raw = raw.strip(_C0_CONTROL_OR_SPACE)
     try:
+        if _needs_quoting(raw) is not None:
+            raw = safe_url_string(raw)  # the form scrapy.Request gives it
         parts = urlsplit(raw)
         port = parts.port
-    except ValueError:
+    except ValueError:  # an invalid IPv6 host or port, an IDNA error
         return None
     scheme = parts.scheme.lower()
     if not scheme:
@@ -144,6 +163,9 @@ def parse_url(raw: str, *, disable_queries: bool = False) -> ParsedUrl | None:
     url = f"{scheme}://{netloc}{path}"
     if query:
         url = f"{url}?{query}"
+    fragment = parts.fragment
+    if "#" in fragment:
+        fragment = fragment.replace("#", "%23")  # as safe_url_string encodes it
     return ParsedUrl(
         url=url,
         scheme=scheme,
@@ -151,7 +173,7 @@ def parse_url(raw: str, *, disable_queries: bool = False) -> ParsedUrl | None:
         port=port,
         path=path,
         query=query,
-        fragment=parts.fragment,
+        fragment=fragment,
         username=parts.username or "",
         password=parts.password or "",
         key=frontier_key(url),
@@ -164,11 +186,47 @@ def normalize_url(raw: str, *, disable_queries: bool = False) -> str | None:
     return parsed.url if parsed else None
 
 
+def is_valid_hostname(hostname: str) -> bool:
+    """Whether ``hostname`` (as :func:`parse_url` gives it) can name a host.
+
+    ``parse_url`` keeps what it cannot make sense of (``exa mple.com``), so that a link to it
+    is recorded and fails as a fetch; a URL given by the user is checked with this first.
+    """
+    if ":" in hostname:
+        return True  # an IPv6 address: urlsplit has checked its brackets
+    return _valid_reg_name(hostname) is not None
+
+
+def url_prefix_key(prefix: str) -> str:
+    """The frontier-key form of a URL prefix (``--exclude-url``), to compare with keys.
+
+    Scheme and host are lower-cased and characters Scrapy percent-encodes are encoded, as in
+    a URL's key; the rest is kept as written (a prefix need not be a whole URL).
+    """
+    prefix = prefix.strip(_C0_CONTROL_OR_SPACE)
+    if _needs_quoting(prefix) is not None:
+        try:
+            prefix = safe_url_string(prefix)
+        except ValueError:
+            pass  # not even a URL's start: compared as written
+    scheme_end = prefix.find("://")
+    if scheme_end > 0:
+        host_end = len(prefix)
+        for stop in ("/", "?", "#"):
+            found = prefix.find(stop, scheme_end + 3, host_end)
+            if found >= 0:
+                host_end = found
+        prefix = prefix[:host_end].lower() + prefix[host_end:]
+    return frontier_key(prefix)
+
+
 def join_href(base: str, href: str) -> str:
     """Resolve ``href`` against ``base`` (a page URL or ``<base href>``).
 
     ``urljoin`` costs ~6 µs, so absolute and root-relative hrefs are joined by string work
-    when the result is the same; hrefs with dot segments go through ``urljoin``.
+    when the result is the same; hrefs with dot segments go through ``urljoin``. An href
+    ``urljoin`` refuses (``HTTP://[x/``: an unclosed IPv6 bracket) is returned as it is, for
+    :func:`parse_url` to refuse.
     """
     if href.startswith(("http://", "https://")):
         return href
@@ -186,7 +244,10 @@ def join_href(base: str, href: str) -> str:
                     if found >= 0:
                         end = found
                 return f"{scheme}://{base[netloc_start:end]}{href}"
-    return urljoin(base, href)
+    try:
+        return urljoin(base, href)
+    except ValueError:
+        return href
 
 
 _DIGITS = re.compile(r"([0-9]+)")

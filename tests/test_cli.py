@@ -95,6 +95,23 @@ def test_bad_input_is_one_line_and_exit_1(args: list[str], message: str, tmp_pat
     assert not list(tmp_path.glob("*.nitpicker"))
 
 
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://exa mple.com/", 'Error: Invalid URL: "http://exa mple.com/"'),
+        ("http://localhost:1/" + "x" * 9000, "Error: URL too long (9019 characters, at most 8190)"),
+    ],
+)
+def test_unusable_root_is_one_line_and_exit_1(url: str, message: str, tmp_path: Path) -> None:
+    """A space in the host, a root longer than the overlong-URL guard: refused before a crawl."""
+    result = run("crawl", url, cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(message)
+    assert not list(tmp_path.glob("*.nitpicker"))
+
+
 def test_empty_list_file_and_not_an_archive(tmp_path: Path) -> None:
     (tmp_path / "urls.txt").write_text("# only a comment\n\n")
     result = run("crawl", "--list-file", "urls.txt", cwd=tmp_path)

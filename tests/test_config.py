@@ -18,6 +18,7 @@ from nitpicker.config import (
     validate_url,
 )
 from nitpicker.excludes import DEFAULT_EXCLUDED_URLS
+from nitpicker.items import MAX_URL_LENGTH
 
 ROOT = "http://example.com/"
 
@@ -119,6 +120,27 @@ def test_validate_url() -> None:
     assert validate_url("HTTP://Example.com") == "http://example.com/"
     with pytest.raises(ConfigError, match='Invalid URL: "ftp://example.com/"'):
         validate_url("ftp://example.com/")
+
+
+def test_validate_url_keys_a_root_as_scrapy_requests_it() -> None:
+    assert validate_url("http://example.com/[root]/?f[t]=x") == (
+        "http://example.com/%5Broot%5D/?f%5Bt%5D=x")
+
+
+@pytest.mark.parametrize("url", ["http://exa mple.com/", "http://exa<mple.com/", 'http://a"b.com/'])
+def test_validate_url_refuses_a_host_that_cannot_be_one(url: str) -> None:
+    with pytest.raises(ConfigError, match=f'Invalid URL: "{re.escape(url)}"'):
+        validate_url(url)
+
+
+def test_validate_url_applies_the_overlong_url_guard() -> None:
+    longest = "http://example.com/" + "x" * (MAX_URL_LENGTH - len("http://example.com/"))
+    assert validate_url(longest) == longest
+    with pytest.raises(ConfigError, match=rf"URL too long \({MAX_URL_LENGTH + 1} characters, at most"):
+        validate_url(longest + "y")
+    # measured on the key: three characters for each encoded one
+    with pytest.raises(ConfigError, match="URL too long"):
+        validate_url("http://example.com/" + "[" * (MAX_URL_LENGTH // 3))
 
 
 # -- from_spider_args -------------------------------------------------------------------------

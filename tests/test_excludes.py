@@ -37,6 +37,13 @@ GLOBS = [
     ("/a/x.d.c", "/a/{x.{b,c},y}.c", False),
     ("/page1", "/page?", True),
     ("/page10", "/page?", False),
+    # a path with characters the key percent-encodes matches a glob written either way
+    ("/odd{1}|x^y.html", "/odd*.html", True),
+    ("/odd{1}|x^y.html", "/*|*", True),
+    ("/odd{1}|x^y.html", "/*%7C*", True),
+    ("/ブログ/a", "/ブログ/*", True),
+    ("/ブログ/a", "/%E3%83%96%E3%83%AD%E3%82%B0/*", True),
+    ("/ブログ/a/b", "/ブログ/*", False),
 ]
 
 
@@ -147,6 +154,13 @@ def test_invalid_keyword_fails_at_construction() -> None:
         ("http://x.com/a", "http://x.com/b", False),
         ("http://x.com/a", "http://y.com/a", False),
         ("http://x.com/a", "http://x.com:8080/a", False),
+        # written as a key is: host case and percent-encoding do not matter
+        ("HTTP://X.COM/a", "http://x.com/a/b", True),
+        ("http://x.com/list?filter[tag]", "http://x.com/list?filter[tag]=1", True),
+        ("http://x.com/list?filter[tag]", "http://x.com/list?filter%5Btag%5D=1", True),
+        ("http://x.com/page%5B1%5D", "http://x.com/page[1].html", True),
+        ("http://x.com/ブログ/", "http://x.com/ブログ/a", True),
+        ("http://x.com/ブログ/", "http://x.com/ブ/a", False),
     ],
 )
 def test_url_prefix(prefix: str, url: str, expected: bool) -> None:

@@ -67,3 +67,28 @@ def test_one_resolver_moves_between_bases() -> None:
         for href in ("sibling.html", "?q=2", "/root", "../up"):
             resolved = resolver.resolve(base, href)
             assert (resolved.url if resolved else None) == _reference(base, href), (base, href)
+
+
+@pytest.mark.parametrize("href", ["HTTP://[x/", "Https://a]b/page", "//[x/", "x:[y"])
+def test_href_urljoin_refuses_is_no_link(href: str) -> None:
+    """An unclosed IPv6 bracket makes ``urljoin`` raise: not a link, and the page is read."""
+    resolved = LinkResolver().resolve("http://example.com/dir/page", href)
+    assert resolved is None or not resolved.is_http
+
+
+@pytest.mark.parametrize(
+    ("base", "href", "expected"),
+    [
+        ("http://example.com/brackets/", "page[1].html", "http://example.com/brackets/page%5B1%5D.html"),
+        ("http://example.com/brackets/", "page%5B1%5D.html",
+         "http://example.com/brackets/page%5B1%5D.html"),
+        ("http://example.com/b%5B1%5D/x", "list?filter[tag]=x",
+         "http://example.com/b%5B1%5D/list?filter%5Btag%5D=x"),
+        ("http://example.com/b%5B1%5D/x", "../[root]/child[2].html",
+         "http://example.com/%5Broot%5D/child%5B2%5D.html"),
+        ("http://example.com/a/", "?q[]=1", "http://example.com/a/?q%5B%5D=1"),
+    ],
+)
+def test_raw_and_encoded_hrefs_resolve_to_one_key(base: str, href: str, expected: str) -> None:
+    resolved = LinkResolver().resolve(base, href)
+    assert resolved is not None and resolved.url == expected

@@ -8,14 +8,18 @@ import sqlite3
 from urllib.parse import urljoin
 
 import pytest
+from scrapy import Request
+from w3lib.url import safe_url_string
 
 from nitpicker.urls import (
     frontier_key,
+    is_valid_hostname,
     join_href,
     natural_order_key,
     natural_order_parts,
     normalize_url,
     parse_url,
+    url_prefix_key,
 )
 
 # (raw URL, expected archive key)
@@ -73,6 +77,95 @@ def test_normalize_url(raw: str, expected: str) -> None:
     assert normalize_url(raw) == expected
 
 
+# (raw URL, expected key): characters Scrapy's Request percent-encodes (w3lib's
+# safe_url_string) are encoded in the key, so a link written raw and the response Scrapy
+# records for it are one URL.
+SCRAPY_FORM = [
+    ("http://example.com/page[1].html", "http://example.com/page%5B1%5D.html"),
+    ("http://example.com/page%5B1%5D.html", "http://example.com/page%5B1%5D.html"),
+    ("http://example.com/list?filter[tag]=x", "http://example.com/list?filter%5Btag%5D=x"),
+    ("http://example.com/list?filter%5Btag%5D=x", "http://example.com/list?filter%5Btag%5D=x"),
+    ("http://example.com/a{b}|c^d", "http://example.com/a%7Bb%7D%7Cc%5Ed"),
+    ('http://example.com/a`b<c>d"e', "http://example.com/a%60b%3Cc%3Ed%22e"),
+    ("http://example.com/a\\b", "http://example.com/a/b"),  # a backslash is a slash
+    ("http://example.com/?q=it's", "http://example.com/?q=it%27s"),  # ' encoded in a query,
+    ("http://example.com/it's", "http://example.com/it's"),  # not in a path
+    ("http://example.com/a\x01b\x7f", "http://example.com/a%01b%7F"),
+    ("http://example.com/a\tb\n", "http://example.com/ab"),  # tabs and newlines removed
+    ("\x00 http://example.com/x \x1f", "http://example.com/x"),  # C0 and space trimmed
+    ("http://example.com/100%", "http://example.com/100%"),  # a lone % stays, as in Scrapy
+    ("http://example.com/%5b", "http://example.com/%5b"),  # escapes are kept as written
+    ("http://[::1]:8080/a[1]", "http://[::1]:8080/a%5B1%5D"),  # IPv6 brackets are kept
+    ("http://example.com/?b[]=2&a[]=1", "http://example.com/?a%5B%5D=1&b%5B%5D=2"),
+    ("HTTP://EXAMPLE.COM/x[1]/../y[2]", "http://example.com/y%5B2%5D"),
+    ("http://example.com/[a]//b?PHPSESSID=1&c[d]=e#f[g]", "http://example.com/%5Ba%5D/b?c%5Bd%5D=e"),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), SCRAPY_FORM)
+def test_key_is_the_form_scrapy_requests(raw: str, expected: str) -> None:
+    assert normalize_url(raw) == expected
+    assert Request(expected).url == expected  # Scrapy fetches the key as it is
+    assert normalize_url(Request(raw.strip("\x00 \x1f")).url) == expected
+
+
+def test_raw_and_encoded_forms_share_a_key_whatever_the_characters() -> None:
+    """Random URLs: the key is a fixed point of Scrapy's encoding, and what Scrapy makes of
+    the raw URL (its ``response.url``) has the same key."""
+    rng = random.Random(11)
+    pieces = ["a", "Z", "0", "-", ".", "..", "/", "//", "?", "&", "=", "#", "%", "%5B", "%zz",
+              "[", "]", "{", "}", "|", "^", "`", "'", '"', "<", ">", "\\", " ", "\t", "é", "日",
+              "\x01", "\x7f", ":", "@", ";", ",", "+", "~", "!", "$", "(", ")", "*"]
+    hosts = ["example.com", "EXAMPLE.com:8080", "[::1]", "例え.jp"]
+    checked = 0
+    for _ in range(3000):
+        tail = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        raw = f"{rng.choice(['http', 'HTTPS'])}://{rng.choice(hosts)}/{tail}"
+        parsed = parse_url(raw)
+        if parsed is None:
+            continue
+        checked += 1
+        assert Request(parsed.url).url == parsed.url, raw
+        assert safe_url_string(parsed.url) == parsed.url, raw
+        again = parse_url(parsed.url)
+        assert again is not None and (again.url, again.key) == (parsed.url, parsed.key), raw
+        assert normalize_url(Request(raw).url) == parsed.url, raw
+    assert checked > 2500
+
+
+@pytest.mark.parametrize(
+    ("hostname", "valid"),
+    [
+        ("example.com", True),
+        ("xn--r8jz45g.jp", True),
+        ("my_host.local", True),
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("exa mple.com", False),
+        ('exa"mple.com', False),
+        ("exa%20mple.com", False),
+        ("exa<mple>.com", False),
+        ("", False),
+    ],
+)
+def test_is_valid_hostname(hostname: str, valid: bool) -> None:
+    assert is_valid_hostname(hostname) is valid
+
+
+@pytest.mark.parametrize(
+    ("prefix", "key"),
+    [
+        ("https://www.google.com", "//www.google.com"),
+        ("HTTPS://Example.COM/Path", "//example.com/Path"),
+        ("http://example.com/list?filter[tag]", "//example.com/list?filter%5Btag%5D"),
+        ("http://example.com/page%5B1%5D", "//example.com/page%5B1%5D"),
+        ("http://example.com/日本", "//example.com/%E6%97%A5%E6%9C%AC"),
+    ],
+)
+def test_url_prefix_key(prefix: str, key: str) -> None:
+    assert url_prefix_key(prefix) == key
+
+
 @pytest.mark.parametrize(
     "raw",
     [
@@ -81,6 +174,8 @@ def test_normalize_url(raw: str, expected: str) -> None:
         "http:///a",  # no host
         "/relative/path",  # no scheme
         "example.com",
+        "http://[x/a[1]",  # unterminated IPv6 literal, with characters to encode
+        "http://[::1]:99999/a[1]",  # bad port, with characters to encode
     ],
 )
 def test_unparseable_is_none(raw: str) -> None:
@@ -251,6 +346,15 @@ def test_join_href_equals_urljoin(base: str, href: str) -> None:
 )
 def test_join_href_results(base: str, href: str, expected: str) -> None:
     assert join_href(base, href) == expected
+
+
+@pytest.mark.parametrize("href", ["HTTP://[x/", "Https://a]b/", "x://[/"])
+def test_join_href_returns_what_urljoin_refuses(href: str) -> None:
+    """An unclosed IPv6 bracket: ``urljoin`` raises; the href comes back, unparseable."""
+    with pytest.raises(ValueError, match="IPv6"):
+        urljoin("http://example.com/a", href)
+    assert join_href("http://example.com/a", href) == href
+    assert parse_url(href) is None
 
 
 def _sorted(urls: list[str]) -> list[str]:
