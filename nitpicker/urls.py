@@ -39,10 +39,18 @@ _DROPPED_PARAMS = frozenset({"phpsessid"})
 _C0_CONTROL_OR_SPACE = "".join(map(chr, range(0x21)))
 """What a browser (and w3lib) strips from both ends of a URL."""
 
-_needs_quoting = re.compile(r"[^A-Za-z0-9\-._~:/?#@!$&()*+,;=%]").search
-"""Finds a character ``safe_url_string`` may change: anything outside RFC 3986's unreserved
-and reserved sets (and ``%``), plus ``[ ]`` (kept only around an IPv6 host) and ``'``
-(encoded in a query). A URL without one is already in the form Scrapy requests."""
+_UNCHANGED_BYTES = (
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#@!$&()*+,;=%"
+)
+"""What ``safe_url_string`` leaves alone anywhere in an http(s) URL: RFC 3986's unreserved and
+reserved characters and ``%``, but not ``[ ]`` (kept only around an IPv6 host) nor ``'``
+(encoded in a query). A URL made only of these is already in the form Scrapy requests."""
+
+
+def _needs_quoting(raw: str) -> bool:
+    """Whether ``safe_url_string`` may change ``raw`` (~0.2 µs: a byte table, no regex)."""
+    return not raw.isascii() or bool(raw.encode().translate(None, _UNCHANGED_BYTES))
+
 
 _valid_reg_name = re.compile(r"[a-z0-9\-._~!$&'()*+,;=]+").fullmatch
 """A host name as RFC 3986 allows it (unreserved and sub-delims), lower-cased and IDNA-encoded."""
@@ -129,7 +137,7 @@ def parse_url(raw: str, *, disable_queries: bool = False) -> ParsedUrl | None:
     """
     raw = raw.strip(_C0_CONTROL_OR_SPACE)
     try:
-        if _needs_quoting(raw) is not None:
+        if not raw.isascii() or raw.encode().translate(None, _UNCHANGED_BYTES):
             raw = safe_url_string(raw)  # the form scrapy.Request gives it
         parts = urlsplit(raw)
         port = parts.port
@@ -204,7 +212,7 @@ def url_prefix_key(prefix: str) -> str:
     a URL's key; the rest is kept as written (a prefix need not be a whole URL).
     """
     prefix = prefix.strip(_C0_CONTROL_OR_SPACE)
-    if _needs_quoting(prefix) is not None:
+    if _needs_quoting(prefix):
         try:
             prefix = safe_url_string(prefix)
         except ValueError:
