@@ -137,6 +137,7 @@ def parse_url(raw: str, *, disable_queries: bool = False) -> ParsedUrl | None:
     """
     raw = raw.strip(_C0_CONTROL_OR_SPACE)
     try:
+        # _needs_quoting(raw), inlined: this runs for every new link
         if not raw.isascii() or raw.encode().translate(None, _UNCHANGED_BYTES):
             raw = safe_url_string(raw)  # the form scrapy.Request gives it
         parts = urlsplit(raw)
