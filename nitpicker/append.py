@@ -4,17 +4,22 @@
 ones plus the new ones; rows recorded out of scope that the new roots cover are re-promoted
 (page ids kept) and crawled; the crawl goes on from the frontier. ``FILE.bak`` is a copy of
 the archive taken first: a failed run restores it (the archive is then byte for byte as
-before) and a finished or stopped run deletes it. A list-mode archive refuses append.
+before) and a finished or stopped run deletes it. The archive's lock is held from before the
+copy to after the restore: a backup is never taken of, nor restored over, an archive another
+process is writing. A list-mode archive refuses append.
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nitpicker.config import ConfigError, CrawlConfig, validate_url
 from nitpicker.query import ArchiveOpenError, CrawlInfo, crawl_info, open_archive
+
+if TYPE_CHECKING:
+    from nitpicker.archive.lock import ArchiveLock
 
 __all__ = ["AppendError", "ArchiveBackup", "append_config", "stored_crawl_info"]
 
@@ -58,26 +63,58 @@ def append_config(path: Path, new_urls: list[str], **runtime: Any) -> CrawlConfi
     )
 
 
-class ArchiveBackup:
-    """``FILE.bak``: taken before an append, restored on failure, removed on success."""
+def _sidecar(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
 
-    def __init__(self, path: Path) -> None:
+
+class ArchiveBackup:
+    """``FILE.bak``: taken before an append, restored on failure, removed on success.
+
+    Only under ``lock``, the archive's lock held by this process: without it neither the
+    copy nor the restore touches a file. An archive left in WAL mode (a killed crawl) keeps
+    committed pages in ``FILE-wal``: it is copied to ``FILE.bak-wal`` and restored with it.
+    """
+
+    def __init__(self, path: Path, lock: ArchiveLock) -> None:
         self.path = path
-        self.backup = path.with_name(path.name + ".bak")
+        self.lock = lock
+        self.backup = _sidecar(path, ".bak")
+
+    def _check_lock(self, doing: str) -> None:
+        if not self.lock.held:
+            raise AppendError(f"will not {doing} {self.path}: this process does not hold its "
+                              f"lock ({self.lock.path})")
 
     def take(self) -> None:
-        shutil.copy2(self.path, self.backup)
+        self._check_lock("back up")
+        try:
+            shutil.copy2(self.path, self.backup)
+            wal = _sidecar(self.path, "-wal")
+            if wal.exists():
+                shutil.copy2(wal, _sidecar(self.backup, "-wal"))
+        except OSError as exc:
+            self.discard()
+            raise AppendError(f"cannot back up the archive before appending: {exc}") from exc
 
     def discard(self) -> None:
         self.backup.unlink(missing_ok=True)
+        _sidecar(self.backup, "-wal").unlink(missing_ok=True)
 
     def restore(self, cause: str) -> None:
         """Put the backup back; ``AppendError`` naming both problems if that fails too."""
         try:
+            self._check_lock("restore")
+        except AppendError as exc:
+            raise AppendError(f"append failed: {cause}; {exc}. The backup is kept at "
+                              f"{self.backup}") from exc
+        try:
             for suffix in ("-wal", "-shm"):
-                Path(str(self.path) + suffix).unlink(missing_ok=True)
+                _sidecar(self.path, suffix).unlink(missing_ok=True)
             shutil.copy2(self.backup, self.path)
-            self.backup.unlink()
+            wal = _sidecar(self.backup, "-wal")
+            if wal.exists():
+                shutil.copy2(wal, _sidecar(self.path, "-wal"))
+            self.discard()
         except OSError as exc:
             raise AppendError(
                 f"append failed AND restore from backup failed: {cause}; restore: {exc}. "

@@ -63,6 +63,11 @@ class RunFailure:
         assert self.code in ERROR_CODES, self.code
         assert self.phase in PHASES, self.phase
 
+    @property
+    def message(self) -> str:
+        """One line for the user: ``run failed (disk_full, close phase): <detail>``."""
+        return f"run failed ({self.code}, {self.phase} phase): {self.detail}"
+
 
 def classify_exception(exc: BaseException, phase: str = "crawl") -> RunFailure:
     """The failure an exception means (disk full, database error, memory, …)."""

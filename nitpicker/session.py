@@ -8,6 +8,7 @@ WAL folded back into one file, lock released).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nitpicker.archive.worker import ArchiveWorker
-from nitpicker.archive.writer import ArchiveWriter
+from nitpicker.archive.writer import ArchiveError, ArchiveWriter
 from nitpicker.excludes import Excludes
 from nitpicker.failure import RunFailure, classify_exception, outcome_of_close
 from nitpicker.follow import FollowPolicy
@@ -27,6 +28,7 @@ from nitpicker.urls import ParsedUrl, frontier_key
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from nitpicker.archive.lock import ArchiveLock
     from nitpicker.config import CrawlConfig
 
 __all__ = ["CrawlCounters", "CrawlSession"]
@@ -74,6 +76,9 @@ class CrawlSession:
         """Storage budget (``NITPICKER_ARCHIVE_MAX_MB``): the run fails with ``disk_full`` past it."""
         self.request_close: Callable[[str], None] = lambda reason: None
         """Set by the spider: asks Scrapy's engine to close the spider."""
+        self.lock: ArchiveLock | None = None
+        """The archive's lock when the caller already holds it (``--append``, from before its
+        backup): the writer works under it and leaves it held."""
 
     def policy_url(self, url: str) -> ParsedUrl | None:
         """``url`` normalised as the crawl's policies see it (cached)."""
@@ -90,24 +95,37 @@ class CrawlSession:
         if self.writer is not None:
             return
         if self.config.resume:
-            self.writer = ArchiveWriter.reopen(Path(self.config.output))
-            if self.config.append:
-                self._prepare_append(self.writer)
-            self.writer.start_run("append" if self.config.append else "resume")
+            self.writer = ArchiveWriter.reopen(Path(self.config.output), self.lock)
         else:
             self.writer = ArchiveWriter.create(self.config)
-            self.writer.start_run("crawl")
-            self.writer.add_to_frontier(
+        try:
+            self._start_run(self.writer)
+        except (sqlite3.Error, OSError) as exc:
+            self.failure = classify_exception(exc, "open")
+            logger.error("could not open the archive (%s): %s", self.failure.code,
+                         self.failure.detail)
+            self.close("failed")
+            raise ArchiveError(f"{self.config.output}: {self.failure.message}") from exc
+        self.worker = ArchiveWorker(self._worker_failed)
+
+    def _start_run(self, writer: ArchiveWriter) -> None:
+        """The open phase: the run's row, the roots, the size budget, the inbound index."""
+        if self.config.resume:
+            if self.config.append:
+                self._prepare_append(writer)
+            writer.start_run("append" if self.config.append else "resume")
+        else:
+            writer.start_run("crawl")
+            writer.add_to_frontier(
                 (frontier_key(root), root, 0, int(FollowMode.FULL)) for root in self.config.roots
             )
-            self.writer.commit()
-        expected = self.writer.pending
+            writer.commit()
+        if self.max_archive_bytes:
+            writer.set_size_budget(self.max_archive_bytes)
+        expected = writer.pending
         if self.config.max_pages is not None:
             expected = min(expected, self.config.max_pages)
-        self.writer.defer_inbound_index(expected)
-        if self.max_archive_bytes:
-            self.writer.set_size_budget(self.max_archive_bytes)
-        self.worker = ArchiveWorker(self._worker_failed)
+        writer.defer_inbound_index(expected)
 
     def _worker_failed(self, exc: BaseException) -> None:
         """A page write failed on the archive worker's thread: the run fails (reactor thread)."""
@@ -200,14 +218,23 @@ class CrawlSession:
             if self.failure is None:
                 writer.commit()
                 writer.release_leases()
-                writer.set_url_order()
             else:
                 writer.rollback()
+            writer.finish(order=self.failure is None)
+        except (sqlite3.Error, OSError) as exc:  # what was committed stays; the run fails
+            failure = classify_exception(exc, "close")
+            logger.error("closing the archive failed (%s): %s", failure.code, failure.detail)
+            self.failure = self.failure or failure
+            with contextlib.suppress(sqlite3.Error):
+                writer.rollback()
+        try:
             status, code, detail = outcome_of_close(
                 self.halted if self.halted and self.halted != "failed" else reason,
                 pending=writer.pending_count(), failure=self.failure,
                 fetched=counters.done - counters.skipped, fetch_errors=errors,
             )
+            if status == "failed" and self.failure is None:
+                self.failure = RunFailure(code or "unknown", detail or "", "crawl")
             phase = self.failure.phase if self.failure else None
             writer.end_run(status, reason, counters.done, errors, code, detail, phase)
             writer.close()

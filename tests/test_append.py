@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from nitpicker.append import AppendError, ArchiveBackup
-from tests.test_cli import run
+from nitpicker.archive import ArchiveLock
+from tests.test_cli import ROOT, run
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
@@ -71,12 +75,33 @@ def test_failed_append_restores_the_archive(site: FixtureSite, tmp_path: Path) -
 def test_failed_restore_reports_both_errors(tmp_path: Path) -> None:
     archive = tmp_path / "a.nitpicker"
     archive.write_bytes(b"x")
-    backup = ArchiveBackup(archive)  # no backup was taken: the restore cannot work
-    with pytest.raises(AppendError) as raised:
-        backup.restore("disk_full: database or disk is full")
+    lock = ArchiveLock(archive)
+    lock.acquire()
+    try:
+        backup = ArchiveBackup(archive, lock)  # no backup was taken: the restore cannot work
+        with pytest.raises(AppendError) as raised:
+            backup.restore("disk_full: database or disk is full")
+    finally:
+        lock.release()
     message = str(raised.value)
     assert "append failed AND restore from backup failed" in message
     assert "disk_full" in message and str(backup.backup) in message
+
+
+def test_a_backup_is_neither_taken_nor_restored_without_the_lock(tmp_path: Path) -> None:
+    archive = tmp_path / "a.nitpicker"
+    archive.write_bytes(b"live")
+    Path(f"{archive}-wal").write_bytes(b"live wal")
+    (tmp_path / "a.nitpicker.bak").write_bytes(b"old")
+    backup = ArchiveBackup(archive, ArchiveLock(archive))  # the lock is not held
+    with pytest.raises(AppendError, match="does not hold its lock"):
+        backup.take()
+    with pytest.raises(AppendError, match="does not hold its lock") as raised:
+        backup.restore("disk_full: database or disk is full")
+    assert f"The backup is kept at {backup.backup}" in str(raised.value)
+    assert archive.read_bytes() == b"live"
+    assert Path(f"{archive}-wal").read_bytes() == b"live wal"
+    assert backup.backup.read_bytes() == b"old"
 
 
 def test_list_mode_archive_refuses_append(site: FixtureSite, tmp_path: Path) -> None:
@@ -120,9 +145,6 @@ def test_append_to_a_missing_or_foreign_file(tmp_path: Path) -> None:
 
 def test_append_to_a_locked_or_corrupt_archive_changes_nothing(site: FixtureSite,
                                                                tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     assert run("crawl", site.url("/about"), "-o", "held", "--silent", cwd=tmp_path).returncode == 0
     archive = tmp_path / "held.nitpicker"
     before = archive.read_bytes()
@@ -145,3 +167,103 @@ def test_append_to_a_locked_or_corrupt_archive_changes_nothing(site: FixtureSite
     assert len(result.stderr.strip().splitlines()) == 1
     assert "corrupt" in result.stderr.lower() or "not a" in result.stderr.lower()
     assert corrupt.read_bytes() == b"SQLite format 3\x00" + b"\x13" * 4000
+
+
+# A process that holds the archive's lock and is writing it: one committed change still in the
+# WAL (not checkpointed), then it waits for a line on stdin and reads its change back.
+LOCK_HOLDER = """
+import sqlite3, sys
+from pathlib import Path
+from nitpicker.archive import ArchiveLock
+path = Path(sys.argv[1])
+lock = ArchiveLock(path)
+lock.acquire()
+conn = sqlite3.connect(path, isolation_level=None)
+conn.execute("PRAGMA journal_mode=WAL")
+conn.execute("PRAGMA wal_autocheckpoint=0")
+conn.execute("UPDATE info SET name = 'written by the lock holder'")
+print("writing", flush=True)
+sys.stdin.readline()
+print(conn.execute("SELECT name FROM info").fetchone()[0], flush=True)
+conn.close()
+lock.release()
+"""
+
+# --append whose early check ran before the other process took the lock (the race it lost).
+RACING_APPEND = """
+import sys
+import nitpicker.cli.crawl as crawl
+crawl._check_writable = lambda config: None
+from nitpicker.cli import app
+sys.argv[0] = "nitpicker"
+app()
+"""
+
+
+def _python(code: str, *args: str, cwd: Path, **popen: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", code, *args], cwd=cwd, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, **popen)
+
+
+def test_an_append_that_loses_the_lock_race_touches_nothing(site: FixtureSite,
+                                                            tmp_path: Path) -> None:
+    assert run("crawl", site.url("/about"), "-o", "live", "--silent", cwd=tmp_path).returncode == 0
+    archive = tmp_path / "live.nitpicker"
+    wal = Path(f"{archive}-wal")
+    holder = _python(LOCK_HOLDER, str(archive), cwd=tmp_path, stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline().strip() == "writing"
+        file_before, wal_before = archive.read_bytes(), wal.read_bytes()
+        racing = _python(RACING_APPEND, "crawl", "--append", str(archive),
+                         site.url("/scope/docs/"), "--no-render", cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _, stderr = racing.communicate(timeout=120)
+        assert racing.returncode == 1
+        assert stderr.strip() == (f"Error: Archive is being used by another process "
+                                  f"(PID {holder.pid}): {archive}.lock")
+        # the live archive, its WAL and its shared memory are as the holder left them
+        assert archive.read_bytes() == file_before
+        assert wal.read_bytes() == wal_before
+        assert Path(f"{archive}-shm").exists()
+        assert not (tmp_path / "live.nitpicker.bak").exists()
+        assert Path(f"{archive}.lock").read_text() == str(holder.pid)
+        holder.stdin.write("go on\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "written by the lock holder"
+        assert holder.wait(timeout=30) == 0
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+KILLED_WRITER = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA journal_mode=WAL")
+conn.execute("PRAGMA wal_autocheckpoint=0")
+conn.execute("UPDATE info SET name = 'committed, still in the WAL'")
+os._exit(0)  # killed: the WAL is never folded back into the file
+"""
+
+
+def test_a_failed_append_restores_the_wal_of_a_killed_crawl(site: FixtureSite,
+                                                            tmp_path: Path) -> None:
+    assert run("crawl", site.url("/scope/blog/"), "-o", "killed", "--silent",
+               cwd=tmp_path).returncode == 0
+    archive = tmp_path / "killed.nitpicker"
+    killed = _python(KILLED_WRITER, str(archive), cwd=tmp_path)
+    assert killed.wait(timeout=30) == 0
+    wal = Path(f"{archive}-wal")
+    file_before, wal_before = archive.read_bytes(), wal.read_bytes()
+    assert wal_before
+    size_mb = len(file_before) / 1024 / 1024
+    failed = run("crawl", "--append", str(archive), site.url("/wide/"), "--silent",
+                 "--max-archive-mb", f"{size_mb + 0.01:.3f}", cwd=tmp_path)
+    assert failed.returncode == 1
+    assert "append failed, the archive was restored" in failed.stderr
+    assert archive.read_bytes() == file_before
+    assert wal.read_bytes() == wal_before
+    assert rows(archive, "SELECT name FROM info") == [("committed, still in the WAL",)]
+    assert not list(tmp_path.glob("*.bak*"))

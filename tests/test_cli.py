@@ -124,6 +124,34 @@ def test_empty_list_file_and_not_an_archive(tmp_path: Path) -> None:
     assert (tmp_path / "notes.nitpicker").read_text() == "hello"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["crawl", "--resume", "half.nitpicker"],
+        ["crawl", "--append", "half.nitpicker", "http://localhost:1/"],
+        ["query", "half.nitpicker", "summary"],
+    ],
+)
+def test_a_sqlite_file_with_migrations_but_no_info_is_not_an_archive(
+    tmp_path: Path, command: list[str]
+) -> None:
+    half = tmp_path / "half.nitpicker"
+    conn = sqlite3.connect(half)
+    conn.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    conn.execute("INSERT INTO migrations VALUES ('0001_initial', '2026-01-01T00:00:00+00:00')")
+    conn.commit()
+    conn.close()
+    before = half.read_bytes()
+    result = run(*command, cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    assert lines[0].endswith("half.nitpicker: not a nitpicker archive (it has no crawl information)")
+    assert half.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["half.nitpicker"]
+
+
 def test_existing_output_is_not_overwritten(site: FixtureSite, tmp_path: Path) -> None:
     (tmp_path / "keep.nitpicker").write_bytes(b"precious")
     result = run("crawl", site.url("/about"), "-o", "keep", cwd=tmp_path)

@@ -96,7 +96,7 @@ async def test_unreachable_root_is_a_network_failure(tmp_path: Path) -> None:
 async def test_full_archive_fails_with_disk_full_and_keeps_committed_pages(
     site: FixtureSite, tmp_path: Path
 ) -> None:
-    archive = await crawl(tmp_path, [site.url("/wide/")], parallels=2, max_archive_mb=0.22)
+    archive = await crawl(tmp_path, [site.url("/wide/")], parallels=2, max_archive_mb=0.25)
     kind, status, _, code, phase = runs(archive.path)[-1]
     assert (status, code, phase) == ("failed", "disk_full", "crawl")
     assert archive.rows("PRAGMA integrity_check")[0][0] == "ok"
@@ -135,3 +135,113 @@ def test_cli_exit_code_of_a_failed_run(tmp_path: Path) -> None:
         )
     assert done.returncode == 1, done.stderr
     assert "Crawl failed (disk_full)" in done.stderr
+
+
+# -- a full archive: every phase ends the run with its code, its phase and an Error: line -----
+
+PAGE = 4096
+FULL = "Error: run failed (disk_full, {phase} phase): OperationalError: database or disk is full"
+
+DISK_FULL_AT_CLOSE = """
+import sys
+from nitpicker.archive.writer import ArchiveWriter
+build = ArchiveWriter.build_inbound_index
+def build_on_a_full_disk(self):
+    # the disk fills up as the archive closes: not one page more than the file has now
+    pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+    self.conn.execute(f"PRAGMA max_page_count = {pages}")
+    build(self)
+ArchiveWriter.build_inbound_index = build_on_a_full_disk
+from nitpicker.cli import app
+sys.argv[0] = "nitpicker"
+app()
+"""
+
+
+def _nitpicker(*args: str, cwd: Path, code: str | None = None) -> subprocess.CompletedProcess[str]:
+    program = ["-c", code] if code else ["-m", "nitpicker.cli"]
+    return subprocess.run([sys.executable, *program, *args], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def _has_inbound_index(path: Path) -> bool:
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'anchors_href_page'"
+                            ).fetchone()[0] == 1
+    finally:
+        conn.close()
+
+
+def _one_file(path: Path) -> None:
+    """The archive closed: no WAL, no shared memory, no lock left beside it."""
+    for suffix in ("-wal", "-shm", ".lock"):
+        assert not Path(f"{path}{suffix}").exists(), suffix
+
+
+def test_a_budget_the_close_would_overrun_stops_the_crawl_instead(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    whole = _nitpicker("crawl", site.url("/wide/"), "-o", "whole", "--no-render", "-P", "2",
+                       "--silent", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    size = (tmp_path / "whole.nitpicker").stat().st_size
+    # two pages less than the finished archive: room for the pages, not for what the close
+    # adds (inbound index, URL order). It used to close past the budget and say "finished".
+    budget = size - 2 * PAGE
+    done = _nitpicker("crawl", site.url("/wide/"), "-o", "tight", "--no-render", "-P", "2",
+                      "--max-archive-mb", f"{budget / 1024 / 1024:.6f}", cwd=tmp_path)
+    archive = tmp_path / "tight.nitpicker"
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == FULL.format(phase="crawl")
+    assert "run failed (failed, disk_full)" in done.stderr
+    assert runs(archive)[-1][1:] == ("failed", "failed", "disk_full", "crawl")
+    # the crawl stopped early enough for the close to finish within the budget
+    assert archive.stat().st_size <= budget
+    assert _has_inbound_index(archive)
+    _one_file(archive)
+
+
+def test_disk_full_while_closing_fails_the_run_in_the_close_phase(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    done = _nitpicker("crawl", site.url("/wide/"), "-o", "closing", "--no-render", "-P", "2",
+                      cwd=tmp_path, code=DISK_FULL_AT_CLOSE)
+    archive = tmp_path / "closing.nitpicker"
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == FULL.format(phase="close")
+    assert "run failed (finished, disk_full)" in done.stderr  # the summary reads the run row
+    assert runs(archive)[-1][1:] == ("failed", "finished", "disk_full", "close")
+    _one_file(archive)
+    conn = sqlite3.connect(f"{archive.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        # every page crawled is there; only the index the close could not build is missing
+        assert conn.execute("SELECT count(*) FROM pages WHERE status = 200").fetchone()[0] == 121
+    finally:
+        conn.close()
+    assert not _has_inbound_index(archive)
+
+
+def test_disk_full_while_opening_fails_the_run_in_the_open_phase(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    assert _nitpicker("crawl", site.url("/wide/"), "-o", "killed", "--no-render", "--silent",
+                      cwd=tmp_path).returncode == 0
+    archive = tmp_path / "killed.nitpicker"
+    # as a crawl killed after its last commit leaves it: the inbound index never built
+    conn = sqlite3.connect(archive)
+    conn.execute("DROP INDEX anchors_href_page")
+    conn.execute("VACUUM")
+    conn.close()
+    size = archive.stat().st_size
+    # nothing left to crawl, so the resume builds the index as it opens: past the budget
+    done = _nitpicker("crawl", "--resume", str(archive), "--silent",
+                      "--max-archive-mb", f"{size / 1024 / 1024:.6f}", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == f"Error: {archive}: {FULL.format(phase='open')[7:]}"
+    assert runs(archive)[-1][:2] == ("resume", "failed")
+    assert runs(archive)[-1][3:] == ("disk_full", "open")
+    assert archive.stat().st_size <= size
+    _one_file(archive)

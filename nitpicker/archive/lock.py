@@ -53,6 +53,11 @@ class ArchiveLock:
         pid = self.holder()
         return pid if pid is not None and pid_alive(pid) else None
 
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lock (and the lock file still names this process)."""
+        return self._held and self.holder() == os.getpid()
+
     def acquire(self) -> None:
         for attempt in range(2):
             try:

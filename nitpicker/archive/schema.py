@@ -11,7 +11,14 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Final
 
-__all__ = ["MIGRATIONS", "SchemaError", "applied_migrations", "check_readable", "migrate"]
+__all__ = [
+    "MIGRATIONS",
+    "SchemaError",
+    "applied_migrations",
+    "check_archive",
+    "check_readable",
+    "migrate",
+]
 
 
 class SchemaError(Exception):
@@ -236,6 +243,26 @@ def check_readable(conn: sqlite3.Connection) -> None:
     unknown = [n for n in applied_migrations(conn) if n not in known]
     if unknown:
         raise SchemaError(f"written by a newer nitpicker (schema {unknown[-1]})")
+
+
+_NO_CRAWL_INFO: Final = "not a nitpicker archive (it has no crawl information)"
+
+
+def check_archive(conn: sqlite3.Connection) -> None:
+    """Raise ``SchemaError`` unless ``conn`` holds an archive this version can open.
+
+    The one check every opener shares (``query``, the MCP server, ``--resume``, ``--append``):
+    the migrations are all known (:func:`check_readable`) and the crawl information row an
+    archive is created with is there. A SQLite file with a ``migrations`` table and nothing
+    else is not an archive.
+    """
+    check_readable(conn)
+    try:
+        row = conn.execute("SELECT count(*) FROM info WHERE id = 1").fetchone()
+    except sqlite3.OperationalError as exc:  # no such table (a corrupt file raises on)
+        raise SchemaError(_NO_CRAWL_INFO) from exc
+    if not row[0]:
+        raise SchemaError(_NO_CRAWL_INFO)
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:

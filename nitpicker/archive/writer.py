@@ -13,6 +13,7 @@ import contextlib
 import functools
 import json
 import logging
+import math
 import os
 import sqlite3
 import threading
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 from nitpicker import __version__
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.lock import pid_alive as _pid_alive
-from nitpicker.archive.schema import SchemaError, migrate
+from nitpicker.archive.schema import SchemaError, check_archive, migrate
 from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.urls import frontier_key, natural_order_key
 
@@ -50,6 +51,17 @@ _CREATE_INBOUND_INDEX = f"CREATE INDEX IF NOT EXISTS {_INBOUND_INDEX} ON anchors
 _DEFER_FACTOR = 5
 """Defer the inbound-link index when the run may add a fifth or more of the pages there are."""
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# What closing an archive writes, reserved out of a --max-archive-mb budget while crawling
+# (measured on a 1,500-page crawl with 3,000 page rows and 217,500 anchors: 13.6 bytes an
+# anchor for the inbound-link index, 16 bytes a page row for the URL order and its index; the
+# figures below leave room for bigger ids and page splits).
+_CLOSE_BYTES_PER_ANCHOR = 20
+"""The inbound-link index built at close, per anchor (only while the index is deferred)."""
+_CLOSE_BYTES_PER_PAGE = 48
+"""``pages.order`` and its index, filled at close, per page row."""
+_CLOSE_BYTES = 16 * 1024
+"""The rest: planner statistics, the run's row, the order update's own pages."""
 
 FrontierEntry = tuple[int, str, int, int]
 """(frontier id, url, depth, mode)"""
@@ -97,10 +109,11 @@ def _connect(path: Path) -> sqlite3.Connection:
 class ArchiveWriter:
     """Creates or reopens an archive and records a crawl into it."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, lock: ArchiveLock) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, lock: ArchiveLock | None) -> None:
         self.path = path
         self.conn = conn
         self._lock = lock
+        """The lock this writer took and releases; ``None`` when the caller holds it."""
         self._mutex = threading.RLock()
         self._ids: OrderedDict[str, int] = OrderedDict()
         self._known_keys: dict[str, None] = {}
@@ -109,6 +122,12 @@ class ArchiveWriter:
         self.run_id: int | None = None
         self.pending = 0
         """Frontier rows in state pending (kept in step with every insert and lease)."""
+        self._budget_pages: int | None = None
+        """``--max-archive-mb`` in database pages; the crawl may use it minus the close reserve."""
+        self._page_size = 4096
+        self._inbound_deferred = False
+        """The inbound-link index is absent: :meth:`finish` builds it."""
+        self._finished = False
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -145,11 +164,21 @@ class ArchiveWriter:
         return cls(path, conn, lock)
 
     @classmethod
-    def reopen(cls, path: Path) -> ArchiveWriter:
-        """Open an existing archive to continue its crawl (``--resume``)."""
+    def reopen(cls, path: Path, lock: ArchiveLock | None = None) -> ArchiveWriter:
+        """Open an existing archive to continue its crawl (``--resume``, ``--append``).
+
+        ``lock``: the archive's lock, already held by the caller (an append holds it from
+        before its backup to after its restore); the writer then leaves it held at close.
+        Without it the writer takes the lock itself. Nothing is written before the file has
+        passed :func:`check_archive_file` and the lock is held.
+        """
         check_archive_file(path)
-        lock = ArchiveLock(path)
-        lock.acquire()
+        if lock is not None and not lock.held:
+            raise ArchiveError(f"{path}: the lock handed to the writer is not held")
+        owned = None
+        if lock is None:
+            owned = lock = ArchiveLock(path)
+            lock.acquire()
         try:
             conn = _connect(path)
             try:
@@ -157,11 +186,12 @@ class ArchiveWriter:
             except SchemaError as exc:
                 conn.close()
                 raise ArchiveError(f"{path}: {exc}") from exc
-            writer = cls(path, conn, lock)
+            writer = cls(path, conn, owned)
             writer.conn.execute("UPDATE frontier SET state = ? WHERE state = ?", (PENDING, LEASED))
             writer.mark_lost_runs()
         except BaseException:
-            lock.release()
+            if owned is not None:
+                owned.release()
             raise
         return writer
 
@@ -309,11 +339,16 @@ class ArchiveWriter:
         scraped = int(self.conn.execute(
             "SELECT count(*) FROM pages WHERE scraped = 1").fetchone()[0])
         if expected_pages * _DEFER_FACTOR < scraped:
+            self._cap(self._budget_pages)  # building it is close work: the whole budget
             self.build_inbound_index()
+            self._inbound_deferred = False
+            self._cap_for_crawl()
             return False
         self._begin()
         self.conn.execute(f"DROP INDEX IF EXISTS {_INBOUND_INDEX}")
         self.commit()
+        self._inbound_deferred = True
+        self._cap_for_crawl()
         return True
 
     @_serialised
@@ -334,9 +369,34 @@ class ArchiveWriter:
 
     @_serialised
     def set_size_budget(self, max_bytes: int) -> None:
-        """Cap the archive's size: writes past it fail with SQLITE_FULL ("database is full")."""
-        page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
-        self.conn.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page_size)}")
+        """Cap the archive's size at ``max_bytes``: writes past it fail with SQLITE_FULL.
+
+        The crawl gets the budget minus what closing the archive will write (the deferred
+        inbound-link index, the URL order, statistics; re-estimated as pages and anchors
+        are added); :meth:`finish` gets all of it. So a crawl that fills its share fails
+        with ``disk_full`` and still closes within the budget.
+        """
+        self._page_size = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
+        self._budget_pages = max(1, max_bytes // self._page_size)
+        self._cap_for_crawl()
+
+    def _cap(self, pages: int | None) -> None:
+        if pages is not None:
+            # SQLite keeps the cap at the current size when asked for less: no page is lost,
+            # only growth is refused.
+            self.conn.execute(f"PRAGMA max_page_count = {max(1, pages)}")
+
+    def _cap_for_crawl(self, new_pages: int = 0, new_anchors: int = 0) -> None:
+        """The crawl's share of the budget, counting ``new_pages`` and ``new_anchors`` about to
+        be written."""
+        if self._budget_pages is None:
+            return
+        pages, anchors = self.conn.execute(
+            "SELECT (SELECT max(id) FROM pages), (SELECT max(id) FROM anchors)").fetchone()
+        reserve = _CLOSE_BYTES + ((pages or 0) + new_pages) * _CLOSE_BYTES_PER_PAGE
+        if self._inbound_deferred:
+            reserve += ((anchors or 0) + new_anchors) * _CLOSE_BYTES_PER_ANCHOR
+        self._cap(self._budget_pages - math.ceil(reserve / self._page_size))
 
     @_serialised
     def release_leases(self) -> None:
@@ -450,6 +510,9 @@ class ArchiveWriter:
     def record_page(self, item: PageItem, new_links: list[tuple[str, str, int, int]]) -> int:
         """Record one URL's result, its links, and acknowledge its frontier row."""
         self._begin()
+        if self._budget_pages is not None:
+            links = len(item.links)
+            self._cap_for_crawl(1 + links + len(item.redirects), links)
         meta = item.meta
         values = (
             item.is_target, item.is_external, item.depth, item.status, item.status_text,
@@ -510,6 +573,8 @@ class ArchiveWriter:
     def record_sitemap(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
         """Mark ``(url, is_external)`` pages as listed in a sitemap; queue the in-scope ones."""
         self._begin()
+        if self._budget_pages is not None:
+            self._cap_for_crawl(len(entries))
         ids = self.page_ids({url: (external, depth) for url, external in entries})
         self.conn.executemany(
             "UPDATE pages SET in_sitemap = 1 WHERE id = ?", [(ids[url],) for url, _ in entries]
@@ -675,36 +740,77 @@ class ArchiveWriter:
             self.commit()
 
     @_serialised
-    def close(self) -> None:
-        """Commit, fold the WAL back into the file, and release the lock."""
+    def finish(self, *, order: bool = False) -> None:
+        """The close phase's writes, with the whole size budget: the URL order (``order``),
+        the inbound-link index, the readers' planner statistics.
+
+        Raises what SQLite raises (``database or disk is full`` when even the whole budget
+        is too small); the open batch is then rolled back and what was committed stays.
+        Run once: :meth:`close` does not try again.
+        """
+        self._finished = True
+        self.commit()
+        self._cap(self._budget_pages)
         try:
-            self.commit()
+            if order:
+                self.set_url_order()
             self.build_inbound_index()
+            self._inbound_deferred = False
             self.conn.execute("PRAGMA optimize")  # statistics for the readers' query planner
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            try:
-                self.conn.execute("PRAGMA journal_mode=DELETE")
-            except sqlite3.OperationalError as exc:
-                # A reader (query, MCP, viewer) has the file open: it stays in WAL mode,
-                # complete and consistent; the next writer folds it back into one file.
-                logger.warning("archive left in WAL mode (%s): %s", exc, self.path)
-            self.conn.close()
-        finally:
+        except BaseException:
+            self.rollback()
+            raise
+
+    @_serialised
+    def close(self) -> None:
+        """Commit, :meth:`finish` (unless done), fold the WAL back into the file, release the
+        lock (one this writer took). When it raises, the lock is still held: :meth:`abandon`.
+        """
+        if not self._finished:
+            self.finish()
+        self.commit()
+        self._fold_wal()
+        self.conn.close()
+        if self._lock is not None:
             self._lock.release()
+
+    def _fold_wal(self) -> None:
+        """Checkpoint the WAL into the file and leave one plain SQLite file (no budget
+        needed: the file holds no more pages than the WAL's last commit)."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try:
+            self.conn.execute("PRAGMA journal_mode=DELETE")
+        except sqlite3.OperationalError as exc:
+            # A reader (query, MCP, viewer) has the file open: it stays in WAL mode,
+            # complete and consistent; the next writer folds it back into one file.
+            logger.warning("archive left in WAL mode (%s): %s", exc, self.path)
 
     @_serialised
     def abandon(self) -> None:
-        """Close without committing the open batch (used when the crawl itself failed)."""
+        """Close without committing the open batch (when closing cleanly failed).
+
+        What was committed is folded back into one file when SQLite can; when it cannot
+        (the disk itself is full) the WAL keeps it and the next writer folds it back.
+        """
         try:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
+            try:
+                self._fold_wal()
+            except sqlite3.Error as exc:
+                logger.warning("archive left in WAL mode (%s): %s", exc, self.path)
             self.conn.close()
         finally:
-            self._lock.release()
+            if self._lock is not None:
+                self._lock.release()
 
 
 def check_archive_file(path: Path) -> None:
-    """Raise ``ArchiveError`` unless ``path`` is an existing SQLite file."""
+    """Raise ``ArchiveError`` unless ``path`` is an archive this version can write.
+
+    Read only: the file is opened read-only for :func:`check_archive`, the check ``query``
+    makes too, and nothing is written to it.
+    """
     if not path.exists():
         raise ArchiveError(f"Archive not found: {path}")
     if not path.is_file():
@@ -712,3 +818,12 @@ def check_archive_file(path: Path) -> None:
     with path.open("rb") as handle:
         if handle.read(16) != _SQLITE_MAGIC:
             raise ArchiveError(f"Not a nitpicker archive: {path}")
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        check_archive(conn)
+    except SchemaError as exc:
+        raise ArchiveError(f"{path}: {exc}") from exc
+    except sqlite3.DatabaseError as exc:
+        raise ArchiveError(f"{path}: corrupt archive ({exc})") from exc
+    finally:
+        conn.close()

@@ -114,14 +114,19 @@ def crawl(
         fail(result.failure, verbose_detail=result.traceback if verbose else None)
     if not silent:
         print_summary(Path(config.output), result)
-    raise typer.Exit(exit_code(result.counters, strict=config.strict,
-                               failed=result.run_failure is not None))
+    if result.run_failure is not None:
+        fail(result.run_failure.message)
+    raise typer.Exit(exit_code(result.counters, strict=config.strict))
 
 
 def _crawl_append(path: Path, urls: list[str], *, list_urls: list[str] | None,
                   list_file: Path | None, single: bool, resume: Path | None, output: str | None,
                   verbose: bool, silent: bool, runtime: dict[str, object]) -> None:
-    """``--append FILE URL…``: crawl on with more roots; the archive is restored on failure."""
+    """``--append FILE URL…``: crawl on with more roots; the archive is restored on failure.
+
+    The archive's lock is taken before the backup and held until the backup is restored or
+    discarded: an append that finds the archive held changes nothing.
+    """
     from nitpicker.append import AppendError, ArchiveBackup, append_config
     from nitpicker.cli.runner import run_crawl
 
@@ -142,19 +147,32 @@ def _crawl_append(path: Path, urls: list[str], *, list_urls: list[str] | None,
             require_chromium()
     except (ConfigError, ArchiveError, ArchiveLockError, BrowserMissingError) as exc:
         fail(str(exc))
-    backup = ArchiveBackup(path)
-    backup.take()
-    result = run_crawl(config, verbose=verbose, silent=silent)
-    problem = result.failure or (
-        f"{result.run_failure.code}: {result.run_failure.detail}" if result.run_failure else None
-    )
-    if problem is not None:
+    lock = ArchiveLock(path)
+    try:
+        lock.acquire()
+    except ArchiveLockError as exc:
+        fail(str(exc))
+    try:
+        backup = ArchiveBackup(path, lock)
         try:
-            backup.restore(problem)
+            backup.take()
         except AppendError as exc:
             fail(str(exc))
-        fail(f"append failed, the archive was restored as it was: {problem}")
-    backup.discard()
+        result = run_crawl(config, verbose=verbose, silent=silent, lock=lock)
+        run_failure = result.run_failure
+        problem = result.failure or (
+            f"{run_failure.code} ({run_failure.phase} phase): {run_failure.detail}"
+            if run_failure else None
+        )
+        if problem is not None:
+            try:
+                backup.restore(problem)
+            except AppendError as exc:
+                fail(str(exc))
+            fail(f"append failed, the archive was restored as it was: {problem}")
+        backup.discard()
+    finally:
+        lock.release()
     if not silent:
         print_summary(path, result)
     raise typer.Exit(exit_code(result.counters, strict=config.strict))

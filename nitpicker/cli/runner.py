@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from nitpicker.session import CrawlCounters
 
 if TYPE_CHECKING:
+    from nitpicker.archive.lock import ArchiveLock
     from nitpicker.config import CrawlConfig
     from nitpicker.failure import RunFailure
 
@@ -37,8 +38,12 @@ def _settings(verbose: bool) -> Any:
     return settings
 
 
-def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = False) -> CrawlResult:
-    """Crawl with ``config`` in a Scrapy ``CrawlerProcess``; blocks until the crawl ends."""
+def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = False,
+              lock: ArchiveLock | None = None) -> CrawlResult:
+    """Crawl with ``config`` in a Scrapy ``CrawlerProcess``; blocks until the crawl ends.
+
+    ``lock``: the archive's lock, already held by the caller (``--append``); it stays held.
+    """
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
 
@@ -61,7 +66,7 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
         result.traceback = "".join(traceback.format_exception(exc))
 
     started = time.monotonic()
-    deferred = process.crawl(crawler, config=config)
+    deferred = process.crawl(crawler, config=config, archive_lock=lock)
     deferred.addErrback(on_failure)
     if progress is not None:
         progress.start()

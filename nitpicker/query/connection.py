@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from nitpicker.archive.schema import SchemaError, check_readable
+from nitpicker.archive.schema import SchemaError, check_archive
 
 __all__ = ["ArchiveOpenError", "open_archive"]
 
@@ -28,7 +28,7 @@ def open_archive(path: str | Path) -> sqlite3.Connection:
             raise ArchiveOpenError(f"Not a nitpicker archive: {file}")
     conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
     try:
-        check_readable(conn)
+        check_archive(conn)
     except SchemaError as exc:
         conn.close()
         raise ArchiveOpenError(f"{file}: {exc}") from exc

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
+    from nitpicker.archive.lock import ArchiveLock
     from nitpicker.render import RenderResult
 
 __all__ = ["SiteSpider"]
@@ -84,11 +85,13 @@ class SiteSpider(Spider):
     name = "site"
     custom_settings = {"ADDONS": {"nitpicker.addon.Addon": 0}}  # noqa: RUF012 (Scrapy's API)
 
-    def __init__(self, config: CrawlConfig | None = None, **kwargs: Any) -> None:
+    def __init__(self, config: CrawlConfig | None = None, archive_lock: ArchiveLock | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(name=kwargs.pop("name", None))
         spider_args = {k: v for k, v in kwargs.items() if not k.startswith("_")}
         self.config = config if config is not None else CrawlConfig.from_spider_args(spider_args)
         self.session = CrawlSession(self.config)
+        self.session.lock = archive_lock  # held by the caller (an append), or None
         self.resolver = self.session.resolver
 
     @classmethod
