@@ -74,6 +74,8 @@ class CrawlSession:
         """Storage budget (``NITPICKER_ARCHIVE_MAX_MB``): the run fails with ``disk_full`` past it."""
         self.request_close: Callable[[str], None] = lambda reason: None
         """Set by the spider: asks Scrapy's engine to close the spider."""
+        self.closed_reason: str | None = None
+        """The reason the run was closed with (Scrapy's close reason), once closed."""
 
     def policy_url(self, url: str) -> ParsedUrl | None:
         """``url`` normalised as the crawl's policies see it (cached)."""
@@ -188,6 +190,7 @@ class CrawlSession:
         if writer is None:
             return
         self.writer = None
+        self.closed_reason = reason
         if self.worker is not None:
             self.worker.stop()
             if self.worker.error is not None and self.failure is None:
