@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from scrapy.settings import Settings
 
 from fixtures.hostile import HostileSite
 from fixtures.site import WIDE_MAX, FixtureSite
 from fixtures.throttle_site import Route, ThrottleSite
+from nitpicker.middlewares.stop import StopSettings
 from nitpicker.render import find_chromium
 
 if TYPE_CHECKING:
@@ -269,3 +271,14 @@ def test_second_signal_stops_at_once_and_still_closes_the_archive(tmp_path: Path
         crawl.ends_within(bound=10)
     assert_closed_resumable(archive)
     assert pending_urls(archive) == {site.url("/tarpit")}
+
+
+@pytest.mark.parametrize("grace", ["-1", "nan", "inf"])
+def test_grace_setting_must_be_a_finite_number_of_seconds(grace: str) -> None:
+    with pytest.raises(ValueError, match=f"NITPICKER_STOP_GRACE must be 0 or more seconds, got {grace}"):
+        StopSettings.from_settings(Settings({"NITPICKER_STOP_GRACE": grace}))
+
+
+def test_grace_setting_defaults_to_three_seconds() -> None:
+    assert StopSettings.from_settings(Settings()).grace == 3.0
+    assert StopSettings.from_settings(Settings({"NITPICKER_STOP_GRACE": "0"})).grace == 0.0

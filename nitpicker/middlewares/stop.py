@@ -122,8 +122,9 @@ class GracefulStop:
         in_flight = sum(len(slot.active) for slot in slots)
         if dropped:
             self.stats.inc_value("nitpicker/stop/dropped", dropped)
-        logger.info("stopping: %d queued request(s) dropped, %d download(s) in flight given %g s",
-                    dropped, in_flight, self.config.grace)
+        if dropped or in_flight:  # (a finished crawl closes with nothing left to stop)
+            logger.info("stopping: %d queued request(s) dropped, %d download(s) in flight"
+                        " given %g s", dropped, in_flight, self.config.grace)
         if in_flight:
             from twisted.internet import reactor
 
@@ -139,7 +140,8 @@ class GracefulStop:
         slot.queue.clear()  # not popleft(): the throttle's queue counts those as transferring
         for request, waiting in queued:
             request.meta[META_STOPPED] = True
-            waiting.errback(Failure(CrawlStopped("the crawl stopped before this download")))
+            stopped = CrawlStopped("the crawl stopped before this download")
+            waiting.errback(Failure(stopped))  # type: ignore[no-untyped-call]
         return len(queued)
 
     def cancel_in_flight(self) -> None:
