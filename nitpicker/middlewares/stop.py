@@ -118,8 +118,9 @@ class GracefulStop:
         self.stopping = True
         self._stop_watching()
         slots = self._slots()
+        in_downloader = sum(len(slot.active) for slot in slots)
         dropped = sum(self._drop_queue(slot) for slot in slots)
-        in_flight = sum(len(slot.active) for slot in slots)
+        in_flight = in_downloader - dropped
         if dropped:
             self.stats.inc_value("nitpicker/stop/dropped", dropped)
         if dropped or in_flight:  # (a finished crawl closes with nothing left to stop)
@@ -149,7 +150,8 @@ class GracefulStop:
         self._grace = None
         cancelled = 0
         for slot in self._slots():
-            for request in list(slot.active):
+            # A transfer still running (one that has just ended is left to be recorded).
+            for request in list(slot.transferring):
                 fetch = self._fetches.pop(request, None)
                 if fetch is None or fetch.done():
                     continue
