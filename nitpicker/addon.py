@@ -17,7 +17,7 @@ _ADDON = "addon"
 
 
 class Addon:
-    """Registers the frontier scheduler, policies, body guard and archive pipeline."""
+    """Registers the frontier scheduler, policies, body guard, graceful stop and archive pipeline."""
 
     def update_settings(self, settings: BaseSettings) -> None:
         settings.set("SCHEDULER", "nitpicker.frontier.FrontierScheduler", priority=_ADDON)
@@ -62,6 +62,8 @@ class Addon:
                 "nitpicker.middlewares.ssrf.PrivateNetworkGuard": 75,
                 # Scope is nitpicker's (out-of-scope URLs are checked, not dropped).
                 "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+                # The last before the downloader: once the crawl stops, nothing starts.
+                "nitpicker.middlewares.stop.GracefulStop": 950,
             },
             priority=_ADDON,
         )

@@ -28,12 +28,14 @@ from playwright.async_api import Error as PlaywrightError
 from scrapy.http import Headers
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
+from nitpicker.middlewares.stop import META_DOWNLOAD_TASK
 from nitpicker.render import CHROMIUM_ARGS, find_chromium
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from scrapy.settings import BaseSettings
 
     from nitpicker.config import CrawlConfig
@@ -101,6 +103,16 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[misc]
             handler = cls._shared[crawler] = cls(crawler)
         handler._schemes += 1
         return handler
+
+    async def download_request(self, request: Request) -> Response:
+        """scrapy-playwright's download; a stopping crawl can cancel it (its page is then given
+        back to the pool, see :mod:`nitpicker.middlewares.stop`)."""
+        request.meta[META_DOWNLOAD_TASK] = asyncio.current_task()
+        try:
+            response: Response = await super().download_request(request)
+        finally:
+            request.meta.pop(META_DOWNLOAD_TASK, None)
+        return response
 
     async def close(self) -> None:
         self._schemes -= 1

@@ -79,6 +79,8 @@ class CrawlSession:
         self.lock: ArchiveLock | None = None
         """The archive's lock when the caller already holds it (``--append``, from before its
         backup): the writer works under it and leaves it held."""
+        self.closed_reason: str | None = None
+        """The reason the run was closed with (Scrapy's close reason), once closed."""
 
     def policy_url(self, url: str) -> ParsedUrl | None:
         """``url`` normalised as the crawl's policies see it (cached)."""
@@ -206,6 +208,7 @@ class CrawlSession:
         if writer is None:
             return
         self.writer = None
+        self.closed_reason = reason
         if self.worker is not None:
             self.worker.stop()
             if self.worker.error is not None and self.failure is None:

@@ -78,6 +78,10 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
     result.elapsed = time.monotonic() - started
     spider = crawler.spider
     if spider is not None:
-        result.counters = spider.session.counters  # type: ignore[attr-defined]
-        result.run_failure = spider.session.failure  # type: ignore[attr-defined]
+        session: Any = spider.session  # type: ignore[attr-defined]
+        result.counters = session.counters
+        result.run_failure = session.failure
+        # A second signal stops the reactor before the spider closes: the archive was
+        # closed on the way out, with this reason.
+        result.stop_reason = result.stop_reason or session.closed_reason
     return result

@@ -33,6 +33,7 @@ from nitpicker.items import (
     too_long_stand_in,
 )
 from nitpicker.middlewares.render import META_RENDER
+from nitpicker.middlewares.stop import META_STOPPED
 from nitpicker.session import CrawlSession
 from nitpicker.urls import join_href
 
@@ -331,9 +332,14 @@ class SiteSpider(Spider):
             return f"Too large: {message}"
         return None
 
-    def errback(self, failure: Failure) -> PageItem | Request:
+    def errback(self, failure: Failure) -> PageItem | Request | None:
         request = failure.request  # type: ignore[attr-defined]
         meta = request.meta
+        if meta.get(META_STOPPED):
+            # Not fetched, the crawl stopped first: nothing is recorded, and the frontier row
+            # (still leased) goes back to pending when the run closes.
+            logger.debug("not fetched, the crawl is stopping: %s", request.url)
+            return None
         if meta.get("playwright") and not meta.get(META_BROWSER_RETRY):
             # The browser crashed or the page failed: once more, in a (restarted) browser.
             logger.info("browser failure on %s, retrying once: %s", request.url, failure.value)
