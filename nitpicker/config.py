@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +34,28 @@ ARCHIVE_SUFFIX = ".nitpicker"
 
 class ConfigError(ValueError):
     """A crawl option is invalid or contradicts another; the message names them."""
+
+
+INTEGER_MAX = 2**63 - 1
+"""The largest integer SQLite holds: the bound of every count with no smaller natural one."""
+
+INTEGER_OPTIONS: dict[str, tuple[int, int]] = {
+    "parallels": (1, 1000),
+    "interval": (0, 3_600_000),
+    "retry": (0, INTEGER_MAX),
+    "max_pages": (1, INTEGER_MAX),
+    "dedupe_cap": (1, INTEGER_MAX),
+    "dedupe_age_window": (1, INTEGER_MAX),
+    "dedupe_map_cap": (1, INTEGER_MAX),
+}
+"""The accepted range of each integer option: ``--parallels`` up to 1000 concurrent requests,
+``--interval`` up to one hour (in ms); the counts up to ``INTEGER_MAX``."""
+
+MAX_DURATION = 10 * 365 * 24 * 3600.0
+"""The longest ``--max-duration``: ten years, in seconds."""
+
+MAX_ARCHIVE_MB = 1e9
+"""The largest ``--max-archive-mb``: a petabyte (SQLite's own limit is lower)."""
 
 
 def default_user_agent() -> str:
@@ -89,17 +113,11 @@ class CrawlConfig:
         object.__setattr__(self, "roots", tuple(dict.fromkeys(normalised)))
         if self.single and len(self.roots) > 1 and not self.list_mode:
             raise ConfigError("--single cannot be combined with multiple positional URLs")
-        if self.parallels < 1:
-            raise ConfigError(f"--parallels must be at least 1, got {self.parallels}")
-        if self.interval < 0:
-            raise ConfigError(f"--interval must not be negative, got {self.interval}")
-        if self.retry < 0:
-            raise ConfigError(f"--retry must not be negative, got {self.retry}")
-        if self.max_pages is not None and self.max_pages < 1:
-            raise ConfigError(f"--max-pages must be at least 1, got {self.max_pages}")
+        for name, (low, high) in INTEGER_OPTIONS.items():
+            _check_integer(name, getattr(self, name), low, high)
+        for name, high in (("max_duration", MAX_DURATION), ("max_archive_mb", MAX_ARCHIVE_MB)):
+            _check_positive(name, getattr(self, name), high)
         if self.dedupe_cap is not None:
-            if self.dedupe_cap < 1:
-                raise ConfigError(f"--dedupe-cap must be at least 1, got {self.dedupe_cap}")
             if self.dedupe_age_window < self.dedupe_cap:
                 raise ConfigError(
                     f"--dedupe-age-window ({self.dedupe_age_window}) must not be smaller than "
@@ -115,8 +133,6 @@ class CrawlConfig:
                 "--deny-private-networks needs --no-render: the browser resolves and fetches "
                 "on its own, outside the guard"
             )
-        if self.max_duration is not None and self.max_duration <= 0:
-            raise ConfigError(f"--max-duration must be positive, got {self.max_duration}")
         for keyword in self.exclude_keywords:
             try:
                 keyword_pattern(keyword)
@@ -154,10 +170,16 @@ class CrawlConfig:
 
     @classmethod
     def from_spider_args(cls, args: dict[str, Any]) -> CrawlConfig:
-        """Build from ``scrapy crawl site -a key=value`` strings (comma-separated lists)."""
+        """Build from ``scrapy crawl site -a key=value`` strings (comma-separated lists).
+
+        ``name`` and keys starting with ``_`` (Scrapyd's ``_job``) are Scrapy's, not crawl
+        options: they are left out.
+        """
         known = {f.name: f for f in dataclasses.fields(cls)}
         values: dict[str, Any] = {}
         for raw_key, raw in args.items():
+            if raw_key == "name" or raw_key.startswith("_"):
+                continue
             key = raw_key.replace("-", "_")
             if key not in known:
                 raise ConfigError(f"unknown crawl argument {raw_key!r}")
@@ -172,6 +194,40 @@ class CrawlConfig:
             raise ConfigError("missing crawl argument: -a roots=URL[,URL…]")
         values["output"] = resolve_output_path(output, roots[0])
         return cls(**values)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _check_integer(name: str, value: int | None, low: int, high: int) -> None:
+    """``ConfigError`` naming the option, its bound and ``value`` unless ``low <= value <= high``
+    (``None``: the option is off)."""
+    if value is None or low <= value <= high:
+        return
+    if value > high:
+        bound = f"must be at most {high}"
+    else:
+        bound = "must not be negative" if low == 0 else f"must be at least {low}"
+    raise ConfigError(f"{_flag(name)} {bound}, got {_shown(value)}")
+
+
+def _shown(value: int) -> str:
+    """``value`` as typed, or its first digits and length when it is too long to read."""
+    if abs(value) < 10**40:
+        return str(value)
+    if abs(value) >= 10**4000:  # str() refuses ints of more than 4300 digits
+        return "a number of more than 4000 digits"
+    digits = str(value)
+    return f"{digits[:12]}… ({len(digits.lstrip('-'))} digits)"
+
+
+def _check_positive(name: str, value: float | None, high: float) -> None:
+    """``ConfigError`` unless ``value`` (seconds, megabytes) is a number above 0, at most
+    ``high``: NaN and infinity are refused, not read as "no limit"."""
+    if value is None or (math.isfinite(value) and 0 < value <= high):
+        return
+    raise ConfigError(f"{_flag(name)} must be a number above 0 and at most {high:.0f}, got {value}")
 
 
 def validate_url(url: str, *, disable_queries: bool = False) -> str:
@@ -227,12 +283,23 @@ def default_output_path(first_url: str, cwd: Path | None = None, now: datetime |
 
 
 def resolve_output_path(output: str, first_url: str, cwd: Path | None = None) -> str:
-    """The archive path for ``--output`` (``.nitpicker`` appended) or the default name."""
+    """The archive path for ``--output`` (``.nitpicker`` appended) or the default name.
+
+    An ``output`` ending in ``/`` or naming an existing directory is where the default name
+    goes: ``-o archives/`` writes ``archives/<host>-<timestamp>.nitpicker``.
+    """
     if not output:
         return str(default_output_path(first_url, cwd))
     path = Path(output).expanduser()
     if not path.is_absolute():
         path = (cwd or Path.cwd()) / path
+    if output.endswith(("/", os.sep)) or path.is_dir():
+        if not path.is_dir():
+            raise ConfigError(
+                f"Output directory does not exist: {path}. "
+                "Please create the directory before running the command."
+            )
+        return str(default_output_path(first_url, path))
     if path.suffix != ARCHIVE_SUFFIX:
         path = path.with_name(path.name + ARCHIVE_SUFFIX)
     if not path.parent.is_dir():

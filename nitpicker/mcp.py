@@ -47,6 +47,8 @@ from nitpicker.query import (
     MISMATCH_TYPES,
     SORT_FIELDS,
     SORT_ORDERS,
+    SQLITE_INTEGER_MAX,
+    STATUS_RANGE,
     ArchiveOpenError,
     ArchiveSummary,
     CrawlRun,
@@ -202,7 +204,9 @@ ArchiveId = Annotated[str, Field(description="The archive ID returned by open_ar
 PageUrl = Annotated[str, Field(description="The exact URL of the page (tried as given, then "
                                            "normalised: #fragment dropped, ...).")]
 Limit = Annotated[int, Field(ge=1, le=1000, description="Most items to return (1-1000).")]
-Offset = Annotated[int, Field(ge=0, description="Items to skip (paging).")]
+Offset = Annotated[int, Field(ge=0, le=SQLITE_INTEGER_MAX, description="Items to skip (paging).")]
+Status = Annotated[int | None, Field(ge=STATUS_RANGE[0], le=STATUS_RANGE[1])]
+"""An HTTP status filter: -1 (fetch error) to 999."""
 SortField = Literal["url", "status", "title"]
 SortOrder = Literal["asc", "desc"]
 LinkType = Literal["broken", "external", "orphaned"]
@@ -274,10 +278,10 @@ def get_summary(archive_id: ArchiveId) -> ArchiveSummary:
 @_tool
 def list_pages(
     archive_id: ArchiveId,
-    status: Annotated[int | None, Field(description="Exact HTTP status (-1: fetch error).")]
+    status: Annotated[Status, Field(description="Exact HTTP status (-1: fetch error).")]
     = None,
-    status_min: Annotated[int | None, Field(description="Status at least this.")] = None,
-    status_max: Annotated[int | None, Field(description="Status at most this.")] = None,
+    status_min: Annotated[Status, Field(description="Status at least this.")] = None,
+    status_max: Annotated[Status, Field(description="Status at most this.")] = None,
     is_external: Annotated[bool | None, Field(description="true: external URLs only, false: "
                                                           "internal only; omit for both.")]
     = None,
@@ -432,7 +436,8 @@ def list_images(
                                                    "empty.")] = False,
     missing_dimensions: Annotated[bool, Field(description="Only images whose width or height "
                                                           "is absent or 0.")] = False,
-    oversized_threshold: Annotated[int | None, Field(ge=0, description="Only images whose "
+    oversized_threshold: Annotated[int | None, Field(ge=0, le=SQLITE_INTEGER_MAX,
+                                                     description="Only images whose "
                                                      "natural width or height is above this "
                                                      "many pixels (known for pages rendered "
                                                      "in a browser).")] = None,
@@ -531,7 +536,8 @@ def check_headers(
 @_tool
 def get_duplicate_clusters(
     archive_id: ArchiveId,
-    min_count: Annotated[int, Field(ge=1, description="Smallest cluster to list.")] = 10,
+    min_count: Annotated[int, Field(ge=1, le=SQLITE_INTEGER_MAX,
+                                    description="Smallest cluster to list.")] = 10,
     sample: Annotated[int, Field(ge=0, le=100, description="Page URLs listed per cluster.")]
     = 5,
     limit: Limit = 100,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -11,10 +12,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from nitpicker.config import validate_url
+
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
 
 ROOT = Path(__file__).resolve().parent.parent
+INTEGER_MAX = str(2**63 - 1)
 
 
 def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -84,6 +88,30 @@ def test_only_external_errors_exit_2_or_1_with_strict(site: FixtureSite, tmp_pat
         (["--list-file", "absent.txt"], "Cannot read list file"),
         (["http://localhost:1/", "--parallels", "0"], "--parallels must be at least 1"),
         (["http://localhost:1/", "--exclude-keyword", "/x/q"], "unsupported regex flag"),
+        (["http://localhost:1/", "-o", "missing-dir/"], "Output directory does not exist"),
+        # usage errors: one line and exit 1 (Typer printed a usage box and exited 2)
+        (["http://localhost:1/", "-P", "abc"],
+         "Invalid value for '--parallels' / '-P': 'abc'. Input should be a valid integer"),
+        (["http://localhost:1/", "--max-duration", "soon"],
+         "Invalid value for '--max-duration': 'soon'. Input should be a valid number"),
+        (["http://localhost:1/", "--bogus"], "No such option: --bogus"),
+        # integers out of range: 64 bits and more were accepted (-I hung, --retry retried forever)
+        *[(["http://localhost:1/", flag, str(value)], f"{name} must be at most {high}, got {value}")
+          for flag, name, high in (("-P", "--parallels", "1000"), ("-I", "--interval", "3600000"),
+                                   ("--retry", "--retry", INTEGER_MAX),
+                                   *((flag, flag, INTEGER_MAX) for flag in (
+                                       "--max-pages", "--dedupe-cap", "--dedupe-age-window",
+                                       "--dedupe-map-cap")))
+          for value in (2**64,)],
+        (["http://localhost:1/", "-P", "1001"], "--parallels must be at most 1000, got 1001"),
+        (["http://localhost:1/", "-I", "3600001"], "--interval must be at most 3600000, got 3600001"),
+        (["http://localhost:1/", "--dedupe-age-window", "0"],
+         "--dedupe-age-window must be at least 1, got 0"),
+        # not a number, infinite or not positive: was silently read as "no limit"
+        *[(["http://localhost:1/", flag, value],
+           f"{flag} must be a number above 0 and at most {high}, got {value}")
+          for flag, high in (("--max-duration", "315360000"), ("--max-archive-mb", "1000000000"))
+          for value in ("nan", "inf", "-inf", "-1.0", "0.0")],
     ],
 )
 def test_bad_input_is_one_line_and_exit_1(args: list[str], message: str, tmp_path: Path) -> None:
@@ -110,6 +138,55 @@ def test_unusable_root_is_one_line_and_exit_1(url: str, message: str, tmp_path: 
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(message)
     assert not list(tmp_path.glob("*.nitpicker"))
+
+
+def test_usage_errors_exit_1(tmp_path: Path) -> None:
+    """A bare ``nitpicker`` prints the help; an unknown command is one line; both exit 1."""
+    bare = run(cwd=tmp_path)
+    assert bare.returncode == 1 and "Usage: " in bare.stdout and "crawl" in bare.stdout
+    unknown = run("crawel", "http://localhost:1/", cwd=tmp_path)
+    assert (unknown.returncode, unknown.stderr) == (
+        1, "Error: No such command 'crawel'. Did you mean 'crawl'?\n")
+
+
+def test_list_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "urls.txt").write_bytes(b"http://localhost:1/a\nhttp://localhost:1/caf\xe9\n")
+    result = run("crawl", "--list-file", "urls.txt", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        "Error: List file is not UTF-8 text: urls.txt (byte 0xe9 at offset 43)\n")
+    assert not list(tmp_path.glob("*.nitpicker"))
+
+
+def test_output_directory_gets_an_auto_named_archive_inside(site: FixtureSite,
+                                                            tmp_path: Path) -> None:
+    """``-o dir/`` and ``-o dir`` (an existing directory) write ``dir/<host>-<stamp>.nitpicker``
+    (it wrote ``dir.nitpicker`` beside the directory)."""
+    (tmp_path / "out").mkdir()
+    for output in ("out/", "out"):
+        result = run("crawl", site.url("/about"), "-o", output, "--silent", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    archives = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert len(archives) == 2, archives
+    assert all(re.fullmatch(r"localhost-\d{17}\.nitpicker", name) for name in archives), archives
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_brackets_in_urls_and_paths_are_printed_as_they_are(site: FixtureSite,
+                                                            tmp_path: Path) -> None:
+    """A root with ``[/x]`` crashed the progress display (rich MarkupError), ``?a[red]=1`` was
+    shown as ``?a=1``, and ``-o 'site[bold]x'`` was named ``sitex.nitpicker`` in the summary
+    and the resume hint."""
+    root = site.url("/recursive/[/x]?a[red]=1")
+    result = run("crawl", root, site.url("/recursive/"), "-o", "site[bold]x", "--max-pages", "1",
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    archive = tmp_path / "site[bold]x.nitpicker"
+    assert archive.exists()
+    assert validate_url(root) in result.stderr  # the progress line, as the crawl keys it
+    assert f"Archive: {archive}\n" in result.stderr
+    assert f"continue with: nitpicker crawl --resume {archive}\n" in result.stderr
 
 
 def test_empty_list_file_and_not_an_archive(tmp_path: Path) -> None:

@@ -61,6 +61,24 @@ def test_defaults() -> None:
         ({"interval": -1}, "--interval must not be negative, got -1"),
         ({"retry": -1}, "--retry must not be negative, got -1"),
         ({"max_pages": 0}, "--max-pages must be at least 1, got 0"),
+        ({"parallels": 1001}, "--parallels must be at most 1000, got 1001"),
+        ({"interval": 3_600_001}, "--interval must be at most 3600000, got 3600001"),
+        ({"interval": 2**64}, f"--interval must be at most 3600000, got {2**64}"),
+        ({"retry": 2**64}, f"--retry must be at most {2**63 - 1}, got {2**64}"),
+        ({"max_pages": 2**64}, f"--max-pages must be at most {2**63 - 1}, got {2**64}"),
+        ({"dedupe_cap": 2**64}, f"--dedupe-cap must be at most {2**63 - 1}, got {2**64}"),
+        ({"dedupe_age_window": 0}, "--dedupe-age-window must be at least 1, got 0"),
+        ({"dedupe_map_cap": 2**64}, f"--dedupe-map-cap must be at most {2**63 - 1}, got {2**64}"),
+        ({"retry": 10**50}, f"--retry must be at most {2**63 - 1}, got 100000000000… (51 digits)"),
+        ({"max_duration": float("nan")},
+         "--max-duration must be a number above 0 and at most 315360000, got nan"),
+        ({"max_duration": float("inf")}, "--max-duration must be a number above 0"),
+        ({"max_duration": 0.0}, "--max-duration must be a number above 0"),
+        ({"max_duration": 1e300}, "--max-duration must be a number above 0"),
+        ({"max_archive_mb": float("nan")},
+         "--max-archive-mb must be a number above 0 and at most 1000000000, got nan"),
+        ({"max_archive_mb": -1.0}, "--max-archive-mb must be a number above 0"),
+        ({"max_archive_mb": 0.0}, "--max-archive-mb must be a number above 0"),
         (
             {"exclude_keywords": ("/[/",)},
             "--exclude-keyword: invalid regex in exclude keyword '/[/'",
@@ -80,6 +98,10 @@ def test_validation_errors(overrides: dict[str, Any], message: str) -> None:
         {"parallels": 1},
         {"interval": 0, "retry": 0},
         {"max_pages": 1},
+        {"parallels": 1000, "interval": 3_600_000, "retry": 2**63 - 1, "max_pages": 2**63 - 1},
+        {"dedupe_cap": 2**63 - 1, "dedupe_age_window": 2**63 - 1, "dedupe_map_cap": 2**63 - 1},
+        {"max_duration": 0.001, "max_archive_mb": 0.001},
+        {"max_duration": 315_360_000.0, "max_archive_mb": 1e9},
         {"exclude_keywords": ("a.b", "/draft/gim")},
         # --single with several URLs is allowed in list mode (a warning in the CLI)
         {"roots": (ROOT, "http://example.com/a"), "single": True, "list_mode": True},
@@ -220,6 +242,21 @@ def test_spider_args_list_mode_is_not_recursive(tmp_path: Path) -> None:
     assert not config.follows_links
 
 
+def test_spider_args_leave_out_scrapys_own(tmp_path: Path) -> None:
+    """``name`` and Scrapyd's ``_job`` are Scrapy's arguments, not crawl options."""
+    config = spider(tmp_path, roots=ROOT, name="site", _job="0123abcd")
+    assert config.roots == (ROOT,)
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ("nan", "--max-duration must be a number above 0 and at most 315360000, got nan"),
+    ("inf", "--max-duration must be a number above 0 and at most 315360000, got inf"),
+])
+def test_spider_args_refuse_nan_and_infinity(tmp_path: Path, raw: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        spider(tmp_path, roots=ROOT, max_duration=raw)
+
+
 def test_spider_args_unknown_argument(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown crawl argument 'depth'"):
         spider(tmp_path, roots=ROOT, depth="3")
@@ -283,6 +320,22 @@ def test_resolve_missing_directory(tmp_path: Path) -> None:
         f"Output directory does not exist: {missing}. "
         "Please create the directory before running the command."
     )
+
+
+@pytest.mark.parametrize("output", ["reports/", "reports", "./reports/", "reports//"])
+def test_resolve_a_directory_gets_the_default_name_inside(tmp_path: Path, output: str) -> None:
+    """A path ending in ``/``, or naming an existing directory, is where the default name
+    goes (it was ``reports.nitpicker`` beside the directory)."""
+    (tmp_path / "reports").mkdir()
+    path = Path(resolve_output_path(output, "https://www.example.com/", cwd=tmp_path))
+    assert path.parent == tmp_path / "reports"
+    assert re.fullmatch(r"www\.example\.com-\d{17}\.nitpicker", path.name)
+
+
+def test_resolve_a_missing_directory_with_a_slash(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=re.escape(
+            f"Output directory does not exist: {tmp_path / 'reports'}. Please create")):
+        resolve_output_path("reports/", ROOT, cwd=tmp_path)
 
 
 def test_resolve_without_output_uses_default_name(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ One crawl per module (``--no-render``): roots ``/query/``, ``/error-status/``, `
 
 from __future__ import annotations
 
+import inspect
 import json
 import sqlite3
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytest_twisted
 
+from nitpicker import query
 from nitpicker.query import (
+    INTEGER_RANGES,
+    LINK_TYPES,
+    MISMATCH_TYPES,
     check_headers,
     find_duplicates,
     find_mismatches,
@@ -190,6 +195,56 @@ def test_page_list_rejects_bad_values(conn: sqlite3.Connection, options: dict[st
                                       message: str) -> None:
     with pytest.raises(ValueError, match=message):
         list_pages(conn, **options)
+
+
+def _integer_parameters() -> list[tuple[str, str]]:
+    """(function, parameter) for every integer argument of every public query function."""
+    found = []
+    for name in query.__all__:
+        function = getattr(query, name)
+        if not inspect.isfunction(function):
+            continue
+        parameters = inspect.signature(function).parameters
+        if next(iter(parameters), None) != "conn":
+            continue
+        found += [(name, parameter) for parameter, p in parameters.items()
+                  if p.annotation in ("int", "int | None")]  # postponed annotations: strings
+    return found
+
+
+INTEGER_PARAMETERS = _integer_parameters()
+REQUIRED = {"url": "http://localhost/", "type": None}
+
+
+def test_every_integer_parameter_has_a_range() -> None:
+    assert len(INTEGER_PARAMETERS) > 25
+    assert {parameter for _, parameter in INTEGER_PARAMETERS} <= set(INTEGER_RANGES)
+
+
+@pytest.mark.parametrize(("function", "parameter"), INTEGER_PARAMETERS)
+def test_integers_out_of_range_are_value_errors(conn: sqlite3.Connection, function: str,
+                                                parameter: str) -> None:
+    """Beyond 64 bits SQLite raised OverflowError; past a documented bound the query ran."""
+    call = getattr(query, function)
+    required = {name: REQUIRED[name] for name, p in inspect.signature(call).parameters.items()
+                if name in REQUIRED and p.default is inspect.Parameter.empty}
+    if "type" in required:
+        required["type"] = (MISMATCH_TYPES if function == "find_mismatches" else LINK_TYPES)[0]
+    low, high = INTEGER_RANGES[parameter]
+    label = parameter.replace("_", " ")
+    for value in (high + 1, 2**64, low - 1, -(2**64)):
+        with pytest.raises(ValueError, match=(f"^Invalid {label}: -?[0-9]+. "
+                                              f"Must be between {low} and {high}$")):
+            call(conn, **required, **{parameter: value})
+    call(conn, **required, **{parameter: high})  # the bounds themselves are accepted
+    call(conn, **required, **{parameter: low})
+
+
+def test_a_huge_number_is_named_by_its_size(conn: sqlite3.Connection) -> None:
+    with pytest.raises(ValueError, match=r"Invalid offset: 100000000000… \(61 digits\)\."):
+        list_pages(conn, offset=10**60)
+    with pytest.raises(ValueError, match=r"Invalid offset: a number of more than 4000 digits\."):
+        list_pages(conn, offset=10**5000)
 
 
 # -- one page ---------------------------------------------------------------------------------------

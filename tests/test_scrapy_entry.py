@@ -31,6 +31,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
@@ -145,6 +146,32 @@ def test_scrapy_crawl_site(site: Any, tmp_path: Path) -> None:
     )
     leftovers = sorted(p.name for p in tmp_path.glob("bad.nitpicker*"))
     assert not leftovers, f"a failed start left files behind: {leftovers}"
+
+
+@pytest.mark.parametrize(("argument", "message"), [
+    ("roots=not-a-url", 'Invalid URL: "not-a-url"'),
+    ("parallels=abc", "argument parallels: expected a number, got 'abc'"),
+    ("max_duration=nan", "--max-duration must be a number above 0"),
+    ("depth=3", "unknown crawl argument 'depth'"),
+])
+def test_scrapy_crawl_site_bad_argument_is_one_line(site: Any, tmp_path: Path, argument: str,
+                                                    message: str) -> None:
+    """A bad ``-a`` value is one logged error and exit 1 (it was asyncio's "Task exception was
+    never retrieved" and a whole traceback)."""
+    _require(SCRAPY)
+    bad = tmp_path / "bad.nitpicker"
+    failed = _run(
+        [str(SCRAPY), "crawl", "site", "-a", f"roots={site.url('/recursive/')}",
+         "-a", argument, "-a", f"output={bad}"],
+        cwd=PROJECT_DIR, timeout=CRAWL_TIMEOUT,
+    )
+    assert failed.returncode == 1, f"exit {failed.returncode}\n{_tail(failed.stderr)}"
+    assert "Traceback" not in failed.stderr, _tail(failed.stderr)
+    errors = [line for line in failed.stderr.splitlines() if "ERROR" in line]
+    assert len(errors) == 1, failed.stderr
+    assert "[nitpicker.commands.crawl] ERROR: Bad spider argument for site: " in errors[0]
+    assert message in errors[0], errors[0]
+    assert not list(tmp_path.iterdir()), "a refused start left files behind"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,11 +23,16 @@ __all__ = ["crawl", "exit_code"]
 
 
 def read_list_file(path: Path) -> list[str]:
-    """URLs of a list file: one a line; blank lines and ``#`` comments are ignored."""
+    """URLs of a list file (UTF-8): one a line; blank lines and ``#`` comments are ignored."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"Cannot read list file: {path} ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"List file is not UTF-8 text: {path} (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start})"
+        ) from exc
     urls = [line.split("#", 1)[0].strip() for line in text.splitlines()]
     urls = [u for u in urls if u]
     if not urls:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from nitpicker.query import ArchiveOpenError, latest_run, open_archive, summary
 
@@ -27,12 +28,16 @@ def fail(message: str, *, verbose_detail: str | None = None, code: int = 1) -> N
 
 
 def print_summary(path: Path, result: CrawlResult) -> None:
-    """The closing summary: the archive, what it holds, and how the run ended."""
+    """The closing summary: the archive, what it holds, and how the run ended.
+
+    Every value from the user or the site (the path, an error's text) is escaped: a ``[`` in it
+    is printed, never read as rich markup.
+    """
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         conn = open_archive(path)
     except ArchiveOpenError as exc:
-        console.print(f"[red]Archive not readable:[/red] {exc}")
+        console.print(f"[red]Archive not readable:[/red] {escape(str(exc))}")
         return
     try:
         facts = summary(conn)
@@ -42,7 +47,7 @@ def print_summary(path: Path, result: CrawlResult) -> None:
     counters = result.counters
     rate = counters.done / result.elapsed if result.elapsed else 0.0
     status = run["status"] if run else "unknown"
-    console.print(f"[bold]Archive:[/bold] {path}")
+    console.print(f"[bold]Archive:[/bold] {escape(str(path))}")
     console.print(
         f"  {facts.internal_pages} pages in scope · {facts.external_urls} external URLs · "
         f"{facts.redirects} redirects · {facts.skipped} skipped"
@@ -51,14 +56,17 @@ def print_summary(path: Path, result: CrawlResult) -> None:
         f"  {facts.fetch_errors} fetch errors · {facts.status_4xx} 4xx · {facts.status_5xx} 5xx"
     )
     code = f", {run['error_code']}" if run and run["error_code"] else ""
-    line = (f"  run {status} ({result.stop_reason or 'unknown'}{code}): {counters.done} URLs in "
+    reason = escape(f"{result.stop_reason or 'unknown'}{code}")
+    line = (f"  run {escape(str(status))} ({reason}): {counters.done} URLs in "
             f"{result.elapsed:.1f} s, {rate:.1f} URLs/s")
     if run and run["status"] == "failed":
-        console.print(f"[red]Crawl failed ({run['error_code']}): {run['error_detail']}[/red] — "
+        failure = escape(f"{run['error_code']}): {run['error_detail']}")
+        console.print(f"[red]Crawl failed ({failure}[/red] — "
                       f"stopped early after {counters.done} URLs; every page recorded so far "
                       "is in the archive.")
     if facts.pending:
-        line += f"; {facts.pending} left — continue with: nitpicker crawl --resume {path}"
+        line += (f"; {facts.pending} left — continue with: "
+                 f"nitpicker crawl --resume {escape(str(path))}")
     console.print(line)
     errors = counters.internal_errors + counters.external_errors
     if errors:

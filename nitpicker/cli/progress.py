@@ -6,6 +6,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -40,8 +41,8 @@ class CrawlProgress:
             console=Console(stderr=True),
             transient=False,
         )
-        self.task = self.progress.add_task(
-            config.base_url, total=None, queued=0, errors=0, rate=0.0
+        self.task = self.progress.add_task(  # the URL is printed as is, never read as markup
+            escape(config.base_url), total=None, queued=0, errors=0, rate=0.0
         )
         self._loop: Any = None
         self._started = time.monotonic()

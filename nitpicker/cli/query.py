@@ -9,22 +9,21 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NamedTuple
 
 import typer
-from typer.core import TyperCommand
-from typer.exceptions import TyperException
 
 from nitpicker.cli import app
 from nitpicker.cli.output import fail
 from nitpicker.query import (
+    INTEGER_RANGES,
     LINK_TYPES,
     MISMATCH_TYPES,
     ArchiveOpenError,
     check_headers,
+    check_integer,
     find_duplicates,
     find_mismatches,
     get_duplicate_clusters,
@@ -42,7 +41,7 @@ from nitpicker.query import (
 )
 from nitpicker.query.trap_events import list_trap_events
 
-__all__ = ["SUBCOMMANDS", "QueryCommand", "query"]
+__all__ = ["SUBCOMMANDS", "query"]
 
 _PAGING = ("limit", "offset")
 
@@ -88,17 +87,6 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-class QueryCommand(TyperCommand):
-    """Reports a bad flag (unknown option, a number that is not one) as one ``Error:`` line."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # ctx: Typer's click Context
-        try:
-            return super().parse_args(ctx, args)
-        except TyperException as exc:  # Typer's usage errors: no such option, bad value, …
-            print(f"Error: {exc.format_message()}", file=sys.stderr)
-            raise typer.Exit(1) from exc
-
-
 def _check(name: str | None, options: dict[str, Any]) -> SubCommand:
     """The sub-command, once its name and flags are known to make sense together."""
     valid = f"Valid sub-commands: {', '.join(SUBCOMMANDS)}"
@@ -115,6 +103,11 @@ def _check(name: str | None, options: dict[str, Any]) -> SubCommand:
             choices = _CHOICES.get((name, option))
             allowed = f". Must be one of: {', '.join(choices)}" if choices else ""
             fail(f"{_flag(option)} is required for the {name} sub-command{allowed}")
+    for option in INTEGER_RANGES.keys() & options.keys():
+        try:
+            check_integer(option, options[option], label=_flag(option))
+        except ValueError as exc:
+            fail(str(exc))
     return sub
 
 
@@ -187,4 +180,4 @@ def query(
     typer.echo(json.dumps(result, ensure_ascii=False, indent=2 if pretty else None))
 
 
-app.command(name="query", cls=QueryCommand)(query)
+app.command(name="query")(query)

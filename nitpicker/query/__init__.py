@@ -10,13 +10,20 @@ the viewer and the reports call these functions::
 Every function takes the ``sqlite3.Connection`` from :func:`open_archive` and returns plain
 JSON-serialisable data (``TypedDict``s with snake_case keys). Lists are paged: ``limit``,
 ``offset`` in, ``{items, total, offset, limit}`` out, ``total`` counting every match. A bad
-choice (sort field, link type, …) raises ``ValueError`` naming the allowed values; a URL the
-archive does not have gives ``None``.
+choice (sort field, link type, …) raises ``ValueError`` naming the allowed values, and so
+does a number out of its range (``INTEGER_RANGES``: a negative limit, a status of 1000, any
+integer SQLite cannot hold); a URL the archive does not have gives ``None``.
 """
 
 from __future__ import annotations
 
-from nitpicker.query._common import Paged
+from nitpicker.query._common import (
+    INTEGER_RANGES,
+    SQLITE_INTEGER_MAX,
+    STATUS_RANGE,
+    Paged,
+    check_integer,
+)
 from nitpicker.query.clusters import DuplicateCluster, MetaSignatureFields, get_duplicate_clusters
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.duplicates import (
@@ -72,10 +79,13 @@ from nitpicker.query.violations import ViolationItem, get_violations
 
 __all__ = [
     "DUPLICATE_FIELDS",
+    "INTEGER_RANGES",
     "LINK_TYPES",
     "MISMATCH_TYPES",
     "SORT_FIELDS",
     "SORT_ORDERS",
+    "SQLITE_INTEGER_MAX",
+    "STATUS_RANGE",
     "ArchiveOpenError",
     "ArchiveSummary",
     "CrawlInfo",
@@ -103,6 +113,7 @@ __all__ = [
     "TrapEvent",
     "ViolationItem",
     "check_headers",
+    "check_integer",
     "crawl_info",
     "find_duplicates",
     "find_mismatches",

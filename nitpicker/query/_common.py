@@ -15,12 +15,15 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
 __all__ = [
+    "INTEGER_RANGES",
     "INTERNAL_HTML",
     "INTERNAL_HTML_INDEXED",
     "PAGE_LIST_BASE",
+    "SQLITE_INTEGER_MAX",
+    "STATUS_RANGE",
     "Paged",
     "check_choice",
-    "check_count",
+    "check_integer",
     "check_paging",
     "fetch_all",
     "fetch_counted",
@@ -74,16 +77,55 @@ def paged(items: list[T], total: int, limit: int, offset: int) -> Paged[T]:
     return {"items": items, "total": total, "offset": offset, "limit": limit}
 
 
-def check_count(label: str, value: int) -> None:
-    """Raise ``ValueError`` naming ``value`` unless it is 0 or more."""
-    if value < 0:
-        raise ValueError(f"Invalid {label}: {value}. Must be 0 or more")
+SQLITE_INTEGER_MAX = 2**63 - 1
+"""The largest integer SQLite binds: a larger Python ``int`` raises ``OverflowError``."""
+
+STATUS_RANGE = (-1, 999)
+"""An HTTP status (three digits), or -1: no HTTP answer (a fetch error)."""
+
+INTEGER_RANGES: dict[str, tuple[int, int]] = {
+    "limit": (0, SQLITE_INTEGER_MAX),
+    "offset": (0, SQLITE_INTEGER_MAX),
+    "link_limit": (0, SQLITE_INTEGER_MAX),
+    "max_length": (0, SQLITE_INTEGER_MAX),
+    "status": STATUS_RANGE,
+    "status_min": STATUS_RANGE,
+    "status_max": STATUS_RANGE,
+    "oversized_threshold": (0, SQLITE_INTEGER_MAX),
+    "min_count": (1, SQLITE_INTEGER_MAX),
+    "sample": (0, SQLITE_INTEGER_MAX),
+    "max_urls": (0, SQLITE_INTEGER_MAX),
+}
+"""The accepted range of every integer argument of the queries, by parameter name: an
+interface (the CLI, the MCP server) checks against the same table."""
+
+
+def check_integer(name: str, value: int | None, label: str | None = None) -> None:
+    """Raise ``ValueError`` naming ``value`` and its range unless it is in
+    ``INTEGER_RANGES[name]`` (``None``, an absent filter, passes). ``label`` names it in the
+    message (default: the parameter name in words)."""
+    if value is None:
+        return
+    low, high = INTEGER_RANGES[name]
+    if not low <= value <= high:
+        raise ValueError(f"Invalid {label or name.replace('_', ' ')}: {_shown(value)}. "
+                         f"Must be between {low} and {high}")
+
+
+def _shown(value: int) -> str:
+    """``value`` as typed, or its size when it is too long to read (or for ``str``)."""
+    if abs(value) < 10**40:
+        return str(value)
+    if abs(value) >= 10**4000:  # str() refuses ints of more than 4300 digits
+        return "a number of more than 4000 digits"
+    digits = str(value)
+    return f"{digits[:12]}… ({len(digits.lstrip('-'))} digits)"
 
 
 def check_paging(limit: int, offset: int) -> None:
-    """Raise ``ValueError`` unless ``limit`` and ``offset`` are 0 or more."""
-    check_count("limit", limit)
-    check_count("offset", offset)
+    """Raise ``ValueError`` unless ``limit`` and ``offset`` are in range."""
+    check_integer("limit", limit)
+    check_integer("offset", offset)
 
 
 def check_choice(label: str, value: str, allowed: Sequence[str]) -> None:

@@ -22,7 +22,7 @@ from nitpicker.query._common import (
     INTERNAL_HTML_INDEXED,
     PAGE_SIGNATURE_SQL,
     Paged,
-    check_count,
+    check_integer,
     check_paging,
     fetch_all,
     paged,
@@ -102,9 +102,8 @@ def get_duplicate_clusters(conn: sqlite3.Connection, *, min_count: int = 10, sam
     With one ``og:url`` shared by two or more distinct URLs, at least all but one of them point
     elsewhere, so a cluster of two or more with an ``og:url`` is a mismatch cluster.
     """
-    if min_count < 1:
-        raise ValueError(f"Invalid min count: {min_count}. Must be 1 or more")
-    check_count("sample", sample)
+    check_integer("min_count", min_count)
+    check_integer("sample", sample)
     check_paging(limit, offset)
     register_functions(conn)
     rows = fetch_all(conn, CLUSTERS_SQL, {"min_count": min_count, "sample": max(sample, 1)})

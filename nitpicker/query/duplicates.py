@@ -10,7 +10,7 @@ from nitpicker.query._common import (
     INTERNAL_HTML_INDEXED,
     Paged,
     check_choice,
-    check_count,
+    check_integer,
     check_paging,
     fetch_all,
     fetch_counted,
@@ -65,7 +65,7 @@ def find_duplicates(conn: sqlite3.Connection, field: str = "title", *, limit: in
     """
     check_choice("duplicate field", field, DUPLICATE_FIELDS)
     check_paging(limit, offset)
-    check_count("max urls", max_urls)
+    check_integer("max_urls", max_urls)
     column = {"title": "title", "description": "description"}[field]  # identifier, not input
     groups = _groups_sql(column)
     rows = fetch_all(conn, f"""WITH g(value, n) AS ({groups} ORDER BY n DESC, p.{column}

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from nitpicker.query._common import Paged, check_count, check_paging, fetch_all, fetch_one, paged
+from nitpicker.query._common import (
+    Paged,
+    check_integer,
+    check_paging,
+    fetch_all,
+    fetch_one,
+    paged,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -66,8 +73,7 @@ def list_images(
     for pages rendered in a browser). ``url_pattern``: SQL ``LIKE`` on ``src``.
     """
     check_paging(limit, offset)
-    if oversized_threshold is not None:
-        check_count("oversized threshold", oversized_threshold)
+    check_integer("oversized_threshold", oversized_threshold)
     condition, params = _image_filters(missing_alt, missing_dimensions, oversized_threshold,
                                        url_pattern)
     rows = fetch_all(

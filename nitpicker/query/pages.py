@@ -9,7 +9,7 @@ from nitpicker.query._common import (
     PAGE_LIST_BASE,
     Paged,
     check_choice,
-    check_count,
+    check_integer,
     check_paging,
     fetch_all,
     fetch_one,
@@ -128,6 +128,9 @@ def list_pages(
     check_choice("sort field", sort_by, SORT_FIELDS)
     check_choice("sort order", sort_order, SORT_ORDERS)
     check_paging(limit, offset)
+    for name, value in (("status", status), ("status_min", status_min),
+                        ("status_max", status_max)):
+        check_integer(name, value)
     where, params = _page_filters(
         status=status, status_min=status_min, status_max=status_max, is_external=is_external,
         missing_title=missing_title, missing_description=missing_description, noindex=noindex,
@@ -252,7 +255,7 @@ def get_page_detail(conn: sqlite3.Connection, url: str, *, link_limit: int = 100
     inbound links grouped by linking page; each list holds at most ``link_limit`` entries and
     ``outbound_total``/``inbound_total`` say how many there are.
     """
-    check_count("link limit", link_limit)
+    check_integer("link_limit", link_limit)
     found = find_page_id(conn, url)
     if found is None:
         return None
@@ -329,7 +332,7 @@ def get_page_html(conn: sqlite3.Connection, url: str, max_length: int = 100_000
     ``None`` when the archive has no such URL or no snapshot of it (only in-scope HTML pages
     have one).
     """
-    check_count("max length", max_length)
+    check_integer("max_length", max_length)
     row = None
     for candidate in url_candidates(url):
         row = fetch_one(conn, "SELECT s.encoding, s.html FROM pages p"

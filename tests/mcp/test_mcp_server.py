@@ -546,6 +546,47 @@ async def test_bad_arguments_are_tool_errors(client: Client, opened: str, tool: 
     assert expected in text
 
 
+def _integer_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The integer branch of a property's JSON schema (``int`` or ``int | None``), or None."""
+    for branch in [schema, *schema.get("anyOf", [])]:
+        if branch.get("type") == "integer":
+            return branch
+    return None
+
+
+async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_error(
+        client: Client, opened: str) -> None:
+    """Every integer input of every tool, found in the tools' schemas, with a value beyond 64
+    bits and one past its bound: each a tool error giving the reason. (Beyond 64 bits, offset,
+    status, status_min, status_max, oversized_threshold and min_count were passed to SQLite,
+    and the answer was a bare "Error executing tool" with a traceback on the server's stderr.)
+    """
+    required = {"url": "http://localhost/", "resource_url": "http://localhost/x.css"}
+    checked = []
+    for tool in (await client.list_tools()).tools:
+        properties = tool.input_schema["properties"]
+        arguments = {name: required.get(name) or properties[name].get("enum", [None])[0]
+                     for name in tool.input_schema.get("required", []) if name != "archive_id"}
+        for name, schema in properties.items():
+            integer = _integer_schema(schema)
+            if integer is None:
+                continue
+            low, high = integer["minimum"], integer["maximum"]
+            assert high <= 2**63 - 1, (tool.name, name)
+            for value, reason in ((high + 1, f"less than or equal to {high}"),
+                                  (2**64, f"less than or equal to {high}"),
+                                  (low - 1, f"greater than or equal to {low}"),
+                                  (-(2**64), f"greater than or equal to {low}")):
+                text = await error(client, tool.name, archive_id=opened,
+                                   **{**arguments, name: value})
+                assert text.startswith(f"Error executing tool {tool.name}: "), text
+                assert name in text and reason in text, text
+            checked.append((tool.name, name))
+    assert len(checked) == 32, checked
+    assert {("list_pages", "status"), ("list_pages", "offset"), ("list_images",
+            "oversized_threshold"), ("get_duplicate_clusters", "min_count")} <= set(checked)
+
+
 async def test_error_texts_never_carry_paths(client: Client, opened: str, archive: ArchiveFile
                                              ) -> None:
     folder = str(archive.path.parent)
