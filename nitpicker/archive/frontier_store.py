@@ -96,8 +96,8 @@ class FrontierStore:
     def mark_done(self, key: str) -> None:
         """A pending row with this key is done (its URL was recorded as a redirect's target).
 
-        Called inside :meth:`PageRecorder.record <nitpicker.archive.page_recorder.PageRecorder.record>`,
-        in its transaction and under its lock.
+        Called inside :meth:`nitpicker.archive.page_recorder.PageRecorder.record`, in its
+        transaction and under its lock.
         """
         cur = self._conn.execute(
             "UPDATE frontier SET state = 2 WHERE key = ? AND state = 0", (key,)

@@ -33,8 +33,8 @@ _UNFETCHED = (FollowMode.STUB, FollowMode.EXCLUDED, FollowMode.CAPPED)
 _ID_CACHE_SIZE = 50_000
 _CHUNK = 400
 
-_RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, status, status_text,
-    content_type, content_length, lang, title, description, keywords, noindex,
+_RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, status,
+    status_text, content_type, content_length, lang, title, description, keywords, noindex,
     nofollow, noarchive, canonical, alternate, og_type, og_title, og_site_name,
     og_description, og_url, og_image, twitter_card, is_skipped, skip_reason, fetched_at,
     links_capped)
@@ -272,7 +272,8 @@ class PageRecorder:
         loaded = [r for r in resources if r.headers]
         if loaded:
             conn.executemany(
-                "DELETE FROM resource_headers WHERE resource_id = (SELECT id FROM resources WHERE url = ?)",
+                "DELETE FROM resource_headers"
+                " WHERE resource_id = (SELECT id FROM resources WHERE url = ?)",
                 [(r.url,) for r in loaded],
             )
             conn.executemany(
