@@ -7,7 +7,7 @@ Run from the repository root with the project's virtualenv:
 Each measurement runs in a fresh process: it creates an archive, inserts ``--pages`` generated
 internal URLs (seeded; six sections, ~70 characters a URL) and then numbers them, either
 (a) sorted in Python (all rows fetched, ``list.sort`` by ``natural_order_key``, one UPDATE a
-row: what nitpicker did before 2026-11-30) or (b) ``ArchiveWriter.set_url_order()`` (SQLite
+row: what nitpicker did before 2026-11-30) or (b) ``ArchiveWriter.pages.set_url_order()`` (SQLite
 sorts by the byte-encoded key, in temporary files). Printed: the growth of the process's peak
 RSS (``ru_maxrss``) during the numbering, its seconds, and b/a.
 """
@@ -53,7 +53,7 @@ def _measure(way: str, pages: int) -> dict[str, float]:
                                     [(n, pid) for n, (pid, _) in enumerate(rows, start=1)])
             writer.commit()
         else:
-            writer.set_url_order()
+            writer.pages.set_url_order()
         seconds = time.monotonic() - started
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
         writer.close()

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.spiders import Spider
 
-    from nitpicker.archive.writer import FrontierEntry
+    from nitpicker.archive.frontier_store import FrontierEntry
     from nitpicker.session import CrawlSession
 
 __all__ = ["FrontierScheduler"]
@@ -68,7 +68,7 @@ class FrontierScheduler(BaseScheduler):
         if session.halted is not None:
             self._leased.clear()  # released back to pending when the run closes
             return False
-        return bool(self._leased) or session.archive.pending > 0 or session.writing
+        return bool(self._leased) or session.archive.frontier.pending > 0 or session.writing
 
     def enqueue_request(self, request: Request) -> bool:
         self._requeued.append(request)
@@ -97,7 +97,7 @@ class FrontierScheduler(BaseScheduler):
             session.halt("max_pages")
             return
         limit = LEASE_BATCH if budget is None else min(LEASE_BATCH, budget)
-        rows = session.archive.lease(limit)
+        rows = session.archive.frontier.lease(limit)
         session.counters.leased += len(rows)
         self._leased.extend(rows)
 

@@ -105,7 +105,7 @@ class ArchivePipeline:
                 if link.mode in _FOLLOWED and link.key not in seen:
                     seen.add(link.key)
                     new_links.append((link.key, link.url, depth, int(link.mode)))
-        writer.record_page(item, new_links)
+        writer.pages.record(item, new_links)
         writer.maybe_commit()
 
     def _record_sitemap(self, item: SitemapItem) -> None:
@@ -117,6 +117,6 @@ class ArchivePipeline:
                 entries.append((parsed.url, session.policy.is_external(parsed)))
         if entries:
             try:
-                session.archive.record_sitemap(entries)
+                session.archive.pages.record_sitemap(entries)
             except (sqlite3.Error, OSError) as exc:
                 session.fail(classify_exception(exc))

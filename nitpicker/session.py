@@ -115,16 +115,16 @@ class CrawlSession:
         if self.config.resume:
             if self.config.append:
                 self._prepare_append(writer)
-            writer.start_run("append" if self.config.append else "resume")
+            writer.runs.start("append" if self.config.append else "resume")
         else:
-            writer.start_run("crawl")
-            writer.add_to_frontier(
+            writer.runs.start("crawl")
+            writer.frontier.add(
                 (frontier_key(root), root, 0, int(FollowMode.FULL)) for root in self.config.roots
             )
             writer.commit()
         if self.max_archive_bytes:
             writer.set_size_budget(self.max_archive_bytes)
-        expected = writer.pending
+        expected = writer.frontier.pending
         if self.config.max_pages is not None:
             expected = min(expected, self.config.max_pages)
         writer.defer_inbound_index(expected)
@@ -165,7 +165,7 @@ class CrawlSession:
             return parsed is not None and not self.policy.is_external(parsed)
 
         repromoted = writer.repromote(in_scope)
-        writer.add_to_frontier(
+        writer.frontier.add(
             (frontier_key(root), root, 0, int(FollowMode.FULL)) for root in self.config.append
         )
         writer.commit()
@@ -220,7 +220,7 @@ class CrawlSession:
         try:
             if self.failure is None:
                 writer.commit()
-                writer.release_leases()
+                writer.frontier.release_leases()
             else:
                 writer.rollback()
             writer.finish(order=self.failure is None)
@@ -233,13 +233,13 @@ class CrawlSession:
         try:
             status, code, detail = outcome_of_close(
                 self.halted if self.halted and self.halted != "failed" else reason,
-                pending=writer.pending_count(), failure=self.failure,
+                pending=writer.frontier.pending_count(), failure=self.failure,
                 fetched=counters.done - counters.skipped, fetch_errors=errors,
             )
             if status == "failed" and self.failure is None:
                 self.failure = RunFailure(code or "unknown", detail or "", "crawl")
             phase = self.failure.phase if self.failure else None
-            writer.end_run(status, reason, counters.done, errors, code, detail, phase)
+            writer.runs.end(status, reason, counters.done, errors, code, detail, phase)
             writer.close()
         except Exception as exc:  # the archive cannot be written: keep what was committed
             logger.error("could not close the archive cleanly: %s", exc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -188,7 +189,7 @@ def test_unreadable_lock_is_taken_over(tmp_path: Path, content: str) -> None:
     lock.release()
 
 
-# -- the writer -------------------------------------------------------------------------------
+# -- the writer (its parts: test_frontier_store.py, test_run_log.py, test_page_recorder.py) -----
 
 
 def _config(tmp_path: Path) -> CrawlConfig:
@@ -211,8 +212,8 @@ def _states(path: Path) -> dict[str, int]:
 def writer(tmp_path: Path) -> Iterator[ArchiveWriter]:
     w = ArchiveWriter.create(_config(tmp_path))
     yield w
-    w.conn.close()  # a no-op when the test closed it
-    w._lock.release()  # noqa: SLF001 - idempotent; frees the lock when the test did not close
+    with contextlib.suppress(sqlite3.ProgrammingError):  # the test closed it
+        w.abandon()  # frees the lock when the test did not close
 
 
 def test_create_writes_info_and_holds_the_lock(tmp_path: Path, writer: ArchiveWriter) -> None:
@@ -242,76 +243,17 @@ def test_create_refuses_while_another_writer_holds_it(
         ArchiveWriter.create(_config(tmp_path))
 
 
-def test_add_to_frontier_ignores_a_duplicate_key(writer: ArchiveWriter) -> None:
-    assert writer.pending == 0
-    added = writer.add_to_frontier(
-        [
-            _entry("http://example.com/a", 1),
-            _entry("https://example.com/a", 1),
-            _entry("http://example.com/b", 1),
-        ]
-    )
-    assert added == 2
-    assert writer.pending == 2
-    more = [_entry("https://example.com/b", 2), _entry("http://example.com/c", 2)]
-    assert writer.add_to_frontier(more) == 1
-    assert writer.pending == 3
-    assert writer.add_to_frontier([_entry("http://example.com/a", 0)]) == 0
-    assert writer.pending == 3
-    rows = writer.conn.execute("SELECT url, depth FROM frontier ORDER BY id").fetchall()
-    assert rows == [
-        ("http://example.com/a", 1), ("http://example.com/b", 1), ("http://example.com/c", 2),
-    ]
-
-
-def test_lease_shallowest_first_and_marks_leased(writer: ArchiveWriter) -> None:
-    writer.add_to_frontier(
-        [_entry("http://example.com/deep", 3), _entry("http://example.com/mid", 1),
-         _entry("http://example.com/", 0), _entry("http://example.com/mid2", 1, 1)]
-    )
-    first = writer.lease(2)
-    assert [(url, depth) for _, url, depth, _ in first] == [
-        ("http://example.com/", 0), ("http://example.com/mid", 1),
-    ]
-    assert writer.pending == 2
-    states = dict(writer.conn.execute("SELECT url, state FROM frontier"))
-    assert states == {
-        "http://example.com/": 1, "http://example.com/mid": 1,
-        "http://example.com/mid2": 0, "http://example.com/deep": 0,
-    }
-    second = writer.lease(10)
-    assert [(url, depth, mode) for _, url, depth, mode in second] == [
-        ("http://example.com/mid2", 1, 1), ("http://example.com/deep", 3, 0),
-    ]
-    assert writer.pending == 0
-    assert writer.lease(10) == []
-    writer.acknowledge(first[0][0])
-    state = writer.conn.execute("SELECT state FROM frontier WHERE id = ?", (first[0][0],))
-    assert state.fetchone()[0] == 2
-
-
-def test_reopen_turns_leased_rows_back_to_pending(tmp_path: Path, writer: ArchiveWriter) -> None:
-    writer.add_to_frontier([_entry(f"http://example.com/{n}", n) for n in range(4)])
-    leased = writer.lease(3)
-    writer.acknowledge(leased[0][0])
-    writer.close()
-    path = Path(_config(tmp_path).output)
-    assert sorted(_states(path).values()) == [0, 1, 1, 2]
-
-    again = ArchiveWriter.reopen(path)
-    try:
-        states = dict(again.conn.execute("SELECT url, state FROM frontier"))
-        assert states == {
-            "http://example.com/0": 2, "http://example.com/1": 0,
-            "http://example.com/2": 0, "http://example.com/3": 0,
-        }
-        again.start_run("resume")
-        assert again.pending == 3
-        assert [url for _, url, _, _ in again.lease(10)] == [
-            "http://example.com/1", "http://example.com/2", "http://example.com/3",
-        ]
-    finally:
-        again.close()
+def test_the_parts_share_the_writers_connection_and_batch(writer: ArchiveWriter) -> None:
+    writer.runs.start("crawl")
+    writer.frontier.add([_entry("http://example.com/", 0)])
+    writer.pages.record_sitemap([("http://example.com/listed", False)])
+    writer.runs.record_trap_event("sig", "/p", 3, "http://example.com/p/1", "http://example.com/p/3")
+    assert writer.conn.in_transaction and writer.dirty == 1
+    writer.rollback()  # one batch: all of it goes
+    assert writer.conn.execute("SELECT count(*) FROM frontier").fetchone()[0] == 0
+    assert writer.conn.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
+    assert writer.runs.capped_signatures() == []
+    assert writer.conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 1  # committed
 
 
 def test_reopen_refuses_a_missing_or_foreign_file(tmp_path: Path) -> None:
@@ -325,8 +267,8 @@ def test_reopen_refuses_a_missing_or_foreign_file(tmp_path: Path) -> None:
 
 def test_close_leaves_a_plain_sqlite_file(tmp_path: Path, writer: ArchiveWriter) -> None:
     path = Path(_config(tmp_path).output)
-    writer.start_run("crawl")
-    writer.add_to_frontier([_entry("http://example.com/", 0), _entry("http://example.com/a", 1)])
+    writer.runs.start("crawl")
+    writer.frontier.add([_entry("http://example.com/", 0), _entry("http://example.com/a", 1)])
     assert Path(f"{path}-wal").exists()  # WAL while writing
     writer.close()
     assert not Path(f"{path}-wal").exists()
@@ -351,44 +293,22 @@ def test_close_leaves_a_plain_sqlite_file(tmp_path: Path, writer: ArchiveWriter)
 
 def test_abandon_drops_the_open_batch(tmp_path: Path, writer: ArchiveWriter) -> None:
     path = Path(_config(tmp_path).output)
-    writer.add_to_frontier([_entry("http://example.com/", 0)])
+    writer.frontier.add([_entry("http://example.com/", 0)])
     writer.commit()
-    writer.add_to_frontier([_entry("http://example.com/lost", 1)])
+    writer.frontier.add([_entry("http://example.com/lost", 1)])
     writer.abandon()
     assert not Path(f"{path}.lock").exists()
     assert set(_states(path)) == {"http://example.com/"}
 
 
 def test_close_while_a_reader_has_the_archive_open(tmp_path: Path) -> None:
-    from nitpicker.archive.writer import ArchiveWriter
-    from nitpicker.config import CrawlConfig
-
     config = CrawlConfig(roots=("http://example.com/",), output=str(tmp_path / "r.nitpicker"))
     writer = ArchiveWriter.create(config)
-    writer.start_run("crawl")
-    writer.add_to_frontier([("//example.com/", "http://example.com/", 0, 0)])
+    writer.runs.start("crawl")
+    writer.frontier.add([("//example.com/", "http://example.com/", 0, 0)])
     reader = sqlite3.connect(f"{(tmp_path / 'r.nitpicker').as_uri()}?mode=ro", uri=True)
     assert reader.execute("SELECT count(*) FROM info").fetchone()[0] == 1
     writer.close()  # must not raise although the reader holds the file
     assert reader.execute("SELECT count(*) FROM frontier").fetchone()[0] == 1
     reader.close()
     assert not (tmp_path / "r.nitpicker.lock").exists()
-
-
-def test_url_order_numbers_internal_pages_in_natural_order(writer: ArchiveWriter) -> None:
-    urls = ["http://example.com/p/10", "http://example.com/p/2", "http://example.com/",
-            "http://example.com/p/index.html", "http://example.com/about"]
-    conn = writer.conn
-    conn.executemany("INSERT INTO pages (url) VALUES (?)", [(u,) for u in urls])
-    conn.execute("INSERT INTO pages (url, is_external) VALUES ('http://other.example/', 1)")
-    conn.execute("INSERT INTO pages (url, redirect_dest_id, \"order\") VALUES"
-                 " ('http://example.com/old', 1, 99)")  # a redirect loses a stale order too
-    writer.commit()
-    writer.set_url_order()
-    rows = conn.execute('SELECT url, "order" FROM pages ORDER BY id').fetchall()
-    assert dict(rows) == {
-        "http://example.com/": 1, "http://example.com/about": 2,
-        "http://example.com/p/index.html": 3, "http://example.com/p/2": 4,
-        "http://example.com/p/10": 5, "http://other.example/": None,
-        "http://example.com/old": None,
-    }

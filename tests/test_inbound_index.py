@@ -50,7 +50,7 @@ def test_a_new_crawl_runs_without_it_and_closes_with_it(tmp_path: Path) -> None:
 def test_a_short_resume_of_a_big_archive_keeps_it(tmp_path: Path) -> None:
     config = CrawlConfig(roots=("http://example.com/",), output=str(tmp_path / "b.nitpicker"))
     writer = ArchiveWriter.create(config)
-    writer.start_run("crawl")
+    writer.runs.start("crawl")
     writer.conn.executemany(
         "INSERT INTO pages(url, scraped) VALUES (?, 1)",
         [(f"http://example.com/{n}",) for n in range(100)],

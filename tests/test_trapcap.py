@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from scrapy.exceptions import NotConfigured
 
+import nitpicker
 from nitpicker.archive.schema import migrate
 from nitpicker.config import CrawlConfig
 from nitpicker.extract import PageMeta
@@ -401,17 +404,35 @@ class FakeStats:
         self.values[key] = value
 
 
-class FakeWriter:
+class FakeFrontierStore:
+    """The archive's frontier as the middleware reads it: the pending count, the buckets."""
+
     def __init__(self) -> None:
         self.pending = 0
+        self.keys = FakeFrontier({"//localhost/"})
+
+    def has_pending_under(self, prefix: str) -> bool:
+        return self.keys.has_pending_under(prefix)
+
+
+class FakeRunLog:
+    """The archive's run log: the trap events written, the signatures earlier runs capped."""
+
+    def __init__(self) -> None:
         self.events: list[tuple[str, str, int, str, str]] = []
-        self.frontier = FakeFrontier({"//localhost/"})
+        self.capped: list[str] = []
 
     def record_trap_event(self, *args: Any) -> None:
         self.events.append(args)
 
-    def has_pending_under(self, prefix: str) -> bool:
-        return self.frontier.has_pending_under(prefix)
+    def capped_signatures(self) -> list[str]:
+        return list(self.capped)
+
+
+class FakeWriter:
+    def __init__(self) -> None:
+        self.frontier = FakeFrontierStore()
+        self.runs = FakeRunLog()
 
 
 def make_middleware(tmp_path: Any, **options: Any) -> tuple[TrapCapMiddleware, FakeWriter, FakeStats]:
@@ -419,7 +440,8 @@ def make_middleware(tmp_path: Any, **options: Any) -> tuple[TrapCapMiddleware, F
                          **options)
     writer = FakeWriter()
     session = SimpleNamespace(config=config, writer=writer, archive=writer,
-                              counters=CrawlCounters(), fail=lambda failure: None)
+                              counters=CrawlCounters(), fail=lambda failure: None,
+                              settle=lambda: None)
     stats = FakeStats()
     crawler = SimpleNamespace(stats=stats, spider=SimpleNamespace(config=config, session=session),
                               signals=SimpleNamespace(connect=lambda *a, **k: None))
@@ -455,7 +477,7 @@ def test_middleware_caps_links_from_the_firing_page_on(tmp_path: Any) -> None:
     capped = [FollowMode.CAPPED, FollowMode.METADATA, FollowMode.EXCLUDED]
     assert [modes(i) for i in items] == [kept, kept, capped, capped, capped]
     sig = page_signature(items[0].url, meta)
-    assert writer.events == [(sig, "/list/date", 3, items[0].url, items[2].url)]
+    assert writer.runs.events == [(sig, "/list/date", 3, items[0].url, items[2].url)]
     assert stats.values["nitpicker/trapcap/fired"] == 1
     assert stats.values["nitpicker/trapcap/capped_links"] == 3
     assert stats.values["nitpicker/trapcap/entries"] == 1
@@ -468,11 +490,11 @@ def test_middleware_never_counts_out_of_scope_pages(tmp_path: Any) -> None:
     metadata_only = [page(f"http://localhost/list/date/{n}/", meta, target=False) for n in range(3)]
     for item in outside + metadata_only:
         assert not middleware.counts(item)
-    assert middleware.cap.observed == 0 and not writer.events
+    assert middleware.cap.observed == 0 and not writer.runs.events
     inside = page("http://localhost/list/date/9/", meta)
     assert middleware.counts(inside)
     middleware.check(inside)
-    assert modes(inside)[0] is FollowMode.CAPPED and len(writer.events) == 1
+    assert modes(inside)[0] is FollowMode.CAPPED and len(writer.runs.events) == 1
 
 
 def test_middleware_ignores_unsignable_pages(tmp_path: Any) -> None:
@@ -485,13 +507,47 @@ def test_middleware_ignores_unsignable_pages(tmp_path: Any) -> None:
 
 def test_middleware_anchor_index_is_the_links_discovered(tmp_path: Any) -> None:
     middleware, writer, _ = make_middleware(tmp_path, dedupe_cap=100, dedupe_age_window=100)
-    writer.pending = 30
+    writer.frontier.pending = 30
     middleware.crawler.spider.session.counters.leased = 80  # type: ignore[union-attr]
     middleware.check(page("http://localhost/a/1", unique_meta(1)))
     assert middleware.cap.anchor_index == 110
-    writer.pending = 500  # 500 + 80 - 110 > 100 links later: the signature is forgotten
+    writer.frontier.pending = 500  # 500 + 80 - 110 > 100 links later: the signature is forgotten
     middleware.check(page("http://localhost/b/1", unique_meta(2)))
     assert middleware.cap.evicted_age == 1 and middleware.cap.entries == 1
+
+
+def test_middleware_on_resume_caps_what_earlier_runs_capped(tmp_path: Any) -> None:
+    middleware, writer, stats = make_middleware(tmp_path, dedupe_cap=10, resume=True)
+    meta = trap_meta("http://localhost/list/date/")
+    first = page("http://localhost/list/date/1/", meta)
+    writer.runs.capped = [page_signature(first.url, meta) or ""]
+    middleware.check(first)  # its first page this run: capped from the start, not counted
+    assert modes(first)[0] is FollowMode.CAPPED
+    assert middleware.cap.sticky == {page_signature(first.url, meta)}
+    assert middleware.cap.entries == 0 and not writer.runs.events  # not fired again
+    assert "nitpicker/trapcap/fired" not in stats.values
+
+
+def test_middleware_of_a_new_crawl_restores_nothing(tmp_path: Any) -> None:
+    middleware, writer, _ = make_middleware(tmp_path, dedupe_cap=10)
+    meta = trap_meta("http://localhost/list/date/")
+    first = page("http://localhost/list/date/1/", meta)
+    writer.runs.capped = [page_signature(first.url, meta) or ""]  # not read without --resume
+    middleware.check(first)
+    assert modes(first)[0] is FollowMode.FULL and not middleware.cap.sticky
+
+
+def test_the_crawl_reads_the_archive_through_its_writer_not_the_query_library() -> None:
+    """The query library is for readers; a crawl component reads what it wrote from the
+    writer's parts (the trap cap's restore state from the run log)."""
+    package = Path(nitpicker.__file__).parent
+    crawl_modules = [package / "trapcap.py", package / "session.py", package / "frontier.py",
+                     package / "pipelines.py", *(package / "middlewares").glob("*.py"),
+                     *(package / "archive").glob("*.py")]
+    imports_query = re.compile(r"^\s*(from|import) nitpicker\.query\b", re.MULTILINE)
+    readers = [path.relative_to(package).as_posix() for path in crawl_modules
+               if imports_query.search(path.read_text(encoding="utf-8"))]
+    assert readers == []
 
 
 # -- list_trap_events ------------------------------------------------------------------------

@@ -62,7 +62,7 @@ class CrawlProgress:
         session = spider.session
         counters = session.counters
         writer = session.writer
-        pending = writer.pending if writer is not None else 0
+        pending = writer.frontier.pending if writer is not None else 0
         in_flight = max(counters.leased - counters.done, 0)
         queued = pending + in_flight
         elapsed = max(time.monotonic() - self._started, 1e-6)

@@ -11,7 +11,8 @@ reach its threshold already has its links capped.
 
 Each firing is a row of the archive's audit table ``trap_events`` (signature, parent path,
 count, first and last URL), written in the same transaction as the page, and one INFO line.
-On ``--resume`` the signatures capped by earlier runs are capped again from that table.
+On ``--resume`` the signatures capped by earlier runs are capped again, from the archive's run
+log (:meth:`~nitpicker.archive.run_log.RunLog.capped_signatures`).
 
 Enabled by ``--dedupe-cap N`` (``CrawlConfig.dedupe_cap``; ``NotConfigured`` otherwise), with
 ``--dedupe-age-window`` and ``--dedupe-map-cap``. Stats ``nitpicker/trapcap/fired``,
@@ -31,7 +32,6 @@ from scrapy.exceptions import NotConfigured
 
 from nitpicker.failure import classify_exception
 from nitpicker.items import FollowMode, PageItem
-from nitpicker.query.trap_events import list_trap_events
 from nitpicker.trapcap import TrapCap
 
 if TYPE_CHECKING:
@@ -47,8 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["TrapCapMiddleware"]
 
 logger = logging.getLogger(__name__)
-
-_RESTORE_BATCH = 1000
 
 
 class TrapCapMiddleware:
@@ -102,7 +100,7 @@ class TrapCapMiddleware:
         writer = session.writer
         if writer is None:
             return self.cap.anchor_index
-        return writer.pending + session.counters.leased
+        return writer.frontier.pending + session.counters.leased
 
     def has_pending_under(self, prefix: str) -> bool:
         """Whether the frontier still has a URL to fetch whose key starts with ``prefix``."""
@@ -110,7 +108,7 @@ class TrapCapMiddleware:
         if writer is None:
             return True  # cannot tell: keep the bucket
         self.session.settle()  # links of pages still being written count too
-        return writer.has_pending_under(prefix)
+        return writer.frontier.has_pending_under(prefix)
 
     # -- the middleware ---------------------------------------------------------------------
 
@@ -159,7 +157,7 @@ class TrapCapMiddleware:
         )
         session = self.session
         try:
-            session.archive.record_trap_event(
+            session.archive.runs.record_trap_event(
                 verdict.signature, verdict.parent_path, verdict.count or 0, verdict.first_url,
                 item.url,
             )
@@ -167,20 +165,13 @@ class TrapCapMiddleware:
             session.fail(classify_exception(exc))
 
     def restore(self) -> None:
-        """On ``--resume``, cap again the signatures earlier runs capped (``trap_events``)."""
+        """On ``--resume``, cap again the signatures earlier runs capped (the run log)."""
         self._restored = True
         if not self.config.resume:
             return
         self.session.settle()  # the worker is idle now, and stays so while this runs
-        conn = self.session.archive.conn
-        offset = 0
-        while True:
-            page = list_trap_events(conn, limit=_RESTORE_BATCH, offset=offset)
-            for event in page["items"]:
-                self.cap.immunise(event["signature"])
-            offset += len(page["items"])
-            if not page["items"] or offset >= page["total"]:
-                break
+        for signature in self.session.archive.runs.capped_signatures():
+            self.cap.immunise(signature)
         if self.cap.sticky:
             logger.info("trap cap: %d signature(s) capped by earlier runs", len(self.cap.sticky))
 

@@ -1,0 +1,333 @@
+"""PageRecorder: what a crawl learns about each URL, written into the archive's page tables.
+
+One call records one URL's result (:meth:`PageRecorder.record`): its ``pages`` row, its child
+rows (response headers, anchors, images, resources and their referrers and headers, the
+snapshot), the rows of its redirect hops, the stub rows of the pages it links to, the frontier
+rows of the links to follow and the acknowledgement of its own frontier row, all in the open
+batch. Sitemap listings (:meth:`PageRecorder.record_sitemap`) and, when a run closes, the URL
+order (:meth:`PageRecorder.set_url_order`) are page facts too.
+
+Page ids of recently seen URLs are cached (bounded): most links of a page are the site's
+navigation, whose rows were found long ago.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from nitpicker.archive.connection import json_rows, now, serialised, sorting_on_disk
+from nitpicker.items import MAX_URL_LENGTH, FollowMode
+from nitpicker.urls import frontier_key, natural_order_key
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from nitpicker.archive.writer import ArchiveWriter
+    from nitpicker.items import LinkRecord, PageItem, ResourceRecord
+
+__all__ = ["PageRecorder"]
+
+_UNFETCHED = (FollowMode.STUB, FollowMode.EXCLUDED, FollowMode.CAPPED)
+_ID_CACHE_SIZE = 50_000
+_CHUNK = 400
+
+_RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, status,
+    status_text, content_type, content_length, lang, title, description, keywords, noindex,
+    nofollow, noarchive, canonical, alternate, og_type, og_title, og_site_name,
+    og_description, og_url, og_image, twitter_card, is_skipped, skip_reason, fetched_at,
+    links_capped)
+VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL,
+    is_target = excluded.is_target, is_external = excluded.is_external,
+    depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
+    status_text = excluded.status_text, content_type = excluded.content_type,
+    content_length = excluded.content_length, lang = excluded.lang,
+    title = excluded.title, description = excluded.description,
+    keywords = excluded.keywords, noindex = excluded.noindex,
+    nofollow = excluded.nofollow, noarchive = excluded.noarchive,
+    canonical = excluded.canonical, alternate = excluded.alternate,
+    og_type = excluded.og_type, og_title = excluded.og_title,
+    og_site_name = excluded.og_site_name, og_description = excluded.og_description,
+    og_url = excluded.og_url, og_image = excluded.og_image,
+    twitter_card = excluded.twitter_card, is_skipped = excluded.is_skipped,
+    skip_reason = excluded.skip_reason, fetched_at = excluded.fetched_at,
+    links_capped = excluded.links_capped
+RETURNING id"""
+
+_RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
+    fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?)
+ON CONFLICT(url) DO UPDATE SET scraped = 1, status = excluded.status,
+    redirect_dest_id = excluded.redirect_dest_id"""
+
+_RECORD_RESOURCE = (
+    "INSERT INTO resources(url, kind, is_external, status, status_text, content_type,"
+    " content_length, compress, cdn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT(url) DO UPDATE SET"
+    " kind = CASE WHEN resources.kind = '' THEN excluded.kind ELSE resources.kind END,"
+    " status = coalesce(excluded.status, resources.status),"
+    " status_text = coalesce(excluded.status_text, resources.status_text),"
+    " content_type = coalesce(excluded.content_type, resources.content_type),"
+    " content_length = coalesce(excluded.content_length, resources.content_length),"
+    " compress = coalesce(excluded.compress, resources.compress),"
+    " cdn = coalesce(excluded.cdn, resources.cdn)"
+)
+
+_FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers")
+"""The child tables of a fetched page (constant names: formatted into statements)."""
+
+
+class PageRecorder:
+    """Records pages, their child rows and sitemap listings; numbers pages in URL order."""
+
+    def __init__(self, archive: ArchiveWriter) -> None:
+        self._archive = archive
+        self._conn = archive.conn
+        self._mutex = archive.mutex
+        self._begin = archive.begin
+        self._frontier = archive.frontier
+        self._budget = archive.budget
+        self._ids: OrderedDict[str, int] = OrderedDict()
+
+    def forget(self) -> None:
+        """The open batch was rolled back: the ids of rows created in it may be gone."""
+        self._ids.clear()
+
+    def _cache_id(self, url: str, page_id: int) -> None:
+        self._ids[url] = page_id
+        if len(self._ids) > _ID_CACHE_SIZE:
+            self._ids.popitem(last=False)
+
+    @serialised
+    def ids(self, urls: Mapping[str, tuple[bool, int | None]]) -> dict[str, int]:
+        """Ids of page rows for ``{url: (is_external, depth)}``, creating stub rows as needed."""
+        found: dict[str, int] = {}
+        missing: list[str] = []
+        for url in urls:
+            page_id = self._ids.get(url)
+            if page_id is None:
+                missing.append(url)
+            else:
+                found[url] = page_id
+        if missing:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO pages(url, is_external, depth) VALUES (?, ?, ?)",
+                [(u, int(urls[u][0]), urls[u][1]) for u in missing],
+            )
+            for start in range(0, len(missing), _CHUNK):
+                chunk = missing[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                for page_id, url in self._conn.execute(
+                    f"SELECT id, url FROM pages WHERE url IN ({marks})", chunk
+                ):
+                    found[url] = page_id
+                    self._cache_id(url, page_id)
+        return found
+
+    @serialised
+    def record(self, item: PageItem, new_links: list[tuple[str, str, int, int]]) -> int:
+        """Record one URL's result, its links, and acknowledge its frontier row."""
+        self._begin()
+        budget = self._budget
+        if budget.pages is not None:
+            links = len(item.links)
+            budget.cap_for_crawl(1 + links + len(item.redirects), links)
+        meta = item.meta
+        values = (
+            item.is_target, item.is_external, item.depth, item.status, item.status_text,
+            item.content_type, item.content_length, meta.lang, meta.title, meta.description,
+            meta.keywords, meta.noindex, meta.nofollow, meta.noarchive, meta.canonical,
+            meta.alternate, meta.og_type, meta.og_title, meta.og_site_name, meta.og_description,
+            meta.og_url, meta.og_image, meta.twitter_card, item.is_skipped, item.skip_reason,
+            now(), item.links_capped,
+        )
+        row = self._conn.execute(_RECORD_PAGE, (item.url, *values)).fetchone()
+        page_id = int(row[0])
+        self._cache_id(item.url, page_id)
+        self._replace_children(page_id, item)
+        for hop in item.redirects:
+            if hop.url == item.url:
+                continue  # a self-redirect (e.g. an auth challenge) is not a source
+            self._conn.execute(
+                _RECORD_HOP, (hop.url, item.is_external, item.depth, hop.status, page_id, now())
+            )
+        frontier = self._frontier
+        if item.redirects:
+            frontier.mark_done(frontier_key(item.url))
+        if item.frontier_id is not None:
+            frontier.acknowledge(item.frontier_id)
+        if new_links:
+            frontier.add(new_links)
+        self._archive.dirty += 1
+        return page_id
+
+    @serialised
+    def record_sitemap(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
+        """Mark ``(url, is_external)`` pages as listed in a sitemap; queue the in-scope ones."""
+        self._begin()
+        if self._budget.pages is not None:
+            self._budget.cap_for_crawl(len(entries))
+        ids = self.ids({url: (external, depth) for url, external in entries})
+        self._conn.executemany(
+            "UPDATE pages SET in_sitemap = 1 WHERE id = ?", [(ids[url],) for url, _ in entries]
+        )
+        added = self._frontier.add(
+            (frontier_key(url), url, depth, 0) for url, external in entries if not external
+        )
+        self._archive.dirty += 1
+        return added
+
+    def _replace_children(self, page_id: int, item: PageItem) -> None:
+        conn = self._conn
+        conn.execute("DELETE FROM response_headers WHERE page_id = ?", (page_id,))
+        if item.headers:
+            conn.execute(
+                "INSERT INTO response_headers(page_id, name, value)"
+                " SELECT ?, value ->> 0, value ->> 1 FROM json_each(?)",
+                (page_id, json_rows(item.headers)),
+            )
+        conn.execute("DELETE FROM anchors WHERE page_id = ?", (page_id,))
+        if item.links:
+            self._insert_links(page_id, item.links, item.depth + 1)
+        conn.execute("DELETE FROM images WHERE page_id = ?", (page_id,))
+        if item.images:
+            conn.executemany(
+                "INSERT INTO images(page_id, src, current_src, alt, width, height, natural_width,"
+                " natural_height, is_lazy, viewport_width, source_code)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (page_id, i.src, i.current_src, i.alt, i.width, i.height, i.natural_width,
+                     i.natural_height, i.is_lazy, i.viewport_width, i.source_code)
+                    for i in item.images
+                ],
+            )
+        if item.resources:
+            self._insert_resources(page_id, item.resources)
+        if item.html is not None:
+            conn.execute(
+                "INSERT OR REPLACE INTO snapshots(page_id, encoding, html) VALUES (?, 'zlib', ?)",
+                (page_id, zlib.compress(item.html.encode("utf-8"), 1)),
+            )
+
+    def _insert_links(self, page_id: int, links: list[LinkRecord], depth: int) -> None:
+        # A page's links go to SQLite as JSON arrays, a statement for all of them, so the GIL
+        # stays free while SQLite works. Targets already known by id (most of them: the
+        # site's navigation) skip the lookup; new ones get their stub row first.
+        conn = self._conn
+        ids = self._ids
+        fresh: dict[str, bool] = {}
+        for link in links:
+            if link.url not in ids:
+                fresh.setdefault(link.url, link.is_external)
+        if fresh:
+            for new_id, url in conn.execute(
+                "INSERT OR IGNORE INTO pages(url, is_external, depth)"
+                " SELECT value ->> 0, value ->> 1, ? FROM json_each(?) RETURNING id, url",
+                (depth, json_rows(list(fresh.items()))),
+            ).fetchall():
+                self._cache_id(url, new_id)
+        get = ids.get
+        conn.execute(
+            "INSERT INTO anchors(page_id, href_id, hash, text)"
+            " SELECT ?, coalesce(value ->> 0, (SELECT id FROM pages WHERE url = value ->> 1)),"
+            " value ->> 2, value ->> 3 FROM json_each(?)",
+            (page_id, json_rows([(get(link.url), link.url, link.hash, link.text)
+                                 for link in links])),
+        )
+        for link in links:
+            if link.mode in _UNFETCHED:
+                self._record_unfetched(link)
+            elif link.mode is FollowMode.INVALID:
+                conn.execute(
+                    "UPDATE pages SET scraped = 1, status = -1, status_text = ?, is_skipped = 1,"
+                    " skip_reason = 'url too long' WHERE url = ? AND scraped = 0",
+                    (f"URL too long ({link.hash} characters, at most {MAX_URL_LENGTH})", link.url),
+                )
+
+    def _record_unfetched(self, link: LinkRecord) -> None:
+        reasons = {FollowMode.EXCLUDED: "excluded", FollowMode.CAPPED: "dedupe cap"}
+        reason = reasons.get(link.mode)
+        self._conn.execute(
+            "UPDATE pages SET scraped = 1, is_skipped = ?, skip_reason = ?"
+            " WHERE url = ? AND scraped = 0",
+            (int(reason is not None), reason, link.url),
+        )
+
+    def _insert_resources(self, page_id: int, resources: list[ResourceRecord]) -> None:
+        conn = self._conn
+        conn.executemany(
+            _RECORD_RESOURCE,
+            [
+                (r.url, r.kind, r.is_external, r.status, r.status_text, r.content_type,
+                 r.content_length, r.compress, r.cdn)
+                for r in resources
+            ],
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO resource_referrers(resource_id, page_id)"
+            " SELECT id, ? FROM resources WHERE url = ?",
+            [(page_id, r.url) for r in resources],
+        )
+        loaded = [r for r in resources if r.headers]
+        if loaded:
+            conn.executemany(
+                "DELETE FROM resource_headers"
+                " WHERE resource_id = (SELECT id FROM resources WHERE url = ?)",
+                [(r.url,) for r in loaded],
+            )
+            conn.executemany(
+                "INSERT INTO resource_headers(resource_id, name, value)"
+                " SELECT id, ?, ? FROM resources WHERE url = ?",
+                [(name, value, r.url) for r in loaded for name, value in r.headers],
+            )
+
+    @serialised
+    def unfetch_now_in_scope(self, is_in_scope: Callable[[str], bool]) -> list[tuple[int, str]]:
+        """Out-of-scope rows now in scope lose their fetched facts, their ids kept.
+
+        Their child rows (anchors, images, headers, snapshot, resource referrers) are removed
+        and their fetched columns reset (``--append``). Returns (id, url).
+        """
+        self._begin()
+        rows = [
+            (page_id, url)
+            for page_id, url in self._conn.execute(
+                "SELECT id, url FROM pages WHERE is_external = 1 AND redirect_dest_id IS NULL")
+            if is_in_scope(url)
+        ]
+        ids = [(page_id,) for page_id, _ in rows]
+        for table in _FETCHED_CHILDREN:
+            self._conn.executemany(f"DELETE FROM {table} WHERE page_id = ?", ids)
+        self._conn.executemany(
+            "UPDATE pages SET scraped = 0, is_external = 0, is_target = 0, status = NULL,"
+            " status_text = NULL, content_type = NULL, content_length = NULL, title = '',"
+            " description = '', is_skipped = 0, skip_reason = NULL, fetched_at = NULL"
+            " WHERE id = ?",
+            ids,
+        )
+        for _, url in rows:
+            self._ids.pop(url, None)
+        return rows
+
+    @serialised
+    def set_url_order(self) -> None:
+        """Fill ``pages.order``: the natural URL order of internal pages, 1..N.
+
+        SQLite sorts by the byte-encoded :func:`natural_order_key`, in temporary files: the
+        URLs are never all in memory at once (300,000 of them would be ~350 MB as keys).
+        """
+        archive = self._archive
+        archive.commit()
+        conn = self._conn
+        conn.create_function("natural_order_key", 1, natural_order_key, deterministic=True)
+        with sorting_on_disk(conn):
+            self._begin()
+            conn.execute('UPDATE pages SET "order" = NULL WHERE "order" IS NOT NULL')
+            conn.execute(
+                'UPDATE pages SET "order" = ranked.n FROM ('
+                " SELECT id, row_number() OVER (ORDER BY natural_order_key(url)) AS n"
+                " FROM pages WHERE is_external = 0 AND redirect_dest_id IS NULL"
+                ") AS ranked WHERE pages.id = ranked.id"
+            )
+            archive.commit()

@@ -1,0 +1,95 @@
+"""RunLog: the archive's ``runs`` and ``trap_events`` tables, the history of a crawl's runs.
+
+Each run (a crawl, a resume, an append) is a row, ``running`` from its start until its end
+records the status, the stop reason, the counts and, when it failed, the error code, detail
+and phase. A run whose process died without ending it is found by the watchdog
+(:meth:`RunLog.mark_lost`) when the archive is next opened for writing. The trap cap's
+firings are its audit log, and the state a resumed run's trap cap starts from
+(:meth:`RunLog.capped_signatures`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from nitpicker.archive.connection import now, serialised
+from nitpicker.archive.lock import pid_alive
+
+if TYPE_CHECKING:
+    from nitpicker.archive.writer import ArchiveWriter
+
+__all__ = ["RunLog"]
+
+
+class RunLog:
+    """Starts and ends this process's run; records the trap cap's firings."""
+
+    def __init__(self, archive: ArchiveWriter) -> None:
+        self._conn = archive.conn
+        self._mutex = archive.mutex
+        self._begin = archive.begin
+        self._commit = archive.commit
+        self.run_id: int | None = None
+        """This process's run (``runs.id``), once started."""
+
+    @serialised
+    def start(self, kind: str) -> int:
+        """Start a run of ``kind`` (``crawl``, ``resume``, ``append``); committed at once."""
+        self._begin()
+        cur = self._conn.execute(
+            "INSERT INTO runs(kind, pid, started_at, status) VALUES (?, ?, ?, 'running')",
+            (kind, os.getpid(), now()),
+        )
+        self._commit()
+        self.run_id = int(cur.lastrowid or 0)
+        return self.run_id
+
+    @serialised
+    def end(self, status: str, stop_reason: str, pages_done: int, errors: int,
+            error_code: str | None = None, error_detail: str | None = None,
+            phase: str | None = None) -> None:
+        """End this run with its outcome; committed at once."""
+        self._begin()
+        self._conn.execute(
+            "UPDATE runs SET ended_at = ?, status = ?, stop_reason = ?, pages_done = ?, errors = ?,"
+            " error_code = ?, error_detail = ?, phase = ? WHERE id = ?",
+            (now(), status, stop_reason, pages_done, errors, error_code, error_detail, phase,
+             self.run_id),
+        )
+        self._commit()
+
+    @serialised
+    def mark_lost(self) -> int:
+        """The watchdog: runs still ``running`` whose process is gone become ``instance_lost``."""
+        rows = self._conn.execute("SELECT id, pid FROM runs WHERE status = 'running'").fetchall()
+        lost = [run_id for run_id, pid in rows if pid != os.getpid() and not pid_alive(pid)]
+        if lost:
+            self._begin()
+            self._conn.executemany(
+                "UPDATE runs SET status = 'failed', error_code = 'instance_lost',"
+                " error_detail = 'the crawling process ended without closing its run',"
+                " ended_at = coalesce(ended_at, ?) WHERE id = ?",
+                [(now(), run_id) for run_id in lost],
+            )
+            self._commit()
+        return len(lost)
+
+    @serialised
+    def record_trap_event(self, signature: str, parent_path: str, count: int, first_url: str,
+                          last_url: str) -> None:
+        """The audit log of the trap cap: one row each time a signature reaches the cap
+        (in the open batch, with the page that made it fire)."""
+        self._begin()
+        self._conn.execute(
+            "INSERT INTO trap_events(run_id, signature, parent_path, count, first_url, last_url,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (self.run_id, signature, parent_path, count, first_url, last_url, now()),
+        )
+
+    @serialised
+    def capped_signatures(self) -> list[str]:
+        """The signatures the trap cap capped in this archive (any run, this one included),
+        each once, in the order they were first capped: what a resumed trap cap restores."""
+        return [signature for (signature,) in self._conn.execute(
+            "SELECT signature FROM trap_events GROUP BY signature ORDER BY min(id)")]

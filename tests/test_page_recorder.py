@@ -1,0 +1,251 @@
+"""nitpicker.archive.page_recorder: page rows and their children in a real archive file."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from nitpicker.archive import ArchiveWriter, PageRecorder
+from nitpicker.archive.frontier_store import DONE, PENDING
+from nitpicker.config import CrawlConfig
+from nitpicker.extract import PageMeta
+from nitpicker.items import (
+    FollowMode,
+    ImageRecord,
+    LinkRecord,
+    PageItem,
+    Redirect,
+    ResourceRecord,
+    too_long_stand_in,
+)
+from nitpicker.urls import frontier_key
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+SITE = "http://example.com"
+
+
+def _link(path: str, mode: FollowMode = FollowMode.FULL, *, external: bool = False,
+          text: str = "") -> LinkRecord:
+    url = SITE + path if path.startswith("/") else path
+    return LinkRecord(url, frontier_key(url), "", text, external, mode)
+
+
+def _new_links(item: PageItem) -> list[tuple[str, str, int, int]]:
+    """What the archive pipeline queues for ``item``: its links to fetch."""
+    followed = (FollowMode.FULL, FollowMode.METADATA)
+    return [(link.key, link.url, item.depth + 1, int(link.mode))
+            for link in item.links if link.mode in followed]
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> Iterator[ArchiveWriter]:
+    config = CrawlConfig(roots=(f"{SITE}/",), output=str(tmp_path / "a.nitpicker"))
+    w = ArchiveWriter.create(config)
+    w.runs.start("crawl")
+    yield w
+    with contextlib.suppress(sqlite3.ProgrammingError):  # the test closed it
+        w.abandon()
+
+
+@pytest.fixture
+def pages(writer: ArchiveWriter) -> PageRecorder:
+    return writer.pages
+
+
+def _lease(writer: ArchiveWriter, path: str) -> int:
+    """Queue and lease ``path``: its frontier id."""
+    writer.frontier.add([(frontier_key(SITE + path), SITE + path, 0, 0)])
+    (row,) = writer.frontier.lease(1)
+    return row[0]
+
+
+def _page(writer: ArchiveWriter, path: str) -> dict[str, object]:
+    cursor = writer.conn.execute("SELECT * FROM pages WHERE url = ?", (SITE + path,))
+    names = [d[0] for d in cursor.description]
+    row = cursor.fetchone()
+    assert row is not None, path
+    return dict(zip(names, row, strict=True))
+
+
+def test_record_writes_the_page_its_children_and_its_frontier_rows(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    frontier_id = _lease(writer, "/")
+    item = PageItem(
+        url=f"{SITE}/", frontier_id=frontier_id, depth=0, is_external=False, is_target=True,
+        status=200, status_text="OK", content_type="text/html", content_length=120,
+        headers=[("content-type", "text/html"), ("server", "fixture")],
+        meta=PageMeta(title="Home", description="The home page", lang="en"),
+        links=[_link("/a", text="A"), _link("/a", text="A again"),
+               _link("https://other.example/", FollowMode.METADATA, external=True)],
+        images=[ImageRecord("/logo.png", "Logo", width=10, height=20)],
+        resources=[ResourceRecord(f"{SITE}/site.css", "css", False, 200,
+                                  headers=[("content-type", "text/css")])],
+        html="<html><title>Home</title></html>",
+    )
+    page_id = pages.record(item, _new_links(item))
+    conn = writer.conn
+    home = _page(writer, "/")
+    assert home["id"] == page_id and home["scraped"] == 1 and home["status"] == 200
+    assert (home["title"], home["description"], home["lang"]) == ("Home", "The home page", "en")
+    assert conn.execute("SELECT name, value FROM response_headers WHERE page_id = ?",
+                        (page_id,)).fetchall() == [("content-type", "text/html"),
+                                                    ("server", "fixture")]
+    anchors = conn.execute(
+        "SELECT p.url, a.text FROM anchors a JOIN pages p ON p.id = a.href_id"
+        " WHERE a.page_id = ? ORDER BY a.id", (page_id,)).fetchall()
+    assert anchors == [(f"{SITE}/a", "A"), (f"{SITE}/a", "A again"),
+                       ("https://other.example/", "")]
+    stub = _page(writer, "/a")
+    assert (stub["scraped"], stub["depth"], stub["is_external"]) == (0, 1, 0)
+    assert conn.execute("SELECT src, alt, width FROM images WHERE page_id = ?",
+                        (page_id,)).fetchall() == [("/logo.png", "Logo", 10)]
+    assert conn.execute(
+        "SELECT r.url, r.kind, h.name FROM resources r JOIN resource_referrers rr"
+        " ON rr.resource_id = r.id JOIN resource_headers h ON h.resource_id = r.id"
+        " WHERE rr.page_id = ?", (page_id,)).fetchall() == [(f"{SITE}/site.css", "css",
+                                                               "content-type")]
+    encoding, html = conn.execute("SELECT encoding, html FROM snapshots WHERE page_id = ?",
+                                  (page_id,)).fetchone()
+    assert encoding == "zlib" and zlib.decompress(html).decode() == item.html
+    frontier = dict(conn.execute("SELECT url, state FROM frontier"))
+    assert frontier == {f"{SITE}/": DONE, f"{SITE}/a": PENDING,
+                        "https://other.example/": PENDING}
+    assert writer.frontier.pending == 2 and writer.dirty == 1
+
+
+def test_record_again_replaces_the_children(writer: ArchiveWriter, pages: PageRecorder) -> None:
+    first = PageItem(url=f"{SITE}/", frontier_id=None, depth=0, is_external=False,
+                     is_target=True, status=200, links=[_link("/a"), _link("/b")],
+                     headers=[("x", "1")])
+    again = PageItem(url=f"{SITE}/", frontier_id=None, depth=0, is_external=False,
+                     is_target=True, status=304, links=[_link("/c")], headers=[("x", "2")])
+    page_id = pages.record(first, [])
+    assert pages.record(again, []) == page_id
+    conn = writer.conn
+    assert conn.execute("SELECT count(*) FROM anchors").fetchone()[0] == 1
+    assert conn.execute("SELECT value FROM response_headers").fetchall() == [("2",)]
+    assert _page(writer, "/")["status"] == 304
+
+
+def test_record_of_a_redirect_keeps_its_hops_and_settles_the_target(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    frontier_id = _lease(writer, "/old")
+    writer.frontier.add([(frontier_key(f"{SITE}/new"), f"{SITE}/new", 1, 0)])
+    item = PageItem(url=f"{SITE}/new", frontier_id=frontier_id, depth=0, is_external=False,
+                    is_target=True, status=200,
+                    redirects=[Redirect(f"{SITE}/old", 301), Redirect(f"{SITE}/new", 401)])
+    page_id = pages.record(item, [])
+    old = _page(writer, "/old")
+    assert (old["redirect_dest_id"], old["status"], old["scraped"]) == (page_id, 301, 1)
+    assert _page(writer, "/new")["redirect_dest_id"] is None  # a self-redirect is no source
+    states = dict(writer.conn.execute("SELECT url, state FROM frontier"))
+    assert states == {f"{SITE}/old": DONE, f"{SITE}/new": DONE}
+    assert writer.frontier.pending == 0
+
+
+def test_record_marks_links_that_are_never_fetched(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    too_long = too_long_stand_in(SITE + "/x" * 5000)
+    invalid = LinkRecord(too_long, too_long, "10001", "", True, FollowMode.INVALID)
+    item = PageItem(url=f"{SITE}/", frontier_id=None, depth=0, is_external=False,
+                    is_target=True, status=200,
+                    links=[_link("/admin/", FollowMode.EXCLUDED),
+                           _link("/trap/", FollowMode.CAPPED),
+                           _link("mailto:me@example.com", FollowMode.STUB, external=True),
+                           invalid])
+    pages.record(item, _new_links(item))
+    rows = {url: (scraped, skipped, reason) for url, scraped, skipped, reason in
+            writer.conn.execute("SELECT url, scraped, is_skipped, skip_reason FROM pages")}
+    assert rows[f"{SITE}/admin/"] == (1, 1, "excluded")
+    assert rows[f"{SITE}/trap/"] == (1, 1, "dedupe cap")
+    assert rows["mailto:me@example.com"] == (1, 0, None)
+    assert rows[too_long] == (1, 1, "url too long")
+    assert writer.conn.execute("SELECT count(*) FROM frontier").fetchone()[0] == 0
+
+
+def test_record_after_a_rollback_links_to_rows_that_exist(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    pages.record(PageItem(url=f"{SITE}/", frontier_id=None, depth=0, is_external=False,
+                          is_target=True, status=200, links=[_link("/gone")]), [])
+    writer.rollback()  # the stub row of /gone went with the batch
+    pages.record(PageItem(url=f"{SITE}/b", frontier_id=None, depth=0, is_external=False,
+                          is_target=True, status=200, links=[_link("/gone")]), [])
+    dangling = writer.conn.execute(
+        "SELECT count(*) FROM anchors WHERE href_id NOT IN (SELECT id FROM pages)").fetchone()[0]
+    assert dangling == 0
+    assert _page(writer, "/gone")["scraped"] == 0
+
+
+def test_record_sitemap_marks_listed_pages_and_queues_those_in_scope(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    pages.record(PageItem(url=f"{SITE}/known", frontier_id=None, depth=0, is_external=False,
+                          is_target=True, status=200), [])
+    added = pages.record_sitemap([(f"{SITE}/known", False), (f"{SITE}/listed", False),
+                                  ("https://other.example/", True)])
+    assert added == 2
+    listed = dict(writer.conn.execute("SELECT url, in_sitemap FROM pages"))
+    assert listed == {f"{SITE}/known": 1, f"{SITE}/listed": 1, "https://other.example/": 1}
+    queued = writer.conn.execute("SELECT url, depth FROM frontier ORDER BY id").fetchall()
+    assert queued == [(f"{SITE}/known", 1), (f"{SITE}/listed", 1)]
+
+
+def test_repromote_turns_fetched_external_rows_back_into_pending_pages(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    item = PageItem(url="http://blog.example.com/", frontier_id=None, depth=1,
+                    is_external=True, is_target=False, status=200, content_type="text/html",
+                    meta=PageMeta(title="Blog"), headers=[("server", "x")],
+                    links=[_link("/")], html="<html></html>")
+    page_id = pages.record(item, [])
+    pages.record(PageItem(url="http://other.example/", frontier_id=None, depth=1,
+                          is_external=True, is_target=False, status=200), [])
+    writer.commit()
+    rows = writer.repromote(lambda url: url.startswith("http://blog.example.com/"))
+    assert rows == [(page_id, "http://blog.example.com/")]
+    blog = writer.conn.execute(
+        "SELECT id, scraped, is_external, status, title, content_type FROM pages WHERE url = ?",
+        ("http://blog.example.com/",)).fetchone()
+    assert blog == (page_id, 0, 0, None, "", None)
+    for table in ("anchors", "response_headers", "snapshots"):
+        count = writer.conn.execute(f"SELECT count(*) FROM {table} WHERE page_id = ?",
+                                    (page_id,)).fetchone()[0]
+        assert count == 0, table
+    frontier = writer.conn.execute("SELECT url, depth, mode, state FROM frontier WHERE url = ?",
+                                   ("http://blog.example.com/",)).fetchone()
+    assert frontier == ("http://blog.example.com/", 1, 0, PENDING)
+    assert _page(writer, "/")["scraped"] == 0  # untouched (it was a link target only)
+    assert writer.frontier.pending == 1
+
+
+def test_url_order_numbers_internal_pages_in_natural_order(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    urls = ["http://example.com/p/10", "http://example.com/p/2", "http://example.com/",
+            "http://example.com/p/index.html", "http://example.com/about"]
+    conn = writer.conn
+    conn.executemany("INSERT INTO pages (url) VALUES (?)", [(u,) for u in urls])
+    conn.execute("INSERT INTO pages (url, is_external) VALUES ('http://other.example/', 1)")
+    conn.execute("INSERT INTO pages (url, redirect_dest_id, \"order\") VALUES"
+                 " ('http://example.com/old', 1, 99)")  # a redirect loses a stale order too
+    writer.commit()
+    pages.set_url_order()
+    rows = conn.execute('SELECT url, "order" FROM pages ORDER BY id').fetchall()
+    assert dict(rows) == {
+        "http://example.com/": 1, "http://example.com/about": 2,
+        "http://example.com/p/index.html": 3, "http://example.com/p/2": 4,
+        "http://example.com/p/10": 5, "http://other.example/": None,
+        "http://example.com/old": None,
+    }
+    assert not conn.in_transaction  # committed
