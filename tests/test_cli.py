@@ -22,7 +22,8 @@ INTEGER_MAX = str(2**63 - 1)
 
 
 def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # Wide enough that the progress line never shortens a URL (tests read URLs in it).
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300"}
     return subprocess.run(
         [sys.executable, "-m", "nitpicker.cli", *args, *(["--no-render"] if args and args[0] == "crawl" and "--resume" not in args else [])],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
