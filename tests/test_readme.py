@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from nitpicker.cli import app
 from nitpicker import meta
+from nitpicker.cli import app
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 COMMAND = typer.main.get_command(app)

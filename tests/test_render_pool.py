@@ -19,7 +19,7 @@ from scrapy import signals
 from scrapy.crawler import CrawlerRunner
 
 from nitpicker.config import CrawlConfig
-from nitpicker.render import find_chromium
+from nitpicker.render.chromium import find_chromium
 from nitpicker.spiders.site import SiteSpider
 from tests.conftest import LAZY_PAGE_IMAGES, Archive, crawl_settings
 
