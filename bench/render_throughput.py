@@ -13,9 +13,9 @@ One run does, in order:
    ``loading=lazy`` photos further down; the five images, the stylesheet and the script are
    shared by all pages (``Cache-Control: max-age=3600``);
 2. (a) runs a bare scrapy-playwright spider in its own process: the same Chromium (executable
-   and launch arguments from ``nitpicker.render``: ``find_chromium()``, ``CHROMIUM_ARGS``), the
-   same viewport, the same concurrency (``CONCURRENT_REQUESTS`` = ``--parallels``,
-   ``PLAYWRIGHT_MAX_PAGES_PER_CONTEXT`` = 4). Every request has ``meta={"playwright": True}``
+   and launch arguments from ``nitpicker.render.chromium``: ``find_chromium()``,
+   ``CHROMIUM_ARGS``), the same viewport, the same concurrency (``CONCURRENT_REQUESTS`` =
+   ``--parallels``, ``PLAYWRIGHT_MAX_PAGES_PER_CONTEXT`` = 4). Every request has ``meta={"playwright": True}``
    (scrapy-playwright's defaults: navigate and wait for ``load``); it follows links (parsel
    ``a::attr(href)``, ``urljoin``, a seen set checked before a ``Request`` is built, same host
    only) and extracts nothing else;
@@ -477,7 +477,7 @@ def start_server(pages: int, seed: int, port: int = 0) -> SiteServer:
 # ------------------------------------------------------------------------------------------
 
 def baseline_settings(parallels: int) -> dict[str, object]:
-    from nitpicker.render import CHROMIUM_ARGS, find_chromium
+    from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
 
     executable = find_chromium()
     if executable is None:
@@ -489,7 +489,7 @@ def baseline_settings(parallels: int) -> dict[str, object]:
         "PLAYWRIGHT_BROWSER_TYPE": "chromium",
         "PLAYWRIGHT_LAUNCH_OPTIONS": {"executable_path": executable, "headless": True,
                                       "args": list(CHROMIUM_ARGS)},
-        # nitpicker's context has this viewport too (nitpicker/browser.py).
+        # nitpicker's context has this viewport too (nitpicker/render/settings.py).
         "PLAYWRIGHT_CONTEXTS": {"default": {"viewport": {"width": 1280, "height": 800}}},
         "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": min(4, parallels),
         "CONCURRENT_REQUESTS": parallels,
@@ -816,7 +816,7 @@ def _versions() -> str:
         except Exception:  # noqa: BLE001, S110 - a version we cannot read is left out
             pass
     with contextlib.suppress(Exception):
-        from nitpicker.render import find_chromium
+        from nitpicker.render.chromium import find_chromium
 
         exe = find_chromium()
         out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20,

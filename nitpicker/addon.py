@@ -51,7 +51,7 @@ class Addon:
         # Below RetryMiddleware (550) and RedirectMiddleware (600): sees final responses only.
         settings["DOWNLOADER_MIDDLEWARES"].update(
             {
-                "nitpicker.middlewares.render.RenderChoiceMiddleware": 540,
+                "nitpicker.render.choice.RenderChoiceMiddleware": 540,
                 # Just inside RedirectMiddleware (600): sees the final response of a chain.
                 "nitpicker.middlewares.root_redirect.RootRedirectMiddleware": 595,
                 # Scrapy's robots.txt middleware, fixed for concurrent first requests.

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 
+from nitpicker.meta import META_DEPTH, META_FRONTIER_ID, META_MODE
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.spiders import Spider
@@ -29,10 +31,6 @@ __all__ = ["FrontierScheduler"]
 logger = logging.getLogger(__name__)
 
 LEASE_BATCH = 32
-
-META_FRONTIER_ID = "nitpicker_frontier_id"
-META_DEPTH = "nitpicker_depth"
-META_MODE = "nitpicker_mode"
 
 
 class FrontierScheduler(BaseScheduler):

@@ -25,6 +25,8 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.sitemap import Sitemap
 
+from nitpicker.meta import META_SITEMAP
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -34,7 +36,6 @@ __all__ = ["SitemapDocument", "SitemapItem", "SitemapSeeder", "SitemapTooLarge",
 
 logger = logging.getLogger(__name__)
 
-META_SITEMAP = "nitpicker_sitemap"
 _GZIP_MAGIC = b"\x1f\x8b"
 
 

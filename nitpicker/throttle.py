@@ -24,6 +24,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
+from nitpicker.meta import is_browser_request
+
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.core.downloader import Slot
@@ -285,7 +287,7 @@ class AdaptiveConcurrency:
         self._answered.add(request)
         found = self._slot(request)
         if found is not None:
-            browser = request.meta.get("playwright")  # a render's latency is not the server's
+            browser = is_browser_request(request.meta)  # a render's latency is not the server's
             self.adjust(*found, response, None if browser else request.meta.get("download_latency"))
 
     def request_left_downloader(self, request: Request) -> None:

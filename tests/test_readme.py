@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 import typer.main
 
+from nitpicker import meta
 from nitpicker.cli import app
-from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
-from nitpicker.middlewares.render import META_PREFLIGHT, META_RENDER
-from nitpicker.spiders.site import META_BROWSER_RETRY
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 COMMAND = typer.main.get_command(app)
@@ -42,7 +40,8 @@ def test_every_setting_and_meta_key_is_documented() -> None:
     source = "\n".join(p.read_text() for p in (Path(__file__).resolve().parent.parent / "nitpicker").rglob("*.py"))
     settings = set(re.findall(r"\"(NITPICKER_[A-Z_]+)\"", source))
     assert settings, "no NITPICKER_* settings found"
-    keys = {META_FRONTIER_ID, META_DEPTH, META_MODE, META_PREFLIGHT, META_RENDER, META_BROWSER_RETRY}
+    keys = {value for name, value in vars(meta).items() if name.startswith("META_")}
+    assert len(keys) == 9, keys
     for name in settings | keys:
         assert f"`{name}`" in README, name
 

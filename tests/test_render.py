@@ -15,7 +15,7 @@ import psutil
 import pytest
 import pytest_twisted
 
-from nitpicker.render import find_chromium
+from nitpicker.render.chromium import find_chromium
 from tests.conftest import LAZY_PAGE_IMAGES, crawl
 
 if TYPE_CHECKING:

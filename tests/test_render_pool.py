@@ -1,6 +1,6 @@
 """Pooled browser pages and the network-quiet wait, with the real Chromium.
 
-Pages are kept open and navigated from URL to URL (``nitpicker.browser.PagePool``); these
+Pages are kept open and navigated from URL to URL (``nitpicker.render.pool.PagePool``); these
 tests render several URLs on one page and check that what is recorded is what a fresh page
 records, that a page whose renderer crashed is replaced, and that the snapshot waits for the
 requests a page makes after its ``load`` event.
@@ -19,7 +19,7 @@ from scrapy import signals
 from scrapy.crawler import CrawlerRunner
 
 from nitpicker.config import CrawlConfig
-from nitpicker.render import find_chromium
+from nitpicker.render.chromium import find_chromium
 from nitpicker.spiders.site import SiteSpider
 from tests.conftest import LAZY_PAGE_IMAGES, Archive, crawl_settings
 

@@ -10,11 +10,11 @@ import typer
 
 from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
 from nitpicker.archive.writer import ArchiveError
-from nitpicker.browser import BrowserMissingError, require_chromium
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.config import ConfigError, CrawlConfig, resolve_output_path, validate_url
 from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, split_globs
 from nitpicker.query import ArchiveOpenError
+from nitpicker.render.chromium import BrowserMissingError, require_chromium
 
 if TYPE_CHECKING:
     from nitpicker.session import CrawlCounters

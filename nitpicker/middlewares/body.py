@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import StopDownload
 
-from nitpicker.frontier import META_MODE
 from nitpicker.items import FollowMode
-from nitpicker.middlewares.render import META_PREFLIGHT
+from nitpicker.meta import META_BYTES_RECEIVED, META_MODE, META_PREFLIGHT, is_html, media_type
+from nitpicker.scope import in_scope
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from scrapy.http import Headers
 
 __all__ = ["BodyGuard"]
-
-_HTML_TYPES = (b"text/html", b"application/xhtml+xml")
-_META_BYTES_RECEIVED = "nitpicker_bytes_received"
 
 
 class BodyGuard:
@@ -48,8 +45,8 @@ class BodyGuard:
                          **kwargs: Any) -> None:
         if META_MODE not in request.meta:
             return  # robots.txt and other internal requests
-        content_type = (headers.get(b"Content-Type") or b"").split(b";", 1)[0].strip().lower()
-        if content_type and content_type not in _HTML_TYPES:
+        content_type = media_type(headers)
+        if content_type is not None and not is_html(content_type):
             self.stats.inc_value("nitpicker/body/headers_only")
             raise StopDownload(fail=False)
         if request.meta.get(META_PREFLIGHT) and self._in_scope(request.url):
@@ -58,9 +55,7 @@ class BodyGuard:
             raise StopDownload(fail=False)
 
     def _in_scope(self, url: str) -> bool:
-        session: Any = self.crawler.spider.session  # type: ignore[union-attr]
-        target = session.policy_url(url)
-        return target is not None and not session.policy.is_external(target)
+        return in_scope(self.crawler.spider.session, url)  # type: ignore[union-attr]
 
     def bytes_received(self, data: bytes, request: Request, **kwargs: Any) -> None:
         meta = request.meta
@@ -68,8 +63,8 @@ class BodyGuard:
             meta.get(META_PREFLIGHT) and not self._in_scope(request.url)
         ):
             return
-        received = meta.get(_META_BYTES_RECEIVED, 0) + len(data)
-        meta[_META_BYTES_RECEIVED] = received
+        received = meta.get(META_BYTES_RECEIVED, 0) + len(data)
+        meta[META_BYTES_RECEIVED] = received
         if received >= self.metadata_bytes:
             self.stats.inc_value("nitpicker/body/truncated")
             raise StopDownload(fail=False)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.frontier import META_DEPTH, META_MODE
 from nitpicker.items import FollowMode
+from nitpicker.meta import META_DEPTH, META_MODE, is_browser_request
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -40,7 +40,7 @@ class RootRedirectMiddleware:
             meta.get(META_DEPTH) == 0
             and meta.get(META_MODE) == FollowMode.FULL
             and meta.get("redirect_urls")
-            and not meta.get("playwright")
+            and not is_browser_request(meta)
         ):
             session: Any = self.crawler.spider.session  # type: ignore[union-attr]
             final = session.policy_url(response.url)

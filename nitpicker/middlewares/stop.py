@@ -37,6 +37,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.asyncio import create_looping_call
 from twisted.python.failure import Failure
 
+from nitpicker.meta import META_DOWNLOAD_TASK, META_STOPPED
+
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.core.downloader import Slot
@@ -46,14 +48,10 @@ if TYPE_CHECKING:
     from twisted.internet.base import DelayedCall
     from twisted.internet.task import LoopingCall
 
-__all__ = ["META_STOPPED", "CrawlStopped", "GracefulStop", "StopSettings"]
+__all__ = ["CrawlStopped", "GracefulStop", "StopSettings"]
 
 logger = logging.getLogger(__name__)
 
-META_STOPPED = "nitpicker_stopped"
-"""Set on a request not downloaded, or not to the end, because the crawl stopped."""
-META_DOWNLOAD_TASK = "nitpicker_download_task"
-"""A download handler may put the task running the download here: it is cancelled with it."""
 POLL_INTERVAL = 0.1
 """Seconds between two looks at whether the crawl is stopping."""
 

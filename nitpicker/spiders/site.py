@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 
-from nitpicker.browser import configure_browser
-from nitpicker.config import ConfigError, CrawlConfig
+from nitpicker.config import CrawlConfig
 from nitpicker.errors import describe_failure
 from nitpicker.extract import extract
-from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
 from nitpicker.items import (
     MAX_URL_LENGTH,
     FollowMode,
@@ -32,8 +30,18 @@ from nitpicker.items import (
     ResourceRecord,
     too_long_stand_in,
 )
-from nitpicker.middlewares.render import META_RENDER
-from nitpicker.middlewares.stop import META_STOPPED
+from nitpicker.meta import (
+    META_DEPTH,
+    META_FRONTIER_ID,
+    META_MODE,
+    META_RENDER,
+    META_STOPPED,
+    is_browser_request,
+    is_html,
+    media_type,
+)
+from nitpicker.render.retry import browser_retry
+from nitpicker.render.settings import RenderSettings
 from nitpicker.session import CrawlSession
 from nitpicker.urls import join_href
 
@@ -46,24 +54,15 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
     from nitpicker.archive.lock import ArchiveLock
-    from nitpicker.render import RenderResult
+    from nitpicker.render.page import RenderResult
 
 __all__ = ["SiteSpider"]
 
 logger = logging.getLogger(__name__)
 
-META_BROWSER_RETRY = "nitpicker_browser_retry"
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 MAX_LINKS_PER_PAGE = 10_000
 GC_THRESHOLD = 10_000
 """Allocations between two young-generation collections (Python's default is 700)."""
-
-
-def _content_type(response: Response) -> str | None:
-    raw = response.headers.get(b"Content-Type")
-    if not raw:
-        return None
-    return raw.decode("latin-1").split(";", 1)[0].strip().lower() or None
 
 
 def _status_text(status: int) -> str:
@@ -107,13 +106,9 @@ class SiteSpider(Spider):
         settings.set("USER_AGENT", config.user_agent, priority="spider")
         settings.set("ROBOTSTXT_OBEY", not config.ignore_robots, priority="spider")
         settings.set("ROBOTSTXT_USER_AGENT", config.user_agent, priority="spider")
-        if config.render and settings.getbool("NITPICKER_DENY_PRIVATE_NETWORKS"):
-            raise ConfigError(
-                "NITPICKER_DENY_PRIVATE_NETWORKS needs render=false: the browser resolves and "
-                "fetches on its own, outside the guard"
-            )
-        if config.render:
-            configure_browser(settings, config)
+        render = RenderSettings.from_settings(settings, config)
+        if render.enabled:
+            render.configure(settings)
         # Every page allocates thousands of short-lived objects; at Python's default
         # thresholds the cycle collector ran ~1,900 times in a 5,000-page crawl, its full
         # passes walking the URL caches each time (10 % of the crawl). Collect less often.
@@ -170,7 +165,7 @@ class SiteSpider(Spider):
         final = self.resolver.resolve(response.url, response.url)
         url = final.url if final is not None else response.url
         is_external = final is None or self.session.policy.is_external(final)
-        content_type = _content_type(response)
+        content_type = media_type(response.headers)
         item = PageItem(
             url=url,
             frontier_id=meta.get(META_FRONTIER_ID),
@@ -191,7 +186,7 @@ class SiteSpider(Spider):
         rendered = meta.get(META_RENDER)
         if rendered is not None:
             self._read_rendered(response, item, rendered)
-        elif content_type in HTML_TYPES and hasattr(response, "text"):
+        elif is_html(content_type) and hasattr(response, "text"):
             self._read_html(response, response.text, item)
         return item
 
@@ -340,13 +335,9 @@ class SiteSpider(Spider):
             # (still leased) goes back to pending when the run closes.
             logger.debug("not fetched, the crawl is stopping: %s", request.url)
             return None
-        if meta.get("playwright") and not meta.get(META_BROWSER_RETRY):
-            # The browser crashed or the page failed: once more, in a (restarted) browser.
-            logger.info("browser failure on %s, retrying once: %s", request.url, failure.value)
-            self.crawler.stats.inc_value("nitpicker/render/browser_retry")
-            retry_meta = {**meta, META_BROWSER_RETRY: True}
-            retry_meta.pop("playwright_page", None)
-            retry: Request = request.replace(meta=retry_meta, dont_filter=True)
+        # The browser crashed or the page failed: once more, in a (restarted) browser.
+        retry = browser_retry(request, spider=self, reason=failure.value)
+        if retry is not None:
             return retry
         # Record under the URL that was leased (the first of a redirect chain), not the last hop.
         chain = meta.get("redirect_urls") or []
@@ -381,7 +372,7 @@ class SiteSpider(Spider):
                 "Too large: the body exceeded DOWNLOAD_MAXSIZE "
                 f"({meta.get('download_maxsize') or self.crawler.settings.getint('DOWNLOAD_MAXSIZE')} bytes)"
             )
-        if meta.get("playwright"):
+        if is_browser_request(meta):
             item.error = item.status_text = f"browser: {item.error}"
         logger.debug("fetch failed: %s: %s", url, item.error)
         return item

@@ -33,12 +33,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import shutil
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from nitpicker.meta import (
+    META_RENDER,
+    PLAYWRIGHT_PAGE_EVENT_HANDLERS,
+    PLAYWRIGHT_PAGE_INIT_CALLBACK,
+    PLAYWRIGHT_PAGE_METHODS,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -53,22 +57,11 @@ __all__ = [
     "PageUnresponsiveError",
     "RenderOptions",
     "RenderResult",
-    "find_chromium",
+    "page_meta",
     "render_page",
 ]
 
 logger = logging.getLogger(__name__)
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
 
 #: How long one step may wait for the page's scripts to answer before the page is given up.
 RESPONSIVE_S = 10
@@ -92,23 +85,6 @@ DESKTOP = DEVICE_PRESETS[0]
 
 class PageUnresponsiveError(Exception):
     """The page's scripts did not yield: a rendering step got no answer in time."""
-
-
-def find_chromium() -> str | None:
-    """The Chromium executable: ``NITPICKER_CHROMIUM``, then ``chromium`` on the PATH, then
-    Playwright's own download (``playwright install chromium``); ``None`` when there is none."""
-    configured = os.environ.get("NITPICKER_CHROMIUM")
-    if configured:
-        return configured if Path(configured).is_file() else None
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    cache = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH", Path.home() / ".cache/ms-playwright"))
-    for candidate in sorted(cache.glob("chromium-*/chrome-linux*/chrome"), reverse=True):
-        if candidate.is_file():
-            return str(candidate)
-    return None
 
 
 @dataclass
@@ -443,3 +419,19 @@ async def render_page(page: Page, result: RenderResult) -> RenderResult:
             result.images.extend(found)
     await _answered(devtools.stop_scripts(), "stop scripts")
     return result
+
+
+def page_meta(result: RenderResult) -> dict[str, Any]:
+    """The meta keys that make scrapy-playwright render a page into ``result``: the result, the
+    steps (:func:`render_page`, after the DOM content loaded), the event handlers and the init
+    callback (:meth:`RenderResult.prepare`)."""
+    # scrapy-playwright is imported only once a page renders (a crawl with --no-render never
+    # loads it, nor Playwright).
+    from scrapy_playwright.page import PageMethod
+
+    return {
+        META_RENDER: result,
+        PLAYWRIGHT_PAGE_METHODS: [PageMethod(render_page, result)],
+        PLAYWRIGHT_PAGE_EVENT_HANDLERS: result.event_handlers(),
+        PLAYWRIGHT_PAGE_INIT_CALLBACK: result.prepare,
+    }

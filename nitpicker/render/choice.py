@@ -6,13 +6,14 @@ HTML in scope, the middleware replaces it with a browser request for the final U
 the redirect chain the preflight followed. Non-HTML answers are recorded from the preflight
 headers; external and metadata-only URLs never open a browser. A downloader middleware,
 enabled by the add-on, active when ``CrawlConfig.render`` is on (the default; ``--no-render``
-turns it off).
+turns it off, and then neither Playwright nor scrapy-playwright is imported).
 
-Browser requests render on pages kept open from URL to URL (:class:`nitpicker.browser.PagePool`,
-``NITPICKER_RENDER_PAGES`` of them): a browser request leases a page when it enters the
-downloader and gives it back as soon as the download is over (``response_downloaded``), or
-closes it when the download failed (``request_left_downloader``); the pages are closed when
-the spider closes. Stats: ``nitpicker/render/rendered``, ``nitpicker/render/not_html``,
+Browser requests render on pages kept open from URL to URL
+(:class:`nitpicker.render.pool.PagePool`, ``NITPICKER_RENDER_PAGES`` of them): a browser
+request leases a page when it enters the downloader and gives it back as soon as the download
+is over (``response_downloaded``), or closes it when the download failed
+(``request_left_downloader``); the pages are closed when the spider closes. Stats:
+``nitpicker/render/rendered``, ``nitpicker/render/not_html``,
 ``nitpicker/render/pages_reused``, ``nitpicker/render/pages_replaced``.
 """
 
@@ -22,45 +23,52 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
-from scrapy_playwright.page import PageMethod
 
-from nitpicker.browser import PagePool, PageSlot, context_kwargs, render_pages
-from nitpicker.frontier import META_MODE
 from nitpicker.items import FollowMode
-from nitpicker.render import RenderOptions, RenderResult, render_page
+from nitpicker.meta import (
+    META_MODE,
+    META_PAGE,
+    META_PREFLIGHT,
+    META_RENDER,
+    PLAYWRIGHT,
+    PLAYWRIGHT_PAGE,
+    PLAYWRIGHT_PAGE_GOTO_KWARGS,
+    is_browser_request,
+    is_html,
+    media_type,
+)
+from nitpicker.render.page import RenderResult, page_meta
+from nitpicker.render.settings import RenderSettings
+from nitpicker.scope import in_scope
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["META_PAGE", "META_PREFLIGHT", "META_RENDER", "RenderChoiceMiddleware"]
+    from nitpicker.render.pool import PagePool
 
-META_PREFLIGHT = "nitpicker_preflight"
-META_RENDER = "nitpicker_render"
-META_PAGE = "nitpicker_page"
-_HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+__all__ = ["RenderChoiceMiddleware"]
 
 
 class RenderChoiceMiddleware:
     """Turns in-scope HTML preflights into browser requests, and lends them pooled pages."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(self, crawler: Crawler, render: RenderSettings) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
-        settings = crawler.settings
-        self.network_idle_ms = settings.getint("NITPICKER_NETWORK_IDLE_MS", 5000)
-        self.network_quiet_ms = settings.getint("NITPICKER_NETWORK_QUIET_MS", 100)
-        self.lazy_wait_ms = settings.getint("NITPICKER_LAZY_WAIT_MS", 3000)
-        self.navigation_timeout_ms = settings.getint("NITPICKER_NAVIGATION_TIMEOUT_MS", 30000)
+        self.render = render
         self._pool: PagePool | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderChoiceMiddleware:
         config = getattr(crawler.spider, "config", None)
-        if config is not None and not config.render:
+        if config is None:
+            raise NotConfigured  # not nitpicker's spider: nothing to choose
+        render = RenderSettings.from_settings(crawler.settings, config)
+        if not render.enabled:
             # --no-render: nothing to choose, and no layer on every request and response.
             raise NotConfigured  # (no message: Scrapy would log it as a warning)
-        middleware = cls(crawler)
+        middleware = cls(crawler, render)
         crawler.signals.connect(middleware._downloaded, signal=signals.response_downloaded)
         crawler.signals.connect(middleware._left_downloader, signal=signals.request_left_downloader)
         crawler.signals.connect(middleware._spider_closed, signal=signals.spider_closed)
@@ -74,32 +82,30 @@ class RenderChoiceMiddleware:
     def pool(self) -> PagePool:
         """The pooled browser pages (made on the first browser request)."""
         if self._pool is None:
-            config = self._session.config
-            self._pool = PagePool(render_pages(self.crawler.settings, config),
-                                  context_kwargs(self.crawler.settings, config))
+            # Imports Playwright: only a crawl that renders gets here.
+            from nitpicker.render.pool import PagePool
+
+            self._pool = PagePool(self.render.pages, self.render.context)
         return self._pool
 
     async def process_request(self, request: Request) -> None:
         meta = request.meta
-        if meta.get("playwright"):
+        if is_browser_request(meta):
             if isinstance(meta.get(META_RENDER), RenderResult) and META_PAGE not in meta:
                 meta[META_PAGE] = await self.pool.lease(request, meta[META_RENDER])
             return
         if META_PREFLIGHT in meta or META_MODE not in meta:
             return
-        if meta[META_MODE] == FollowMode.FULL and self._session.config.render:
+        if meta[META_MODE] == FollowMode.FULL:
             meta[META_PREFLIGHT] = True
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
-        if not request.meta.get(META_PREFLIGHT) or request.meta.get("playwright"):
+        if not request.meta.get(META_PREFLIGHT) or is_browser_request(request.meta):
             return response
-        content_type = (response.headers.get(b"Content-Type") or b"").split(b";", 1)[0].strip().lower()
-        if content_type not in _HTML_TYPES:
+        if not is_html(media_type(response.headers)):
             self.stats.inc_value("nitpicker/render/not_html")
             return response
-        session = self._session
-        target = session.policy_url(response.url)
-        if target is None or session.policy.is_external(target):
+        if not in_scope(self._session, response.url):
             return response
         self.stats.inc_value("nitpicker/render/rendered")
         return self.browser_request(request, response)
@@ -118,9 +124,9 @@ class RenderChoiceMiddleware:
 
     def _give_back(self, request: Request, *, healthy: bool) -> None:
         slot = request.meta.pop(META_PAGE, None)
-        if not isinstance(slot, PageSlot):
+        if slot is None:
             return
-        page = request.meta.pop("playwright_page", None)
+        page = request.meta.pop(PLAYWRIGHT_PAGE, None)
         result = request.meta.get(META_RENDER)
         self.pool.give_back(slot, page, result if isinstance(result, RenderResult) else None,
                             healthy=healthy)
@@ -133,32 +139,19 @@ class RenderChoiceMiddleware:
 
     def browser_request(self, request: Request, preflight: Response) -> Request:
         """The browser request that replaces an HTML preflight."""
-        config = self._session.config
-        result = RenderResult(
-            RenderOptions(
-                network_idle_ms=self.network_idle_ms,
-                network_quiet_ms=self.network_quiet_ms,
-                lazy_wait_ms=self.lazy_wait_ms,
-                images=config.image,
-                user_agent=config.user_agent,
-            )
-        )
         meta = {
             key: value
             for key, value in request.meta.items()
             if key.startswith("nitpicker_") and key != META_PREFLIGHT
         }
+        meta.update(page_meta(RenderResult(self.render.options)))
         meta.update(
             {
-                META_RENDER: result,
-                "playwright": True,
-                "playwright_page_goto_kwargs": {
+                PLAYWRIGHT: True,
+                PLAYWRIGHT_PAGE_GOTO_KWARGS: {
                     "wait_until": "domcontentloaded",
-                    "timeout": self.navigation_timeout_ms,
+                    "timeout": self.render.navigation_timeout_ms,
                 },
-                "playwright_page_methods": [PageMethod(render_page, result)],
-                "playwright_page_event_handlers": result.event_handlers(),
-                "playwright_page_init_callback": result.prepare,
                 "redirect_urls": request.meta.get("redirect_urls", []),
                 "redirect_reasons": request.meta.get("redirect_reasons", []),
                 "download_slot": "browser",

@@ -1,0 +1,45 @@
+"""The render wing: in-scope HTML pages rendered in headless Chromium through scrapy-playwright.
+
+- :mod:`~nitpicker.render.settings`: :class:`RenderSettings`, whether and how a crawl renders,
+  parsed once; it sets scrapy-playwright up (``DOWNLOAD_HANDLERS``, ``PLAYWRIGHT_*``);
+- :mod:`~nitpicker.render.chromium`: where Chromium is, its launch arguments;
+- :mod:`~nitpicker.render.choice`: the downloader middleware that decides which requests
+  render (an HTTP preflight first, a browser request for in-scope HTML);
+- :mod:`~nitpicker.render.page`: the rendering steps run in a page, and what they record;
+- :mod:`~nitpicker.render.pool`: the browser pages kept open from URL to URL;
+- :mod:`~nitpicker.render.browser`: the download handler, one browser for http and https;
+- :mod:`~nitpicker.render.retry`: a failed browser request's second try.
+
+The names below import no Playwright; ``pool`` and ``browser`` do, and are loaded only by a
+crawl that renders.
+"""
+
+from __future__ import annotations
+
+from nitpicker.render.chromium import (
+    CHROMIUM_ARGS,
+    BrowserMissingError,
+    find_chromium,
+    require_chromium,
+)
+from nitpicker.render.page import (
+    DEVICE_PRESETS,
+    PageUnresponsiveError,
+    RenderOptions,
+    RenderResult,
+    render_page,
+)
+from nitpicker.render.settings import RenderSettings
+
+__all__ = [
+    "CHROMIUM_ARGS",
+    "DEVICE_PRESETS",
+    "BrowserMissingError",
+    "PageUnresponsiveError",
+    "RenderOptions",
+    "RenderResult",
+    "RenderSettings",
+    "find_chromium",
+    "render_page",
+    "require_chromium",
+]
