@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
     sys.path.insert(0, str(ROOT))
 
-from nitpicker.extract import (  # noqa: E402
+from nitpicker.extract import (
     AnchorRef,
     Extracted,
     ImageRef,
@@ -242,8 +242,8 @@ RULES: list[tuple[str, str, str, Any]] = [
     ),
     (
         "anchor-area-alt",
-        '<map name="m"><area shape="rect" href="/r" alt=" Red \n room ">'
-        '<area nohref alt="x"></map>',
+        ('<map name="m"><area shape="rect" href="/r" alt=" Red \n room ">'
+        '<area nohref alt="x"></map>'),
         "anchors",
         [("/r", "Red room", "area")],
     ),
@@ -350,9 +350,9 @@ RULES: list[tuple[str, str, str, Any]] = [
     ),
     (
         "res-icons",
-        '<link rel="icon" href="/a.ico"><link rel="shortcut icon" href="/b.ico">'
+        ('<link rel="icon" href="/a.ico"><link rel="shortcut icon" href="/b.ico">'
         '<link rel="apple-touch-icon" href="/c.png"><link rel="Apple-Touch-Icon-Precomposed" '
-        'href="/d.png"><link rel="mask-icon" href="/e.svg">',
+        'href="/d.png"><link rel="mask-icon" href="/e.svg">'),
         "resources",
         [("/a.ico", "icon"), ("/b.ico", "icon"), ("/c.png", "icon"), ("/d.png", "icon"),
          ("/e.svg", "icon")],
@@ -367,16 +367,16 @@ RULES: list[tuple[str, str, str, Any]] = [
      [("/site.webmanifest", "manifest")]),
     (
         "res-other-links-ignored",
-        '<link rel="prefetch" href="/p"><link rel="dns-prefetch" href="//cdn">'
+        ('<link rel="prefetch" href="/p"><link rel="dns-prefetch" href="//cdn">'
         '<link rel="preconnect" href="https://cdn"><link rel="canonical" href="/c">'
-        '<link rel="alternate" href="/feed"><link href="/no-rel.css">',
+        '<link rel="alternate" href="/feed"><link href="/no-rel.css">'),
         "resources",
         [],
     ),
     (
         "res-script",
-        '<script src=" /a.js "></script><script>inline()</script><script type="module" src="/m.js">'
-        "</script>",
+        ('<script src=" /a.js "></script><script>inline()</script><script type="module" src="/m.js">'
+        "</script>"),
         "resources",
         [("/a.js", "script"), ("/m.js", "script")],
     ),
@@ -388,8 +388,8 @@ RULES: list[tuple[str, str, str, Any]] = [
     ),
     (
         "res-srcset-commas-in-urls",
-        '<img srcset="https://cdn.example/w_100,h_100/a.jpg 100w, '
-        'https://cdn.example/w_200,h_200/a.jpg 200w">',
+        ('<img srcset="https://cdn.example/w_100,h_100/a.jpg 100w, '
+        'https://cdn.example/w_200,h_200/a.jpg 200w">'),
         "resources",
         [("https://cdn.example/w_100,h_100/a.jpg", "image"),
          ("https://cdn.example/w_200,h_200/a.jpg", "image")],
@@ -426,15 +426,15 @@ RULES: list[tuple[str, str, str, Any]] = [
     ),
     (
         "res-picture-sources-are-images",
-        '<picture><source srcset="p.avif" type="image/avif"><source srcset="p.webp 1x, p2.webp 2x">'
-        '<img src="p.jpg" alt=""></picture>',
+        ('<picture><source srcset="p.avif" type="image/avif"><source srcset="p.webp 1x, p2.webp 2x">'
+        '<img src="p.jpg" alt=""></picture>'),
         "resources",
         [("p.avif", "image"), ("p.webp", "image"), ("p2.webp", "image"), ("p.jpg", "image")],
     ),
     (
         "res-video",
-        '<video src="v.mp4" poster="poster.jpg"><source src="v.webm" type="video/webm">'
-        '<track src="sub.vtt"></video>',
+        ('<video src="v.mp4" poster="poster.jpg"><source src="v.webm" type="video/webm">'
+        '<track src="sub.vtt"></video>'),
         "resources",
         [("v.mp4", "media"), ("poster.jpg", "media"), ("v.webm", "media")],
     ),
@@ -456,9 +456,9 @@ RULES: list[tuple[str, str, str, Any]] = [
      "resources", []),
     (
         "res-document-order",
-        '<html><head><link rel="stylesheet" href="1.css"><script src="2.js"></script>'
+        ('<html><head><link rel="stylesheet" href="1.css"><script src="2.js"></script>'
         '<link rel="icon" href="3.ico"></head><body><img src="4.png"><script src="5.js"></script>'
-        '<video poster="6.jpg"></video></body></html>',
+        '<video poster="6.jpg"></video></body></html>'),
         "resources",
         [("1.css", "stylesheet"), ("2.js", "script"), ("3.ico", "icon"), ("4.png", "image"),
          ("5.js", "script"), ("6.jpg", "media")],
