@@ -91,6 +91,25 @@ async def test_lists_every_tool_with_a_description_and_schemas(client: Client) -
     assert tools["find_duplicates"].input_schema["properties"]["limit"]["default"] == 50
 
 
+async def test_output_schemas_are_the_query_library_types(client: Client) -> None:
+    """A paged result is described field by field (not wrapped in ``result``, items not
+    ``{}``), and nested TypedDicts of the query library become ``$defs``."""
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    pages = tools["list_pages"].output_schema or {}
+    assert pages["title"] == "PagedPageListItem"
+    assert pages["required"] == ["items", "total", "offset", "limit"]
+    assert pages["properties"]["items"]["items"] == {"$ref": "#/$defs/PageListItem"}
+    assert "noindex" in pages["$defs"]["PageListItem"]["properties"]
+    links = tools["list_links"].output_schema or {}
+    assert links["properties"]["items"]["items"] == {
+        "anyOf": [{"$ref": "#/$defs/LinkItem"}, {"$ref": "#/$defs/OrphanItem"}]}
+    summary = tools["get_summary"].output_schema or {}
+    assert (summary["title"], sorted(summary["$defs"])) == (
+        "ArchiveSummary", ["MetadataFulfillment", "StatusCount"])
+    detail = tools["get_page_detail"].output_schema or {}
+    assert sorted(detail["$defs"]) == ["HeaderItem", "InboundLink", "OutboundLink"]
+
+
 async def test_every_tool_answers_and_the_archive_is_untouched(
         client: Client, archive: ArchiveFile, site: FixtureSite) -> None:
     archive_id = await open_id(client, archive.path)
