@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from nitpicker.append import AppendError, ArchiveBackup
-from tests.test_cli import run
+from tests.helpers import run
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
 import sys
@@ -11,18 +10,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.helpers import run
+
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "nitpicker.cli", *args, *(["--no-render"] if args and args[0] == "crawl" and "--resume" not in args else [])],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
-    )
 
 
 def count(path: Path, sql: str) -> int:

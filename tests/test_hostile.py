@@ -32,14 +32,14 @@ from fixtures.hostile import (
     gzip_bomb,
 )
 from nitpicker.config import CrawlConfig
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
     from sqlite3 import Row
 
-    from tests.conftest import Archive
+    from tests.helpers import Archive
 
 MiB = 1024 * 1024
 DEFAULT_MAXSIZE = 32 * MiB  # nitpicker.addon: DOWNLOAD_MAXSIZE

@@ -9,7 +9,7 @@ from typing import Any
 from nitpicker.archive.writer import ArchiveWriter
 from nitpicker.config import CrawlConfig
 from nitpicker.session import CrawlSession
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 INDEX = "anchors_href_page"
 

@@ -16,7 +16,7 @@ import pytest
 import pytest_twisted
 
 from nitpicker.cli.query import SUBCOMMANDS
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite

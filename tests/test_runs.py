@@ -14,8 +14,7 @@ import pytest_twisted
 
 from fixtures.site import FixtureSite
 from nitpicker.failure import ERROR_CODES, RunFailure, classify_exception, outcome_of_close
-from tests.conftest import crawl
-from tests.test_kill_resume import kill_after
+from tests.helpers import crawl, kill_after
 
 ROOT = Path(__file__).resolve().parent.parent
 

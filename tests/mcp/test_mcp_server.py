@@ -24,7 +24,7 @@ from nitpicker.query.connection import ArchiveOpenError
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
-    from tests.mcp.conftest import ArchiveFile
+    from tests.mcp.helpers import ArchiveFile
 
 pytestmark = pytest.mark.anyio
 
@@ -593,9 +593,3 @@ def test_mcp_command_help_ends_with_an_example() -> None:
     shown = subprocess.run([sys.executable, "-m", "nitpicker.cli", "mcp", "--help"], cwd=REPO,
                            capture_output=True, text=True, timeout=60, check=True)
     assert "Example: nitpicker mcp" in shown.stdout
-
-
-def test_the_archives_were_never_modified(archive: ArchiveFile, trap_archive: ArchiveFile
-                                          ) -> None:
-    archive.assert_untouched()
-    trap_archive.assert_untouched()
