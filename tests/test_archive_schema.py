@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from sqlite_utils import Database
 
 from nitpicker.archive import (
     MIGRATIONS,
@@ -43,7 +44,7 @@ TABLES = {
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return set(Database(conn).table_names())
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def test_schema_columns_the_writer_relies_on(conn: sqlite3.Connection) -> None:
     migrate(conn)
 
     def columns(table: str) -> set[str]:
-        return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}  # noqa: S608
+        return set(Database(conn)[table].columns_dict)
 
     page_columns = {"url", "redirect_dest_id", "scraped", "is_target", "is_external", "order"}
     assert page_columns <= columns("pages")
@@ -98,6 +99,38 @@ def test_schema_columns_the_writer_relies_on(conn: sqlite3.Connection) -> None:
         insert = "INSERT INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, 0)"
         conn.execute(insert, ("//a/", "http://a/", 0))
         conn.execute(insert, ("//a/", "https://a/", 1))
+
+
+# Multi-valued facts live in child tables that name their parent row (STYLE rule 12).
+CHILD_TABLES = [
+    ("pages", "redirect_dest_id", "pages"),
+    ("response_headers", "page_id", "pages"),
+    ("anchors", "page_id", "pages"),
+    ("anchors", "href_id", "pages"),
+    ("images", "page_id", "pages"),
+    ("resource_referrers", "page_id", "pages"),
+    ("resource_referrers", "resource_id", "resources"),
+    ("resource_headers", "resource_id", "resources"),
+    ("snapshots", "page_id", "pages"),
+    ("trap_events", "run_id", "runs"),
+]
+
+
+@pytest.mark.parametrize(("table", "column", "parent"), CHILD_TABLES)
+def test_child_rows_reference_their_parent(conn: sqlite3.Connection, table: str, column: str,
+                                           parent: str) -> None:
+    migrate(conn)
+    references = {(fk.column, fk.other_table, fk.other_column)
+                  for fk in Database(conn)[table].foreign_keys}
+    assert (column, parent, "id") in references
+
+
+def test_every_reference_is_listed(conn: sqlite3.Connection) -> None:
+    migrate(conn)
+    db = Database(conn)
+    found = {(name, fk.column, fk.other_table) for name in db.table_names()
+             for fk in db[name].foreign_keys}
+    assert found == set(CHILD_TABLES)
 
 
 def test_check_readable_refuses_a_newer_archive(conn: sqlite3.Connection) -> None:
