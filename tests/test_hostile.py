@@ -10,6 +10,7 @@ each naming the defect.
 
 from __future__ import annotations
 
+import itertools
 import resource
 import socket
 import struct
@@ -384,11 +385,11 @@ async def test_unsized_oversized_body_says_it_was_too_large(
 async def test_rate_limited_retries_wait_for_retry_after(
     hostile: HostileSite, tmp_path: Path
 ) -> None:
-    archive, elapsed, _ = await _timed_crawl(
+    archive, _, _ = await _timed_crawl(
         [hostile.url("/rate-limited")], tmp_path, retry=DEFAULT_RETRY
     )
     assert _row(archive, hostile, "/rate-limited")["status"] == 200
     times = [t for t, _, _ in hostile.rate_limit_log]
     assert len(times) == RATE_LIMIT_REFUSALS + 1
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert min(gaps) >= 0.9, f"retries {gaps} s apart despite Retry-After: 1"
