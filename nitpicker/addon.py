@@ -62,6 +62,11 @@ class Addon:
                 "nitpicker.middlewares.ssrf.PrivateNetworkGuard": 75,
                 # Scope is nitpicker's (out-of-scope URLs are checked, not dropped).
                 "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+                # Scrapy's redirects, without the warning about the RefererMiddleware above.
+                "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+                "nitpicker.middlewares.redirect.MetaRefreshMiddleware": 580,
+                "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+                "nitpicker.middlewares.redirect.RedirectMiddleware": 600,
             },
             priority=_ADDON,
         )

@@ -147,6 +147,25 @@ def test_scrapy_crawl_site(site: Any, tmp_path: Path) -> None:
     assert not leftovers, f"a failed start left files behind: {leftovers}"
 
 
+def test_scrapy_crawl_site_prints_no_warning_the_user_did_not_cause(
+        site: Any, tmp_path: Path) -> None:
+    """A plain crawl of a healthy site (a redirect on it included) is quiet: Scrapy's redirect
+    middlewares warned at every start that the RefererMiddleware the add-on disables was
+    missing."""
+    _require(SCRAPY)
+    output = tmp_path / "quiet.nitpicker"
+    done = _run(
+        [str(SCRAPY), "crawl", "site", "-a", f"roots={site.url('/redirect/')}",
+         "-a", f"output={output}", "-a", "render=false"],
+        cwd=PROJECT_DIR, timeout=CRAWL_TIMEOUT,
+    )
+    assert done.returncode == 0, _tail(done.stderr)
+    assert output.exists()
+    warnings = [line for line in (done.stdout + done.stderr).splitlines()
+                if "WARNING" in line and "log_count/WARNING" not in line]
+    assert warnings == []
+
+
 # ---------------------------------------------------------------------------------------------
 # 2. A Scrapyd job
 # ---------------------------------------------------------------------------------------------
