@@ -169,7 +169,7 @@ def test_lock_acquire_and_release(tmp_path: Path) -> None:
 
 def test_lock_held_by_a_live_process(tmp_path: Path) -> None:
     archive = tmp_path / "a.nitpicker"
-    holder = subprocess.Popen(["sleep", "60"])  # noqa: S607
+    holder = subprocess.Popen(["sleep", "60"])
     try:
         Path(f"{archive}.lock").write_text(str(holder.pid))
         lock = ArchiveLock(archive)
@@ -201,7 +201,7 @@ def test_lock_second_acquire_in_the_same_process_is_refused(tmp_path: Path) -> N
 
 def test_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     archive = tmp_path / "a.nitpicker"
-    gone = subprocess.Popen(["true"])  # noqa: S607
+    gone = subprocess.Popen(["true"])
     gone.wait()
     lock = ArchiveLock(archive)
     lock.path.write_text(str(gone.pid))
@@ -245,7 +245,7 @@ def writer(tmp_path: Path) -> Iterator[ArchiveWriter]:
     w = ArchiveWriter.create(_config(tmp_path))
     yield w
     w.conn.close()  # a no-op when the test closed it
-    w._lock.release()  # noqa: SLF001 - idempotent; frees the lock when the test did not close
+    w._lock.release()
 
 
 def test_create_writes_info_and_holds_the_lock(tmp_path: Path, writer: ArchiveWriter) -> None:
