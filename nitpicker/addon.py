@@ -64,6 +64,11 @@ class Addon:
                 "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
                 # The last before the downloader: once the crawl stops, nothing starts.
                 "nitpicker.middlewares.stop.GracefulStop": 950,
+                # Scrapy's redirects, without the warning about the RefererMiddleware above.
+                "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+                "nitpicker.middlewares.redirect.MetaRefreshMiddleware": 580,
+                "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+                "nitpicker.middlewares.redirect.RedirectMiddleware": 600,
             },
             priority=_ADDON,
         )

@@ -8,7 +8,7 @@ crawl needs: the ``<head>`` metadata (:class:`PageMeta`), the ``<base href>``, e
 (:class:`ResourceRef`).
 
 The values are those a browser's DOM would give (``querySelector`` and ``textContent``), so the
-result agrees with a selector-based reading of the tree lxml would build for the same bytes:
+result agrees with a selector-based reading of the tree lxml would build for the same text:
 
 * single-valued fields take the *first* element that carries the value attribute;
 * tag and attribute names are case-insensitive (libxml2 lower-cases them), as are the
@@ -21,17 +21,13 @@ Text is collected cheaply: the target's ``data`` callback *is* ``list.append`` (
 the many text chunks of a page cost no Python frame); start/end handlers only remember positions
 in that list, and the chunks of a link or of the title are joined once, when the element closes.
 
-Bytes are decoded by libxml2, in the encoding a browser's prescan would pick: the byte-order
-mark, else the charset of the first ``<meta charset>`` / ``<meta http-equiv=Content-Type>`` (or
-XML declaration) in the first 4 KiB, with the WHATWG label aliases (``shift_jis`` -> cp932,
-``iso-8859-1`` -> windows-1252, ...), else UTF-8 (libxml2 on its own would assume Latin-1, and
-switch encoding mid-document when it met a late ``<meta>``).  A ``str`` is parsed as is: it is
-already decoded, so a ``<meta charset>`` in it is ignored.
+The input is text: Scrapy (through w3lib) has already decoded the body, by the HTTP charset, the
+byte-order mark or the ``<meta charset>`` as a browser would, and the rendered snapshot is text
+too.  So a ``<meta charset>`` in the text is ignored: it is fed to libxml2 as UTF-8.
 """
 
 from __future__ import annotations
 
-import codecs
 import re
 import sys
 import threading
@@ -175,113 +171,6 @@ def _srcset_urls(value: str) -> list[str]:
             if d is not None:  # always matches (possibly empty)
                 pos = d.end()
     return urls
-
-
-# ------------------------------------------------------------------------------------------
-# Encoding of byte input
-# ------------------------------------------------------------------------------------------
-
-_PRESCAN_BYTES = 4096
-_LABEL_STOP = frozenset(b" \t\n\r\f\"';>/,")
-
-# WHATWG Encoding Standard: labels whose browser decoder is a superset of what the name says.
-_ENCODING_ALIASES: dict[str, str] = {
-    "shift_jis": "cp932",
-    "shift-jis": "cp932",
-    "sjis": "cp932",
-    "x-sjis": "cp932",
-    "ms_kanji": "cp932",
-    "csshiftjis": "cp932",
-    "windows-31j": "cp932",
-    "ms932": "cp932",
-    "iso-8859-1": "windows-1252",
-    "iso8859-1": "windows-1252",
-    "iso_8859-1": "windows-1252",
-    "latin1": "windows-1252",
-    "latin-1": "windows-1252",
-    "l1": "windows-1252",
-    "us-ascii": "windows-1252",
-    "ascii": "windows-1252",
-    "cp819": "windows-1252",
-    "ibm819": "windows-1252",
-    "gb2312": "gb18030",
-    "gbk": "gb18030",
-    "x-gbk": "gb18030",
-    "csgb2312": "gb18030",
-    "chinese": "gb18030",
-    "euc-kr": "cp949",
-    "ks_c_5601-1987": "cp949",
-    "windows-949": "cp949",
-    "tis-620": "windows-874",
-    "iso-8859-11": "windows-874",
-    "utf8": "utf-8",
-    "unicode-1-1-utf-8": "utf-8",
-    # A document whose prescan found an ASCII-compatible declaration is not UTF-16.
-    "utf-16": "utf-8",
-    "utf-16le": "utf-8",
-    "utf-16be": "utf-8",
-}
-
-
-def _label_after(text: bytes, key: bytes, *, in_values: bool) -> bytes | None:
-    """The value of ``key = value`` inside a lower-cased tag, or None.
-
-    Unless ``in_values``, ``key`` must be an attribute name (not inside a quoted value).
-    """
-    k = text.find(key)
-    while k >= 0:
-        if not in_values:
-            before = text[:k]
-            if before.count(b'"') % 2 or before.count(b"'") % 2:
-                k = text.find(key, k + len(key))
-                continue
-        rest = text[k + len(key) :].lstrip()
-        if rest[:1] == b"=":
-            rest = rest[1:].lstrip().lstrip(b"\"'")
-            n = 0
-            for byte in rest:
-                if byte in _LABEL_STOP:
-                    break
-                n += 1
-            if n:
-                return rest[:n]
-        k = text.find(key, k + len(key))
-    return None
-
-
-def _declared_charset(data: bytes) -> str | None:
-    """The charset declared by a ``<meta>`` (or XML declaration) near the top of ``data``."""
-    low = data[:_PRESCAN_BYTES].lower()
-    if low.lstrip().startswith(b"<?xml"):
-        end = low.find(b"?>")
-        label = _label_after(low[: end if end >= 0 else len(low)], b"encoding", in_values=False)
-        if label:
-            return label.decode("ascii", "ignore")
-    pos = 0
-    while True:
-        i = low.find(b"<meta", pos)
-        if i < 0:
-            return None
-        j = low.find(b">", i)
-        if j < 0:
-            j = len(low)
-        tag = low[i + 5 : j]
-        # <meta charset=...>, or <meta http-equiv="Content-Type" content="...; charset=...">
-        label = _label_after(tag, b"charset", in_values=b"http-equiv" in tag)
-        if label:
-            return label.decode("ascii", "ignore")
-        pos = j
-
-
-def _byte_encoding(data: bytes) -> str | None:
-    """The encoding to force on libxml2 for ``data``; None lets it read the byte-order mark."""
-    if data[:3] == b"\xef\xbb\xbf" or data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return None
-    label = _declared_charset(data)
-    if not label:
-        return "utf-8"
-    label = label.strip().lower()
-    return _ENCODING_ALIASES.get(label, label) or "utf-8"
 
 
 # ------------------------------------------------------------------------------------------
@@ -598,35 +487,19 @@ _end_title = _Target._end_title
 
 
 # ------------------------------------------------------------------------------------------
-# Parsers (one per encoding and thread, reused: building one costs more than a small page)
+# The parser (one per thread, reused: building one costs more than a small page)
 # ------------------------------------------------------------------------------------------
 
 _local = threading.local()
-_MAX_CACHED_PARSERS = 16
 
 
-def _parser(encoding: str | None) -> tuple[Any, _Target]:
-    """The (parser, target) of this thread for ``encoding``; an unknown one falls back to UTF-8."""
-    cache: dict[str | None, tuple[Any, _Target]] | None = getattr(_local, "parsers", None)
-    if cache is None:
-        cache = _local.parsers = {}
-    entry = cache.get(encoding)
+def _parser() -> tuple[Any, _Target]:
+    """The (parser, target) of this thread."""
+    entry: tuple[Any, _Target] | None = getattr(_local, "parser", None)
     if entry is None:
         target = _Target()
-        try:
-            entry = (etree.HTMLParser(target=target, encoding=encoding, huge_tree=True), target)
-        except LookupError:
-            if encoding in (None, "utf-8"):
-                raise
-            # Not a libxml2 name: try Python's canonical spelling (euc_jp -> euc-jp), else UTF-8.
-            try:
-                alias = codecs.lookup(encoding).name.replace("_", "-")
-            except LookupError:
-                alias = "utf-8"
-            entry = _parser(alias if alias != encoding else "utf-8")
-        if len(cache) >= _MAX_CACHED_PARSERS:
-            cache.clear()
-        cache[encoding] = entry
+        entry = (etree.HTMLParser(target=target, encoding="utf-8", huge_tree=True), target)
+        _local.parser = entry
     return entry
 
 
@@ -634,38 +507,33 @@ def _empty() -> Extracted:
     return Extracted(PageMeta(), "", [], [], [])
 
 
-def extract(html: str | bytes, *, max_anchors: int | None = None) -> Extracted:
+def extract(html: str, *, max_anchors: int | None = None) -> Extracted:
     """Read the page facts of one HTML document.
 
-    ``html`` is the decoded text, or the raw bytes (decoded as their byte-order mark, else their
-    ``<meta charset>``, else UTF-8 say).  ``max_anchors`` caps the number of links collected
-    (the rest of the page is still read for metadata, images and resources).  Never raises on
-    malformed markup; an empty document gives an empty :class:`Extracted`.
+    ``html`` is the decoded text (Scrapy's ``response.text`` or the browser's snapshot).
+    ``max_anchors`` caps the number of links collected (the rest of the page is still read for
+    metadata, images and resources).  Never raises on malformed markup; an empty document gives
+    an empty :class:`Extracted`.
     """
-    if isinstance(html, str):
-        try:
-            data = html.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates: make them U+FFFD
-            data = html.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
-        encoding: str | None = "utf-8"
-    elif isinstance(html, (bytes, bytearray, memoryview)):
-        data = bytes(html)
-        encoding = _byte_encoding(data)
-    else:
-        raise TypeError(f"extract() needs str or bytes, not {type(html).__name__}")
+    if not isinstance(html, str):
+        raise TypeError(f"extract() needs the decoded text (str), not {type(html).__name__}")
+    try:
+        data = html.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: make them U+FFFD
+        data = html.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
     if not data or data.isspace():
         return _empty()
-    parser, target = _parser(encoding)
+    parser, target = _parser()
     target.reset(max_anchors)
     try:
         parser.feed(data)
         result: Extracted = parser.close()
     except etree.LxmlError:
         # libxml2 recovers from nearly everything; keep what was read, start afresh next time.
-        _local.parsers = {}
+        _local.parser = None
         result = target.close()
     except BaseException:
-        _local.parsers = {}
+        _local.parser = None
         raise
     finally:
         target.texts.clear()

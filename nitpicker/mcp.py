@@ -24,7 +24,6 @@ from typing import (
     Annotated,
     Any,
     Literal,
-    TypedDict,
     TypeVar,
     Union,
     cast,
@@ -146,38 +145,35 @@ registry = ArchiveRegistry()
 
 # -- output schemas -----------------------------------------------------------------------------
 
-_wired: dict[Any, Any] = {}
+_named: dict[Any, Any] = {}
 
 
-def _wire(hint: Any, bindings: Mapping[Any, Any] | None = None) -> Any:
-    """``hint`` with every ``typing.TypedDict`` in it rebuilt as a ``typing_extensions`` one.
+def _output_type(hint: Any) -> Any:
+    """``hint``, a parametrised ``Paged[PageListItem]`` made a named class ``PagedPageListItem``.
 
-    pydantic (which derives the output schemas) refuses ``typing.TypedDict`` below Python 3.12,
-    and the SDK rebuilds only the outermost one. Delete with Python 3.11 support.
+    The SDK derives the output schema from a TypedDict class, but wraps anything else, a generic
+    alias included, in ``{"result": ...}``. The query library's TypedDicts are
+    ``typing_extensions`` ones, which pydantic reads (nested ones too) on every Python.
     """
-    if isinstance(hint, TypeVar):
-        return _wire((bindings or {})[hint])
     origin = get_origin(hint)
-    if typing_extensions.is_typeddict(origin or hint):
-        return _wire_typeddict(hint)
-    if origin is None or origin is Literal:
+    if origin is None:
         return hint
-    args = tuple(_wire(arg, bindings) for arg in get_args(hint))
-    if origin in (Union, types.UnionType):
-        return Union[args]  # noqa: UP007  (a union of a runtime tuple has no | spelling)
-    return origin[args]
+    if hint not in _named:
+        bindings = dict(zip(origin.__parameters__, get_args(hint), strict=True))
+        fields = {name: _bound(t, bindings) for name, t in get_type_hints(origin).items()}
+        name = origin.__name__ + "".join(_type_name(arg) for arg in get_args(hint))
+        named = cast("Any", typing_extensions.TypedDict)(name, fields)  # a name built at run time
+        named.__doc__ = origin.__doc__
+        _named[hint] = named
+    return _named[hint]
 
 
-def _wire_typeddict(hint: Any) -> Any:
-    if hint not in _wired:
-        cls = get_origin(hint) or hint
-        bindings = dict(zip(getattr(cls, "__parameters__", ()), get_args(hint), strict=True))
-        fields = {name: _wire(t, bindings) for name, t in get_type_hints(cls).items()}
-        name = cls.__name__ + "".join(_type_name(arg) for arg in get_args(hint))
-        rebuilt = cast("Any", typing_extensions.TypedDict)(name, fields)  # a name built at run time
-        rebuilt.__doc__ = cls.__doc__
-        _wired[hint] = rebuilt
-    return _wired[hint]
+def _bound(hint: Any, bindings: Mapping[Any, Any]) -> Any:
+    """``hint`` with its type variables replaced by ``bindings`` (``list[T]`` -> ``list[X]``)."""
+    if isinstance(hint, TypeVar):
+        return bindings[hint]
+    parameters = getattr(hint, "__parameters__", ())
+    return hint[tuple(bindings[p] for p in parameters)] if parameters else hint
 
 
 def _type_name(hint: Any) -> str:
@@ -192,7 +188,7 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempo
 
 def _tool(fn: _F) -> _F:
     """Register ``fn`` as a tool: its name, docstring, parameters and return type."""
-    fn.__annotations__["return"] = _wire(get_type_hints(fn)["return"])
+    fn.__annotations__["return"] = _output_type(get_type_hints(fn)["return"])
     server.add_tool(_reporting_errors(fn), annotations=_READ_ONLY)
     return fn
 
@@ -220,7 +216,7 @@ assert get_args(MismatchType) == MISMATCH_TYPES
 # -- archives -----------------------------------------------------------------------------------
 
 
-class OpenedArchive(TypedDict):
+class OpenedArchive(typing_extensions.TypedDict):
     archive_id: str
     """The id to pass to every other tool."""
     base_url: str

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
+from scrapy.robotstxt import ProtegoRobotParser
 from scrapy.utils.sitemap import Sitemap
 
 from nitpicker.meta import META_SITEMAP
@@ -30,6 +31,7 @@ from nitpicker.meta import META_SITEMAP
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.robotstxt import RobotParser
     from twisted.python.failure import Failure
 
 __all__ = ["SitemapDocument", "SitemapItem", "SitemapSeeder", "SitemapTooLarge", "read_sitemap"]
@@ -113,11 +115,12 @@ class SitemapSeeder:
             parts = urlsplit(root)
             self.request(f"{parts.scheme}://{parts.netloc}/sitemap.xml")
 
-    def robots_parsed(self, robotparser: Any, request: Request, **kwargs: Any) -> None:
-        if not self._active():
+    def robots_parsed(self, robotparser: RobotParser, request: Request, **kwargs: Any) -> None:
+        # Scrapy's default robots.txt parser is Protego, which keeps the ``Sitemap:`` lines
+        # (another ROBOTSTXT_PARSER leaves only /sitemap.xml).
+        if not self._active() or not isinstance(robotparser, ProtegoRobotParser):
             return
-        protego = getattr(robotparser, "rp", None)
-        for url in getattr(protego, "sitemaps", ()) or ():
+        for url in robotparser.rp.sitemaps:
             self.request(url)
 
     def request(self, url: str) -> None:

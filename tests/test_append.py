@@ -13,7 +13,7 @@ import pytest
 
 from nitpicker.append import AppendError, ArchiveBackup
 from nitpicker.archive import ArchiveLock
-from tests.test_cli import ROOT, run
+from tests.helpers import ROOT, run
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from sqlite_utils import Database
 
 from nitpicker.archive import (
     MIGRATIONS,
@@ -44,7 +45,7 @@ TABLES = {
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return set(Database(conn).table_names())
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ def test_schema_columns_the_writer_relies_on(conn: sqlite3.Connection) -> None:
     migrate(conn)
 
     def columns(table: str) -> set[str]:
-        return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}  # noqa: S608
+        return set(Database(conn)[table].columns_dict)
 
     page_columns = {"url", "redirect_dest_id", "scraped", "is_target", "is_external", "order"}
     assert page_columns <= columns("pages")
@@ -99,6 +100,38 @@ def test_schema_columns_the_writer_relies_on(conn: sqlite3.Connection) -> None:
         insert = "INSERT INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, 0)"
         conn.execute(insert, ("//a/", "http://a/", 0))
         conn.execute(insert, ("//a/", "https://a/", 1))
+
+
+# Multi-valued facts live in child tables that name their parent row (STYLE rule 12).
+CHILD_TABLES = [
+    ("pages", "redirect_dest_id", "pages"),
+    ("response_headers", "page_id", "pages"),
+    ("anchors", "page_id", "pages"),
+    ("anchors", "href_id", "pages"),
+    ("images", "page_id", "pages"),
+    ("resource_referrers", "page_id", "pages"),
+    ("resource_referrers", "resource_id", "resources"),
+    ("resource_headers", "resource_id", "resources"),
+    ("snapshots", "page_id", "pages"),
+    ("trap_events", "run_id", "runs"),
+]
+
+
+@pytest.mark.parametrize(("table", "column", "parent"), CHILD_TABLES)
+def test_child_rows_reference_their_parent(conn: sqlite3.Connection, table: str, column: str,
+                                           parent: str) -> None:
+    migrate(conn)
+    references = {(fk.column, fk.other_table, fk.other_column)
+                  for fk in Database(conn)[table].foreign_keys}
+    assert (column, parent, "id") in references
+
+
+def test_every_reference_is_listed(conn: sqlite3.Connection) -> None:
+    migrate(conn)
+    db = Database(conn)
+    found = {(name, fk.column, fk.other_table) for name in db.table_names()
+             for fk in db[name].foreign_keys}
+    assert found == set(CHILD_TABLES)
 
 
 def test_check_readable_refuses_a_newer_archive(conn: sqlite3.Connection) -> None:
@@ -137,7 +170,7 @@ def test_lock_acquire_and_release(tmp_path: Path) -> None:
 
 def test_lock_held_by_a_live_process(tmp_path: Path) -> None:
     archive = tmp_path / "a.nitpicker"
-    holder = subprocess.Popen(["sleep", "60"])  # noqa: S607
+    holder = subprocess.Popen(["sleep", "60"])
     try:
         Path(f"{archive}.lock").write_text(str(holder.pid))
         lock = ArchiveLock(archive)
@@ -169,7 +202,7 @@ def test_lock_second_acquire_in_the_same_process_is_refused(tmp_path: Path) -> N
 
 def test_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     archive = tmp_path / "a.nitpicker"
-    gone = subprocess.Popen(["true"])  # noqa: S607
+    gone = subprocess.Popen(["true"])
     gone.wait()
     lock = ArchiveLock(archive)
     lock.path.write_text(str(gone.pid))

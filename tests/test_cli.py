@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import subprocess
@@ -13,21 +12,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from nitpicker.config import validate_url
+from tests.helpers import run
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
 
-ROOT = Path(__file__).resolve().parent.parent
 INTEGER_MAX = str(2**63 - 1)
-
-
-def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    # Wide enough that the progress line never shortens a URL (tests read URLs in it).
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300"}
-    return subprocess.run(
-        [sys.executable, "-m", "nitpicker.cli", *args, *(["--no-render"] if args and args[0] == "crawl" and "--resume" not in args else [])],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
-    )
 
 
 def count(path: Path, sql: str) -> int:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest_twisted
 
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from pathlib import Path

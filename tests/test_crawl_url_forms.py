@@ -18,13 +18,13 @@ from w3lib.url import safe_url_string
 
 from nitpicker.query import list_broken_links, list_orphaned_pages
 from nitpicker.render import find_chromium
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from fixtures.site import FixtureSite
-    from tests.conftest import Archive
+    from tests.helpers import Archive
 
 #: The rows a crawl of ``/brackets/`` makes under ``/brackets/``, in the encoded form.
 BRACKET_PAGES = {

@@ -10,6 +10,7 @@ each naming the defect.
 
 from __future__ import annotations
 
+import itertools
 import resource
 import socket
 import struct
@@ -32,14 +33,14 @@ from fixtures.hostile import (
     gzip_bomb,
 )
 from nitpicker.config import CrawlConfig
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
     from sqlite3 import Row
 
-    from tests.conftest import Archive
+    from tests.helpers import Archive
 
 MiB = 1024 * 1024
 DEFAULT_MAXSIZE = 32 * MiB  # nitpicker.addon: DOWNLOAD_MAXSIZE
@@ -253,7 +254,6 @@ async def test_defaults_bound_huge_bodies_bombs_drops_and_redirect_loops(
     assert rss_growth < RSS_BOUND_MB
 
 
-@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_default_timeout_bounds_tarpit_and_drip(hostile: HostileSite, tmp_path: Path) -> None:
     """The real DOWNLOAD_TIMEOUT (30 s) ends a silent connection and a 1-byte/s body alike:
@@ -385,11 +385,11 @@ async def test_unsized_oversized_body_says_it_was_too_large(
 async def test_rate_limited_retries_wait_for_retry_after(
     hostile: HostileSite, tmp_path: Path
 ) -> None:
-    archive, elapsed, _ = await _timed_crawl(
+    archive, _, _ = await _timed_crawl(
         [hostile.url("/rate-limited")], tmp_path, retry=DEFAULT_RETRY
     )
     assert _row(archive, hostile, "/rate-limited")["status"] == 200
     times = [t for t, _, _ in hostile.rate_limit_log]
     assert len(times) == RATE_LIMIT_REFUSALS + 1
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert min(gaps) >= 0.9, f"retries {gaps} s apart despite Retry-After: 1"

@@ -6,10 +6,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from sqlite_utils import Database
+
 from nitpicker.archive.writer import ArchiveWriter
 from nitpicker.config import CrawlConfig
 from nitpicker.session import CrawlSession
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 INDEX = "anchors_href_page"
 
@@ -17,12 +19,9 @@ INDEX = "anchors_href_page"
 def _has_index(path: Path) -> bool:
     conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
     try:
-        row = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (INDEX,)
-        ).fetchone()
+        return INDEX in {index.name for index in Database(conn)["anchors"].indexes}
     finally:
         conn.close()
-    return row is not None
 
 
 def _plan(path: Path) -> str:

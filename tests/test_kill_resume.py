@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from fixtures.site import FixtureSite
+from tests.helpers import kill_after, recorded
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,32 +22,6 @@ def start(*args: str, cwd: Path) -> subprocess.Popen[str]:
         [sys.executable, "-m", "nitpicker.cli", "crawl", *args, "--silent", *([] if "--resume" in args else ["--no-render"])],
         cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
-
-
-def recorded(path: Path) -> int:
-    if not path.exists():
-        return 0
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(conn.execute("SELECT count(*) FROM pages WHERE status IS NOT NULL").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
-
-
-def kill_after(proc: subprocess.Popen[str], path: Path, pages: int, deadline: float = 60) -> int:
-    end = time.monotonic() + deadline
-    while recorded(path) < pages:
-        if proc.poll() is not None:
-            pytest.fail(f"crawl ended before it could be killed: {proc.stderr.read() if proc.stderr else ''}")
-        if time.monotonic() > end:
-            pytest.fail("crawl did not progress")
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    return recorded(path)
 
 
 def snapshot(path: Path) -> dict[str, tuple[object, ...]]:

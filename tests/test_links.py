@@ -8,7 +8,7 @@ import pytest
 
 from nitpicker.links import LinkResolver
 from nitpicker.urls import parse_url
-from tests.test_urls import BASES, HREFS
+from tests.helpers import BASES, HREFS
 
 MORE_HREFS = [
     *HREFS,

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import socket
-from typing import Any
 
 import pytest
 
@@ -15,28 +13,7 @@ from nitpicker.netguard import (
     parse_ip_literal,
     resolve_host,
 )
-
-
-class FakeDNS:
-    """A ``socket.getaddrinfo`` stand-in answering from a table; records the names asked."""
-
-    def __init__(self, table: dict[str, list[str]]) -> None:
-        self.table = table
-        self.asked: list[str] = []
-
-    def __call__(
-        self, host: str, port: int, family: int = 0, type: int = 0
-    ) -> list[tuple[Any, ...]]:
-        self.asked.append(host)
-        if host not in self.table:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        answers = []
-        for address in self.table[host]:
-            if ":" in address:
-                answers.append((socket.AF_INET6, socket.SOCK_STREAM, 6, "", (address, port, 0, 0)))
-            else:
-                answers.append((socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port)))
-        return answers
+from tests.helpers import FakeDNS
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,7 @@ from nitpicker.query import (
     open_archive,
 )
 from nitpicker.signature import meta_signature
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

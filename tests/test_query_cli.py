@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from nitpicker.cli import app
 from nitpicker.cli.query import SUBCOMMANDS, query
 from nitpicker.query import INTEGER_RANGES
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite

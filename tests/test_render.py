@@ -16,7 +16,7 @@ import pytest
 import pytest_twisted
 
 from nitpicker.render.chromium import find_chromium
-from tests.conftest import LAZY_PAGE_IMAGES, crawl
+from tests.helpers import LAZY_PAGE_IMAGES, crawl
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite

@@ -21,7 +21,7 @@ from scrapy.crawler import CrawlerRunner
 from nitpicker.config import CrawlConfig
 from nitpicker.render.chromium import find_chromium
 from nitpicker.spiders.site import SiteSpider
-from tests.conftest import LAZY_PAGE_IMAGES, Archive, crawl_settings
+from tests.helpers import LAZY_PAGE_IMAGES, Archive, crawl_settings
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite

@@ -14,8 +14,7 @@ import pytest_twisted
 
 from fixtures.site import FixtureSite
 from nitpicker.failure import ERROR_CODES, RunFailure, classify_exception, outcome_of_close
-from tests.conftest import crawl
-from tests.test_kill_resume import kill_after
+from tests.helpers import crawl, kill_after
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,7 +96,7 @@ async def test_full_archive_fails_with_disk_full_and_keeps_committed_pages(
     site: FixtureSite, tmp_path: Path
 ) -> None:
     archive = await crawl(tmp_path, [site.url("/wide/")], parallels=2, max_archive_mb=0.25)
-    kind, status, _, code, phase = runs(archive.path)[-1]
+    _, status, _, code, phase = runs(archive.path)[-1]
     assert (status, code, phase) == ("failed", "disk_full", "crawl")
     assert archive.rows("PRAGMA integrity_check")[0][0] == "ok"
     recorded = len(archive.urls("status = 200"))

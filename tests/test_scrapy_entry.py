@@ -172,6 +172,23 @@ def test_scrapy_crawl_site_bad_argument_is_one_line(site: Any, tmp_path: Path, a
     assert "[nitpicker.commands.crawl] ERROR: Bad spider argument for site: " in errors[0]
     assert message in errors[0], errors[0]
     assert not list(tmp_path.iterdir()), "a refused start left files behind"
+def test_scrapy_crawl_site_prints_no_warning_the_user_did_not_cause(
+        site: Any, tmp_path: Path) -> None:
+    """A plain crawl of a healthy site (a redirect on it included) is quiet: Scrapy's redirect
+    middlewares warned at every start that the RefererMiddleware the add-on disables was
+    missing."""
+    _require(SCRAPY)
+    output = tmp_path / "quiet.nitpicker"
+    done = _run(
+        [str(SCRAPY), "crawl", "site", "-a", f"roots={site.url('/redirect/')}",
+         "-a", f"output={output}", "-a", "render=false"],
+        cwd=PROJECT_DIR, timeout=CRAWL_TIMEOUT,
+    )
+    assert done.returncode == 0, _tail(done.stderr)
+    assert output.exists()
+    warnings = [line for line in (done.stdout + done.stderr).splitlines()
+                if "WARNING" in line and "log_count/WARNING" not in line]
+    assert warnings == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest_twisted
 
 from fixtures.site import FixtureSite
 from nitpicker.sitemaps import SitemapTooLarge, read_sitemap
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from pathlib import Path

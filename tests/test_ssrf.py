@@ -19,8 +19,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 from nitpicker.middlewares.ssrf import BLOCKED, SETTING, PrivateNetworkGuard
-from tests.conftest import crawl
-from tests.test_netguard import FakeDNS
+from tests.helpers import FakeDNS, crawl
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

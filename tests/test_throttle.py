@@ -18,7 +18,7 @@ from twisted.internet.error import ConnectionRefusedError, TimeoutError
 
 from fixtures.throttle_site import RESET, Hit, Route, ThrottleSite
 from nitpicker.throttle import AdaptiveConcurrency, ThrottleSettings
-from tests.conftest import crawl
+from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

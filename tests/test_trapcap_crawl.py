@@ -22,7 +22,7 @@ from nitpicker.config import CrawlConfig
 from nitpicker.query.trap_events import list_trap_events
 from nitpicker.spiders.site import SiteSpider
 from nitpicker.trapcap import OG_URL_ELSEWHERE, TrapCap, TrapSignals
-from tests.conftest import Archive, crawl_settings
+from tests.helpers import Archive, crawl_settings
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -21,6 +21,7 @@ from nitpicker.urls import (
     parse_url,
     url_prefix_key,
 )
+from tests.helpers import BASES, HREFS
 
 # (raw URL, expected archive key)
 NORMALISE = [
@@ -293,37 +294,6 @@ def test_frontier_key_keeps_everything_else(a: str, b: str) -> None:
 
 def test_frontier_key_of_non_http_is_the_url() -> None:
     assert frontier_key("mailto:a@example.com") == "mailto:a@example.com"
-
-
-BASES = [
-    "http://example.com/dir/page.html",
-    "https://example.com/dir/sub/",
-    "http://example.com/dir/page?x=1&y=2",
-    "http://example.com?x=1",  # a query and no path
-    "https://example.com#top",  # a fragment and no path
-    "http://user:pw@example.com:8080/a/b",
-    "HTTPS://Example.com/a",
-]
-
-HREFS = [
-    "http://other.example/z",  # absolute
-    "https://other.example/z?q=1#h",
-    "//cdn.example/lib.js",  # protocol-relative
-    "//cdn.example/a/../lib.js",
-    "/root",  # root-relative
-    "/root/page?q=1#frag",
-    "/a/../b",  # root-relative with dot segments
-    "/./c",
-    "sibling.html",  # relative
-    "sub/child/",
-    "./here",
-    "../up",  # parent
-    "../../../../too-far",
-    "?q=2",  # query only
-    "#frag",
-    "",
-    "mailto:someone@example.com",
-]
 
 
 @pytest.mark.parametrize("href", HREFS)

@@ -6,7 +6,9 @@ The SQL fragments here are constants; values always travel as parameters.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from typing_extensions import TypedDict
 
 from nitpicker.signature import OG_FIELDS, is_signable, meta_signature
 from nitpicker.urls import join_href, normalize_url

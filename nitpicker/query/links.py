@@ -7,7 +7,9 @@ redirects is judged by where the redirect ends.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
+
+from typing_extensions import TypedDict
 
 from nitpicker.query._common import (
     INTERNAL_HTML,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, cast
+
+from typing_extensions import TypedDict
 
 from nitpicker.query._common import (
     PAGE_LIST_BASE,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import TypedDict
+
+from typing_extensions import TypedDict
 
 from nitpicker.query._common import INTERNAL_HTML, PAGE_LIST_BASE, fetch_all, fetch_one
 

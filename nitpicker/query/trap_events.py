@@ -7,7 +7,9 @@ simply has no firings.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
+
+from typing_extensions import TypedDict
 
 from nitpicker.query._common import Paged, check_paging, fetch_all, fetch_one, paged
 

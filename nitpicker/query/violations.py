@@ -8,7 +8,9 @@ code)``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import TypedDict
 
 from nitpicker.query._common import Paged, check_paging, fetch_all, fetch_one, paged
 

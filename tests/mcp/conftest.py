@@ -9,18 +9,19 @@ have their own pytest invocation, and the main one leaves this directory out::
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
 
 from fixtures.site import FixtureSite
+from tests.mcp.helpers import ArchiveFile
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,33 +36,6 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if config.pluginmanager.has_plugin("twisted"):
         return True
     return None
-
-
-@dataclass(frozen=True)
-class ArchiveFile:
-    """An archive on disk, and what its file looked like right after the crawl."""
-
-    path: Path
-    mtime_ns: int
-    size: int
-    sha256: str
-
-    @classmethod
-    def record(cls, path: Path) -> ArchiveFile:
-        stat = path.stat()
-        return cls(path, stat.st_mtime_ns, stat.st_size, _sha256(path))
-
-    def assert_untouched(self) -> None:
-        """The file is byte for byte what the crawl wrote, and no journal appeared beside it."""
-        stat = self.path.stat()
-        assert (stat.st_mtime_ns, stat.st_size) == (self.mtime_ns, self.size)
-        assert _sha256(self.path) == self.sha256
-        for suffix in ("-wal", "-shm", "-journal"):
-            assert not self.path.with_name(self.path.name + suffix).exists()
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def server_params(cwd: Path, args: list[str] | None = None) -> StdioServerParameters:
@@ -108,9 +82,21 @@ def site_roots(site: FixtureSite) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def archives(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory
-             ) -> tuple[ArchiveFile, ArchiveFile]:
-    """Two crawls, run side by side: the site (five roots), and ``/query/`` with the trap cap."""
+def opened_by_tools() -> Counter[Path]:
+    """How many times the session's server opened each file (``open_archive`` calls that
+    succeeded, counted by the ``client`` fixture), by real path."""
+    return Counter()
+
+
+@pytest.fixture(scope="session")
+def archives(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory,
+             opened_by_tools: Counter[Path]) -> Iterator[tuple[ArchiveFile, ArchiveFile]]:
+    """Two crawls, run side by side: the site (five roots), and ``/query/`` with the trap cap.
+
+    At the end of the session, after every test that used them, both files must be byte for
+    byte what the crawls wrote; and the check fails when no tool ever opened them (an untouched
+    file proves nothing then).
+    """
     folder = tmp_path_factory.mktemp("archives")
     crawls = [
         _crawl(folder / "site", [site.url(root) for root in SITE_ROOTS]),
@@ -119,8 +105,14 @@ def archives(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory
     for crawl in crawls:
         _, err = crawl.communicate(timeout=120)
         assert crawl.returncode == 0, err
-    return (ArchiveFile.record(folder / "site.nitpicker"),
-            ArchiveFile.record(folder / "trap.nitpicker"))
+    files = (ArchiveFile.record(folder / "site.nitpicker"),
+             ArchiveFile.record(folder / "trap.nitpicker"))
+    yield files
+    for file in files:
+        file.assert_untouched()
+    opened = {file.path.name: opened_by_tools[file.path.resolve()] for file in files}
+    assert any(opened.values()), (
+        f"no tool opened the archives ({opened}): their being untouched proves nothing")
 
 
 @pytest.fixture(scope="session")
@@ -134,15 +126,28 @@ def trap_archive(archives: tuple[ArchiveFile, ArchiveFile]) -> ArchiveFile:
 
 
 @pytest.fixture(scope="session")
-async def client(anyio_backend: str, archive: ArchiveFile) -> AsyncIterator[Client]:
+async def client(anyio_backend: str, archive: ArchiveFile, opened_by_tools: Counter[Path]
+                 ) -> AsyncIterator[Client]:
     """One ``nitpicker mcp`` process for the session, started in the archives' folder.
 
-    Tests close the archives they open, so each starts with none open.
+    Tests close the archives they open, so each starts with none open. The files its
+    ``open_archive`` calls open are counted in ``opened_by_tools``.
     """
     from nitpicker.cli import app
 
     if "mcp" not in {command.name for command in app.registered_commands}:
         pytest.fail("`nitpicker mcp` is not registered: nitpicker/cli/__init__.py _register() "
                     "needs app.command(name='mcp')(mcp.mcp)")
-    async with Client(server_params(archive.path.parent)) as connected:
+    folder = archive.path.parent
+    async with Client(server_params(folder)) as connected:
+        call_tool = connected.call_tool
+
+        async def counting_call_tool(name: str, arguments: dict[str, Any] | None = None,
+                                     *args: Any, **kwargs: Any) -> Any:
+            result = await call_tool(name, arguments, *args, **kwargs)
+            if name == "open_archive" and not result.is_error and arguments:
+                opened_by_tools[(folder / arguments["file_path"]).resolve()] += 1
+            return result
+
+        connected.call_tool = counting_call_tool  # type: ignore[method-assign]
         yield connected

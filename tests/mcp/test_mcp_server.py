@@ -24,7 +24,7 @@ from nitpicker.query.connection import ArchiveOpenError
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
-    from tests.mcp.conftest import ArchiveFile
+    from tests.mcp.helpers import ArchiveFile
 
 pytestmark = pytest.mark.anyio
 
@@ -89,6 +89,25 @@ async def test_lists_every_tool_with_a_description_and_schemas(client: Client) -
     assert link_type["enum"] == ["broken", "external", "orphaned"]
     assert tools["list_links"].input_schema["required"] == ["archive_id", "type"]
     assert tools["find_duplicates"].input_schema["properties"]["limit"]["default"] == 50
+
+
+async def test_output_schemas_are_the_query_library_types(client: Client) -> None:
+    """A paged result is described field by field (not wrapped in ``result``, items not
+    ``{}``), and nested TypedDicts of the query library become ``$defs``."""
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    pages = tools["list_pages"].output_schema or {}
+    assert pages["title"] == "PagedPageListItem"
+    assert pages["required"] == ["items", "total", "offset", "limit"]
+    assert pages["properties"]["items"]["items"] == {"$ref": "#/$defs/PageListItem"}
+    assert "noindex" in pages["$defs"]["PageListItem"]["properties"]
+    links = tools["list_links"].output_schema or {}
+    assert links["properties"]["items"]["items"] == {
+        "anyOf": [{"$ref": "#/$defs/LinkItem"}, {"$ref": "#/$defs/OrphanItem"}]}
+    summary = tools["get_summary"].output_schema or {}
+    assert (summary["title"], sorted(summary["$defs"])) == (
+        "ArchiveSummary", ["MetadataFulfillment", "StatusCount"])
+    detail = tools["get_page_detail"].output_schema or {}
+    assert sorted(detail["$defs"]) == ["HeaderItem", "InboundLink", "OutboundLink"]
 
 
 async def test_every_tool_answers_and_the_archive_is_untouched(
@@ -615,9 +634,3 @@ def test_mcp_command_help_ends_with_an_example() -> None:
     shown = subprocess.run([sys.executable, "-m", "nitpicker.cli", "mcp", "--help"], cwd=REPO,
                            capture_output=True, text=True, timeout=60, check=True)
     assert "Example: nitpicker mcp" in shown.stdout
-
-
-def test_the_archives_were_never_modified(archive: ArchiveFile, trap_archive: ArchiveFile
-                                          ) -> None:
-    archive.assert_untouched()
-    trap_archive.assert_untouched()

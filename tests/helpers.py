@@ -1,0 +1,187 @@
+"""What test modules share: the in-process crawl, the archive reader, the CLI runner, test
+data tables and fakes. (``conftest.py`` keeps only fixtures.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.crawler import CrawlerRunner
+from scrapy.settings import Settings
+
+from nitpicker.config import CrawlConfig
+from nitpicker.spiders.site import SiteSpider
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# -- crawling in this process ---------------------------------------------------------------
+
+#: The images of ``/render/lazy`` once rendered, at either device preset: alt -> (is_lazy,
+#: natural width, rendered width). The mid-page IntersectionObserver image loads only when the
+#: page is scrolled through, not just to its end.
+LAZY_PAGE_IMAGES = {
+    "eager": (0, 4, 10.0),
+    "native lazy": (1, 40, 20.0),
+    "observed lazy, mid-page": (1, 60, 30.0),
+    "observed lazy": (1, 60, 30.0),
+}
+
+
+class Archive:
+    """A crawled archive opened read-only, with small helpers for assertions."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        self.conn.row_factory = sqlite3.Row
+
+    def rows(self, sql: str, *params: Any) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def page(self, url: str) -> sqlite3.Row | None:
+        found = self.rows("SELECT * FROM pages WHERE url = ?", url)
+        return found[0] if found else None
+
+    def urls(self, where: str = "1", *params: Any) -> set[str]:
+        return {r["url"] for r in self.rows(f"SELECT url FROM pages WHERE {where}", *params)}
+
+    def internal_pages(self) -> set[str]:
+        return self.urls("is_external = 0 AND content_type = 'text/html' AND redirect_dest_id IS NULL")
+
+    def anchors_of(self, url: str) -> list[str]:
+        return [
+            r["url"]
+            for r in self.rows(
+                "SELECT t.url FROM anchors a JOIN pages p ON p.id = a.page_id"
+                " JOIN pages t ON t.id = a.href_id WHERE p.url = ? ORDER BY a.id",
+                url,
+            )
+        ]
+
+
+def crawl_settings() -> Settings:
+    settings = Settings()
+    settings.setmodule("nitpicker.settings", priority="project")
+    settings.set("LOG_LEVEL", "WARNING")
+    return settings
+
+
+async def crawl(
+    tmp_path: Path, roots: list[str], settings: dict[str, Any] | None = None, **options: Any
+) -> Archive:
+    """Crawl ``roots`` in this process (the twisted reactor) and open the archive."""
+    output = tmp_path / f"crawl-{len(list(tmp_path.glob('*.nitpicker')))}.nitpicker"
+    options.setdefault("retry", 0)
+    options.setdefault("render", False)
+    config = CrawlConfig(roots=tuple(roots), output=str(output), **options)
+    scrapy_settings = crawl_settings()
+    scrapy_settings.update(settings or {}, priority="cmdline")
+    runner = CrawlerRunner(scrapy_settings)
+    await runner.crawl(SiteSpider, config=config)
+    return Archive(output)
+
+
+# -- the command line in a subprocess -------------------------------------------------------
+
+
+def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``nitpicker ARGS`` in a subprocess started in ``cwd`` (a new crawl gets ``--no-render``)."""
+    # Wide enough that the progress line never shortens a URL (tests read URLs in it).
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300"}
+    return subprocess.run(
+        [sys.executable, "-m", "nitpicker.cli", *args, *(["--no-render"] if args and args[0] == "crawl" and "--resume" not in args else [])],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
+    )
+
+
+def recorded(path: Path) -> int:
+    """The pages of the archive at ``path`` that have a status (0 while it cannot be read)."""
+    if not path.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(conn.execute("SELECT count(*) FROM pages WHERE status IS NOT NULL").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def kill_after(proc: subprocess.Popen[str], path: Path, pages: int, deadline: float = 60) -> int:
+    """SIGKILL the crawl ``proc`` once its archive records ``pages``; the pages it committed."""
+    end = time.monotonic() + deadline
+    while recorded(path) < pages:
+        if proc.poll() is not None:
+            pytest.fail(f"crawl ended before it could be killed: {proc.stderr.read() if proc.stderr else ''}")
+        if time.monotonic() > end:
+            pytest.fail("crawl did not progress")
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return recorded(path)
+
+
+# -- fakes and tables ---------------------------------------------------------------------
+
+
+class FakeDNS:
+    """A ``socket.getaddrinfo`` stand-in answering from a table; records the names asked."""
+
+    def __init__(self, table: dict[str, list[str]]) -> None:
+        self.table = table
+        self.asked: list[str] = []
+
+    def __call__(
+        self, host: str, port: int, family: int = 0, type: int = 0
+    ) -> list[tuple[Any, ...]]:
+        self.asked.append(host)
+        if host not in self.table:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        answers = []
+        for address in self.table[host]:
+            if ":" in address:
+                answers.append((socket.AF_INET6, socket.SOCK_STREAM, 6, "", (address, port, 0, 0)))
+            else:
+                answers.append((socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port)))
+        return answers
+
+
+# URL joining: bases and the hrefs found on them (tests/test_urls.py, tests/test_links.py).
+BASES = [
+    "http://example.com/dir/page.html",
+    "https://example.com/dir/sub/",
+    "http://example.com/dir/page?x=1&y=2",
+    "http://example.com?x=1",  # a query and no path
+    "https://example.com#top",  # a fragment and no path
+    "http://user:pw@example.com:8080/a/b",
+    "HTTPS://Example.com/a",
+]
+
+HREFS = [
+    "http://other.example/z",  # absolute
+    "https://other.example/z?q=1#h",
+    "//cdn.example/lib.js",  # protocol-relative
+    "//cdn.example/a/../lib.js",
+    "/root",  # root-relative
+    "/root/page?q=1#frag",
+    "/a/../b",  # root-relative with dot segments
+    "/./c",
+    "sibling.html",  # relative
+    "sub/child/",
+    "./here",
+    "../up",  # parent
+    "../../../../too-far",
+    "?q=2",  # query only
+    "#frag",
+    "",
+    "mailto:someone@example.com",
+]
