@@ -128,7 +128,7 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):  # type: ignore[misc]
 
 def render_pages(settings: BaseSettings, config: CrawlConfig) -> int:
     """Pages rendering at once: ``NITPICKER_RENDER_PAGES``, capped by ``--parallels``."""
-    return max(1, min(settings.getint("NITPICKER_RENDER_PAGES", 4), config.parallels))
+    return max(1, min(settings.getint("NITPICKER_RENDER_PAGES"), config.parallels))
 
 
 def context_kwargs(settings: BaseSettings, config: CrawlConfig) -> dict[str, Any]:
@@ -176,7 +176,7 @@ def configure_browser(settings: BaseSettings, config: CrawlConfig) -> None:
     settings.set("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", 1, priority=priority)
     settings.set("PLAYWRIGHT_MAX_CONTEXTS", pages, priority=priority)
     settings.set("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT",
-                 settings.getint("NITPICKER_NAVIGATION_TIMEOUT_MS", 30000), priority=priority)
+                 settings.getint("NITPICKER_NAVIGATION_TIMEOUT_MS"), priority=priority)
     if _log_level(settings) > logging.DEBUG:
         # Below INFO, scrapy-playwright attaches two debug loggers to every page, each asking
         # the driver for a header of every request and response (Scrapy leaves the root

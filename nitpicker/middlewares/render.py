@@ -18,7 +18,7 @@ the spider closes. Stats: ``nitpicker/render/rendered``, ``nitpicker/render/not_
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
@@ -28,10 +28,13 @@ from nitpicker.browser import PagePool, PageSlot, context_kwargs, render_pages
 from nitpicker.frontier import META_MODE
 from nitpicker.items import FollowMode
 from nitpicker.render import RenderOptions, RenderResult, render_page
+from nitpicker.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+    from nitpicker.session import CrawlSession
 
 __all__ = ["META_PAGE", "META_PREFLIGHT", "META_RENDER", "RenderChoiceMiddleware"]
 
@@ -44,31 +47,28 @@ _HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 class RenderChoiceMiddleware:
     """Turns in-scope HTML preflights into browser requests, and lends them pooled pages."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(self, crawler: Crawler, session: CrawlSession) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
+        self._session = session
         settings = crawler.settings
-        self.network_idle_ms = settings.getint("NITPICKER_NETWORK_IDLE_MS", 5000)
-        self.network_quiet_ms = settings.getint("NITPICKER_NETWORK_QUIET_MS", 100)
-        self.lazy_wait_ms = settings.getint("NITPICKER_LAZY_WAIT_MS", 3000)
-        self.navigation_timeout_ms = settings.getint("NITPICKER_NAVIGATION_TIMEOUT_MS", 30000)
+        self.network_idle_ms = settings.getint("NITPICKER_NETWORK_IDLE_MS")
+        self.network_quiet_ms = settings.getint("NITPICKER_NETWORK_QUIET_MS")
+        self.lazy_wait_ms = settings.getint("NITPICKER_LAZY_WAIT_MS")
+        self.navigation_timeout_ms = settings.getint("NITPICKER_NAVIGATION_TIMEOUT_MS")
         self._pool: PagePool | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderChoiceMiddleware:
-        config = getattr(crawler.spider, "config", None)
-        if config is not None and not config.render:
+        session = crawl_session(crawler)
+        if not session.config.render:
             # --no-render: nothing to choose, and no layer on every request and response.
             raise NotConfigured  # (no message: Scrapy would log it as a warning)
-        middleware = cls(crawler)
+        middleware = cls(crawler, session)
         crawler.signals.connect(middleware._downloaded, signal=signals.response_downloaded)
         crawler.signals.connect(middleware._left_downloader, signal=signals.request_left_downloader)
         crawler.signals.connect(middleware._spider_closed, signal=signals.spider_closed)
         return middleware
-
-    @property
-    def _session(self) -> Any:
-        return self.crawler.spider.session  # type: ignore[union-attr]
 
     @property
     def pool(self) -> PagePool:
@@ -97,9 +97,7 @@ class RenderChoiceMiddleware:
         if content_type not in _HTML_TYPES:
             self.stats.inc_value("nitpicker/render/not_html")
             return response
-        session = self._session
-        target = session.policy_url(response.url)
-        if target is None or session.policy.is_external(target):
+        if not self._session.in_scope(response.url):
             return response
         self.stats.inc_value("nitpicker/render/rendered")
         return self.browser_request(request, response)

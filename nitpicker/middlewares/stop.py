@@ -77,7 +77,7 @@ class StopSettings:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> StopSettings:
-        return cls(grace=settings.getfloat("NITPICKER_STOP_GRACE", 3.0))
+        return cls(grace=settings.getfloat("NITPICKER_STOP_GRACE"))
 
 
 class GracefulStop:
