@@ -9,6 +9,7 @@ import pytest
 import typer.main
 
 from nitpicker.cli import app
+from nitpicker.default_settings import ENVIRONMENT, SETTINGS, Setting
 from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
 from nitpicker.middlewares.render import META_PREFLIGHT, META_RENDER
 from nitpicker.spiders.site import META_BROWSER_RETRY
@@ -38,12 +39,22 @@ def test_every_option_is_documented(option: str) -> None:
     assert re.search(rf"(`|/ ){re.escape(option)}[` /,]", README), option
 
 
-def test_every_setting_and_meta_key_is_documented() -> None:
-    source = "\n".join(p.read_text() for p in (Path(__file__).resolve().parent.parent / "nitpicker").rglob("*.py"))
-    settings = set(re.findall(r"\"(NITPICKER_[A-Z_]+)\"", source))
-    assert settings, "no NITPICKER_* settings found"
+SETTINGS_TABLE = README.split("**Settings**", 1)[1].split("\n\n", 2)[1]
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda setting: setting.name)
+def test_every_setting_has_a_row_in_the_settings_table(setting: Setting) -> None:
+    assert f"| `{setting.name}` |" in SETTINGS_TABLE, setting.name
+
+
+def test_the_settings_table_documents_only_settings_of_the_table() -> None:
+    rows = set(re.findall(r"^\| `(NITPICKER_[A-Z0-9_]+)` \|", SETTINGS_TABLE, re.MULTILINE))
+    assert rows == {setting.name for setting in SETTINGS}
+
+
+def test_every_environment_variable_and_meta_key_is_documented() -> None:
     keys = {META_FRONTIER_ID, META_DEPTH, META_MODE, META_PREFLIGHT, META_RENDER, META_BROWSER_RETRY}
-    for name in settings | keys:
+    for name in {env.name for env in ENVIRONMENT} | keys:
         assert f"`{name}`" in README, name
 
 
