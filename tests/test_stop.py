@@ -27,6 +27,7 @@ from scrapy.settings import Settings
 from fixtures.hostile import HostileSite
 from fixtures.site import WIDE_MAX, FixtureSite
 from fixtures.throttle_site import Route, ThrottleSite
+from nitpicker.default_settings import defaults
 from nitpicker.middlewares.stop import StopSettings
 from nitpicker.render import find_chromium
 
@@ -280,5 +281,5 @@ def test_grace_setting_must_be_a_finite_number_of_seconds(grace: str) -> None:
 
 
 def test_grace_setting_defaults_to_three_seconds() -> None:
-    assert StopSettings.from_settings(Settings()).grace == 3.0
+    assert StopSettings.from_settings(Settings(defaults())).grace == 3.0  # the add-on's
     assert StopSettings.from_settings(Settings({"NITPICKER_STOP_GRACE": "0"})).grace == 0.0

@@ -213,7 +213,7 @@ class SiteSpider(Spider):
         mode = FollowMode(meta.get(META_MODE, FollowMode.FULL))
         final = self.resolver.resolve(response.url, response.url)
         url = final.url if final is not None else response.url
-        is_external = final is None or self.session.policy.is_external(final)
+        is_external = not self.session.in_scope(final)
         content_type = _content_type(response)
         item = PageItem(
             url=url,
@@ -250,7 +250,7 @@ class SiteSpider(Spider):
         self._read_html(response, rendered.html, item)
         if item.html is None:
             return  # skipped by a keyword
-        policy = self.session.policy
+        in_scope = self.session.in_scope
         item.images = [
             ImageRecord(
                 src=image["src"], alt=image["alt"], width=image["width"], height=image["height"],
@@ -268,7 +268,7 @@ class SiteSpider(Spider):
             record = by_url.get(target.url)
             if record is None:
                 record = by_url[target.url] = ResourceRecord(
-                    target.url, "", policy.is_external(target)
+                    target.url, "", not in_scope(target)
                 )
             if loaded.status == HTTPStatus.NOT_MODIFIED:
                 continue  # the browser revalidated its cached copy: the page is a referrer,
@@ -354,13 +354,13 @@ class SiteSpider(Spider):
                 )
             )
         seen: set[str] = set()
-        policy = self.session.policy
+        in_scope = self.session.in_scope
         for resource in found.resources:
             target = resolve(base, resource.url)
             if target is not None and target.is_http and target.url not in seen:
                 seen.add(target.url)
                 item.resources.append(
-                    ResourceRecord(target.url, resource.kind, policy.is_external(target))
+                    ResourceRecord(target.url, resource.kind, not in_scope(target))
                 )
 
     # -- failures -------------------------------------------------------------------------------
@@ -397,7 +397,7 @@ class SiteSpider(Spider):
         leased = chain[0] if chain else request.url
         parsed = self.resolver.resolve(leased, leased)
         url = parsed.url if parsed is not None else leased
-        is_external = parsed is None or self.session.policy.is_external(parsed)
+        is_external = not self.session.in_scope(parsed)
         item = PageItem(
             url=url,
             frontier_id=meta.get(META_FRONTIER_ID),
