@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nitpicker.default_settings import set_defaults
+
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
@@ -17,9 +19,12 @@ _ADDON = "addon"
 
 
 class Addon:
-    """Registers the frontier scheduler, policies, body guard, graceful stop and archive pipeline."""
+    """Registers the frontier scheduler, policies, body guard, graceful stop and archive
+    pipeline, and sets the defaults of the ``NITPICKER_*`` settings
+    (:mod:`nitpicker.default_settings`)."""
 
     def update_settings(self, settings: BaseSettings) -> None:
+        set_defaults(settings, priority=_ADDON)
         settings.set("SCHEDULER", "nitpicker.frontier.FrontierScheduler", priority=_ADDON)
         settings["SPIDER_MIDDLEWARES"].update(
             {
@@ -58,7 +63,7 @@ class Addon:
                 "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
                 "nitpicker.middlewares.robots.RobotsTxtMiddleware": 100,
                 # Before robots.txt: a refused host's robots.txt is never fetched.
-                # NotConfigured unless --deny-private-networks / NITPICKER_DENY_PRIVATE_NETWORKS.
+                # NotConfigured unless NITPICKER_DENY_PRIVATE_NETWORKS (--deny-private-networks).
                 "nitpicker.middlewares.ssrf.PrivateNetworkGuard": 75,
                 # Scope is nitpicker's (out-of-scope URLs are checked, not dropped).
                 "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,

@@ -6,22 +6,23 @@ ones plus the new ones; rows recorded out of scope that the new roots cover are 
 the archive taken first: a failed run restores it (the archive is then byte for byte as
 before) and a finished or stopped run deletes it. The archive's lock is held from before the
 copy to after the restore: a backup is never taken of, nor restored over, an archive another
-process is writing. A list-mode archive refuses append.
+process is writing. A list-mode archive refuses append. The append run's config is built by
+:func:`nitpicker.config_builder.append_config`.
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from nitpicker.config import ConfigError, CrawlConfig, validate_url
+from nitpicker.config import ConfigError
 from nitpicker.query import ArchiveOpenError, CrawlInfo, crawl_info, open_archive
 
 if TYPE_CHECKING:
     from nitpicker.archive.lock import ArchiveLock
 
-__all__ = ["AppendError", "ArchiveBackup", "append_config", "stored_crawl_info"]
+__all__ = ["LIST_MODE_REFUSAL", "AppendError", "ArchiveBackup", "stored_crawl_info"]
 
 LIST_MODE_REFUSAL = (
     "Cannot append to a list-mode archive: this archive was created with --list/--list-file "
@@ -45,22 +46,6 @@ def stored_crawl_info(path: Path) -> CrawlInfo:
         raise ConfigError(f"{path}: {exc}") from exc
     finally:
         conn.close()
-
-
-def append_config(path: Path, new_urls: list[str], **runtime: Any) -> CrawlConfig:
-    """The config of an append run: the stored options, roots old ∪ new, crawled fully."""
-    if not new_urls:
-        raise ConfigError("--append needs at least one URL to add")
-    added = [validate_url(url) for url in new_urls]
-    info = stored_crawl_info(path)
-    if info.from_list:
-        raise ConfigError(LIST_MODE_REFUSAL)
-    roots = tuple(dict.fromkeys([*info.roots, *added]))
-    fresh = tuple(url for url in added if url not in info.roots)
-    return CrawlConfig.from_json(
-        info.config_json, roots=roots, append=fresh or tuple(added), recursive=True,
-        single=False, list_mode=False, resume=True, output=str(path), **runtime,
-    )
 
 
 def _sidecar(path: Path, suffix: str) -> Path:

@@ -1,8 +1,9 @@
 """CrawlConfig: every crawl option, parsed once and validated.
 
 The CLI builds a ``CrawlConfig`` from its flags; ``scrapy crawl site -a key=value`` and a
-Scrapyd job build one from string arguments with :meth:`CrawlConfig.from_spider_args`. Either
-way the spider and every component read this one frozen object.
+Scrapyd job build one from string arguments with :meth:`CrawlConfig.from_spider_args`; both go
+through :mod:`nitpicker.config_builder` (new crawl, resume, append). The spider keeps this one
+frozen object in its crawl session and projects the options components use into settings.
 """
 
 from __future__ import annotations
@@ -174,6 +175,8 @@ class CrawlConfig:
 
         ``name`` and keys starting with ``_`` (Scrapyd's ``_job``) are Scrapy's, not crawl
         options: they are left out.
+        With ``resume=true``, ``output`` names the archive and its stored options are used
+        (:func:`nitpicker.config_builder.resume_config`).
         """
         known = {f.name: f for f in dataclasses.fields(cls)}
         values: dict[str, Any] = {}
@@ -184,16 +187,19 @@ class CrawlConfig:
             if key not in known:
                 raise ConfigError(f"unknown crawl argument {raw_key!r}")
             values[key] = _coerce(key, raw, known[key].type)
-        if "exclude_urls" in values:
-            values["exclude_urls"] = DEFAULT_EXCLUDED_URLS + tuple(values["exclude_urls"])
-        if values.get("list_mode"):
-            values.setdefault("recursive", False)
-        output = values.get("output") or ""
-        roots = values.get("roots") or ()
-        if not roots:
+        from nitpicker.config_builder import GivenOptions, new_config, resume_config
+
+        options = GivenOptions(values, frozenset(values))
+        if "append" in values:
+            raise ConfigError("append is not a crawl argument: add roots to an archive with "
+                              "nitpicker crawl --append FILE URL… (it keeps a backup)")
+        if values.get("resume"):
+            if not values.get("output"):
+                raise ConfigError("missing crawl argument: -a output=FILE (the archive to resume)")
+            return resume_config(Path(resolve_output_path(values["output"], "")), options)
+        if not values.get("roots"):
             raise ConfigError("missing crawl argument: -a roots=URL[,URL…]")
-        values["output"] = resolve_output_path(output, roots[0])
-        return cls(**values)
+        return new_config(options)
 
 
 def _flag(name: str) -> str:

@@ -5,7 +5,8 @@ the frontier (deduplicated by their protocol-agnostic key). This scheduler lease
 rows breadth-first (shallowest depth first) in small batches and builds one ``Request`` per
 leased row. Requests the engine hands back (redirect hops, retries) are kept in memory:
 they belong to a row that is already leased, and a leased row goes back to pending on
-resume. Enabled by the add-on as ``SCHEDULER``.
+resume. Enabled by the add-on as ``SCHEDULER``; it opens the crawl session
+(:func:`~nitpicker.session.crawl_session`) when the spider opens.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 
 from nitpicker.meta import META_DEPTH, META_FRONTIER_ID, META_MODE
+from nitpicker.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -36,25 +38,18 @@ LEASE_BATCH = 32
 class FrontierScheduler(BaseScheduler):
     """Hands the engine requests leased from the archive's frontier."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(self, crawler: Crawler, session: CrawlSession) -> None:
         self.crawler = crawler
+        self.session = session
         self._requeued: deque[Request] = deque()
         self._leased: deque[FrontierEntry] = deque()
-        self._session: CrawlSession | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
-        return cls(crawler)
-
-    @property
-    def session(self) -> CrawlSession:
-        assert self._session is not None, "scheduler used before open()"
-        return self._session
+        return cls(crawler, crawl_session(crawler))
 
     def open(self, spider: Spider) -> None:
-        session: CrawlSession = spider.session  # type: ignore[attr-defined]
-        session.open()
-        self._session = session
+        self.session.open()
 
     def close(self, reason: str) -> None:
         self._leased.clear()

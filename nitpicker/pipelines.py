@@ -3,8 +3,8 @@
 A page's row, its anchors, images, snapshot, the frontier rows of the links it discovered and
 the acknowledgement of its own frontier row are written in the same transaction, on the
 archive worker's thread (:mod:`nitpicker.archive.worker`); the transaction is committed every
-100 pages or 200 ms (and on close). Enabled by the add-on;
-stats ``nitpicker/archive/pages``, ``nitpicker/archive/links_queued``.
+100 pages or 200 ms (and on close). Enabled by the add-on (``NotConfigured`` for a spider
+without a crawl session); stats ``nitpicker/archive/pages``, ``nitpicker/archive/links_queued``.
 """
 
 from __future__ import annotations
@@ -17,12 +17,15 @@ from twisted.internet import task
 
 from nitpicker.failure import classify_exception
 from nitpicker.items import FollowMode, PageItem
+from nitpicker.session import crawl_session
 from nitpicker.sitemaps import SitemapItem
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
 
     from nitpicker.archive.writer import ArchiveWriter
+    from nitpicker.session import CrawlSession
 
 __all__ = ["ArchivePipeline"]
 
@@ -34,18 +37,14 @@ _FOLLOWED = (FollowMode.FULL, FollowMode.METADATA)
 class ArchivePipeline:
     """The archive writer's adapter to Scrapy's item pipeline."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
-        self.stats = crawler.stats
+    def __init__(self, session: CrawlSession, stats: StatsCollector) -> None:
+        self.session = session
+        self.stats = stats
         self._flusher: task.LoopingCall | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ArchivePipeline:
-        return cls(crawler)
-
-    @property
-    def session(self) -> Any:
-        return self.crawler.spider.session  # type: ignore[union-attr]
+        return cls(crawl_session(crawler), crawler.stats)
 
     def open_spider(self) -> None:
         self._flusher = task.LoopingCall(self._flush)
@@ -114,7 +113,7 @@ class ArchivePipeline:
         for raw in item.urls:
             parsed = session.policy_url(raw)
             if parsed is not None and parsed.is_http:
-                entries.append((parsed.url, session.policy.is_external(parsed)))
+                entries.append((parsed.url, not session.in_scope(parsed)))
         if entries:
             try:
                 session.archive.pages.record_sitemap(entries)

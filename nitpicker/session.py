@@ -1,9 +1,10 @@
 """CrawlSession: the live state of one crawl, shared by the spider and its components.
 
 It holds the validated config, the scope/exclude/follow policies, the archive writer and the
-counters the progress display reads. The scheduler opens it (creating or reopening the
-archive and starting a run row); ``spider_closed`` closes it (order column, run status,
-WAL folded back into one file, lock released).
+counters the progress display reads. The site spider makes it; a component reaches it with
+:func:`crawl_session` (in its ``from_crawler``, and keeps it). The scheduler opens it (creating
+or reopening the archive and starting a run row); ``spider_closed`` closes it (order column,
+run status, WAL folded back into one file, lock released).
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ from nitpicker.urls import ParsedUrl, frontier_key
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from scrapy.crawler import Crawler
+
     from nitpicker.archive.lock import ArchiveLock
     from nitpicker.config import CrawlConfig
 
-__all__ = ["CrawlCounters", "CrawlSession"]
+__all__ = ["CrawlCounters", "CrawlSession", "crawl_session"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +76,8 @@ class CrawlSession:
         """Why this run takes no more URLs from the frontier (``max_pages``, ``max_duration``)."""
         self.failure: RunFailure | None = None
         self.max_archive_bytes: int | None = None
-        """Storage budget (``NITPICKER_ARCHIVE_MAX_MB``): the run fails with ``disk_full`` past it."""
+        """Storage budget (``NITPICKER_ARCHIVE_MAX_MB``, set by the spider from the setting):
+        the run fails with ``disk_full`` past it."""
         self.request_close: Callable[[str], None] = lambda reason: None
         """Set by the spider: asks Scrapy's engine to close the spider."""
         self.lock: ArchiveLock | None = None
@@ -85,6 +89,14 @@ class CrawlSession:
     def policy_url(self, url: str) -> ParsedUrl | None:
         """``url`` normalised as the crawl's policies see it (cached)."""
         return self.resolver.resolve(url, url)
+
+    def in_scope(self, url: str | ParsedUrl | None) -> bool:
+        """Whether ``url`` is in the crawl's scope as it is now (a redirecting root's
+        destination joins it during the crawl): an http(s) URL under a root, by the follow
+        policy's :meth:`~nitpicker.follow.FollowPolicy.is_external`. A string is normalised
+        first (:meth:`policy_url`); ``None`` (not a URL) is out of scope."""
+        parsed = self.resolver.resolve(url, url) if isinstance(url, str) else url
+        return parsed is not None and not self.policy.is_external(parsed)
 
     @property
     def archive(self) -> ArchiveWriter:
@@ -159,12 +171,7 @@ class CrawlSession:
     def _prepare_append(self, writer: ArchiveWriter) -> None:
         """``--append``: new roots, earlier out-of-scope rows now in scope re-queued."""
         writer.update_info(self.config)
-
-        def in_scope(url: str) -> bool:
-            parsed = self.policy_url(url)
-            return parsed is not None and not self.policy.is_external(parsed)
-
-        repromoted = writer.repromote(in_scope)
+        repromoted = writer.repromote(self.in_scope)
         writer.frontier.add(
             (frontier_key(root), root, 0, int(FollowMode.FULL)) for root in self.config.append
         )
@@ -247,3 +254,17 @@ class CrawlSession:
             writer.abandon()
             raise
         logger.info("archive closed: %s (%s)", writer.path, status)
+
+
+def crawl_session(crawler: Crawler) -> CrawlSession:
+    """The crawl session of ``crawler``'s spider: the one way a component reaches it.
+
+    Call it in ``from_crawler`` (Scrapy makes the spider first). ``NotConfigured`` when the
+    spider is not nitpicker's (it has no session): the component is then disabled.
+    """
+    session = getattr(crawler.spider, "session", None)
+    if not isinstance(session, CrawlSession):
+        from scrapy.exceptions import NotConfigured
+
+        raise NotConfigured("the spider has no nitpicker CrawlSession")
+    return session

@@ -1,8 +1,9 @@
 """Sitemaps: seed the frontier from robots.txt ``Sitemap:`` lines and ``/sitemap.xml``.
 
 ``SitemapSeeder`` is a Scrapy extension, enabled by the add-on and active when
-``CrawlConfig.sitemap`` is on and the crawl follows links (a new recursive crawl; not
-``--single``, list mode or a resume). It requests ``/sitemap.xml`` of every root's origin
+``NITPICKER_SITEMAP_ENABLED`` is true (``NotConfigured`` otherwise): the site spider sets it
+false for ``--no-sitemap`` and for a crawl that does not follow links (``--single``, list
+mode, a resume). It requests ``/sitemap.xml`` of every root's origin
 and every sitemap that a parsed robots.txt names (through Scrapy's own robots.txt fetch:
 one fetch per origin). Sitemap indexes are followed, gzip documents are read, and each
 document is read up to ``NITPICKER_SITEMAP_MAX_BYTES`` (default 10 MiB, compressed and
@@ -27,8 +28,11 @@ from scrapy.robotstxt import ProtegoRobotParser
 from scrapy.utils.sitemap import Sitemap
 
 from nitpicker.meta import META_SITEMAP
+from nitpicker.session import crawl_session
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.robotstxt import RobotParser
@@ -89,36 +93,36 @@ def read_sitemap(body: bytes, max_bytes: int) -> SitemapDocument:
 class SitemapSeeder:
     """Requests the sitemaps of the crawl's origins and queues what they list."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(self, crawler: Crawler, roots: Sequence[str], max_bytes: int,
+                 max_documents: int) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
-        self.max_bytes = crawler.settings.getint("NITPICKER_SITEMAP_MAX_BYTES", 10 * 1024 * 1024)
-        self.max_documents = crawler.settings.getint("NITPICKER_SITEMAP_MAX_DOCUMENTS", 1000)
+        self.roots = tuple(roots)
+        self.max_bytes = max_bytes
+        self.max_documents = max_documents
         self._requested: set[str] = set()
-        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(self.robots_parsed, signal=signals.robots_parsed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SitemapSeeder:
-        if not crawler.settings.getbool("NITPICKER_SITEMAP_ENABLED", True):
-            raise NotConfigured("NITPICKER_SITEMAP_ENABLED is off")
-        return cls(crawler)
+        settings = crawler.settings
+        if not settings.getbool("NITPICKER_SITEMAP_ENABLED"):
+            raise NotConfigured  # --no-sitemap, --single…: no "Disabled" warning for them
+        seeder = cls(crawler, crawl_session(crawler).config.roots,
+                     max_bytes=settings.getint("NITPICKER_SITEMAP_MAX_BYTES"),
+                     max_documents=settings.getint("NITPICKER_SITEMAP_MAX_DOCUMENTS"))
+        crawler.signals.connect(seeder.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(seeder.robots_parsed, signal=signals.robots_parsed)
+        return seeder
 
-    def _active(self) -> bool:
-        config: Any = getattr(self.crawler.spider, "config", None)
-        return bool(config and config.sitemap and config.follows_links and not config.resume)
-
-    def spider_opened(self, spider: Any) -> None:
-        if not self._active():
-            return
-        for root in spider.config.roots:
+    def spider_opened(self) -> None:
+        for root in self.roots:
             parts = urlsplit(root)
             self.request(f"{parts.scheme}://{parts.netloc}/sitemap.xml")
 
     def robots_parsed(self, robotparser: RobotParser, request: Request, **kwargs: Any) -> None:
         # Scrapy's default robots.txt parser is Protego, which keeps the ``Sitemap:`` lines
         # (another ROBOTSTXT_PARSER leaves only /sitemap.xml).
-        if not self._active() or not isinstance(robotparser, ProtegoRobotParser):
+        if not isinstance(robotparser, ProtegoRobotParser):
             return
         for url in robotparser.rp.sitemaps:
             self.request(url)

@@ -38,6 +38,10 @@ __all__ = ["AdaptiveConcurrency", "ThrottleSettings"]
 logger = logging.getLogger(__name__)
 
 
+AUTO_FLOOR = 2
+"""The floor when ``NITPICKER_THROTTLE_FLOOR`` is not set (lowered to a smaller ceiling)."""
+
+
 @dataclass(frozen=True)
 class ThrottleSettings:
     """The ``NITPICKER_THROTTLE_*`` settings, parsed once."""
@@ -67,18 +71,19 @@ class ThrottleSettings:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ThrottleSettings:
-        per_host = settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
-        ceiling = settings.getint("NITPICKER_THROTTLE_CEILING", per_host)
-        floor = settings.getint("NITPICKER_THROTTLE_FLOOR", 2)
-        if settings.get("NITPICKER_THROTTLE_FLOOR") is None:
-            floor = min(floor, ceiling)  # --parallels 1 is a ceiling below the default floor
+        ceiling = settings.get("NITPICKER_THROTTLE_CEILING")
+        if ceiling is None:
+            ceiling = settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+        floor = settings.get("NITPICKER_THROTTLE_FLOOR")
+        if floor is None:
+            floor = min(AUTO_FLOOR, int(ceiling))  # --parallels 1: a ceiling below the floor
         return cls(
-            floor=floor,
-            ceiling=ceiling,
-            slow_ms=settings.getint("NITPICKER_THROTTLE_SLOW_MS", 3000),
-            batch=settings.getint("NITPICKER_THROTTLE_BATCH", 20),
-            max_bytes=settings.getint("NITPICKER_THROTTLE_MAX_BYTES", 8 * 1024 * 1024),
-            max_retry_after=settings.getfloat("NITPICKER_THROTTLE_MAX_RETRY_AFTER", 120.0),
+            floor=int(floor),
+            ceiling=int(ceiling),
+            slow_ms=settings.getint("NITPICKER_THROTTLE_SLOW_MS"),
+            batch=settings.getint("NITPICKER_THROTTLE_BATCH"),
+            max_bytes=settings.getint("NITPICKER_THROTTLE_MAX_BYTES"),
+            max_retry_after=settings.getfloat("NITPICKER_THROTTLE_MAX_RETRY_AFTER"),
         )
 
 
@@ -125,7 +130,7 @@ class AdaptiveConcurrency:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> AdaptiveConcurrency:
-        if not crawler.settings.getbool("NITPICKER_THROTTLE_ENABLED", True):
+        if not crawler.settings.getbool("NITPICKER_THROTTLE_ENABLED"):
             raise NotConfigured("NITPICKER_THROTTLE_ENABLED is false")
         throttle = cls(crawler, ThrottleSettings.from_settings(crawler.settings), crawler.stats)
         connect = crawler.signals.connect

@@ -10,6 +10,7 @@ import typer.main
 
 from nitpicker import meta
 from nitpicker.cli import app
+from nitpicker.default_settings import ENVIRONMENT, SETTINGS, Setting
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 COMMAND = typer.main.get_command(app)
@@ -36,10 +37,20 @@ def test_every_option_is_documented(option: str) -> None:
     assert re.search(rf"(`|/ ){re.escape(option)}[` /,]", README), option
 
 
-def test_every_setting_and_meta_key_is_documented() -> None:
-    source = "\n".join(p.read_text() for p in (Path(__file__).resolve().parent.parent / "nitpicker").rglob("*.py"))
-    settings = set(re.findall(r"\"(NITPICKER_[A-Z_]+)\"", source))
-    assert settings, "no NITPICKER_* settings found"
+SETTINGS_TABLE = README.split("**Settings**", 1)[1].split("\n\n", 2)[1]
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda setting: setting.name)
+def test_every_setting_has_a_row_in_the_settings_table(setting: Setting) -> None:
+    assert f"| `{setting.name}` |" in SETTINGS_TABLE, setting.name
+
+
+def test_the_settings_table_documents_only_settings_of_the_table() -> None:
+    rows = set(re.findall(r"^\| `(NITPICKER_[A-Z0-9_]+)` \|", SETTINGS_TABLE, re.MULTILINE))
+    assert rows == {setting.name for setting in SETTINGS}
+
+
+def test_every_environment_variable_and_meta_key_is_documented() -> None:
     keys = {value for name, value in vars(meta).items() if name.startswith("META_")}
     assert keys, "no META_* keys in nitpicker/meta.py"
     # The request meta keys are defined in nitpicker/meta.py and nowhere else.
@@ -47,7 +58,7 @@ def test_every_setting_and_meta_key_is_documented() -> None:
     elsewhere = [p.name for p in package.rglob("*.py") if p.name != "meta.py"
                  and re.search(r"^META_[A-Z_]+ = \"", p.read_text(), re.MULTILINE)]
     assert elsewhere == []
-    for name in settings | keys:
+    for name in {env.name for env in ENVIRONMENT} | keys:
         assert f"`{name}`" in README, name
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import gzip
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import pytest_twisted
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
 
 from fixtures.site import FixtureSite
-from nitpicker.sitemaps import SitemapTooLarge, read_sitemap
+from nitpicker.sitemaps import SitemapSeeder, SitemapTooLarge, read_sitemap
+from tests.components import unit_crawler
 from tests.helpers import crawl
 
 if TYPE_CHECKING:
@@ -82,3 +85,49 @@ async def test_no_sitemap_and_single_page_do_not_read_sitemaps(tmp_path: Path) -
     assert off.page(site.url("/sitemap-only/orphan")) is None
     assert single.page(site.url("/sitemap-only/orphan")) is None
     assert "/sitemap.xml" not in requested
+
+
+# -- the seeder's settings --------------------------------------------------------------------
+
+
+class RecordingEngine:
+    """Stands in for the engine: the requests the seeder schedules."""
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+
+    def crawl(self, request: Request) -> None:
+        self.requests.append(request)
+
+
+@pytest.mark.parametrize(
+    ("options", "settings"),
+    [
+        ({"sitemap": False}, {}),
+        ({"single": True}, {}),
+        ({"list_mode": True}, {}),
+        ({"recursive": False}, {}),
+        ({"resume": True}, {}),
+        ({}, {"NITPICKER_SITEMAP_ENABLED": False}),  # the operator's switch
+    ],
+)
+def test_the_seeder_is_off_unless_a_new_crawl_follows_links(
+    tmp_path: Path, options: dict[str, Any], settings: dict[str, Any]
+) -> None:
+    with pytest.raises(NotConfigured):
+        SitemapSeeder.from_crawler(unit_crawler(tmp_path, settings=settings, **options))
+
+
+def test_the_seeder_asks_each_origin_once(tmp_path: Path) -> None:
+    crawler = unit_crawler(
+        tmp_path, ("http://site.test/docs/", "http://site.test/blog/", "https://other.test/"),
+        settings={"NITPICKER_SITEMAP_MAX_BYTES": 5000, "NITPICKER_SITEMAP_MAX_DOCUMENTS": 2})
+    seeder = SitemapSeeder.from_crawler(crawler)
+    assert (seeder.max_bytes, seeder.max_documents) == (5000, 2)
+    engine = RecordingEngine()
+    crawler.engine = engine  # type: ignore[assignment]
+    seeder.spider_opened()
+    seeder.request("http://site.test/more.xml")  # over NITPICKER_SITEMAP_MAX_DOCUMENTS
+    assert [r.url for r in engine.requests] == [
+        "http://site.test/sitemap.xml", "https://other.test/sitemap.xml"]
+    assert engine.requests[0].meta["download_maxsize"] == 5000

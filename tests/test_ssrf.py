@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -18,7 +17,9 @@ from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
+from nitpicker.config import CrawlConfig
 from nitpicker.middlewares.ssrf import BLOCKED, SETTING, PrivateNetworkGuard
+from tests.components import projected_settings
 from tests.helpers import FakeDNS, crawl
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
 
     from fixtures.site import FixtureSite
     from nitpicker.netguard import IPAddress, Refusal
@@ -42,8 +44,8 @@ DNS = {
 def make_guard(dns: FakeDNS, clock: Any = None, **settings: Any) -> PrivateNetworkGuard:
     crawler = get_crawler(settings_dict={SETTING: True, **settings})
     if clock is None:
-        return PrivateNetworkGuard(crawler, resolver=dns)
-    return PrivateNetworkGuard(crawler, resolver=dns, clock=clock)
+        return PrivateNetworkGuard(crawler.stats, resolver=dns)
+    return PrivateNetworkGuard(crawler.stats, resolver=dns, clock=clock)
 
 
 async def check(guard: PrivateNetworkGuard, request: Request) -> None:
@@ -58,28 +60,30 @@ def blocked(guard: PrivateNetworkGuard) -> int:
 # -- enabling ---------------------------------------------------------------------------------
 
 
-def _crawler(setting: bool | None, option: bool | None) -> Crawler:
-    crawler = get_crawler(settings_dict={} if setting is None else {SETTING: setting})
-    if option is not None:
-        crawler.spider = SimpleNamespace(config=SimpleNamespace(deny_private_networks=option))  # type: ignore[assignment]
-    return crawler
+def _crawler(tmp_path: Path, setting: bool | None, option: bool, priority: str) -> Crawler:
+    """The operator's setting (at ``priority``) and a job's crawl option, as a crawl has them."""
+    config = CrawlConfig(roots=("http://site.test/",), output=str(tmp_path / "a.nitpicker"),
+                         render=False, deny_private_networks=option)
+    operator = {} if setting is None else {SETTING: setting}
+    return get_crawler(settings_dict=projected_settings(config, operator, priority))
 
 
+@pytest.mark.parametrize("priority", ["project", "cmdline"])
 @pytest.mark.parametrize(
     ("setting", "option", "enabled"),
     [
-        (None, None, False),  # no spider config at all
+        (None, False, False),
         (False, False, False),
-        (True, None, True),
-        (None, True, True),
         (True, False, True),  # the operator's setting: a job's option cannot turn it off
-        (False, True, True),
+        (None, True, True),
+        (False, True, True),  # the job's option turns it on, whatever the setting's priority
+        (True, True, True),
     ],
 )
 def test_enabled_by_the_setting_or_the_crawl_option(
-    setting: bool | None, option: bool | None, enabled: bool
+    tmp_path: Path, setting: bool | None, option: bool, enabled: bool, priority: str
 ) -> None:
-    crawler = _crawler(setting, option)
+    crawler = _crawler(tmp_path, setting, option, priority)
     if enabled:
         assert isinstance(PrivateNetworkGuard.from_crawler(crawler), PrivateNetworkGuard)
     else:
@@ -335,8 +339,8 @@ async def test_an_answer_that_changes_after_the_check_is_refused_when_connecting
     from twisted.internet import reactor
 
     class Rebound(PrivateNetworkGuard):
-        def __init__(self, crawler: Crawler) -> None:
-            super().__init__(crawler, resolver=FakeDNS({"localhost": ["93.184.215.14"]}))
+        def __init__(self, stats: StatsCollector) -> None:
+            super().__init__(stats, resolver=FakeDNS({"localhost": ["93.184.215.14"]}))
 
     resolver_before = reactor.nameResolver
     site.clear_log()

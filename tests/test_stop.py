@@ -23,12 +23,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
 
 from fixtures.hostile import HostileSite
 from fixtures.site import WIDE_MAX, FixtureSite
 from fixtures.throttle_site import Route, ThrottleSite
-from nitpicker.middlewares.stop import StopSettings
+from nitpicker.default_settings import defaults
+from nitpicker.middlewares.stop import GracefulStop, StopSettings
 from nitpicker.render import find_chromium
+from tests.components import open_session, unit_crawler
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -280,5 +283,23 @@ def test_grace_setting_must_be_a_finite_number_of_seconds(grace: str) -> None:
 
 
 def test_grace_setting_defaults_to_three_seconds() -> None:
-    assert StopSettings.from_settings(Settings()).grace == 3.0
+    assert StopSettings.from_settings(Settings(defaults())).grace == 3.0  # the add-on's
     assert StopSettings.from_settings(Settings({"NITPICKER_STOP_GRACE": "0"})).grace == 0.0
+
+
+def test_a_second_signal_closes_the_crawl_sessions_archive(tmp_path: Path) -> None:
+    """The reactor stops before the spider closed: the stop closes the archive on its way out
+    (unit: a real crawl session, no engine)."""
+    crawler = unit_crawler(tmp_path)
+    stop = GracefulStop.from_crawler(crawler)
+    session = open_session(crawler)
+    assert stop.session is session
+    stop.reactor_stopping()
+    assert session.writer is None and session.closed_reason == "shutdown"
+    assert not Path(f"{session.config.output}.lock").exists()
+
+
+def test_the_stop_holds_for_a_spider_without_a_crawl_session() -> None:
+    stop = GracefulStop.from_crawler(get_crawler(settings_dict=defaults()))
+    assert stop.session is None
+    stop.reactor_stopping()  # nothing to close

@@ -17,6 +17,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.error import ConnectionRefusedError, TimeoutError
 
 from fixtures.throttle_site import RESET, Hit, Route, ThrottleSite
+from nitpicker.default_settings import defaults
 from nitpicker.throttle import AdaptiveConcurrency, ThrottleSettings
 from tests.helpers import crawl
 
@@ -30,7 +31,7 @@ NOW = 1_800_000_000.0  # a fixed Unix time for HTTP dates
 
 
 def throttle(**settings: Any) -> AdaptiveConcurrency:
-    values = {"CONCURRENT_REQUESTS_PER_DOMAIN": 10, **settings}
+    values = {**defaults(), "CONCURRENT_REQUESTS_PER_DOMAIN": 10, **settings}
     return AdaptiveConcurrency.from_crawler(get_crawler(settings_dict=values))
 
 

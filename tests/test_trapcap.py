@@ -1,4 +1,4 @@
-"""nitpicker.trapcap (state and policy) and the TrapCapMiddleware's decisions, without a network."""
+"""nitpicker.trapcap (state and policy) without a network; the middleware: test_trapcap_middleware.py."""
 
 from __future__ import annotations
 
@@ -6,20 +6,13 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
-from scrapy.exceptions import NotConfigured
 
 import nitpicker
 from nitpicker.archive.schema import migrate
-from nitpicker.config import CrawlConfig
 from nitpicker.extract import PageMeta
-from nitpicker.items import FollowMode, LinkRecord, PageItem
-from nitpicker.middlewares.trapcap import TrapCapMiddleware
 from nitpicker.query.trap_events import list_trap_events
-from nitpicker.session import CrawlCounters
 from nitpicker.signature import page_signature
 from nitpicker.trapcap import (
     CANONICAL_SELF,
@@ -387,154 +380,7 @@ def test_age_keeps_entries_near_the_window_when_links_advance() -> None:
     assert cap.entries <= 501 and cap.evicted_lru == 0 and cap.evicted_age >= 19_400
 
 
-# -- the middleware --------------------------------------------------------------------------
-
-
-class FakeStats:
-    def __init__(self) -> None:
-        self.values: dict[str, Any] = {}
-
-    def inc_value(self, key: str, count: int = 1) -> None:
-        self.values[key] = self.values.get(key, 0) + count
-
-    def max_value(self, key: str, value: int) -> None:
-        self.values[key] = max(self.values.get(key, value), value)
-
-    def set_value(self, key: str, value: Any) -> None:
-        self.values[key] = value
-
-
-class FakeFrontierStore:
-    """The archive's frontier as the middleware reads it: the pending count, the buckets."""
-
-    def __init__(self) -> None:
-        self.pending = 0
-        self.keys = FakeFrontier({"//localhost/"})
-
-    def has_pending_under(self, prefix: str) -> bool:
-        return self.keys.has_pending_under(prefix)
-
-
-class FakeRunLog:
-    """The archive's run log: the trap events written, the signatures earlier runs capped."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, str, int, str, str]] = []
-        self.capped: list[str] = []
-
-    def record_trap_event(self, *args: Any) -> None:
-        self.events.append(args)
-
-    def capped_signatures(self) -> list[str]:
-        return list(self.capped)
-
-
-class FakeWriter:
-    def __init__(self) -> None:
-        self.frontier = FakeFrontierStore()
-        self.runs = FakeRunLog()
-
-
-def make_middleware(tmp_path: Any, **options: Any) -> tuple[TrapCapMiddleware, FakeWriter, FakeStats]:
-    config = CrawlConfig(roots=("http://localhost/",), output=str(tmp_path / "a.nitpicker"),
-                         **options)
-    writer = FakeWriter()
-    session = SimpleNamespace(config=config, writer=writer, archive=writer,
-                              counters=CrawlCounters(), fail=lambda failure: None,
-                              settle=lambda: None)
-    stats = FakeStats()
-    crawler = SimpleNamespace(stats=stats, spider=SimpleNamespace(config=config, session=session),
-                              signals=SimpleNamespace(connect=lambda *a, **k: None))
-    return TrapCapMiddleware.from_crawler(crawler), writer, stats  # type: ignore[arg-type]
-
-
-def page(url: str, meta: PageMeta, *, target: bool = True, external: bool = False) -> PageItem:
-    links = [
-        LinkRecord(f"{url}next", "", "", "next", False, FollowMode.FULL),
-        LinkRecord("https://elsewhere.example/", "", "", "out", True, FollowMode.METADATA),
-        LinkRecord("http://localhost/admin/", "", "", "admin", False, FollowMode.EXCLUDED),
-    ]
-    return PageItem(url=url, frontier_id=None, depth=1, is_external=external, is_target=target,
-                    status=200, meta=meta, links=links)
-
-
-def modes(item: PageItem) -> list[FollowMode]:
-    return [link.mode for link in item.links]
-
-
-def test_middleware_is_off_without_dedupe_cap(tmp_path: Any) -> None:
-    with pytest.raises(NotConfigured):
-        make_middleware(tmp_path)
-
-
-def test_middleware_caps_links_from_the_firing_page_on(tmp_path: Any) -> None:
-    middleware, writer, stats = make_middleware(tmp_path, dedupe_cap=10)
-    meta = trap_meta("http://localhost/list/date/")
-    items = [page(f"http://localhost/list/date/{n}/", meta) for n in range(5)]
-    for item in items:
-        middleware.check(item)
-    kept = [FollowMode.FULL, FollowMode.METADATA, FollowMode.EXCLUDED]
-    capped = [FollowMode.CAPPED, FollowMode.METADATA, FollowMode.EXCLUDED]
-    assert [modes(i) for i in items] == [kept, kept, capped, capped, capped]
-    sig = page_signature(items[0].url, meta)
-    assert writer.runs.events == [(sig, "/list/date", 3, items[0].url, items[2].url)]
-    assert stats.values["nitpicker/trapcap/fired"] == 1
-    assert stats.values["nitpicker/trapcap/capped_links"] == 3
-    assert stats.values["nitpicker/trapcap/entries"] == 1
-
-
-def test_middleware_never_counts_out_of_scope_pages(tmp_path: Any) -> None:
-    middleware, writer, _ = make_middleware(tmp_path, dedupe_cap=1)
-    meta = trap_meta("http://localhost/list/date/")
-    outside = [page(f"http://localhost/list/date/{n}/", meta, external=True) for n in range(3)]
-    metadata_only = [page(f"http://localhost/list/date/{n}/", meta, target=False) for n in range(3)]
-    for item in outside + metadata_only:
-        assert not middleware.counts(item)
-    assert middleware.cap.observed == 0 and not writer.runs.events
-    inside = page("http://localhost/list/date/9/", meta)
-    assert middleware.counts(inside)
-    middleware.check(inside)
-    assert modes(inside)[0] is FollowMode.CAPPED and len(writer.runs.events) == 1
-
-
-def test_middleware_ignores_unsignable_pages(tmp_path: Any) -> None:
-    middleware, _, stats = make_middleware(tmp_path, dedupe_cap=1)
-    item = page("http://localhost/list/date/1/", PageMeta(title="No Open Graph"))
-    middleware.check(item)
-    assert modes(item)[0] is FollowMode.FULL and middleware.cap.observed == 0
-    assert "nitpicker/trapcap/entries" not in stats.values
-
-
-def test_middleware_anchor_index_is_the_links_discovered(tmp_path: Any) -> None:
-    middleware, writer, _ = make_middleware(tmp_path, dedupe_cap=100, dedupe_age_window=100)
-    writer.frontier.pending = 30
-    middleware.crawler.spider.session.counters.leased = 80  # type: ignore[union-attr]
-    middleware.check(page("http://localhost/a/1", unique_meta(1)))
-    assert middleware.cap.anchor_index == 110
-    writer.frontier.pending = 500  # 500 + 80 - 110 > 100 links later: the signature is forgotten
-    middleware.check(page("http://localhost/b/1", unique_meta(2)))
-    assert middleware.cap.evicted_age == 1 and middleware.cap.entries == 1
-
-
-def test_middleware_on_resume_caps_what_earlier_runs_capped(tmp_path: Any) -> None:
-    middleware, writer, stats = make_middleware(tmp_path, dedupe_cap=10, resume=True)
-    meta = trap_meta("http://localhost/list/date/")
-    first = page("http://localhost/list/date/1/", meta)
-    writer.runs.capped = [page_signature(first.url, meta) or ""]
-    middleware.check(first)  # its first page this run: capped from the start, not counted
-    assert modes(first)[0] is FollowMode.CAPPED
-    assert middleware.cap.sticky == {page_signature(first.url, meta)}
-    assert middleware.cap.entries == 0 and not writer.runs.events  # not fired again
-    assert "nitpicker/trapcap/fired" not in stats.values
-
-
-def test_middleware_of_a_new_crawl_restores_nothing(tmp_path: Any) -> None:
-    middleware, writer, _ = make_middleware(tmp_path, dedupe_cap=10)
-    meta = trap_meta("http://localhost/list/date/")
-    first = page("http://localhost/list/date/1/", meta)
-    writer.runs.capped = [page_signature(first.url, meta) or ""]  # not read without --resume
-    middleware.check(first)
-    assert modes(first)[0] is FollowMode.FULL and not middleware.cap.sticky
+# -- the trap cap reads its state through the writer ---------------------------------------
 
 
 def test_the_crawl_reads_the_archive_through_its_writer_not_the_query_library() -> None:

@@ -11,8 +11,8 @@ import typer
 from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
 from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.output import fail, print_summary
-from nitpicker.config import ConfigError, CrawlConfig, resolve_output_path, validate_url
-from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, split_globs
+from nitpicker.config import ConfigError, CrawlConfig
+from nitpicker.config_builder import GivenOptions, append_config, new_config, resume_config
 from nitpicker.query import ArchiveOpenError
 from nitpicker.render.chromium import BrowserMissingError, require_chromium
 
@@ -51,6 +51,7 @@ def exit_code(counters: CrawlCounters, *, strict: bool, failed: bool = False) ->
 
 
 def crawl(
+    ctx: typer.Context,
     urls: Annotated[list[str] | None, typer.Argument(help="Root URL(s): each is a start and a scope.", show_default=False)] = None,
     list_urls: Annotated[list[str] | None, typer.Option("--list", help="Crawl only these URLs (list mode); repeatable.")] = None,
     list_file: Annotated[Path | None, typer.Option("--list-file", help="Crawl only the URLs in this file, one a line.")] = None,
@@ -87,26 +88,14 @@ def crawl(
 
     Example: nitpicker crawl https://example.com/ -o example
     """
+    options = given_options(ctx)
     if append is not None:
-        _crawl_append(append, urls or [], list_urls=list_urls, list_file=list_file,
+        _crawl_append(append, urls or [], options, list_urls=list_urls, list_file=list_file,
                       single=single, resume=resume, output=output, verbose=verbose,
-                      silent=silent, runtime={"parallels": parallels, "interval": interval,
-                                              "retry": retry, "max_pages": max_pages,
-                                              "max_duration": max_duration, "strict": strict,
-                                              "max_archive_mb": max_archive_mb})
+                      silent=silent)
     try:
-        config = _build_config(
-            urls=urls or [], list_urls=list_urls or [], list_file=list_file, single=single,
-            recursive=recursive, fetch_external=fetch_external, image=image, render=render,
-            exclude=exclude or [], exclude_keywords=tuple(exclude_keyword or []),
-            exclude_url=exclude_url or [], disable_queries=disable_queries,
-            user_agent=user_agent, ignore_robots=ignore_robots, parallels=parallels,
-            interval=interval, retry=retry, max_pages=max_pages, max_duration=max_duration,
-            sitemap=sitemap, deny_private_networks=deny_private_networks, output=output,
-            max_archive_mb=max_archive_mb, dedupe_cap=dedupe_cap,
-            dedupe_age_window=dedupe_age_window, dedupe_map_cap=dedupe_map_cap,
-            resume=resume, strict=strict,
-        )
+        config = _build_config(options, urls=urls or [], list_urls=list_urls or [],
+                               list_file=list_file, resume=resume, output=output)
         _check_writable(config)
         if config.render:
             require_chromium()
@@ -124,15 +113,15 @@ def crawl(
     raise typer.Exit(exit_code(result.counters, strict=config.strict))
 
 
-def _crawl_append(path: Path, urls: list[str], *, list_urls: list[str] | None,
-                  list_file: Path | None, single: bool, resume: Path | None, output: str | None,
-                  verbose: bool, silent: bool, runtime: dict[str, object]) -> None:
+def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
+                  list_urls: list[str] | None, list_file: Path | None, single: bool,
+                  resume: Path | None, output: str | None, verbose: bool, silent: bool) -> None:
     """``--append FILE URL…``: crawl on with more roots; the archive is restored on failure.
 
     The archive's lock is taken before the backup and held until the backup is restored or
     discarded: an append that finds the archive held changes nothing.
     """
-    from nitpicker.append import AppendError, ArchiveBackup, append_config
+    from nitpicker.append import AppendError, ArchiveBackup
     from nitpicker.cli.runner import run_crawl
 
     try:
@@ -146,7 +135,7 @@ def _crawl_append(path: Path, urls: list[str], *, list_urls: list[str] | None,
             raise ConfigError("--append cannot be combined with --list, --list-file or --single")
         path = path.expanduser().resolve()
         check_archive_file(path)
-        config = append_config(path, urls, **runtime)
+        config = append_config(path, urls, options)
         _check_writable(config)
         if config.render:
             require_chromium()
@@ -183,10 +172,42 @@ def _crawl_append(path: Path, urls: list[str], *, list_urls: list[str] | None,
     raise typer.Exit(exit_code(result.counters, strict=config.strict))
 
 
-def _build_config(*, urls: list[str], list_urls: list[str], list_file: Path | None,
-                  resume: Path | None, output: str | None, exclude: list[str],
-                  exclude_url: list[str], user_agent: str | None, single: bool,
-                  recursive: bool, **options: Any) -> CrawlConfig:
+_OPTIONS = {
+    "single": "single", "recursive": "recursive", "fetch_external": "fetch_external",
+    "image": "image", "render": "render", "exclude": "excludes",
+    "exclude_keyword": "exclude_keywords", "exclude_url": "exclude_urls",
+    "disable_queries": "disable_queries", "user_agent": "user_agent",
+    "ignore_robots": "ignore_robots", "parallels": "parallels", "interval": "interval",
+    "retry": "retry", "max_pages": "max_pages", "max_duration": "max_duration",
+    "max_archive_mb": "max_archive_mb", "dedupe_cap": "dedupe_cap",
+    "dedupe_age_window": "dedupe_age_window", "dedupe_map_cap": "dedupe_map_cap",
+    "sitemap": "sitemap", "deny_private_networks": "deny_private_networks", "strict": "strict",
+}
+"""The flags that are crawl options: parameter name → ``CrawlConfig`` field."""
+
+
+def given_options(ctx: typer.Context) -> GivenOptions:
+    """This command line's crawl options: their values, the ones given, the flags as typed."""
+    values: dict[str, Any] = {}
+    given: set[str] = set()
+    names = {"list_mode": "--list or --list-file", "resume": "--resume", "append": "--append"}
+    for param in ctx.command.params:
+        option = _OPTIONS.get(param.name or "")
+        if option is None:
+            continue
+        value = ctx.params[param.name or ""]
+        values[option] = value
+        source = ctx.get_parameter_source(param.name or "")
+        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+            given.add(option)  # typed on the command line (or from the environment)
+        off = value is False and param.secondary_opts
+        names[option] = param.secondary_opts[0] if off else param.opts[0]
+    return GivenOptions(values, frozenset(given), names)
+
+
+def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str],
+                  list_file: Path | None, resume: Path | None,
+                  output: str | None) -> CrawlConfig:
     if resume is not None:
         if output:
             raise ConfigError(
@@ -195,11 +216,7 @@ def _build_config(*, urls: list[str], list_urls: list[str], list_file: Path | No
             )
         if urls or list_urls or list_file:
             raise ConfigError("--resume takes no URLs: the archive holds the crawl's roots")
-        return _resume_config(resume, options)
-    list_mode = bool(list_urls or list_file)
-    if list_mode and single:
-        print("Warning: --single is ignored when --list or --list-file is specified.", file=sys.stderr)
-        single = False
+        return resume_config(resume.expanduser().resolve(), options)
     roots = list(urls)
     if list_file is not None:
         roots = read_list_file(list_file) + roots
@@ -207,35 +224,13 @@ def _build_config(*, urls: list[str], list_urls: list[str], list_file: Path | No
         roots = list(list_urls) + roots
     if not roots:
         raise ConfigError("Give a URL to crawl, --list URL…, --list-file FILE or --resume FILE")
-    for url in roots:
-        validate_url(url)
-    globs = [g for value in exclude for g in split_globs(value)]
-    extra: dict[str, Any] = {"user_agent": user_agent} if user_agent else {}
-    return CrawlConfig(
-        roots=tuple(roots),
-        list_mode=list_mode,
-        single=single,
-        recursive=recursive and not single and not list_mode,
-        excludes=tuple(globs),
-        exclude_urls=DEFAULT_EXCLUDED_URLS + tuple(exclude_url),
-        output=resolve_output_path(output or "", roots[0]),
-        **options,
-        **extra,
-    )
+    new = options.with_values(roots=tuple(roots), list_mode=bool(list_urls or list_file),
+                              output=output or "")
+    return new_config(new, warn=_warn)
 
 
-_RUNTIME_OPTIONS = ("parallels", "interval", "retry", "max_pages", "max_duration",
-                    "max_archive_mb", "strict")
-
-
-def _resume_config(path: Path, options: dict[str, object]) -> CrawlConfig:
-    """The stored config of the archive, with this run's runtime options."""
-    from nitpicker.append import stored_crawl_info
-
-    path = path.expanduser().resolve()
-    info = stored_crawl_info(path)
-    overrides = {k: options[k] for k in _RUNTIME_OPTIONS if k in options}
-    return CrawlConfig.from_json(info.config_json, resume=True, output=str(path), **overrides)
+def _warn(message: str) -> None:
+    print(f"Warning: {message}", file=sys.stderr)
 
 
 def _check_writable(config: CrawlConfig) -> None:

@@ -16,6 +16,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from nitpicker.session import crawl_session
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
@@ -56,10 +58,9 @@ class CrawlProgress:
         self._loop.start(0.25, now=True)
 
     def refresh(self) -> None:
-        spider: Any = self.crawler.spider
-        if spider is None:
-            return
-        session = spider.session
+        if self.crawler.spider is None:
+            return  # not made yet
+        session = crawl_session(self.crawler)
         counters = session.counters
         writer = session.writer
         pending = writer.frontier.pending if writer is not None else 0

@@ -7,7 +7,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.session import CrawlCounters
+from nitpicker.session import CrawlCounters, crawl_session
 
 if TYPE_CHECKING:
     from nitpicker.archive.lock import ArchiveLock
@@ -76,9 +76,8 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
         if progress is not None:
             progress.stop()
     result.elapsed = time.monotonic() - started
-    spider = crawler.spider
-    if spider is not None:
-        session: Any = spider.session  # type: ignore[attr-defined]
+    if crawler.spider is not None:
+        session = crawl_session(crawler)
         result.counters = session.counters
         result.run_failure = session.failure
         # A second signal stops the reactor before the spider closes: the archive was

@@ -3,7 +3,8 @@
 A spider middleware: for each ``PageItem`` the spider yields it sets each link's mode
 (full crawl, metadata only, unfetched row, excluded) and whether it is out of scope, through
 the session's :class:`~nitpicker.follow.FollowPolicy`. Later middlewares (the trap cap) see
-the decided links. Always enabled by the add-on; stats ``nitpicker/follow/<mode>``.
+the decided links. Always enabled by the add-on (``NotConfigured`` for a spider without a
+crawl session).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from nitpicker.items import FollowMode, PageItem
+from nitpicker.session import crawl_session
 from nitpicker.urls import parse_url
 
 if TYPE_CHECKING:
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+    from nitpicker.session import CrawlSession
 
 __all__ = ["FollowMiddleware"]
 
@@ -28,15 +32,14 @@ _CACHE_SIZE = 50_000
 class FollowMiddleware:
     """Sets ``LinkRecord.mode`` and ``is_external`` on every page's links."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
-        self.stats = crawler.stats
+    def __init__(self, session: CrawlSession) -> None:
+        self.session = session
         self._decisions: OrderedDict[str, tuple[FollowMode, bool]] = OrderedDict()
         self._scope_version = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FollowMiddleware:
-        return cls(crawler)
+        return cls(crawl_session(crawler))
 
     async def process_spider_output(
         self, response: Response, result: AsyncIterator[Any]
@@ -47,7 +50,7 @@ class FollowMiddleware:
             yield item
 
     def decide(self, item: PageItem) -> None:
-        session: Any = self.crawler.spider.session  # type: ignore[union-attr]
+        session = self.session
         policy = session.policy
         if session.scope_version != self._scope_version:
             self._decisions.clear()

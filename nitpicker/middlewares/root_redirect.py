@@ -4,21 +4,25 @@ A start URL often redirects — apex → www, http → https, another TLD. The d
 then added as a root (a scope entry), before the page is read, so the crawl does not
 dead-end after one page. Both URLs are recorded: the root as a redirect source, the
 destination as the page. A downloader middleware just inside RedirectMiddleware (it sees
-the final response of the chain), always enabled by the add-on; stat
-``nitpicker/root_redirect/added``.
+the final response of the chain), always enabled by the add-on (``NotConfigured`` for a
+spider without a crawl session); stat ``nitpicker/root_redirect/added``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nitpicker.items import FollowMode
 from nitpicker.meta import META_DEPTH, META_MODE, is_browser_request
+from nitpicker.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
+
+    from nitpicker.session import CrawlSession
 
 __all__ = ["RootRedirectMiddleware"]
 
@@ -26,13 +30,13 @@ __all__ = ["RootRedirectMiddleware"]
 class RootRedirectMiddleware:
     """Adds the destination of a redirecting root to the crawl's roots."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
-        self.stats = crawler.stats
+    def __init__(self, session: CrawlSession, stats: StatsCollector) -> None:
+        self.session = session
+        self.stats = stats
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RootRedirectMiddleware:
-        return cls(crawler)
+        return cls(crawl_session(crawler), crawler.stats)
 
     def process_response(self, request: Request, response: Response) -> Response:
         meta = request.meta
@@ -42,9 +46,9 @@ class RootRedirectMiddleware:
             and meta.get("redirect_urls")
             and not is_browser_request(meta)
         ):
-            session: Any = self.crawler.spider.session  # type: ignore[union-attr]
+            session = self.session
             final = session.policy_url(response.url)
-            if final is not None and final.is_http and session.policy.is_external(final):
+            if final is not None and final.is_http and not session.in_scope(final):
                 session.add_root(final.url)
                 self.stats.inc_value("nitpicker/root_redirect/added")
         return response

@@ -3,11 +3,11 @@
 A downloader middleware for service deployments (Scrapyd), where whoever schedules a job picks
 the URLs: without it, a job could fetch ``http://169.254.169.254/`` or an admin page on the
 crawler's own network and store the answer in an archive. Enabled by the setting
-``NITPICKER_DENY_PRIVATE_NETWORKS = True`` (the operator's switch: a job's crawl option cannot
-turn it off) or by the crawl option ``deny_private_networks`` (``--deny-private-networks``,
-``-a deny_private_networks=true``); otherwise ``NotConfigured``. Both are read once in
-``from_crawler``: Scrapy creates the spider (and its ``CrawlConfig``) before it builds the
-downloader, so ``crawler.spider.config`` is there already.
+``NITPICKER_DENY_PRIVATE_NETWORKS = True``, read once in ``from_crawler``; otherwise
+``NotConfigured``. It is the operator's switch (in the project's settings: a job's crawl option
+cannot turn it off), and the crawl option ``deny_private_networks`` (``--deny-private-networks``,
+``-a deny_private_networks=true``) turns it on for one crawl: the site spider projects a true
+option into the setting over whatever priority it was set at, and never projects a false one.
 
 Two checks, one policy (:meth:`PrivateNetworkGuard.refusal`, :mod:`nitpicker.netguard`):
 
@@ -72,6 +72,7 @@ if TYPE_CHECKING:
 
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
     from twisted.internet.interfaces import IAddress
 
     from nitpicker.netguard import IPAddress, Refusal, Resolver
@@ -95,12 +96,12 @@ class PrivateNetworkGuard:
 
     def __init__(
         self,
-        crawler: Crawler,
+        stats: StatsCollector,
         *,
         resolver: Resolver = socket.getaddrinfo,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.stats = crawler.stats
+        self.stats = stats
         self.proxy_hosts: frozenset[str] = _proxy_hosts()
         self._resolver = resolver
         self._clock = clock
@@ -111,12 +112,9 @@ class PrivateNetworkGuard:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PrivateNetworkGuard:
-        config = getattr(crawler.spider, "config", None)
-        if not (
-            crawler.settings.getbool(SETTING) or getattr(config, "deny_private_networks", False)
-        ):
+        if not crawler.settings.getbool(SETTING):
             raise NotConfigured  # off by default: no "Disabled" warning for the usual case
-        guard = cls(crawler)
+        guard = cls(crawler.stats)
         crawler.signals.connect(guard.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(guard.spider_closed, signal=signals.spider_closed)
         return guard

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from twisted.python.failure import Failure
 
 from nitpicker.meta import META_DOWNLOAD_TASK, META_STOPPED
+from nitpicker.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from scrapy.utils.asyncio import AsyncioLoopingCall
     from twisted.internet.base import DelayedCall
     from twisted.internet.task import LoopingCall
+
+    from nitpicker.session import CrawlSession
 
 __all__ = ["CrawlStopped", "GracefulStop", "StopSettings"]
 
@@ -75,15 +78,19 @@ class StopSettings:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> StopSettings:
-        return cls(grace=settings.getfloat("NITPICKER_STOP_GRACE", 3.0))
+        return cls(grace=settings.getfloat("NITPICKER_STOP_GRACE"))
 
 
 class GracefulStop:
     """Drops queued requests, refuses new ones and cancels late downloads once the crawl stops."""
 
-    def __init__(self, crawler: Crawler, config: StopSettings) -> None:
+    def __init__(self, crawler: Crawler, config: StopSettings,
+                 session: CrawlSession | None = None) -> None:
         self.crawler = crawler
         self.config = config
+        self.session = session
+        """The crawl session, closed at once when the reactor stops first (``None`` for a
+        spider without one)."""
         self.stats = crawler.stats
         self.stopping = False
         self._fetches: dict[Request, asyncio.Task[Any]] = {}
@@ -94,7 +101,11 @@ class GracefulStop:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> GracefulStop:
-        guard = cls(crawler, StopSettings.from_settings(crawler.settings))
+        try:
+            session: CrawlSession | None = crawl_session(crawler)
+        except NotConfigured:
+            session = None  # another spider: the stop still holds, there is no archive
+        guard = cls(crawler, StopSettings.from_settings(crawler.settings), session)
         crawler.signals.connect(guard.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(guard.spider_closed, signal=signals.spider_closed)
         return guard
@@ -214,7 +225,7 @@ class GracefulStop:
     def reactor_stopping(self) -> None:
         """The reactor stops before the spider closed (a second signal): close the archive now."""
         self._shutdown_trigger = None
-        session: Any = getattr(self.crawler.spider, "session", None)
+        session = self.session
         if session is not None and session.writer is not None:
             logger.info("stopping at once: closing the archive")
             session.close("shutdown")

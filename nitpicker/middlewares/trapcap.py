@@ -14,8 +14,9 @@ count, first and last URL), written in the same transaction as the page, and one
 On ``--resume`` the signatures capped by earlier runs are capped again, from the archive's run
 log (:meth:`~nitpicker.archive.run_log.RunLog.capped_signatures`).
 
-Enabled by ``--dedupe-cap N`` (``CrawlConfig.dedupe_cap``; ``NotConfigured`` otherwise), with
-``--dedupe-age-window`` and ``--dedupe-map-cap``. Stats ``nitpicker/trapcap/fired``,
+Enabled by the setting ``NITPICKER_DEDUPE_CAP`` (``--dedupe-cap N``, projected into it by the
+spider; ``NotConfigured`` when it is ``None``), with ``NITPICKER_DEDUPE_AGE_WINDOW``
+(``--dedupe-age-window``) and ``NITPICKER_DEDUPE_MAP_CAP`` (``--dedupe-map-cap``). Stats ``nitpicker/trapcap/fired``,
 ``nitpicker/trapcap/capped_links``, ``nitpicker/trapcap/entries`` (the most signatures counted
 at once) and, at close, ``nitpicker/trapcap/sticky`` and ``nitpicker/trapcap/evicted_{age,
 bucket,lru}``.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -32,6 +34,7 @@ from scrapy.exceptions import NotConfigured
 
 from nitpicker.failure import classify_exception
 from nitpicker.items import FollowMode, PageItem
+from nitpicker.session import crawl_session
 from nitpicker.trapcap import TrapCap
 
 if TYPE_CHECKING:
@@ -39,49 +42,79 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from scrapy.statscollectors import StatsCollector
 
-    from nitpicker.config import CrawlConfig
     from nitpicker.session import CrawlSession
     from nitpicker.trapcap import Verdict
 
-__all__ = ["TrapCapMiddleware"]
+__all__ = ["TrapCapMiddleware", "TrapCapSettings"]
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TrapCapSettings:
+    """The ``NITPICKER_DEDUPE_*`` settings, parsed once."""
+
+    dedupe_cap: int
+    """``NITPICKER_DEDUPE_CAP``: same-signature pages after which their links are capped."""
+    dedupe_age_window: int
+    """``NITPICKER_DEDUPE_AGE_WINDOW``: links seen after which an uncapped signature goes."""
+    dedupe_map_cap: int
+    """``NITPICKER_DEDUPE_MAP_CAP``: most signatures held in memory."""
+
+    def __post_init__(self) -> None:
+        cap = self.dedupe_cap
+        if cap < 1:
+            raise ValueError(f"NITPICKER_DEDUPE_CAP must be at least 1, got {cap}")
+        for name, value in (("AGE_WINDOW", self.dedupe_age_window),
+                            ("MAP_CAP", self.dedupe_map_cap)):
+            if value < cap:
+                raise ValueError(f"NITPICKER_DEDUPE_{name} ({value}) must not be smaller than "
+                                 f"NITPICKER_DEDUPE_CAP ({cap})")
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> TrapCapSettings | None:
+        """The trap cap's settings; ``None`` when it is off (``NITPICKER_DEDUPE_CAP`` unset)."""
+        cap = settings.get("NITPICKER_DEDUPE_CAP")
+        if cap is None:
+            return None
+        return cls(
+            dedupe_cap=int(cap),
+            dedupe_age_window=settings.getint("NITPICKER_DEDUPE_AGE_WINDOW"),
+            dedupe_map_cap=settings.getint("NITPICKER_DEDUPE_MAP_CAP"),
+        )
 
 
 class TrapCapMiddleware:
     """Caps the links of pages whose meta signature is a crawler trap."""
 
-    def __init__(self, crawler: Crawler, config: CrawlConfig) -> None:
-        self.crawler = crawler
-        self.stats = crawler.stats
+    def __init__(self, session: CrawlSession, stats: StatsCollector,
+                 config: TrapCapSettings) -> None:
+        self.session = session
+        self.stats = stats
         self.config = config
         self.cap = self.build_cap(config)
         self._restored = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TrapCapMiddleware:
-        config: CrawlConfig | None = getattr(crawler.spider, "config", None)
-        if config is None or config.dedupe_cap is None:
+        config = TrapCapSettings.from_settings(crawler.settings)
+        if config is None:
             raise NotConfigured  # off by default: no "Disabled" warning for the usual case
-        middleware = cls(crawler, config)
+        middleware = cls(crawl_session(crawler), crawler.stats, config)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware
 
-    def build_cap(self, config: CrawlConfig) -> TrapCap:
+    def build_cap(self, config: TrapCapSettings) -> TrapCap:
         """The cap's state and policy. Override to use a :class:`TrapCap` subclass."""
-        assert config.dedupe_cap is not None
         return TrapCap(
             config.dedupe_cap,
             age_window=config.dedupe_age_window,
             map_cap=config.dedupe_map_cap,
             has_pending_under=self.has_pending_under,
         )
-
-    @property
-    def session(self) -> CrawlSession:
-        session: CrawlSession = self.crawler.spider.session  # type: ignore[union-attr]
-        return session
 
     # -- the policy -------------------------------------------------------------------------
 
@@ -167,7 +200,7 @@ class TrapCapMiddleware:
     def restore(self) -> None:
         """On ``--resume``, cap again the signatures earlier runs capped (the run log)."""
         self._restored = True
-        if not self.config.resume:
+        if not self.session.config.resume:
             return
         self.session.settle()  # the worker is idle now, and stays so while this runs
         for signature in self.session.archive.runs.capped_signatures():

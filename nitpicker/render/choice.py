@@ -19,7 +19,7 @@ is over (``response_downloaded``), or closes it when the download failed
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
@@ -39,13 +39,14 @@ from nitpicker.meta import (
 )
 from nitpicker.render.page import RenderResult, page_meta
 from nitpicker.render.settings import RenderSettings
-from nitpicker.scope import in_scope
+from nitpicker.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
     from nitpicker.render.pool import PagePool
+    from nitpicker.session import CrawlSession
 
 __all__ = ["RenderChoiceMiddleware"]
 
@@ -53,30 +54,25 @@ __all__ = ["RenderChoiceMiddleware"]
 class RenderChoiceMiddleware:
     """Turns in-scope HTML preflights into browser requests, and lends them pooled pages."""
 
-    def __init__(self, crawler: Crawler, render: RenderSettings) -> None:
+    def __init__(self, crawler: Crawler, render: RenderSettings, session: CrawlSession) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.render = render
+        self._session = session
         self._pool: PagePool | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderChoiceMiddleware:
-        config = getattr(crawler.spider, "config", None)
-        if config is None:
-            raise NotConfigured  # not nitpicker's spider: nothing to choose
-        render = RenderSettings.from_settings(crawler.settings, config)
+        session = crawl_session(crawler)
+        render = RenderSettings.from_settings(crawler.settings, session.config)
         if not render.enabled:
             # --no-render: nothing to choose, and no layer on every request and response.
             raise NotConfigured  # (no message: Scrapy would log it as a warning)
-        middleware = cls(crawler, render)
+        middleware = cls(crawler, render, session)
         crawler.signals.connect(middleware._downloaded, signal=signals.response_downloaded)
         crawler.signals.connect(middleware._left_downloader, signal=signals.request_left_downloader)
         crawler.signals.connect(middleware._spider_closed, signal=signals.spider_closed)
         return middleware
-
-    @property
-    def _session(self) -> Any:
-        return self.crawler.spider.session  # type: ignore[union-attr]
 
     @property
     def pool(self) -> PagePool:
@@ -105,7 +101,7 @@ class RenderChoiceMiddleware:
         if not is_html(media_type(response.headers)):
             self.stats.inc_value("nitpicker/render/not_html")
             return response
-        if not in_scope(self._session, response.url):
+        if not self._session.in_scope(response.url):
             return response
         self.stats.inc_value("nitpicker/render/rendered")
         return self.browser_request(request, response)

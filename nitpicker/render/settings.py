@@ -72,13 +72,13 @@ class RenderSettings:
         return cls(
             enabled=True,
             executable=require_chromium(),
-            pages=max(1, min(settings.getint("NITPICKER_RENDER_PAGES", 4), config.parallels)),
+            pages=max(1, min(settings.getint("NITPICKER_RENDER_PAGES"), config.parallels)),
             context=_context_kwargs(settings, config),
-            navigation_timeout_ms=settings.getint("NITPICKER_NAVIGATION_TIMEOUT_MS", 30000),
+            navigation_timeout_ms=settings.getint("NITPICKER_NAVIGATION_TIMEOUT_MS"),
             options=RenderOptions(
-                network_idle_ms=settings.getint("NITPICKER_NETWORK_IDLE_MS", 5000),
-                network_quiet_ms=settings.getint("NITPICKER_NETWORK_QUIET_MS", 100),
-                lazy_wait_ms=settings.getint("NITPICKER_LAZY_WAIT_MS", 3000),
+                network_idle_ms=settings.getint("NITPICKER_NETWORK_IDLE_MS"),
+                network_quiet_ms=settings.getint("NITPICKER_NETWORK_QUIET_MS"),
+                lazy_wait_ms=settings.getint("NITPICKER_LAZY_WAIT_MS"),
                 images=config.image,
                 user_agent=config.user_agent,
             ),

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
+from scrapy.settings import SETTINGS_PRIORITIES
 
 from nitpicker.config import CrawlConfig
+from nitpicker.default_settings import set_defaults
 from nitpicker.errors import describe_failure
 from nitpicker.extract import extract
 from nitpicker.items import (
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.settings import BaseSettings
     from twisted.python.failure import Failure
 
     from nitpicker.archive.lock import ArchiveLock
@@ -70,6 +73,12 @@ def _status_text(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return ""
+
+
+def _impose(settings: BaseSettings, name: str, value: object) -> None:
+    """Set ``name`` over whatever priority it has: an option that only restricts the crawl."""
+    priority = max(settings.getpriority(name) or 0, SETTINGS_PRIORITIES["spider"])
+    settings.set(name, value, priority=priority)
 
 
 def _dimension(value: str) -> float | None:
@@ -95,17 +104,18 @@ class SiteSpider(Spider):
         self.resolver = self.session.resolver
 
     @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        """The add-on's defaults of the ``NITPICKER_*`` settings, set now: Scrapy makes the
+        spider (whose ``from_crawler`` reads some) before it loads the add-ons."""
+        super().update_settings(settings)
+        set_defaults(settings)
+
+    @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         config = spider.config
         settings = crawler.settings
-        settings.set("CONCURRENT_REQUESTS", config.parallels, priority="spider")
-        settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", config.parallels, priority="spider")
-        settings.set("DOWNLOAD_DELAY", config.interval / 1000, priority="spider")
-        settings.set("RETRY_TIMES", config.retry, priority="spider")
-        settings.set("USER_AGENT", config.user_agent, priority="spider")
-        settings.set("ROBOTSTXT_OBEY", not config.ignore_robots, priority="spider")
-        settings.set("ROBOTSTXT_USER_AGENT", config.user_agent, priority="spider")
+        spider.project_options(settings)
         render = RenderSettings.from_settings(settings, config)
         if render.enabled:
             render.configure(settings)
@@ -120,9 +130,43 @@ class SiteSpider(Spider):
         crawler.signals.connect(spider._on_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
         spider.session.request_close = spider._close_soon
-        budget_mb = config.max_archive_mb or settings.getfloat("NITPICKER_ARCHIVE_MAX_MB", 0)
+        budget_mb = settings.getfloat("NITPICKER_ARCHIVE_MAX_MB")
         spider.session.max_archive_bytes = int(budget_mb * 1024 * 1024) or None
         return spider
+
+    def project_options(self, settings: BaseSettings) -> None:
+        """The crawl options as settings: the one road from an option to the component that
+        uses it (components read settings in their ``from_crawler``, never the config).
+
+        At ``spider`` priority, as a spider's ``custom_settings``: an option overrides the
+        project's settings (``settings.py``, Scrapyd's project), and ``scrapy crawl -s``
+        overrides the option. Three options only ever restrict the crawl, and win whatever the
+        priority of the setting: ``deny_private_networks`` turns the private-network guard on
+        (an operator's ``NITPICKER_DENY_PRIVATE_NETWORKS = True`` is never turned off);
+        ``sitemap`` off, or a crawl that does not follow links (``--single``, list mode, a
+        resume), turns the sitemap seeder off; a ``max_archive_mb`` given is the storage
+        budget. What a crawl is (roots, scope, excludes, the archive, resume) is the session's,
+        not a setting. Override to project options of your own.
+        """
+        config = self.config
+        priority = "spider"
+        settings.set("CONCURRENT_REQUESTS", config.parallels, priority=priority)
+        settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", config.parallels, priority=priority)
+        settings.set("DOWNLOAD_DELAY", config.interval / 1000, priority=priority)
+        settings.set("RETRY_TIMES", config.retry, priority=priority)
+        settings.set("USER_AGENT", config.user_agent, priority=priority)
+        settings.set("ROBOTSTXT_OBEY", not config.ignore_robots, priority=priority)
+        settings.set("ROBOTSTXT_USER_AGENT", config.user_agent, priority=priority)
+        if config.dedupe_cap is not None:
+            settings.set("NITPICKER_DEDUPE_CAP", config.dedupe_cap, priority=priority)
+        settings.set("NITPICKER_DEDUPE_AGE_WINDOW", config.dedupe_age_window, priority=priority)
+        settings.set("NITPICKER_DEDUPE_MAP_CAP", config.dedupe_map_cap, priority=priority)
+        if config.deny_private_networks:
+            _impose(settings, "NITPICKER_DENY_PRIVATE_NETWORKS", True)
+        if not (config.sitemap and config.follows_links and not config.resume):
+            _impose(settings, "NITPICKER_SITEMAP_ENABLED", False)
+        if config.max_archive_mb:
+            _impose(settings, "NITPICKER_ARCHIVE_MAX_MB", config.max_archive_mb)
 
     async def start(self) -> AsyncIterator[Any]:
         """Roots are seeded into the frontier when the archive is created; nothing to yield."""
@@ -164,7 +208,7 @@ class SiteSpider(Spider):
         mode = FollowMode(meta.get(META_MODE, FollowMode.FULL))
         final = self.resolver.resolve(response.url, response.url)
         url = final.url if final is not None else response.url
-        is_external = final is None or self.session.policy.is_external(final)
+        is_external = not self.session.in_scope(final)
         content_type = media_type(response.headers)
         item = PageItem(
             url=url,
@@ -201,7 +245,7 @@ class SiteSpider(Spider):
         self._read_html(response, rendered.html, item)
         if item.html is None:
             return  # skipped by a keyword
-        policy = self.session.policy
+        in_scope = self.session.in_scope
         item.images = [
             ImageRecord(
                 src=image["src"], alt=image["alt"], width=image["width"], height=image["height"],
@@ -219,7 +263,7 @@ class SiteSpider(Spider):
             record = by_url.get(target.url)
             if record is None:
                 record = by_url[target.url] = ResourceRecord(
-                    target.url, "", policy.is_external(target)
+                    target.url, "", not in_scope(target)
                 )
             if loaded.status == HTTPStatus.NOT_MODIFIED:
                 continue  # the browser revalidated its cached copy: the page is a referrer,
@@ -305,13 +349,13 @@ class SiteSpider(Spider):
                 )
             )
         seen: set[str] = set()
-        policy = self.session.policy
+        in_scope = self.session.in_scope
         for resource in found.resources:
             target = resolve(base, resource.url)
             if target is not None and target.is_http and target.url not in seen:
                 seen.add(target.url)
                 item.resources.append(
-                    ResourceRecord(target.url, resource.kind, policy.is_external(target))
+                    ResourceRecord(target.url, resource.kind, not in_scope(target))
                 )
 
     # -- failures -------------------------------------------------------------------------------
@@ -344,7 +388,7 @@ class SiteSpider(Spider):
         leased = chain[0] if chain else request.url
         parsed = self.resolver.resolve(leased, leased)
         url = parsed.url if parsed is not None else leased
-        is_external = parsed is None or self.session.policy.is_external(parsed)
+        is_external = not self.session.in_scope(parsed)
         item = PageItem(
             url=url,
             frontier_id=meta.get(META_FRONTIER_ID),

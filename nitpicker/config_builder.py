@@ -1,0 +1,173 @@
+"""One way to a CrawlConfig: from the options a user gave, for a new crawl, a resume or an append.
+
+Every entry point hands what the user typed to this module as :class:`GivenOptions` (the
+values in ``CrawlConfig`` field names, which of them were given, and how the user wrote each):
+``nitpicker crawl`` from its flags, ``scrapy crawl site -a key=value`` and Scrapyd jobs from
+their arguments (:meth:`CrawlConfig.from_spider_args`). Here, and only here:
+
+- a new crawl's options become a config (:func:`new_config`): excludes split, the built-in
+  excluded URLs added once, the default User-Agent, the archive path resolved; the roots are
+  validated by ``CrawlConfig`` itself;
+- a resume (:func:`resume_config`) and an append (:func:`append_config`) start from the
+  options stored in the archive. The options of :data:`RUNTIME_OPTIONS` (how the crawl runs)
+  are this run's. Any other option given must be what the archive holds already — then it is
+  honoured as is — or the run is refused with one line naming it: an option is never dropped
+  silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nitpicker.config import (
+    ConfigError,
+    CrawlConfig,
+    default_user_agent,
+    resolve_output_path,
+    validate_url,
+)
+from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, split_globs
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
+__all__ = ["RUNTIME_OPTIONS", "GivenOptions", "append_config", "new_config", "resume_config"]
+
+logger = logging.getLogger(__name__)
+
+RUNTIME_OPTIONS = ("parallels", "interval", "retry", "max_pages", "max_duration",
+                   "max_archive_mb", "strict")
+"""How a crawl runs, not what it crawls: a resume or an append takes this run's values (the
+defaults when not given), whatever the archive's crawl had."""
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(CrawlConfig)
+             if f.default is not dataclasses.MISSING}
+
+
+@dataclass(frozen=True)
+class GivenOptions:
+    """The crawl options of one command line, before they become a :class:`CrawlConfig`.
+
+    ``values`` are in ``CrawlConfig`` field names and as typed: ``excludes`` globs not split
+    yet, ``exclude_urls`` without the built-in ones, ``user_agent`` ``None`` for the default,
+    ``output`` as written. ``given`` are the fields the user set (the others hold defaults);
+    ``names`` say how the user wrote each (``--dedupe-cap``, ``dedupe_cap``), for messages.
+    """
+
+    values: Mapping[str, Any]
+    given: frozenset[str] = frozenset()
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    def name(self, option: str) -> str:
+        return self.names.get(option, option)
+
+    def with_values(self, **values: Any) -> GivenOptions:
+        """These options with ``values`` set (and counted as given)."""
+        return dataclasses.replace(self, values={**self.values, **values},
+                                   given=self.given | values.keys())
+
+
+def config_value(option: str, value: Any) -> Any:
+    """What an option as given is in a :class:`CrawlConfig`."""
+    if option == "excludes":
+        return tuple(glob for raw in value or () for glob in split_globs(raw))
+    if option == "exclude_urls":
+        return DEFAULT_EXCLUDED_URLS + tuple(value or ())
+    if option == "user_agent":
+        return value or default_user_agent()
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def new_config(options: GivenOptions, *, cwd: Path | None = None,
+               warn: Callable[[str], None] = logger.warning) -> CrawlConfig:
+    """The config of a new crawl; ``warn`` is told about an option that is ignored."""
+    values = {key: config_value(key, value) for key, value in options.values.items()}
+    roots = values.get("roots") or ()
+    list_mode = bool(values.get("list_mode"))
+    single = bool(values.get("single"))
+    if list_mode and single:
+        warn(f"{options.name('single')} is ignored when {options.name('list_mode')} is specified.")
+        values["single"] = single = False
+    values["recursive"] = values.get("recursive", True) and not single and not list_mode
+    values["output"] = resolve_output_path(values.get("output") or "", roots[0] if roots else "",
+                                           cwd)
+    return CrawlConfig(**values)
+
+
+def resume_config(path: Path, options: GivenOptions) -> CrawlConfig:
+    """The config of a resumed crawl: the archive's, with this run's runtime options."""
+    from nitpicker.append import stored_crawl_info
+
+    info = stored_crawl_info(path)
+    config = CrawlConfig.from_json(info.config_json, resume=True, output=str(path),
+                                   **_runtime(options))
+    _refuse_changes(config, options, options.name("resume"), ("resume", "output"))
+    return config
+
+
+def append_config(path: Path, new_urls: Sequence[str], options: GivenOptions) -> CrawlConfig:
+    """The config of an append: the archive's options, roots old ∪ new, crawled fully, with
+    this run's runtime options."""
+    from nitpicker.append import LIST_MODE_REFUSAL, stored_crawl_info
+
+    if not new_urls:
+        raise ConfigError(f"{options.name('append')} needs at least one URL to add")
+    info = stored_crawl_info(path)
+    if info.from_list:
+        raise ConfigError(LIST_MODE_REFUSAL)
+    stored = CrawlConfig.from_json(info.config_json)
+    # Normalised as the roots are, to tell the new ones from those the archive has already.
+    added = [validate_url(url, disable_queries=stored.disable_queries) for url in new_urls]
+    fresh = tuple(url for url in dict.fromkeys(added) if url not in info.roots)
+    config = CrawlConfig.from_json(
+        info.config_json, roots=(*info.roots, *added), append=fresh or tuple(added),
+        recursive=True, single=False, list_mode=False, resume=True, output=str(path),
+        **_runtime(options),
+    )
+    _refuse_changes(config, options, options.name("append"), ("append", "output", "roots"))
+    return config
+
+
+def _runtime(options: GivenOptions) -> dict[str, Any]:
+    return {key: options.values.get(key, _DEFAULTS[key]) for key in RUNTIME_OPTIONS}
+
+
+def _refuse_changes(config: CrawlConfig, options: GivenOptions, mode: str,
+                    exempt: tuple[str, ...]) -> None:
+    """``ConfigError`` naming the first option given that would change what the archive's
+    crawl is: it keeps its options (only :data:`RUNTIME_OPTIONS` may be given anew)."""
+    for option in sorted(options.given - {*RUNTIME_OPTIONS, *exempt}):
+        kept = getattr(config, option)
+        value = options.values[option]
+        if option == "roots":
+            wanted = {_normalised(url, config) for url in value}
+            if wanted <= set(kept):
+                continue  # the archive's own roots (or some of them): nothing changes
+        elif config_value(option, value) == kept:
+            continue
+        runtime = ", ".join(options.name(key) for key in RUNTIME_OPTIONS)
+        raise ConfigError(
+            f"{options.name(option)} cannot change with {mode}: the archive keeps the options "
+            f"it was crawled with ({option}={_shown(kept)}); only {runtime} may be given anew"
+        )
+
+
+def _normalised(url: str, config: CrawlConfig) -> str:
+    return validate_url(url, disable_queries=config.disable_queries)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value) or "none"
+    return str(value)

@@ -1,0 +1,98 @@
+"""RenderChoiceMiddleware (nitpicker/middlewares/render.py): which requests the browser renders,
+on a real crawl session (``tests/components.py``) and real requests and responses; no browser."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import pytest_twisted
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Response
+
+from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
+from nitpicker.items import FollowMode
+from nitpicker.middlewares.render import META_PREFLIGHT, META_RENDER, RenderChoiceMiddleware
+from nitpicker.render import RenderResult
+from tests.components import unit_crawler
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+DOCS = "http://site.test/docs/"
+
+
+def middleware(tmp_path: Path, **options: Any) -> RenderChoiceMiddleware:
+    return RenderChoiceMiddleware.from_crawler(
+        unit_crawler(tmp_path, (DOCS,), render=True, **options))
+
+
+def preflight(url: str) -> Request:
+    return Request(url, meta={META_FRONTIER_ID: 7, META_DEPTH: 1, META_MODE: FollowMode.FULL,
+                              META_PREFLIGHT: True, "redirect_urls": [f"{url}?from"],
+                              "redirect_reasons": [301]})
+
+
+def test_off_with_no_render(tmp_path: Path) -> None:
+    with pytest.raises(NotConfigured):
+        RenderChoiceMiddleware.from_crawler(unit_crawler(tmp_path, render=False))
+
+
+def test_the_render_settings(tmp_path: Path) -> None:
+    choice = middleware(tmp_path)
+    assert (choice.network_idle_ms, choice.network_quiet_ms, choice.lazy_wait_ms,
+            choice.navigation_timeout_ms) == (5000, 100, 3000, 30000)
+
+
+@pytest.mark.parametrize(
+    ("meta", "marked"),
+    [
+        ({META_MODE: FollowMode.FULL}, True),
+        ({META_MODE: FollowMode.METADATA}, False),  # metadata-only: never the browser
+        ({}, False),  # robots.txt, sitemaps
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_full_crawl_requests_go_first_as_a_preflight(
+    tmp_path: Path, meta: dict[str, Any], marked: bool
+) -> None:
+    request = Request(f"{DOCS}a", meta=dict(meta))
+    await middleware(tmp_path).process_request(request)
+    assert bool(request.meta.get(META_PREFLIGHT)) is marked
+
+
+def test_an_html_preflight_in_scope_becomes_a_browser_request(tmp_path: Path) -> None:
+    choice = middleware(tmp_path, image=False)
+    request = preflight(f"{DOCS}a")
+    response = HtmlResponse(f"{DOCS}a", body=b"", request=request,
+                            headers={"Content-Type": "text/html; charset=utf-8"})
+    browser = choice.process_response(request, response)
+    assert isinstance(browser, Request) and browser is not request
+    meta = browser.meta
+    assert meta["playwright"] is True and META_PREFLIGHT not in meta
+    assert (meta[META_FRONTIER_ID], meta[META_DEPTH]) == (7, 1)
+    assert meta["redirect_urls"] == [f"{DOCS}a?from"] and meta["redirect_reasons"] == [301]
+    result = meta[META_RENDER]
+    assert isinstance(result, RenderResult) and result.options.images is False
+    assert meta["playwright_page_goto_kwargs"]["timeout"] == 30000
+    assert choice.stats.get_value("nitpicker/render/rendered") == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "content_type", "stat"),
+    [
+        (f"{DOCS}a.pdf", b"application/pdf", "nitpicker/render/not_html"),
+        ("http://site.test/blog/", b"text/html", None),  # out of scope: recorded over HTTP
+    ],
+)
+def test_other_preflights_are_recorded_over_http(
+    tmp_path: Path, url: str, content_type: bytes, stat: str | None
+) -> None:
+    choice = middleware(tmp_path)
+    request = preflight(url)
+    response = Response(url, headers={"Content-Type": content_type}, request=request)
+    assert choice.process_response(request, response) is response
+    assert choice.stats.get_value("nitpicker/render/rendered") is None
+    if stat is not None:
+        assert choice.stats.get_value(stat) == 1

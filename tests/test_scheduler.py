@@ -1,0 +1,85 @@
+"""FrontierScheduler (nitpicker/frontier.py): requests leased from the archive's frontier, on a
+real crawl session over a real SQLite archive (``tests/components.py``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+
+from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE, FrontierScheduler
+from nitpicker.items import FollowMode
+from nitpicker.session import crawl_session
+from nitpicker.urls import frontier_key
+from tests.components import unit_crawler
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def opened(tmp_path: Path, roots: tuple[str, ...] = ("http://site.test/",),
+           **options: Any) -> FrontierScheduler:
+    crawler = unit_crawler(tmp_path, roots, **options)
+    scheduler = FrontierScheduler.from_crawler(crawler)
+    scheduler.open(crawler.spider)  # type: ignore[arg-type]
+    return scheduler
+
+
+def drain(scheduler: FrontierScheduler) -> list[Request]:
+    requests = []
+    while (request := scheduler.next_request()) is not None:
+        requests.append(request)
+    return requests
+
+
+def test_opening_creates_the_archive_and_queues_the_roots(tmp_path: Path) -> None:
+    scheduler = opened(tmp_path, ("http://site.test/", "http://site.test/docs/"))
+    assert scheduler.session is crawl_session(scheduler.crawler)
+    assert scheduler.has_pending_requests()
+    requests = drain(scheduler)
+    assert [r.url for r in requests] == ["http://site.test/", "http://site.test/docs/"]
+    first = requests[0]
+    assert first.meta[META_DEPTH] == 0 and first.meta[META_MODE] == FollowMode.FULL
+    assert isinstance(first.meta[META_FRONTIER_ID], int) and first.dont_filter
+    spider: Any = scheduler.crawler.spider
+    assert first.callback == spider.parse and first.errback == spider.errback
+    assert scheduler.session.counters.leased == 2
+    assert not scheduler.has_pending_requests()
+
+
+def test_shallowest_first(tmp_path: Path) -> None:
+    scheduler = opened(tmp_path)
+    writer = scheduler.session.archive
+    writer.add_to_frontier([
+        (frontier_key("http://site.test/deep"), "http://site.test/deep", 3, 0),
+        (frontier_key("http://x.test/"), "http://x.test/", 1, int(FollowMode.METADATA)),
+    ])
+    requests = drain(scheduler)
+    assert [(r.url, r.meta[META_DEPTH], r.meta[META_MODE]) for r in requests] == [
+        ("http://site.test/", 0, 0), ("http://x.test/", 1, 1), ("http://site.test/deep", 3, 0)]
+
+
+def test_requests_handed_back_come_first(tmp_path: Path) -> None:
+    scheduler = opened(tmp_path)
+    hop = Request("http://site.test/moved", dont_filter=True)
+    assert scheduler.enqueue_request(hop)
+    assert scheduler.next_request() is hop
+    assert scheduler.next_request().url == "http://site.test/"  # type: ignore[union-attr]
+
+
+def test_max_pages_halts_the_run_when_its_budget_is_leased(tmp_path: Path) -> None:
+    scheduler = opened(tmp_path, max_pages=2)
+    writer = scheduler.session.archive
+    writer.add_to_frontier(
+        (frontier_key(f"http://site.test/{n}"), f"http://site.test/{n}", 1, 0) for n in range(5))
+    assert len(drain(scheduler)) == 2
+    assert scheduler.session.halted == "max_pages"
+    assert not scheduler.has_pending_requests()
+    assert writer.pending == 4  # the others stay in the frontier for a resume
+
+
+def test_a_halted_run_starts_nothing_more(tmp_path: Path) -> None:
+    scheduler = opened(tmp_path)
+    scheduler.session.halt("max_duration")
+    assert scheduler.next_request() is None
+    assert not scheduler.has_pending_requests()
