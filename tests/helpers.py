@@ -92,6 +92,15 @@ async def crawl(
 # -- the command line in a subprocess -------------------------------------------------------
 
 
+def count(path: Path, sql: str) -> int:
+    """The one integer ``sql`` answers on the archive at ``path`` (opened read-only)."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return int(conn.execute(sql).fetchone()[0])
+    finally:
+        conn.close()
+
+
 def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``nitpicker ARGS`` in a subprocess started in ``cwd`` (a new crawl gets ``--no-render``)."""
     # Wide enough that the progress line never shortens a URL (tests read URLs in it).

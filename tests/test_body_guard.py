@@ -13,8 +13,8 @@ from scrapy.utils.test import get_crawler
 
 from nitpicker.frontier import META_MODE
 from nitpicker.items import FollowMode
+from nitpicker.meta import META_PREFLIGHT
 from nitpicker.middlewares.body import BodyGuard
-from nitpicker.middlewares.render import META_PREFLIGHT
 from tests.components import unit_crawler
 
 if TYPE_CHECKING:

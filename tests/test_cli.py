@@ -12,20 +12,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from nitpicker.config import validate_url
-from tests.helpers import run
+from tests.helpers import count, run
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
 
 INTEGER_MAX = str(2**63 - 1)
-
-
-def count(path: Path, sql: str) -> int:
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        return int(conn.execute(sql).fetchone()[0])
-    finally:
-        conn.close()
 
 
 def test_clean_crawl_exits_0_with_default_name_and_summary(site: FixtureSite, tmp_path: Path) -> None:

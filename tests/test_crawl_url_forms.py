@@ -17,7 +17,7 @@ import pytest_twisted
 from w3lib.url import safe_url_string
 
 from nitpicker.query import list_broken_links, list_orphaned_pages
-from nitpicker.render import find_chromium
+from nitpicker.render.chromium import find_chromium
 from tests.helpers import crawl
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""RenderChoiceMiddleware (nitpicker/middlewares/render.py): which requests the browser renders,
+"""RenderChoiceMiddleware (nitpicker/render/choice.py): which requests the browser renders,
 on a real crawl session (``tests/components.py``) and real requests and responses; no browser."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from scrapy.http import HtmlResponse, Response
 
 from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
 from nitpicker.items import FollowMode
-from nitpicker.middlewares.render import META_PREFLIGHT, META_RENDER, RenderChoiceMiddleware
-from nitpicker.render import RenderResult
+from nitpicker.meta import META_PREFLIGHT, META_RENDER
+from nitpicker.render.choice import RenderChoiceMiddleware
+from nitpicker.render.page import RenderResult
 from tests.components import unit_crawler
 
 if TYPE_CHECKING:
@@ -41,8 +42,9 @@ def test_off_with_no_render(tmp_path: Path) -> None:
 
 def test_the_render_settings(tmp_path: Path) -> None:
     choice = middleware(tmp_path)
-    assert (choice.network_idle_ms, choice.network_quiet_ms, choice.lazy_wait_ms,
-            choice.navigation_timeout_ms) == (5000, 100, 3000, 30000)
+    options = choice.render.options
+    assert (options.network_idle_ms, options.network_quiet_ms, options.lazy_wait_ms,
+            choice.render.navigation_timeout_ms) == (5000, 100, 3000, 30000)
 
 
 @pytest.mark.parametrize(

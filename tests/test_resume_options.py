@@ -14,7 +14,7 @@ import pytest
 
 from nitpicker.config import CrawlConfig
 from nitpicker.session import CrawlSession
-from tests.test_cli import ROOT, count, run
+from tests.helpers import ROOT, count, run
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -30,7 +30,7 @@ from fixtures.site import WIDE_MAX, FixtureSite
 from fixtures.throttle_site import Route, ThrottleSite
 from nitpicker.default_settings import defaults
 from nitpicker.middlewares.stop import GracefulStop, StopSettings
-from nitpicker.render import find_chromium
+from nitpicker.render.chromium import find_chromium
 from tests.components import open_session, unit_crawler
 
 if TYPE_CHECKING:
