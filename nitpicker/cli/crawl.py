@@ -1,4 +1,8 @@
-"""``nitpicker crawl``: crawl a site into a ``.nitpicker`` archive."""
+"""``nitpicker crawl``: crawl a site into a ``.nitpicker`` archive.
+
+The crawler (Scrapy, Twisted, Playwright) is imported inside the command, when it runs: the
+other commands, and ``--help``, do not load it.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,6 @@ import typer
 
 from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
 from nitpicker.archive.writer import ArchiveError
-from nitpicker.browser import BrowserMissingError, require_chromium
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.config import ConfigError, CrawlConfig, resolve_output_path, validate_url
 from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, split_globs
@@ -19,7 +22,9 @@ from nitpicker.query import ArchiveOpenError
 if TYPE_CHECKING:
     from nitpicker.session import CrawlCounters
 
-__all__ = ["crawl", "exit_code"]
+__all__ = ["app", "crawl", "exit_code"]
+
+app = typer.Typer()
 
 
 def read_list_file(path: Path) -> list[str]:
@@ -50,6 +55,7 @@ def exit_code(counters: CrawlCounters, *, strict: bool, failed: bool = False) ->
     return 0
 
 
+@app.command()
 def crawl(
     urls: Annotated[list[str] | None, typer.Argument(help="Root URL(s): each is a start and a scope.", show_default=False)] = None,
     list_urls: Annotated[list[str] | None, typer.Option("--list", help="Crawl only these URLs (list mode); repeatable.")] = None,
@@ -87,6 +93,8 @@ def crawl(
 
     Example: nitpicker crawl https://example.com/ -o example
     """
+    from nitpicker.browser import BrowserMissingError, require_chromium
+
     if append is not None:
         _crawl_append(append, urls or [], list_urls=list_urls, list_file=list_file,
                       single=single, resume=resume, output=output, verbose=verbose,
@@ -133,6 +141,7 @@ def _crawl_append(path: Path, urls: list[str], *, list_urls: list[str] | None,
     discarded: an append that finds the archive held changes nothing.
     """
     from nitpicker.append import AppendError, ArchiveBackup, append_config
+    from nitpicker.browser import BrowserMissingError, require_chromium
     from nitpicker.cli.runner import run_crawl
 
     try:

@@ -139,10 +139,12 @@ async def client(anyio_backend: str, archive: ArchiveFile) -> AsyncIterator[Clie
 
     Tests close the archives they open, so each starts with none open.
     """
+    import typer.main
+
     from nitpicker.cli import app
 
-    if "mcp" not in {command.name for command in app.registered_commands}:
-        pytest.fail("`nitpicker mcp` is not registered: nitpicker/cli/__init__.py _register() "
-                    "needs app.command(name='mcp')(mcp.mcp)")
+    if "mcp" not in typer.main.get_command(app).commands:  # type: ignore[attr-defined]
+        pytest.fail("`nitpicker mcp` is not registered: nitpicker/cli/__init__.py "
+                    "_add_commands() adds nitpicker.cli.mcp.app")
     async with Client(server_params(archive.path.parent)) as connected:
         yield connected
