@@ -17,8 +17,9 @@ import itertools
 import json
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -51,6 +52,9 @@ from nitpicker.query import (
     open_archive,
 )
 
+if TYPE_CHECKING:
+    from typer._click import Context  # the type TyperGroup's methods take (typer.Context's base)
+
 __all__ = ["QueryGroup", "app"]
 
 USAGE = "nitpicker query FILE SUB-COMMAND [OPTIONS]"
@@ -76,10 +80,11 @@ class QueryGroup(TyperGroup):
         self.options_metavar = None  # the usage line: nitpicker query FILE SUB-COMMAND [OPTIONS]
         self.subcommand_metavar = "SUB-COMMAND [OPTIONS]"
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if "--" in args:  # everything after it is an argument: Click's own reading
             return super().parse_args(ctx, args)
-        heads, rest, flags = _split(args, self._takes_value())
+        takes_value = self._takes_value()
+        heads, rest, flags = _split(args, takes_value)
         if len(heads) == 2 and heads[0] in self.commands and heads[1] not in self.commands:
             heads.reverse()  # nitpicker query links FILE
         name = heads[1] if len(heads) == 2 else None
@@ -96,7 +101,7 @@ class QueryGroup(TyperGroup):
         if name not in self.commands:
             ctx.fail(f"Unknown sub-command: {name}. {valid}")
         if not asks_help:
-            self._check_flags(ctx, name, flags)
+            self._check_flags(ctx, name, flags, takes_value.keys())
         return super().parse_args(ctx, [*heads, *rest])
 
     def _takes_value(self) -> dict[str, bool]:
@@ -109,11 +114,13 @@ class QueryGroup(TyperGroup):
             for flag in (*param.opts, *param.secondary_opts)
         }
 
-    def _check_flags(self, ctx: typer.Context, name: str, flags: list[str]) -> None:
+    def _check_flags(self, ctx: Context, name: str, flags: list[str],
+                     every_flag: AbstractSet[str]) -> None:
+        """Fail on a flag of another sub-command than ``name``, or a required flag missing."""
         command = self.commands[name]
         own = {flag for param in command.get_params(ctx)
                for flag in (*param.opts, *param.secondary_opts)}
-        others = self._takes_value().keys() - own
+        others = every_flag - own
         for flag in flags:
             if flag in others:
                 ctx.fail(f"{flag} does not apply to the {name} sub-command")
