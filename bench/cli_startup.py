@@ -7,7 +7,8 @@ The baseline is exported from git (``git archive REV``) into a temporary folder 
 this virtualenv's Python and that folder first on ``PYTHONPATH``, this tree likewise with its
 own; every run is a fresh ``python -m nitpicker.cli`` process. The two trees alternate (which
 goes first changes every round), one untimed run each warms the caches and compiles the
-baseline, and the medians of ``--repeat`` runs are printed with their ratio. The archive
+baseline, and the medians of ``--repeat`` runs are printed with their ratio (after / before):
+wall seconds, and the CPU seconds of the process, which a loaded machine disturbs less. The archive
 queried is the demo crawl of the fixture site (``python -m fixtures.demo --no-render``), made
 once by this tree.
 """
@@ -17,14 +18,14 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import resource
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
-
-from measuring import median
+from statistics import median
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,13 +48,19 @@ def demo_archive(workdir: Path) -> Path:
     return output.with_suffix(".nitpicker")
 
 
-def wall_seconds(tree: Path, args: list[str]) -> float:
-    """Seconds of one ``python -m nitpicker.cli ARGS`` run of ``tree`` (which must exit 0)."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_seconds(tree: Path, args: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``python -m nitpicker.cli ARGS`` run of ``tree`` (which
+    must exit 0)."""
     env = {**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "100"}
-    started = time.perf_counter()
+    cpu, started = _children_cpu(), time.perf_counter()
     subprocess.run([sys.executable, "-m", "nitpicker.cli", *args], cwd=tree, env=env,
                    check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _children_cpu() - cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,17 +77,21 @@ def main(argv: list[str] | None = None) -> int:
                     "nitpicker query FILE summary": ["query", str(archive), "summary"]}
         print(f"baseline {args.baseline} vs this tree; medians of {args.repeat} runs, "
               f"alternated; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-        print(f"{'command':<30} {'before s':>9} {'after s':>9} {'after/before':>13}")
+        print(f"{'command':<30} {'wall s before':>13} {'after':>6} {'ratio':>6}"
+              f" {'CPU s before':>13} {'after':>6} {'ratio':>6}")
         for label, command in commands.items():
-            times: dict[str, list[float]] = {name: [] for name in trees}
+            runs: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
             for tree in trees.values():
-                wall_seconds(tree, command)  # warm-up: caches, the baseline's bytecode
+                run_seconds(tree, command)  # warm-up: caches, the baseline's bytecode
             for round_ in range(args.repeat):
                 order = list(trees) if round_ % 2 == 0 else list(reversed(trees))
                 for name in order:
-                    times[name].append(wall_seconds(trees[name], command))
-            before, after = median(times["before"]), median(times["after"])
-            print(f"{label:<30} {before:>9.3f} {after:>9.3f} {after / before:>13.2f}")
+                    runs[name].append(run_seconds(trees[name], command))
+            wall = {name: median([w for w, _ in runs[name]]) for name in trees}
+            cpu = {name: median([c for _, c in runs[name]]) for name in trees}
+            print(f"{label:<30} {wall['before']:>13.3f} {wall['after']:>6.3f}"
+                  f" {wall['after'] / wall['before']:>6.2f} {cpu['before']:>13.3f}"
+                  f" {cpu['after']:>6.3f} {cpu['after'] / cpu['before']:>6.2f}")
         print(f"load average at the end {os.getloadavg()[0]:.1f}")
     return 0
 
