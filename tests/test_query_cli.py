@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -14,10 +15,11 @@ from typing import TYPE_CHECKING, Any, get_args, get_type_hints
 
 import pytest
 import pytest_twisted
+import typer.main
 from typer.testing import CliRunner
 
 from nitpicker.cli import app
-from nitpicker.cli.query import SUBCOMMANDS, query
+from nitpicker.cli import query as query_cli
 from nitpicker.query import INTEGER_RANGES
 from tests.helpers import crawl
 
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 ROOTS = ("/query/", "/error-status/", "/errors/", "/redirect/", "/meta/")
+SUBCOMMANDS = typer.main.get_command(app).commands["query"].commands  # type: ignore[attr-defined]
+"""Sub-command name → its Click command, in the order ``nitpicker query --help`` lists them."""
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -234,14 +238,26 @@ def test_bad_flags(archive: str, args: list[str], message: str) -> None:
     assert error(archive, *args) == f"Error: {message}"
 
 
-INTEGER_OPTIONS = [(name, option) for name, sub in SUBCOMMANDS.items() for option in sub.options
-                   if option in INTEGER_RANGES]
+def _required(subcommand: str) -> list[str]:
+    """The required flags of ``subcommand``, each with a valid value."""
+    values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken"}
+    flags = [param.opts[0] for param in SUBCOMMANDS[subcommand].params
+             if param.required and param.param_type_name == "option"]
+    return [token for flag in flags for token in (flag, values[flag])]
+
+
+INTEGER_OPTIONS = [(name, param.name) for name, command in SUBCOMMANDS.items()
+                   for param in command.params if param.name in INTEGER_RANGES]
 
 
 def test_every_integer_option_has_a_range() -> None:
-    hints = get_type_hints(query, include_extras=True)
-    hints.pop("return")
-    integers = {name for name, hint in hints.items() if int in get_args(get_args(hint)[0])}
+    integers = set()
+    for command in query_cli.app.registered_commands:
+        hints = get_type_hints(command.callback, include_extras=True)
+        hints.pop("return")
+        hints.pop("ctx")
+        integers |= {name for name, hint in hints.items()
+                     if int in get_args(get_args(hint)[0])}
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
                         "oversized_threshold", "max_length", "min_count", "sample"}
     assert integers <= set(INTEGER_RANGES)
@@ -253,9 +269,7 @@ def test_integers_out_of_range_are_one_line(archive: str, subcommand: str, optio
     """Every integer flag of every sub-command (in-process: 120 calls). Beyond 64 bits they
     gave an OverflowError traceback; past a bound (``--status 1000``) the query ran."""
     flag = "--" + option.replace("_", "-")
-    required = [*(["--url", "x"] if "url" in SUBCOMMANDS[subcommand].required else []),
-                *(["--type", "canonical" if subcommand == "mismatches" else "broken"]
-                  if "type" in SUBCOMMANDS[subcommand].required else [])]
+    required = _required(subcommand)
     low, high = INTEGER_RANGES[option]
     for value in (high + 1, 2**64, low - 1, -(2**64)):
         result = CliRunner().invoke(app, ["query", archive, subcommand, *required,
@@ -291,3 +305,95 @@ def test_help_names_every_sub_command() -> None:
     for name in SUBCOMMANDS:
         assert name in result.stdout
     assert "Example: nitpicker query" in result.stdout
+
+
+# -- one command per sub-command ----------------------------------------------------------------
+
+PAGING = {"--limit", "--offset"}
+FLAGS = {
+    "summary": set(),
+    "pages": {"--status", "--status-min", "--status-max", "--is-external", "--is-internal",
+              "--missing-title", "--missing-description", "--noindex", "--url-pattern",
+              "--directory", "--sort-by", "--sort-order", *PAGING},
+    "page-detail": {"--url"},
+    "html": {"--url", "--max-length"},
+    "links": {"--type", *PAGING},
+    "resources": {"--content-type", "--is-external", "--is-internal", *PAGING},
+    "images": {"--missing-alt", "--missing-dimensions", "--oversized-threshold", "--url-pattern",
+               *PAGING},
+    "violations": {"--validator", "--severity", "--rule", *PAGING},
+    "duplicates": {"--field", *PAGING},
+    "mismatches": {"--type", *PAGING},
+    "headers": {"--missing-only", *PAGING},
+    "resource-referrers": {"--url", *PAGING},
+    "duplicate-clusters": {"--min-count", "--sample", *PAGING},
+    "runs": PAGING,
+    "trap-events": PAGING,
+}
+"""The flags of each sub-command (besides --pretty and --help): the dispatch table of the one
+``query`` command of before, which refused the others."""
+EVERY_FLAG = set().union(*FLAGS.values())
+
+
+@pytest.mark.parametrize("name", list(FLAGS))
+def test_each_sub_command_help_lists_only_its_own_flags(name: str) -> None:
+    result = CliRunner().invoke(app, ["query", "site.nitpicker", name, "--help"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert set(re.findall(r"--[a-z-]+", result.stdout)) & EVERY_FLAG == FLAGS[name]
+    assert {"--pretty", "--help"} <= set(re.findall(r"--[a-z-]+", result.stdout))
+    assert f"Usage: nitpicker query {{FILE}} {name} [OPTIONS]" in result.stdout
+    assert "Example: nitpicker query site.nitpicker " + name in result.stdout
+    assert list(SUBCOMMANDS) == list(FLAGS)
+
+
+@pytest.mark.parametrize("name", list(FLAGS))
+def test_a_flag_of_another_sub_command_is_one_line(archive: str, name: str) -> None:
+    for flag in sorted(EVERY_FLAG - FLAGS[name]):
+        result = CliRunner().invoke(app, ["query", archive, name, *_required(name), flag, "1"])
+        assert (result.exit_code, result.stdout) == (1, ""), (flag, result.stdout)
+        assert result.stderr == f"Error: {flag} does not apply to the {name} sub-command\n"
+
+
+def test_file_and_sub_command_in_either_order_flags_anywhere(archive: str) -> None:
+    expected = ok(archive, "links", "--type", "broken", "--limit", "2")
+    assert ok("links", archive, "--type", "broken", "--limit", "2") == expected
+    assert ok("--limit", "2", archive, "links", "--type=broken") == expected
+    assert ok(archive, "--type", "broken", "links", "-l2") == expected
+    assert run("--pretty", archive, "summary").stdout == run(archive, "summary", "--pretty").stdout
+    assert ok(archive, "pages", "--status-max", "-1")["total"] == 2  # a value, not a flag
+
+
+def test_help_of_a_sub_command_without_a_file() -> None:
+    result = run("links", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "--type" in result.stdout and "--status" not in result.stdout
+    assert error("links") == ("Error: No .nitpicker file specified."
+                              " Usage: nitpicker query FILE SUB-COMMAND [OPTIONS]")
+
+
+HEAVY = ("scrapy", "twisted", "playwright", "scrapy_playwright")
+LOADED = f"""
+import sys
+sys.argv[0] = "nitpicker"
+try:
+    from nitpicker.cli import main
+    main()
+finally:
+    print("LOADED", *sorted({{name.split(".")[0] for name in sys.modules}} & {set(HEAVY)!r}))
+"""
+"""Run ``nitpicker`` with the arguments given, then print the crawler's packages it loaded."""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["query", "ARCHIVE", "summary"],
+                                  ["query", "ARCHIVE", "links", "--help"], ["crawl", "--help"],
+                                  ["mcp", "--help"]])
+def test_help_and_queries_do_not_load_the_crawler(archive: str, args: list[str]) -> None:
+    """``nitpicker query`` and ``--help`` do not pay for Scrapy, Twisted and Playwright: the
+    crawl command imports them when it runs (they took 3 s to import on a loaded machine)."""
+    args = [archive if arg == "ARCHIVE" else arg for arg in args]
+    result = subprocess.run([sys.executable, "-c", LOADED, *args], capture_output=True,
+                            text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "LOADED", result.stdout.splitlines()[-1]

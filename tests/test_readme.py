@@ -15,6 +15,8 @@ from nitpicker.default_settings import ENVIRONMENT, SETTINGS, Setting
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 COMMAND = typer.main.get_command(app)
 COMMANDS = COMMAND.commands  # type: ignore[attr-defined]
+QUERY_SUBCOMMANDS = COMMANDS["query"].commands
+"""``nitpicker query``'s sub-commands, each a command with its own flags."""
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -26,7 +28,7 @@ def test_every_command_has_a_section(name: str) -> None:
     "option",
     sorted(
         opt
-        for command in COMMANDS.values()
+        for command in (*COMMANDS.values(), *QUERY_SUBCOMMANDS.values())
         for param in command.params
         if param.param_type_name == "option"
         for opt in (*param.opts, *param.secondary_opts)
@@ -35,6 +37,17 @@ def test_every_command_has_a_section(name: str) -> None:
 )
 def test_every_option_is_documented(option: str) -> None:
     assert re.search(rf"(`|/ ){re.escape(option)}[` /,]", README), option
+
+
+@pytest.mark.parametrize("name", list(QUERY_SUBCOMMANDS))
+def test_every_query_sub_command_row_lists_its_flags(name: str) -> None:
+    """The flags column of the sub-command's row in the README table: its flags, no other."""
+    row = re.search(rf"^\| `{re.escape(name)}` \|.*\| (.*) \|$", README, re.MULTILINE)
+    assert row, name
+    flags = {opt for param in QUERY_SUBCOMMANDS[name].params
+             if param.param_type_name == "option"
+             for opt in (*param.opts, *param.secondary_opts) if opt.startswith("--")}
+    assert set(re.findall(r"--[a-z-]+", row.group(1))) == flags - {"--pretty"}, name
 
 
 SETTINGS_TABLE = README.split("**Settings**", 1)[1].split("\n\n", 2)[1]
@@ -82,10 +95,8 @@ def _mcp_tool_names() -> list[str]:
 
 
 def test_every_query_sub_command_and_mcp_tool_is_documented() -> None:
-    from nitpicker.cli.query import SUBCOMMANDS
-
     query_section = README.split("### `nitpicker query`", 1)[1].split("\n## ", 1)[0]
-    for name in SUBCOMMANDS:
+    for name in QUERY_SUBCOMMANDS:
         assert f"`{name}`" in query_section, name
     tools = _mcp_tool_names()
     assert len(tools) == 17, tools

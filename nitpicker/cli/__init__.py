@@ -1,4 +1,9 @@
-"""The ``nitpicker`` command line: one module per command."""
+"""The ``nitpicker`` command line: one module per command.
+
+Each command module owns a Typer app (``nitpicker.cli.crawl.app``, ``….query.app``,
+``….mcp.app``); this module adds them to the root app, whose group (:class:`NitpickerGroup`)
+turns every usage error into one ``Error:`` line.
+"""
 
 from __future__ import annotations
 
@@ -82,19 +87,17 @@ def _root(
     """Crawl a website into one SQLite archive, then query it."""
 
 
-def _register() -> None:
-    from nitpicker.cli import crawl
+def _add_commands() -> None:
+    """Add every command module's app: ``crawl`` and ``mcp`` are one command each, ``query`` a
+    group of sub-commands. A module imports only what its options need; the crawler (Scrapy,
+    Twisted, Playwright) and the MCP SDK are imported inside the command that runs them."""
+    from nitpicker.cli import crawl, mcp, query
 
-    app.command(name="crawl")(crawl.crawl)
-    from nitpicker.cli import (
-        mcp,
-        query,  # noqa: F401  (importing it registers `nitpicker query`)
-    )
-
-    app.command(name="mcp")(mcp.mcp)
+    for command in (crawl, query, mcp):
+        app.add_typer(command.app)
 
 
-_register()
+_add_commands()
 
 
 def main() -> None:

@@ -1,4 +1,8 @@
-"""``nitpicker crawl``: crawl a site into a ``.nitpicker`` archive."""
+"""``nitpicker crawl``: crawl a site into a ``.nitpicker`` archive.
+
+The crawler (Scrapy, Twisted, Playwright) is imported inside the command, when it runs: the
+other commands, and ``--help``, do not load it.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +23,9 @@ from nitpicker.render.chromium import BrowserMissingError, require_chromium
 if TYPE_CHECKING:
     from nitpicker.session import CrawlCounters
 
-__all__ = ["crawl", "exit_code"]
+__all__ = ["app", "crawl", "exit_code"]
+
+app = typer.Typer()
 
 
 def read_list_file(path: Path) -> list[str]:
@@ -50,6 +56,7 @@ def exit_code(counters: CrawlCounters, *, strict: bool, failed: bool = False) ->
     return 0
 
 
+@app.command()
 def crawl(
     ctx: typer.Context,
     urls: Annotated[list[str] | None, typer.Argument(help="Root URL(s): each is a start and a scope.", show_default=False)] = None,

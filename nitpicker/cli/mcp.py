@@ -6,14 +6,20 @@ rest of the CLI does not pay for loading the MCP SDK.
 
 from __future__ import annotations
 
-__all__ = ["mcp"]
+import typer
+
+__all__ = ["app", "mcp"]
+
+app = typer.Typer()
 
 
+@app.command()
 def mcp() -> None:
     """Serve the archive query tools to an MCP client (Claude Desktop, an IDE, an agent).
 
-    The client starts this command and speaks MCP (JSON-RPC) on its stdin and stdout. Archives
-    are opened by path with the open_archive tool, read-only: they are never modified.
+    The client starts this command and speaks MCP (JSON-RPC) on its stdin and stdout.
+
+    Archives are opened by path with the open_archive tool, read-only: never modified.
 
     Example: nitpicker mcp
     """

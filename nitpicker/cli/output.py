@@ -6,8 +6,6 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from nitpicker.query import ArchiveOpenError, latest_run, open_archive, summary
 
@@ -33,6 +31,9 @@ def print_summary(path: Path, result: CrawlResult) -> None:
     Every value from the user or the site (the path, an error's text) is escaped: a ``[`` in it
     is printed, never read as rich markup.
     """
+    from rich.console import Console  # here: a query, which only fails or prints JSON, skips it
+    from rich.markup import escape
+
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         conn = open_archive(path)

@@ -1,26 +1,37 @@
-"""``nitpicker query``: answer a question about an archive as JSON.
+"""``nitpicker query FILE SUB-COMMAND``: answer a question about an archive as JSON.
 
-Every sub-command calls one function of :mod:`nitpicker.query`; this module only maps flags to
-arguments, checks them, and prints the result. The archive is opened read-only and never
-changed.
+``query`` is a group: one command per sub-command, each with its own flags and ``--help``, each
+calling one function of :mod:`nitpicker.query`. This module only maps flags to arguments,
+checks integers against the library's ranges (``INTEGER_RANGES``, the table the MCP server
+checks too) and prints the result. The archive is opened read-only and never changed.
+
+:class:`QueryGroup` takes FILE and the sub-command in either order, with the flags anywhere
+around them (``nitpicker query FILE links --type broken``, ``nitpicker query links FILE --type
+broken``, ``nitpicker query --pretty FILE summary``), and names each mistake in one line: no
+FILE, no or an unknown sub-command, a flag of another sub-command, a missing required flag.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
-from nitpicker.cli import app
 from nitpicker.cli.output import fail
 from nitpicker.query import (
+    DUPLICATE_FIELDS,
     INTEGER_RANGES,
     LINK_TYPES,
     MISMATCH_TYPES,
+    SORT_FIELDS,
+    SORT_ORDERS,
     ArchiveOpenError,
     check_headers,
     check_integer,
@@ -37,147 +48,411 @@ from nitpicker.query import (
     list_links,
     list_pages,
     list_resources,
+    list_trap_events,
     open_archive,
 )
-from nitpicker.query.trap_events import list_trap_events
 
-__all__ = ["SUBCOMMANDS", "query"]
+if TYPE_CHECKING:
+    from typer._click import Context  # the type TyperGroup's methods take (typer.Context's base)
 
-_PAGING = ("limit", "offset")
+__all__ = ["QueryGroup", "app"]
 
+USAGE = "nitpicker query FILE SUB-COMMAND [OPTIONS]"
 
-class SubCommand(NamedTuple):
-    call: Callable[..., Any]
-    """The library function: ``call(conn, **options)``."""
-    options: tuple[str, ...]
-    """The options it takes (parameter names)."""
-    required: tuple[str, ...] = ()
-    missing: str = ""
-    """What ``None`` from ``call`` means (an error naming ``--url``)."""
-
-
-SUBCOMMANDS: dict[str, SubCommand] = {
-    "summary": SubCommand(get_summary, ()),
-    "pages": SubCommand(list_pages, (
-        "status", "status_min", "status_max", "is_external", "missing_title",
-        "missing_description", "noindex", "url_pattern", "directory", "sort_by", "sort_order",
-        *_PAGING)),
-    "page-detail": SubCommand(get_page_detail, ("url",), ("url",), "Page not found"),
-    "html": SubCommand(get_page_html, ("url", "max_length"), ("url",), "HTML snapshot not found"),
-    "links": SubCommand(list_links, ("type", *_PAGING), ("type",)),
-    "resources": SubCommand(list_resources, ("content_type", "is_external", *_PAGING)),
-    "images": SubCommand(list_images, (
-        "missing_alt", "missing_dimensions", "oversized_threshold", "url_pattern", *_PAGING)),
-    "violations": SubCommand(get_violations, ("validator", "severity", "rule", *_PAGING)),
-    "duplicates": SubCommand(find_duplicates, ("field", *_PAGING)),
-    "mismatches": SubCommand(find_mismatches, ("type", *_PAGING), ("type",)),
-    "headers": SubCommand(check_headers, ("missing_only", *_PAGING)),
-    "resource-referrers": SubCommand(get_resource_referrers, ("url", *_PAGING), ("url",),
-                                     "Resource not found"),
-    "duplicate-clusters": SubCommand(get_duplicate_clusters, ("min_count", "sample", *_PAGING)),
-    "runs": SubCommand(list_crawl_runs, _PAGING),
-    "trap-events": SubCommand(list_trap_events, _PAGING),
+_CHOICES: dict[tuple[str, str], Sequence[str]] = {
+    ("links", "--type"): LINK_TYPES,
+    ("mismatches", "--type"): MISMATCH_TYPES,
 }
-"""Sub-command → library call, in the order ``--help`` lists them."""
+"""The allowed values a missing required flag's message lists."""
 
-_CHOICES = {("links", "type"): LINK_TYPES, ("mismatches", "type"): MISMATCH_TYPES}
+
+class QueryGroup(TyperGroup):
+    """``nitpicker query``: FILE, then the sub-command (or the other way round), then its flags.
+
+    The flags may also come before or between the two: they are moved after them before Click
+    parses, so every command line of the single ``query`` command of before still works. The
+    flags of one sub-command are checked here, where the others are known: a flag of another
+    sub-command is named as such, and a missing required flag with its allowed values.
+    """
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.options_metavar = None  # the usage line: nitpicker query FILE SUB-COMMAND [OPTIONS]
+        self.subcommand_metavar = "SUB-COMMAND [OPTIONS]"
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        if "--" in args:  # everything after it is an argument: Click's own reading
+            return super().parse_args(ctx, args)
+        takes_value = self._takes_value()
+        heads, rest, flags = _split(args, takes_value)
+        if len(heads) == 2 and heads[0] in self.commands and heads[1] not in self.commands:
+            heads.reverse()  # nitpicker query links FILE
+        name = heads[1] if len(heads) == 2 else None
+        asks_help = "--help" in flags
+        if asks_help and name not in self.commands:
+            if len(heads) == 1 and heads[0] in self.commands:  # nitpicker query links --help
+                self.commands[heads[0]].make_context(heads[0], ["--help"], parent=ctx)
+            return super().parse_args(ctx, ["--help"])
+        valid = f"Valid sub-commands: {', '.join(self.commands)}"
+        if not heads or (len(heads) == 1 and heads[0] in self.commands):
+            ctx.fail(f"No .nitpicker file specified. Usage: {USAGE}")
+        if name is None:
+            ctx.fail(f"No sub-command specified. {valid}")
+        if name not in self.commands:
+            ctx.fail(f"Unknown sub-command: {name}. {valid}")
+        if not asks_help:
+            self._check_flags(ctx, name, flags, takes_value.keys())
+        return super().parse_args(ctx, [*heads, *rest])
+
+    def _takes_value(self) -> dict[str, bool]:
+        """Every flag of every sub-command → whether a value follows it."""
+        return {
+            flag: not getattr(param, "is_flag", False)
+            for command in self.commands.values()
+            for param in command.params
+            if param.param_type_name == "option"
+            for flag in (*param.opts, *param.secondary_opts)
+        }
+
+    def _check_flags(self, ctx: Context, name: str, flags: list[str],
+                     every_flag: AbstractSet[str]) -> None:
+        """Fail on a flag of another sub-command than ``name``, or a required flag missing."""
+        command = self.commands[name]
+        own = {flag for param in command.get_params(ctx)
+               for flag in (*param.opts, *param.secondary_opts)}
+        others = every_flag - own
+        for flag in flags:
+            if flag in others:
+                ctx.fail(f"{flag} does not apply to the {name} sub-command")
+        for param in command.params:
+            if (param.required and param.param_type_name == "option"
+                    and not set(param.opts).intersection(flags)):
+                flag = param.opts[0]
+                choices = _CHOICES.get((name, flag))
+                allowed = f". Must be one of: {', '.join(choices)}" if choices else ""
+                ctx.fail(f"{flag} is required for the {name} sub-command{allowed}")
+
+
+def _split(args: list[str], takes_value: Mapping[str, bool]
+           ) -> tuple[list[str], list[str], list[str]]:
+    """The first two arguments that are not flags or their values (FILE and SUB-COMMAND), the
+    other tokens in their order, and the flags' names (``--limit`` of ``--limit=5``, ``-l`` of
+    ``-l5``)."""
+    heads: list[str] = []
+    rest: list[str] = []
+    flags: list[str] = []
+    tokens = iter(args)
+    for token in tokens:
+        if token.startswith("-") and len(token) > 1:
+            long = token.startswith("--")
+            flag = token.split("=", 1)[0] if long else token[:2]
+            attached = "=" in token if long else len(token) > 2
+            flags.append(flag)
+            rest.append(token)
+            if takes_value.get(flag) and not attached:
+                rest.extend(itertools.islice(tokens, 1))
+        elif len(heads) < 2:
+            heads.append(token)
+        else:
+            rest.append(token)
+    return heads, rest, flags
+
+
+app = typer.Typer(name="query", cls=QueryGroup)
+
+
+@app.callback()
+def query(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The .nitpicker archive.",
+                                         show_default=False)],
+) -> None:
+    """Answer a question about an archive, as JSON on stdout. The archive is never modified.
+
+    The flags of a sub-command: nitpicker query FILE SUB-COMMAND --help.
+
+    Example: nitpicker query site.nitpicker links --type broken --limit 20 --pretty
+    """
+    ctx.obj = file
 
 
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _check(name: str | None, options: dict[str, Any]) -> SubCommand:
-    """The sub-command, once its name and flags are known to make sense together."""
-    valid = f"Valid sub-commands: {', '.join(SUBCOMMANDS)}"
-    if name is None:
-        fail(f"No sub-command specified. {valid}")
-    if name not in SUBCOMMANDS:
-        fail(f"Unknown sub-command: {name}. {valid}")
-    sub = SUBCOMMANDS[name]
-    for option, value in options.items():
-        if value is not None and value is not False and option not in sub.options:
-            fail(f"{_flag(option)} does not apply to the {name} sub-command")
-    for option in sub.required:
-        if options[option] is None:
-            choices = _CHOICES.get((name, option))
-            allowed = f". Must be one of: {', '.join(choices)}" if choices else ""
-            fail(f"{_flag(option)} is required for the {name} sub-command{allowed}")
-    for option in INTEGER_RANGES.keys() & options.keys():
+def _answer(ctx: typer.Context, call: Callable[..., Any], *, pretty: bool, missing: str = "",
+            **options: Any) -> None:
+    """Print ``call(conn, **options)`` on the archive as JSON, the options that are ``None``
+    left to the library's defaults. ``missing`` names what a ``None`` answer means (a URL the
+    archive does not have)."""
+    options = {name: value for name, value in options.items() if value is not None}
+    for name in INTEGER_RANGES.keys() & options.keys():
         try:
-            check_integer(option, options[option], label=_flag(option))
+            check_integer(name, options[name], label=_flag(name))
         except ValueError as exc:
             fail(str(exc))
-    return sub
-
-
-def _run(conn: sqlite3.Connection, sub: SubCommand, options: dict[str, Any]) -> Any:
-    arguments = {k: v for k, v in options.items() if k in sub.options and v is not None}
-    try:
-        result = sub.call(conn, **arguments)
-    except ValueError as exc:
-        fail(str(exc))
-    if result is None and sub.missing:
-        fail(f"{sub.missing}: {options['url']}")
-    return result
-
-
-def query(
-    file: Annotated[Path | None, typer.Argument(help="The .nitpicker archive.", show_default=False)] = None,
-    subcommand: Annotated[str | None, typer.Argument(metavar="SUB-COMMAND", help=f"One of: {', '.join(SUBCOMMANDS)}.", show_default=False)] = None,
-    limit: Annotated[int | None, typer.Option("--limit", "-l", help="Most results to return (default 100; duplicates 50).", show_default=False)] = None,
-    offset: Annotated[int | None, typer.Option("--offset", "-o", help="Results to skip (default 0).", show_default=False)] = None,
-    url: Annotated[str | None, typer.Option("--url", help="The page or resource URL (page-detail, html, resource-referrers).")] = None,
-    status: Annotated[int | None, typer.Option("--status", help="pages: this HTTP status only.")] = None,
-    status_min: Annotated[int | None, typer.Option("--status-min", help="pages: status at least this.")] = None,
-    status_max: Annotated[int | None, typer.Option("--status-max", help="pages: status at most this.")] = None,
-    is_external: Annotated[bool | None, typer.Option("--is-external/--is-internal", help="pages, resources: only external / only internal.", show_default=False)] = None,
-    missing_title: Annotated[bool, typer.Option("--missing-title", help="pages: no title.")] = False,
-    missing_description: Annotated[bool, typer.Option("--missing-description", help="pages: no meta description.")] = False,
-    noindex: Annotated[bool, typer.Option("--noindex", help="pages: robots noindex.")] = False,
-    url_pattern: Annotated[str | None, typer.Option("--url-pattern", help="pages: URL, images: src, SQL LIKE pattern (% wildcard).")] = None,
-    directory: Annotated[str | None, typer.Option("--directory", help="pages: under this path (/blog/) or URL prefix.")] = None,
-    sort_by: Annotated[str | None, typer.Option("--sort-by", help="pages: url, status or title (default url).")] = None,
-    sort_order: Annotated[str | None, typer.Option("--sort-order", help="pages: asc or desc (default asc).")] = None,
-    type_: Annotated[str | None, typer.Option("--type", help="links: broken, external, orphaned; mismatches: canonical, og:title, og:description.")] = None,
-    content_type: Annotated[str | None, typer.Option("--content-type", help="resources: content-type prefix (text/css).")] = None,
-    missing_alt: Annotated[bool, typer.Option("--missing-alt", help="images: alt absent or empty.")] = False,
-    missing_dimensions: Annotated[bool, typer.Option("--missing-dimensions", help="images: width or height absent or 0.")] = False,
-    oversized_threshold: Annotated[int | None, typer.Option("--oversized-threshold", help="images: natural width or height above N px.")] = None,
-    validator: Annotated[str | None, typer.Option("--validator", help="violations: this validator only.")] = None,
-    severity: Annotated[str | None, typer.Option("--severity", help="violations: this severity only.")] = None,
-    rule: Annotated[str | None, typer.Option("--rule", help="violations: this rule only.")] = None,
-    field: Annotated[str | None, typer.Option("--field", help="duplicates: title or description (default title).")] = None,
-    missing_only: Annotated[bool, typer.Option("--missing-only", help="headers: pages missing a security header only.")] = False,
-    max_length: Annotated[int | None, typer.Option("--max-length", help="html: most characters (default 100000).")] = None,
-    min_count: Annotated[int | None, typer.Option("--min-count", help="duplicate-clusters: smallest cluster (default 10).")] = None,
-    sample: Annotated[int | None, typer.Option("--sample", help="duplicate-clusters: sample URLs per cluster (default 5).")] = None,
-    pretty: Annotated[bool, typer.Option("--pretty", help="Indent the JSON.")] = False,
-) -> None:
-    """Answer a question about an archive, as JSON on stdout. The archive is never modified.
-
-    Sub-commands: summary, pages, page-detail, html, links, resources, images, violations,
-    duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs.
-
-    Example: nitpicker query site.nitpicker links --type broken --limit 20 --pretty
-    """
-    # every flag but --pretty, by parameter name (locals() holds exactly the parameters here)
-    options = {k: v for k, v in locals().items() if k not in ("file", "subcommand", "pretty")}
-    options["type"] = options.pop("type_")
-    if file is None:
-        fail("No .nitpicker file specified. Usage: nitpicker query FILE SUB-COMMAND [OPTIONS]")
-    sub = _check(subcommand, options)
+    file = ctx.obj
+    assert isinstance(file, Path), file  # set by the group's callback, query()
     try:
         conn = open_archive(file)
     except ArchiveOpenError as exc:
         fail(str(exc))
     try:
-        result = _run(conn, sub, options)
+        result = call(conn, **options)
+    except ValueError as exc:
+        fail(str(exc))
     except sqlite3.DatabaseError as exc:
         fail(f"{file}: corrupt archive ({exc})")
     finally:
         conn.close()
+    if result is None and missing:
+        fail(f"{missing}: {options['url']}")
     typer.echo(json.dumps(result, ensure_ascii=False, indent=2 if pretty else None))
 
 
-app.command(name="query")(query)
+# -- the flags several sub-commands share --------------------------------------------------------
+
+Pretty = Annotated[bool, typer.Option("--pretty", help="Indent the JSON.")]
+Limit = Annotated[int | None, typer.Option(
+    "--limit", "-l", help="Most results to return (default 100).", show_default=False)]
+Offset = Annotated[int | None, typer.Option(
+    "--offset", "-o", help="Results to skip (default 0).", show_default=False)]
+IsExternal = Annotated[bool | None, typer.Option(
+    "--is-external/--is-internal", help="Only external / only internal URLs (default both).",
+    show_default=False)]
+PageUrl = Annotated[str, typer.Option(
+    "--url", help="The page URL (also tried normalised).", show_default=False)]
+
+
+# -- the sub-commands, in the order --help lists them ----------------------------------------
+
+
+@app.command()
+def summary(ctx: typer.Context, pretty: Pretty = False) -> None:
+    """What the archive holds: pages by status, metadata coverage.
+
+    Example: nitpicker query site.nitpicker summary --pretty
+    """
+    _answer(ctx, get_summary, pretty=pretty)
+
+
+@app.command()
+def pages(
+    ctx: typer.Context,
+    status: Annotated[int | None, typer.Option("--status", help="This HTTP status only (-1: no HTTP answer).", show_default=False)] = None,
+    status_min: Annotated[int | None, typer.Option("--status-min", help="Status at least this.", show_default=False)] = None,
+    status_max: Annotated[int | None, typer.Option("--status-max", help="Status at most this.", show_default=False)] = None,
+    is_external: IsExternal = None,
+    missing_title: Annotated[bool, typer.Option("--missing-title", help="No title.")] = False,
+    missing_description: Annotated[bool, typer.Option("--missing-description", help="No meta description.")] = False,
+    noindex: Annotated[bool, typer.Option("--noindex", help="Robots noindex.")] = False,
+    url_pattern: Annotated[str | None, typer.Option("--url-pattern", help="URL matching this SQL LIKE pattern (% any text, _ one character).", show_default=False)] = None,
+    directory: Annotated[str | None, typer.Option("--directory", help="Under this path (/blog/) or URL prefix.", show_default=False)] = None,
+    sort_by: Annotated[str | None, typer.Option("--sort-by", help=f"{', '.join(SORT_FIELDS)} (default url).", show_default=False)] = None,
+    sort_order: Annotated[str | None, typer.Option("--sort-order", help=f"{', '.join(SORT_ORDERS)} (default asc).", show_default=False)] = None,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """The page list: every URL dealt with but redirect sources and known non-HTML.
+
+    Example: nitpicker query site.nitpicker pages --status-min 400 --sort-by status
+    """
+    _answer(ctx, list_pages, pretty=pretty, status=status, status_min=status_min,
+            status_max=status_max, is_external=is_external, missing_title=missing_title,
+            missing_description=missing_description, noindex=noindex, url_pattern=url_pattern,
+            directory=directory, sort_by=sort_by, sort_order=sort_order, limit=limit,
+            offset=offset)
+
+
+@app.command()
+def page_detail(ctx: typer.Context, url: PageUrl, pretty: Pretty = False) -> None:
+    """Everything about one URL: status, headers, metadata, links out and in, redirects.
+
+    Example: nitpicker query site.nitpicker page-detail --url https://example.com/about
+    """
+    _answer(ctx, get_page_detail, pretty=pretty, missing="Page not found", url=url)
+
+
+@app.command()
+def html(
+    ctx: typer.Context,
+    url: PageUrl,
+    max_length: Annotated[int | None, typer.Option("--max-length", help="Most characters (default 100000).", show_default=False)] = None,
+    pretty: Pretty = False,
+) -> None:
+    """The HTML snapshot of an in-scope HTML page.
+
+    Example: nitpicker query site.nitpicker html --url https://example.com/ --max-length 500
+    """
+    _answer(ctx, get_page_html, pretty=pretty, missing="HTML snapshot not found", url=url,
+            max_length=max_length)
+
+
+@app.command()
+def links(
+    ctx: typer.Context,
+    type_: Annotated[str, typer.Option("--type", help=f"{', '.join(LINK_TYPES)}.", show_default=False)],
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Broken links, external links, or orphaned pages (no page links to them).
+
+    Example: nitpicker query site.nitpicker links --type broken --limit 20
+    """
+    _answer(ctx, list_links, pretty=pretty, type=type_, limit=limit, offset=offset)
+
+
+@app.command()
+def resources(
+    ctx: typer.Context,
+    content_type: Annotated[str | None, typer.Option("--content-type", help="Content-type prefix (text/css, image/).", show_default=False)] = None,
+    is_external: IsExternal = None,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Sub-resources: stylesheets, scripts, images, icons, media.
+
+    Example: nitpicker query site.nitpicker resources --content-type text/css
+    """
+    _answer(ctx, list_resources, pretty=pretty, content_type=content_type,
+            is_external=is_external, limit=limit, offset=offset)
+
+
+@app.command()
+def images(
+    ctx: typer.Context,
+    missing_alt: Annotated[bool, typer.Option("--missing-alt", help="Alt absent or empty.")] = False,
+    missing_dimensions: Annotated[bool, typer.Option("--missing-dimensions", help="Width or height absent or 0.")] = False,
+    oversized_threshold: Annotated[int | None, typer.Option("--oversized-threshold", help="Natural width or height above N px.", show_default=False)] = None,
+    url_pattern: Annotated[str | None, typer.Option("--url-pattern", help="Src matching this SQL LIKE pattern (% any text, _ one character).", show_default=False)] = None,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Images by page, in document order; the filters combine.
+
+    Example: nitpicker query site.nitpicker images --missing-alt
+    """
+    _answer(ctx, list_images, pretty=pretty, missing_alt=missing_alt,
+            missing_dimensions=missing_dimensions, oversized_threshold=oversized_threshold,
+            url_pattern=url_pattern, limit=limit, offset=offset)
+
+
+@app.command()
+def violations(
+    ctx: typer.Context,
+    validator: Annotated[str | None, typer.Option("--validator", help="This validator only.", show_default=False)] = None,
+    severity: Annotated[str | None, typer.Option("--severity", help="This severity only.", show_default=False)] = None,
+    rule: Annotated[str | None, typer.Option("--rule", help="This rule only.", show_default=False)] = None,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Analyzer findings (empty until an analyzer has written them).
+
+    Example: nitpicker query site.nitpicker violations --validator axe --severity error
+    """
+    _answer(ctx, get_violations, pretty=pretty, validator=validator, severity=severity,
+            rule=rule, limit=limit, offset=offset)
+
+
+@app.command()
+def duplicates(
+    ctx: typer.Context,
+    field: Annotated[str | None, typer.Option("--field", help=f"{', '.join(DUPLICATE_FIELDS)} (default title).", show_default=False)] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-l", help="Most results to return (default 50).", show_default=False)] = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Titles or descriptions shared by several internal HTML pages, most shared first.
+
+    Example: nitpicker query site.nitpicker duplicates --field description
+    """
+    _answer(ctx, find_duplicates, pretty=pretty, field=field, limit=limit, offset=offset)
+
+
+@app.command()
+def mismatches(
+    ctx: typer.Context,
+    type_: Annotated[str, typer.Option("--type", help=f"{', '.join(MISMATCH_TYPES)}.", show_default=False)],
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Pages whose canonical URL names another page, or whose og:title / og:description differ.
+
+    Example: nitpicker query site.nitpicker mismatches --type canonical
+    """
+    _answer(ctx, find_mismatches, pretty=pretty, type=type_, limit=limit, offset=offset)
+
+
+@app.command()
+def headers(
+    ctx: typer.Context,
+    missing_only: Annotated[bool, typer.Option("--missing-only", help="Pages missing a security header only.")] = False,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Security headers (CSP, X-Frame-Options, X-Content-Type-Options, HSTS) of each page.
+
+    Example: nitpicker query site.nitpicker headers --missing-only
+    """
+    _answer(ctx, check_headers, pretty=pretty, missing_only=missing_only, limit=limit,
+            offset=offset)
+
+
+@app.command()
+def resource_referrers(
+    ctx: typer.Context,
+    url: Annotated[str, typer.Option("--url", help="The resource URL.", show_default=False)],
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """The pages that use one resource.
+
+    Example: nitpicker query site.nitpicker resource-referrers --url https://example.com/style.css
+    """
+    _answer(ctx, get_resource_referrers, pretty=pretty, missing="Resource not found", url=url,
+            limit=limit, offset=offset)
+
+
+@app.command()
+def duplicate_clusters(
+    ctx: typer.Context,
+    min_count: Annotated[int | None, typer.Option("--min-count", help="Smallest cluster (default 10).", show_default=False)] = None,
+    sample: Annotated[int | None, typer.Option("--sample", help="Sample URLs per cluster (default 5).", show_default=False)] = None,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Internal pages sharing one meta signature: the crawler-trap suspects.
+
+    Example: nitpicker query site.nitpicker duplicate-clusters --min-count 3 --sample 2
+    """
+    _answer(ctx, get_duplicate_clusters, pretty=pretty, min_count=min_count, sample=sample,
+            limit=limit, offset=offset)
+
+
+@app.command()
+def runs(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
+         pretty: Pretty = False) -> None:
+    """Every crawl, resume and append run, with how it ended.
+
+    Example: nitpicker query site.nitpicker runs --pretty
+    """
+    _answer(ctx, list_crawl_runs, pretty=pretty, limit=limit, offset=offset)
+
+
+@app.command()
+def trap_events(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
+                pretty: Pretty = False) -> None:
+    """Every firing of the trap cap (--dedupe-cap).
+
+    Example: nitpicker query site.nitpicker trap-events
+    """
+    _answer(ctx, list_trap_events, pretty=pretty, limit=limit, offset=offset)

@@ -133,11 +133,13 @@ async def client(anyio_backend: str, archive: ArchiveFile, opened_by_tools: Coun
     Tests close the archives they open, so each starts with none open. The files its
     ``open_archive`` calls open are counted in ``opened_by_tools``.
     """
+    import typer.main
+
     from nitpicker.cli import app
 
-    if "mcp" not in {command.name for command in app.registered_commands}:
-        pytest.fail("`nitpicker mcp` is not registered: nitpicker/cli/__init__.py _register() "
-                    "needs app.command(name='mcp')(mcp.mcp)")
+    if "mcp" not in typer.main.get_command(app).commands:  # type: ignore[attr-defined]
+        pytest.fail("`nitpicker mcp` is not registered: nitpicker/cli/__init__.py "
+                    "_add_commands() adds nitpicker.cli.mcp.app")
     folder = archive.path.parent
     async with Client(server_params(folder)) as connected:
         call_tool = connected.call_tool
