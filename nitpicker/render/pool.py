@@ -46,10 +46,23 @@ _RESET_S = 3
 class PageSlot:
     """One pooled page: its browser context, and the page once it exists."""
 
-    context: str
+    index: int
     page: Page | None = None
     devtools: PageSession | None = None
     crashed: bool = False
+    #: how many times the slot's browser context was given up for a new one
+    renewed: int = 0
+
+    @property
+    def context(self) -> str:
+        """The name of the slot's browser context (``playwright_context``)."""
+        return context_name(self.index, self.renewed)
+
+    def renew(self) -> None:
+        """The next lease opens a new browser context (the browser handler gave this one up:
+        a download past its bound, see :class:`nitpicker.render.browser.BrowserHandler`)."""
+        self.renewed += 1
+        self.page = self.devtools = None
 
     def on_crash(self, page: Page) -> None:
         """``page.on("crash")``: the renderer of a pooled page died."""
@@ -72,7 +85,7 @@ class PagePool:
 
     def __init__(self, size: int, kwargs: dict[str, Any]) -> None:
         self.kwargs = kwargs
-        self.slots = [PageSlot(context_name(i)) for i in range(size)]
+        self.slots = [PageSlot(i) for i in range(size)]
         self._free: deque[PageSlot] = deque(self.slots)
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._returning: set[asyncio.Task[None]] = set()
