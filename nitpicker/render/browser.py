@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, ClassVar
 from playwright.async_api import Error as PlaywrightError
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
-from nitpicker.meta import META_DOWNLOAD_TASK, META_PAGE, META_RENDER, PLAYWRIGHT, PLAYWRIGHT_CONTEXT
+from nitpicker.meta import (
+    META_DOWNLOAD_TASK,
+    META_PAGE,
+    META_RENDER,
+    PLAYWRIGHT,
+    PLAYWRIGHT_CONTEXT,
+)
 from nitpicker.render.page import RenderOptions, RenderResult, download_bound_s
 from nitpicker.render.pool import PageSlot
 
