@@ -15,6 +15,7 @@ from twisted.internet.defer import Deferred
 
 from nitpicker.meta import META_PAGE, PLAYWRIGHT, PLAYWRIGHT_CONTEXT
 from nitpicker.render import browser
+from nitpicker.render import pool as pool_module
 from nitpicker.render.browser import BrowserHandler, BrowserTimeoutError
 from nitpicker.render.page import RenderOptions, RenderResult, download_bound_s, page_meta
 from nitpicker.render.pool import PagePool
@@ -78,6 +79,40 @@ async def _wedged_download() -> None:
     await asyncio.gather(*handler._closing, *pool._returning)
     assert old.closed
     assert "nitpicker-0" not in handler.context_wrappers
+    following = _browser_request("http://127.0.0.1:1/static")
+    assert await pool.lease(following) is slot
+    assert following.meta[PLAYWRIGHT_CONTEXT] == "nitpicker-0.1"
+
+
+class _StuckPage:
+    """A page whose close never returns (its renderer does not answer)."""
+
+    def __init__(self) -> None:
+        self.context = _Context()
+
+    def is_closed(self) -> bool:
+        return False
+
+    async def close(self) -> None:
+        await asyncio.Event().wait()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_that_does_not_close_leaves_its_slot_a_new_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pool_module, "_CLOSE_S", 0.1)
+    await Deferred.fromFuture(asyncio.ensure_future(_stuck_page()))
+
+
+async def _stuck_page() -> None:
+    pool = PagePool(1, {})
+    request = _browser_request("http://127.0.0.1:1/hang")
+    slot = await pool.lease(request)
+    page = _StuckPage()
+    pool.give_back(slot, page, None, healthy=False)  # type: ignore[arg-type]
+    await asyncio.gather(*pool._returning)
+    assert page.context.closed
     following = _browser_request("http://127.0.0.1:1/static")
     assert await pool.lease(following) is slot
     assert following.meta[PLAYWRIGHT_CONTEXT] == "nitpicker-0.1"

@@ -11,7 +11,6 @@ crawl renders.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from nitpicker.meta import (
 from nitpicker.render.settings import context_name
 
 if TYPE_CHECKING:
-    from playwright.async_api import Page
+    from playwright.async_api import BrowserContext, Page
     from scrapy import Request
 
     from nitpicker.render.page import PageSession, RenderResult
@@ -152,7 +151,11 @@ class PagePool:
             slot.crashed = False
             if page is not None:
                 self.replaced += 1
-                await _close(page)
+                if not await _close(page):
+                    # Still open, it keeps its context's one page: the slot opens a new context
+                    # (scrapy-playwright would wait for the page to close before opening another).
+                    slot.renew()
+                    await _close(page.context)
         finally:
             self._free.append(slot)
             while self._waiting:
@@ -171,6 +174,17 @@ class PagePool:
                 await _close(page)
 
 
-async def _close(page: Page) -> None:
-    with contextlib.suppress(PlaywrightError, TimeoutError):
-        await asyncio.wait_for(page.close(), 10)
+#: Longest wait for a page (or its browser context) to close.
+_CLOSE_S = 10
+
+
+async def _close(closable: Page | BrowserContext) -> bool:
+    """Close a page or a browser context: ``False`` when it did not close in time."""
+    try:
+        await asyncio.wait_for(closable.close(), _CLOSE_S)
+    except TimeoutError:
+        logger.warning("a browser page or context did not close within %d s", _CLOSE_S)
+        return False
+    except PlaywrightError:
+        pass  # closed already (its browser went away)
+    return True
