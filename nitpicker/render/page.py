@@ -57,6 +57,7 @@ __all__ = [
     "PageUnresponsiveError",
     "RenderOptions",
     "RenderResult",
+    "download_bound_s",
     "page_meta",
     "render_page",
 ]
@@ -351,6 +352,23 @@ _PRESET_JS = """async ({viewportWidth, scroll, lazyWaitMs}) => {
 #: The most a preset's call may take on top of its lazy-image wait: 50 scroll positions of
 #: at most 100 ms each, and the responsiveness bound.
 _PRESET_EXTRA_S = 5 + RESPONSIVE_S
+
+
+#: What :func:`download_bound_s` allows for the steps not bounded one by one: a new browser
+#: context and page, the DevTools session, the request interception removed, scrapy-playwright's
+#: snapshot and response details.
+_SETUP_S = 30
+
+
+def download_bound_s(navigation_timeout_ms: int, options: RenderOptions) -> float:
+    """The longest one browser download may take, end to end: the navigation and
+    scrapy-playwright's load-state wait after the steps (each bounded by the navigation
+    timeout), the network wait, the steps that need the page's answer, each preset's scroll and
+    images, and :data:`_SETUP_S` (171 s with the default settings)."""
+    presets = len(DEVICE_PRESETS) if options.images else 0
+    per_preset = RESPONSIVE_S + options.lazy_wait_ms / 1000 + _PRESET_EXTRA_S
+    steps = options.network_idle_ms / 1000 + 2 * RESPONSIVE_S + presets * per_preset
+    return 2 * navigation_timeout_ms / 1000 + steps + _SETUP_S
 
 
 async def _answered(awaitable: Awaitable[Any], what: str, within_s: float = RESPONSIVE_S) -> Any:

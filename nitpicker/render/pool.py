@@ -11,7 +11,6 @@ crawl renders.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from nitpicker.meta import (
 from nitpicker.render.settings import context_name
 
 if TYPE_CHECKING:
-    from playwright.async_api import Page
+    from playwright.async_api import BrowserContext, Page
     from scrapy import Request
 
     from nitpicker.render.page import PageSession, RenderResult
@@ -46,10 +45,23 @@ _RESET_S = 3
 class PageSlot:
     """One pooled page: its browser context, and the page once it exists."""
 
-    context: str
+    index: int
     page: Page | None = None
     devtools: PageSession | None = None
     crashed: bool = False
+    #: how many times the slot's browser context was given up for a new one
+    renewed: int = 0
+
+    @property
+    def context(self) -> str:
+        """The name of the slot's browser context (``playwright_context``)."""
+        return context_name(self.index, self.renewed)
+
+    def renew(self) -> None:
+        """The next lease opens a new browser context (the browser handler gave this one up:
+        a download past its bound, see :class:`nitpicker.render.browser.BrowserHandler`)."""
+        self.renewed += 1
+        self.page = self.devtools = None
 
     def on_crash(self, page: Page) -> None:
         """``page.on("crash")``: the renderer of a pooled page died."""
@@ -72,7 +84,7 @@ class PagePool:
 
     def __init__(self, size: int, kwargs: dict[str, Any]) -> None:
         self.kwargs = kwargs
-        self.slots = [PageSlot(context_name(i)) for i in range(size)]
+        self.slots = [PageSlot(i) for i in range(size)]
         self._free: deque[PageSlot] = deque(self.slots)
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._returning: set[asyncio.Task[None]] = set()
@@ -139,7 +151,11 @@ class PagePool:
             slot.crashed = False
             if page is not None:
                 self.replaced += 1
-                await _close(page)
+                if not await _close(page):
+                    # Still open, it keeps its context's one page: the slot opens a new context
+                    # (scrapy-playwright would wait for the page to close before opening another).
+                    slot.renew()
+                    await _close(page.context)
         finally:
             self._free.append(slot)
             while self._waiting:
@@ -158,6 +174,17 @@ class PagePool:
                 await _close(page)
 
 
-async def _close(page: Page) -> None:
-    with contextlib.suppress(PlaywrightError, TimeoutError):
-        await asyncio.wait_for(page.close(), 10)
+#: Longest wait for a page (or its browser context) to close.
+_CLOSE_S = 10
+
+
+async def _close(closable: Page | BrowserContext) -> bool:
+    """Close a page or a browser context: ``False`` when it did not close in time."""
+    try:
+        await asyncio.wait_for(closable.close(), _CLOSE_S)
+    except TimeoutError:
+        logger.warning("a browser page or context did not close within %d s", _CLOSE_S)
+        return False
+    except PlaywrightError:
+        pass  # closed already (its browser went away)
+    return True

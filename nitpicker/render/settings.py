@@ -37,9 +37,10 @@ _DENY_PRIVATE_NETWORKS = "NITPICKER_DENY_PRIVATE_NETWORKS"
 _LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
 
 
-def context_name(index: int) -> str:
-    """The browser context of the ``index``-th pooled page."""
-    return f"nitpicker-{index}"
+def context_name(index: int, renewed: int = 0) -> str:
+    """The browser context of the ``index``-th pooled page (its ``renewed``-th replacement:
+    a context given up keeps its name until it is closed, so its successor needs another)."""
+    return f"nitpicker-{index}" if not renewed else f"nitpicker-{index}.{renewed}"
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,9 @@ class RenderSettings:
             priority=priority,
         )
         settings.set("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", 1, priority=priority)
-        settings.set("PLAYWRIGHT_MAX_CONTEXTS", self.pages, priority=priority)
+        # No PLAYWRIGHT_MAX_CONTEXTS: the pool has one context per page already, and a context
+        # given up by the browser handler (a download past its bound) must not keep its
+        # replacement waiting while it closes, or forever if it never does.
         settings.set("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", self.navigation_timeout_ms,
                      priority=priority)
         if _log_level(settings) > logging.DEBUG:
