@@ -357,3 +357,37 @@ def test_max_pages_lets_the_queued_requests_finish(tmp_path: Path) -> None:
     assert len(recorded_urls(archive)) == 6
     status, code = read(archive, "SELECT status, error_code FROM runs")[-1]
     assert (status, code) == ("stopped", "page_limit")
+
+
+# -- Ctrl-C during start-up -----------------------------------------------------------------------
+
+START_DELAYS = (0.3, 0.8, 1.5, 2.5, 4.0, 6.0)
+"""Seconds after the spawn at which Ctrl-C comes: the first ones land while the modules import
+(the start-up takes seconds), the later ones while Scrapy sets up or the crawl runs."""
+
+
+def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    """Ctrl-C before the crawl ran printed a ``KeyboardInterrupt`` traceback (or
+    ``Error: KeyboardInterrupt``, or nothing at all with exit 130 or -2). Now it is one line and
+    exit 130 with nothing written; once the crawl runs, it is a stopped, resumable crawl."""
+    outcomes: list[str] = []
+    with FixtureSite() as site:
+        for n, delay in enumerate(START_DELAYS):
+            archive = tmp_path / f"early{n}.nitpicker"
+            crawl = nitpicker_crawl(site.url("/wide/"), "-o", str(archive), "--no-render",
+                                    "-I", "500", "-P", "2", cwd=tmp_path, log=f"early{n}.log")
+            time.sleep(delay)
+            crawl.signal(signal.SIGINT)
+            crawl.ends_within()
+            stderr = crawl.stderr()
+            assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+            if crawl.proc.returncode == 130:
+                assert stderr == "Interrupted: nothing was written\n"
+                assert not archive.exists()
+                assert not Path(f"{archive}.lock").exists()
+                outcomes.append("interrupted")
+            else:  # the crawl had started: a stopped crawl, its archive closed resumable
+                assert crawl.proc.returncode == 0, stderr
+                assert_closed_resumable(archive)
+                outcomes.append("stopped")
+    assert outcomes[0] == "interrupted", outcomes  # 0.3 s: still importing
