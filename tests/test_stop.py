@@ -303,3 +303,110 @@ def test_the_stop_holds_for_a_spider_without_a_crawl_session() -> None:
     stop = GracefulStop.from_crawler(get_crawler(settings_dict=defaults()))
     assert stop.session is None
     stop.reactor_stopping()  # nothing to close
+# -- the --max-duration deadline ------------------------------------------------------------------
+
+DEADLINE_BOUND = 25.0
+"""Seconds a crawl with a deadline of a few seconds may take in all, start-up included (the old
+code: one ``--interval`` per queued request past the deadline, minutes with ``-I 60000``)."""
+LATE = 1.0
+"""Seconds past the deadline after which a request reaching the server was started after it."""
+
+
+class TimedSite(FixtureSite):
+    """The fixture site, with each request's arrival time (``time.monotonic()``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrivals: list[tuple[float, str]] = []
+
+    def _log(self, method: str, host: str, target: str,
+             language: str | None = None, agent: str | None = None) -> None:
+        super()._log(method, host, target, language, agent)
+        self.arrivals.append((time.monotonic(), target))
+
+
+@pytest.mark.parametrize(
+    ("interval", "deadline"), [(60000, 2.0), (1000, 4.5)], ids=["interval-60s", "interval-1s"]
+)
+def test_max_duration_starts_no_queued_request_after_the_deadline(
+    tmp_path: Path, interval: int, deadline: float
+) -> None:
+    """``--max-duration`` halted the frontier, but the requests queued in the downloader's slot
+    still started one per interval (``-I 60000``: minutes past the deadline; ``-I 1000``: ten
+    more pages: at 4.5 s, /wide/ is fetched and its 120 links fill the slot). Now the deadline
+    stops like a signal: nothing starts after it, the queued requests go back to the frontier
+    and ``--resume`` fetches exactly the pages left."""
+    archive = tmp_path / "deadline.nitpicker"
+    with TimedSite() as site:
+        crawl = nitpicker_crawl(site.url("/wide/"), "-o", str(archive), "--no-render",
+                                "--max-duration", str(deadline), "-I", str(interval),
+                                "-P", "10", cwd=tmp_path)
+        crawl.ends_within(DEADLINE_BOUND)
+        assert crawl.proc.returncode == 0, crawl.stderr()
+        # The deadline is set when the spider opens, before its first request (robots.txt).
+        first = site.arrivals[0][0]
+        late = [target for at, target in site.arrivals if at > first + deadline + LATE]
+        assert late == [], f"fetched after the deadline: {late}"
+        assert not Path(f"{archive}.lock").exists()
+        assert not Path(f"{archive}-wal").exists()
+        status, code = read(archive, "SELECT status, error_code FROM runs")[-1]
+        assert (status, code) == ("stopped", "deadline")
+        assert read(archive, "SELECT count(*) FROM frontier WHERE state = 1") == [(0,)]
+        stopped_with = set(recorded_urls(archive))
+
+        site.clear_log()
+        nitpicker_crawl("--resume", str(archive), "-I", "0", "-P", "4", cwd=tmp_path,
+                        log="resume.log").finishes()
+        resumed_gets = wide_gets(site)
+
+    expected = {site.url("/wide/")} | {site.url(f"/wide/p/{n}") for n in range(1, WIDE_MAX + 1)}
+    urls = recorded_urls(archive)
+    assert len(urls) == len(set(urls)), "a URL recorded twice"
+    assert set(urls) == expected
+    assert sorted(resumed_gets) == sorted(site_path(u) for u in expected - stopped_with)
+
+
+def test_max_pages_lets_the_queued_requests_finish(tmp_path: Path) -> None:
+    """``--max-pages`` is no stop: the requests queued in the downloader when the budget is
+    spent were leased within it, and they are fetched and recorded, one per interval."""
+    archive = tmp_path / "budget.nitpicker"
+    with FixtureSite() as site:
+        nitpicker_crawl(site.url("/wide/"), "-o", str(archive), "--no-render",
+                        "--max-pages", "6", "-I", "300", "-P", "10", cwd=tmp_path).finishes()
+    assert len(recorded_urls(archive)) == 6
+    status, code = read(archive, "SELECT status, error_code FROM runs")[-1]
+    assert (status, code) == ("stopped", "page_limit")
+
+
+# -- Ctrl-C during start-up -----------------------------------------------------------------------
+
+START_DELAYS = (0.3, 0.8, 1.5, 2.5, 4.0, 6.0)
+"""Seconds after the spawn at which Ctrl-C comes: the first ones land while the modules import
+(the start-up takes seconds), the later ones while Scrapy sets up or the crawl runs."""
+
+
+def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    """Ctrl-C before the crawl ran printed a ``KeyboardInterrupt`` traceback (or
+    ``Error: KeyboardInterrupt``, or nothing at all with exit 130 or -2). Now it is one line and
+    exit 130 with nothing written; once the crawl runs, it is a stopped, resumable crawl."""
+    outcomes: list[str] = []
+    with FixtureSite() as site:
+        for n, delay in enumerate(START_DELAYS):
+            archive = tmp_path / f"early{n}.nitpicker"
+            crawl = nitpicker_crawl(site.url("/wide/"), "-o", str(archive), "--no-render",
+                                    "-I", "500", "-P", "2", cwd=tmp_path, log=f"early{n}.log")
+            time.sleep(delay)
+            crawl.signal(signal.SIGINT)
+            crawl.ends_within()
+            stderr = crawl.stderr()
+            assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+            if crawl.proc.returncode == 130:
+                assert stderr == "Interrupted: nothing was written\n"
+                assert not archive.exists()
+                assert not Path(f"{archive}.lock").exists()
+                outcomes.append("interrupted")
+            else:  # the crawl had started: a stopped crawl, its archive closed resumable
+                assert crawl.proc.returncode == 0, stderr
+                assert_closed_resumable(archive)
+                outcomes.append("stopped")
+    assert outcomes[0] == "interrupted", outcomes  # 0.3 s: still importing

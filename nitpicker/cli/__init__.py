@@ -3,20 +3,50 @@
 Each command module owns a Typer app (``nitpicker.cli.crawl.app``, ``….query.app``,
 ``….mcp.app``); this module adds them to the root app, whose group (:class:`NitpickerGroup`)
 turns every usage error into one ``Error:`` line.
+
+Ctrl-C before a crawl has started (while the command's modules import, the options are checked
+or Scrapy sets up) is one line and exit 130, the shell's code for SIGINT: nothing was written
+then (the archive is created only once Scrapy's own SIGINT handling is in place, which turns a
+later Ctrl-C into a stopped, resumable crawl).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-import typer
-from typer.core import TyperGroup
+__all__ = ["INTERRUPTED_EXIT", "NitpickerGroup", "app", "interrupted", "main",
+           "usage_error_message"]
+
+INTERRUPTED_EXIT = 130
+"""The exit code of a command interrupted by Ctrl-C (128 + SIGINT)."""
+
+
+def interrupted() -> NoReturn:
+    """Ctrl-C before anything was written: one line, exit 130, no traceback.
+
+    Called once the interrupted code has unwound (its ``finally`` blocks ran). It ends the
+    process with ``os._exit``: had the Ctrl-C landed in code run from a string (a dataclass
+    being made, an annotation evaluated), CPython would end a normal exit by killing itself
+    with SIGINT (exit -2), whatever the code said.
+    """
+    print("Interrupted: nothing was written", file=sys.stderr)
+    for out in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            out.flush()
+    os._exit(INTERRUPTED_EXIT)
+
+
+try:  # importing typer and the commands takes a while: a Ctrl-C then is no traceback either
+    import typer
+    from typer.core import TyperGroup
+except KeyboardInterrupt:
+    interrupted()
 
 from nitpicker import __version__
-
-__all__ = ["NitpickerGroup", "app", "main", "usage_error_message"]
 
 
 def usage_error_message(exc: typer.TyperException) -> str:
@@ -56,6 +86,10 @@ class NitpickerGroup(TyperGroup):
         except typer.Abort:
             print("Aborted!", file=sys.stderr)
             _exit(1)
+        except KeyboardInterrupt:  # outside a command (Typer catches it inside one, below)
+            interrupted()
+        if code == INTERRUPTED_EXIT:  # Typer turned a Ctrl-C in a command into a silent Exit(130)
+            interrupted()
         _exit(code if isinstance(code, int) else 0)
 
 
@@ -97,8 +131,14 @@ def _add_commands() -> None:
         app.add_typer(command.app)
 
 
-_add_commands()
+try:
+    _add_commands()
+except KeyboardInterrupt:
+    interrupted()
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:
+        interrupted()

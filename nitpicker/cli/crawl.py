@@ -156,10 +156,14 @@ def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
     try:
         backup = ArchiveBackup(path, lock)
         try:
-            backup.take()
-        except AppendError as exc:
-            fail(str(exc))
-        result = run_crawl(config, verbose=verbose, silent=silent, lock=lock)
+            try:
+                backup.take()
+            except AppendError as exc:
+                fail(str(exc))
+            result = run_crawl(config, verbose=verbose, silent=silent, lock=lock)
+        except KeyboardInterrupt:  # before the crawl started: the archive is as it was
+            backup.discard()
+            raise
         run_failure = result.run_failure
         problem = result.failure or (
             f"{run_failure.code} ({run_failure.phase} phase): {run_failure.detail}"

@@ -27,6 +27,8 @@ class CrawlResult:
     stop_reason: str | None = None
     run_failure: RunFailure | None = None
     """Why the run failed (disk full, database error, …), or ``None``."""
+    interrupted: bool = False
+    """Ctrl-C came before the crawl started (``run_crawl`` then raises ``KeyboardInterrupt``)."""
 
 
 def _settings(verbose: bool) -> Any:
@@ -62,12 +64,17 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
 
     def on_failure(failure: Any) -> None:
         exc = failure.value
+        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C while the spider was being made
+            result.interrupted = True
+            return
         result.failure = str(exc) or type(exc).__name__
         result.traceback = "".join(traceback.format_exception(exc))
 
     started = time.monotonic()
     deferred = process.crawl(crawler, config=config, archive_lock=lock)
     deferred.addErrback(on_failure)
+    if result.interrupted:  # before Scrapy handles SIGINT, so before the archive was created
+        raise KeyboardInterrupt
     if progress is not None:
         progress.start()
     try:

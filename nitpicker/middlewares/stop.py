@@ -1,9 +1,10 @@
 """GracefulStop: a stopping crawl starts no download and waits for running ones only briefly.
 
 Scrapy's graceful stop (the first SIGINT or SIGTERM, a Scrapyd cancel, a ``CloseSpider``, a
-failed run) closes the spider once every request the engine holds is done, and the downloader
-goes on starting the requests already queued in its per-host slots, one per ``DOWNLOAD_DELAY``
-or ``Retry-After`` hold: with ``--interval 60000`` the ten queued requests kept a stopped crawl
+failed run) and the ``--max-duration`` deadline (the session halts: no more leases) close the
+spider once every request the engine holds is done, and the downloader goes on starting the
+requests already queued in its per-host slots, one per ``DOWNLOAD_DELAY`` or ``Retry-After``
+hold: with ``--interval 60000`` the ten queued requests kept a stopped crawl
 running for ten minutes, and a tarpit held it for the whole ``DOWNLOAD_TIMEOUT``. Here, as
 soon as the crawl stops (checked every ``POLL_INTERVAL`` seconds):
 
@@ -57,6 +58,9 @@ logger = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.1
 """Seconds between two looks at whether the crawl is stopping."""
+
+STOP_HALTS = frozenset({"max_duration", "failed"})
+"""The session's halt reasons that stop the downloads too (``--max-pages`` is not one)."""
 
 
 class CrawlStopped(IgnoreRequest):
@@ -113,9 +117,14 @@ class GracefulStop:
     # -- the stop --------------------------------------------------------------------------------
 
     def is_stopping(self) -> bool:
-        """Whether the crawl was asked to stop: ``Crawler.stop_async`` (signals, Scrapyd) or the
-        engine closing the spider (Scrapy has no public flag for the latter)."""
+        """Whether the crawl was asked to stop: ``Crawler.stop_async`` (signals, Scrapyd), the
+        engine closing the spider (Scrapy has no public flag for it) or the session halted at
+        its deadline. Not a ``--max-pages`` halt: the requests queued then were leased within
+        the budget, and they finish."""
         if not self.crawler.crawling:
+            return True
+        session: Any = getattr(self.crawler.spider, "session", None)
+        if session is not None and session.halted in STOP_HALTS:
             return True
         engine_slot = getattr(self.crawler.engine, "_slot", None)
         return engine_slot is not None and engine_slot.closing is not None
