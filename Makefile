@@ -37,9 +37,10 @@ else
 	@$(VENV)/bin/nitpicker crawl $(URL) $(ARGS)
 endif
 
-# Two pytest runs: the crawler's tests under the Twisted asyncio reactor, then the MCP
+# ruff (lint) first, then two pytest runs: the crawler's tests under the Twisted asyncio reactor, then the MCP
 # server's (anyio) tests without it. Any non-zero exit — pytest's 5 (no tests) too — fails.
 test: install
+	$(VENV)/bin/ruff check nitpicker tests bench fixtures
 	$(PY) -m pytest
 	$(PY) -m pytest -p no:twisted -o addopts="" -q tests/mcp
 

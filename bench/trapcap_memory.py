@@ -8,7 +8,7 @@ Run from the repository root with the project's virtualenv:
    ``--dedupe-map-cap``"). A pathological CMS never repeats a title: every page is a new
    signature. Each scenario runs in its own process (a clean peak RSS) and pushes
    ``--signatures`` pages, 1,000 parent paths round robin, through the same code path as a crawl
-   (:meth:`nitpicker.trapcap.TrapCap.observe` on a ``PageMeta``); RSS and the entries held are
+   (:meth:`nitpicker.policy.trapcap.TrapCap.observe` on a ``PageMeta``); RSS and the entries held are
    printed every 50,000 pages:
 
    - ``naive``: a plain ``dict`` signature -> count, the baseline the seed rejects;
@@ -79,9 +79,9 @@ def _peak_rss_bytes() -> int:
 
 def _memory(scenario: str, signatures: int) -> None:
     """(child process) Push the signatures, print one JSON line per checkpoint."""
-    from nitpicker.extract import PageMeta
-    from nitpicker.signature import page_signature
-    from nitpicker.trapcap import TrapCap
+    from nitpicker.policy.extract import PageMeta
+    from nitpicker.policy.signature import page_signature
+    from nitpicker.policy.trapcap import TrapCap
 
     naive: dict[str, int] = {}
     page_no = 0

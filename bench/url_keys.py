@@ -7,7 +7,7 @@ Run from the repository root with the project's virtualenv:
 Every link a crawl finds goes through ``LinkResolver.resolve`` (a string join, then
 ``parse_url`` when the absolute URL is not in the resolver's cache). This script times both
 on typical pages of ~150 hrefs (root-relative, relative, absolute, query, fragment, dot
-segments, percent-encoded non-ASCII), against ``nitpicker/urls.py`` as it was at ``--baseline``
+segments, percent-encoded non-ASCII), against ``nitpicker/policy/urls.py`` as it was at ``--baseline``
 (loaded from git into a module of its own), side by side in one process, alternated,
 ``--repeat`` times; the best (least disturbed) CPU µs per href of each (process time:
 steadier than wall time on a shared machine), and the ratio after/before. The resolver's
@@ -34,8 +34,8 @@ HERE = Path(__file__).resolve()
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nitpicker import links
-from nitpicker import urls as current
+from nitpicker.policy import links
+from nitpicker.policy import urls as current
 
 BASE = "https://www.example.com/news/2026/article-1234.html"
 
@@ -60,7 +60,7 @@ def special_page(n: int) -> list[str]:
 
 
 def load_baseline(rev: str) -> ModuleType:
-    source = subprocess.run(["git", "show", f"{rev}:nitpicker/urls.py"], cwd=ROOT, check=True,
+    source = subprocess.run(["git", "show", f"{rev}:nitpicker/policy/urls.py"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:
         handle.write(source)
@@ -101,7 +101,7 @@ def time_resolve(parse: Any, pages: list[list[str]]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--baseline", default="34db29f",
-                        help="git revision of nitpicker/urls.py before (default: 34db29f)")
+                        help="git revision of nitpicker/policy/urls.py before (default: 34db29f)")
     parser.add_argument("--pages", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=11)
     args = parser.parse_args()

@@ -31,8 +31,8 @@ SECTIONS = ("docs", "blog", "news", "products", "support", "guides")
 def _measure(way: str, pages: int) -> dict[str, float]:
     sys.path.insert(0, str(ROOT))
     from nitpicker.archive.writer import ArchiveWriter
-    from nitpicker.config import CrawlConfig
-    from nitpicker.urls import natural_order_key
+    from nitpicker.crawl.config import CrawlConfig
+    from nitpicker.policy.urls import natural_order_key
 
     with tempfile.TemporaryDirectory() as tmp:
         config = CrawlConfig(roots=("https://www.example.com/",), output=f"{tmp}/a.nitpicker")

@@ -25,7 +25,7 @@ class Addon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         set_defaults(settings, priority=_ADDON)
-        settings.set("SCHEDULER", "nitpicker.frontier.FrontierScheduler", priority=_ADDON)
+        settings.set("SCHEDULER", "nitpicker.crawl.frontier.FrontierScheduler", priority=_ADDON)
         settings["SPIDER_MIDDLEWARES"].update(
             {
                 "nitpicker.middlewares.follow.FollowMiddleware": 500,
@@ -48,8 +48,8 @@ class Addon:
         settings["EXTENSIONS"].update(
             {
                 "nitpicker.middlewares.body.BodyGuard": 0,
-                "nitpicker.sitemaps.SitemapSeeder": 0,
-                "nitpicker.throttle.AdaptiveConcurrency": 0,
+                "nitpicker.crawl.sitemaps.SitemapSeeder": 0,
+                "nitpicker.crawl.throttle.AdaptiveConcurrency": 0,
             },
             priority=_ADDON,
         )

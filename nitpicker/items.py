@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from nitpicker.extract import PageMeta
+from nitpicker.policy.extract import PageMeta
 
 __all__ = ["MAX_URL_LENGTH", "FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord", "too_long_stand_in"]
 

@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from twisted.internet import task
 
-from nitpicker.failure import classify_exception
+from nitpicker.crawl.failure import classify_exception
+from nitpicker.crawl.session import crawl_session
+from nitpicker.crawl.sitemaps import SitemapItem
 from nitpicker.items import FollowMode, PageItem
-from nitpicker.session import crawl_session
-from nitpicker.sitemaps import SitemapItem
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
     from nitpicker.archive.writer import ArchiveWriter
-    from nitpicker.session import CrawlSession
+    from nitpicker.crawl.session import CrawlSession
 
 __all__ = ["ArchivePipeline"]
 

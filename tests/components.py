@@ -1,7 +1,7 @@
 """Crawlers for the unit tests of one crawl component (middleware, pipeline, scheduler).
 
 :func:`unit_crawler` is :func:`scrapy.utils.test.get_crawler` with the site spider: a real
-:class:`~nitpicker.session.CrawlSession` of a real :class:`~nitpicker.config.CrawlConfig`
+:class:`~nitpicker.crawl.session.CrawlSession` of a real :class:`~nitpicker.crawl.config.CrawlConfig`
 whose archive is a SQLite file in ``tmp_path``, and the settings a crawl would have (the
 add-on's defaults, the crawl options projected by the spider, then the test's own). The
 engine never starts: a test builds the component with its ``from_crawler`` and feeds it
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.settings import BaseSettings
 from scrapy.utils.test import get_crawler
 
-from nitpicker.config import CrawlConfig
-from nitpicker.session import CrawlSession, crawl_session
+from nitpicker.crawl.config import CrawlConfig
+from nitpicker.crawl.session import CrawlSession, crawl_session
 from nitpicker.spiders.site import SiteSpider
 
 if TYPE_CHECKING:

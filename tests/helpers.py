@@ -17,7 +17,7 @@ import pytest
 from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
 
-from nitpicker.config import CrawlConfig
+from nitpicker.crawl.config import CrawlConfig
 from nitpicker.spiders.site import SiteSpider
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from nitpicker.append import AppendError, ArchiveBackup
 from nitpicker.archive import ArchiveLock
+from nitpicker.crawl.append import AppendError, ArchiveBackup
 from tests.helpers import ROOT, run
 
 if TYPE_CHECKING:

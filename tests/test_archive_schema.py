@@ -21,8 +21,8 @@ from nitpicker.archive import (
     SchemaError,
 )
 from nitpicker.archive.schema import applied_migrations, check_readable, migrate
-from nitpicker.config import CrawlConfig
-from nitpicker.urls import frontier_key
+from nitpicker.crawl.config import CrawlConfig
+from nitpicker.policy.urls import frontier_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -11,9 +11,9 @@ from scrapy.exceptions import NotConfigured, StopDownload
 from scrapy.http import Headers
 from scrapy.utils.test import get_crawler
 
-from nitpicker.frontier import META_MODE
+from nitpicker.crawl.frontier import META_MODE
+from nitpicker.crawl.meta import META_PREFLIGHT
 from nitpicker.items import FollowMode
-from nitpicker.meta import META_PREFLIGHT
 from nitpicker.middlewares.body import BodyGuard
 from tests.components import unit_crawler
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from nitpicker.config import validate_url
+from nitpicker.crawl.config import validate_url
 from tests.helpers import count, run
 
 if TYPE_CHECKING:

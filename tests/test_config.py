@@ -1,4 +1,4 @@
-"""nitpicker.config: validation, spider arguments and output naming (SPEC §2.1, §3.18)."""
+"""nitpicker.crawl.config: validation, spider arguments and output naming (SPEC §2.1, §3.18)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from nitpicker.config import (
+from nitpicker.crawl.config import (
     ConfigError,
     CrawlConfig,
     default_output_path,
     resolve_output_path,
     validate_url,
 )
-from nitpicker.excludes import DEFAULT_EXCLUDED_URLS
 from nitpicker.items import MAX_URL_LENGTH
+from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS
 
 ROOT = "http://example.com/"
 

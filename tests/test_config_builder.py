@@ -1,4 +1,4 @@
-"""nitpicker/config_builder.py: one way from the options given to a CrawlConfig, for a new
+"""nitpicker/crawl/config_builder.py: one way from the options given to a CrawlConfig, for a new
 crawl, a resume and an append, from the CLI's flags or from spider arguments."""
 
 from __future__ import annotations
@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from nitpicker.config import ConfigError, CrawlConfig, default_user_agent
-from nitpicker.config_builder import (
+from nitpicker.crawl.config import ConfigError, CrawlConfig, default_user_agent
+from nitpicker.crawl.config_builder import (
     RUNTIME_OPTIONS,
     GivenOptions,
     append_config,
     new_config,
     resume_config,
 )
-from nitpicker.excludes import DEFAULT_EXCLUDED_URLS
-from nitpicker.session import CrawlSession
+from nitpicker.crawl.session import CrawlSession
+from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS
 
 if TYPE_CHECKING:
     from pathlib import Path

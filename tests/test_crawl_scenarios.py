@@ -142,7 +142,7 @@ async def test_exclude_keyword_regex(site: FixtureSite, tmp_path: Path) -> None:
 @pytest_twisted.ensureDeferred
 async def test_exclude_url_prefix_skips_external(site: FixtureSite, tmp_path: Path) -> None:
     prefix = f"{site.external_url}/exclude/external-a"
-    from nitpicker.excludes import DEFAULT_EXCLUDED_URLS
+    from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS
 
     archive = await crawl(
         tmp_path, [site.url("/exclude/")], exclude_urls=(*DEFAULT_EXCLUDED_URLS, prefix)

@@ -12,7 +12,7 @@ from scrapy.crawler import CrawlerRunner
 from scrapy.settings import SETTINGS_PRIORITIES, Settings
 from scrapy.utils.test import get_crawler
 
-from nitpicker.config import CrawlConfig
+from nitpicker.crawl.config import CrawlConfig
 from nitpicker.default_settings import ENVIRONMENT, SETTINGS, defaults
 from nitpicker.spiders.site import SiteSpider
 from tests.components import projected_settings

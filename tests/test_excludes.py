@@ -1,4 +1,4 @@
-"""nitpicker.excludes: micromatch-style globs, URL prefixes and keywords (SPEC §3.7, §12 Q2)."""
+"""nitpicker.policy.excludes: micromatch-style globs, URL prefixes and keywords (SPEC §3.7, §12 Q2)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, Excludes, keyword_pattern, split_globs
-from nitpicker.urls import ParsedUrl, parse_url
+from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, Excludes, keyword_pattern, split_globs
+from nitpicker.policy.urls import ParsedUrl, parse_url
 
 
 def _parse(url: str) -> ParsedUrl:

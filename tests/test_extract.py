@@ -1,4 +1,4 @@
-"""Tests for :mod:`nitpicker.extract` (streaming page-fact extraction).
+"""Tests for :mod:`nitpicker.policy.extract` (streaming page-fact extraction).
 
 Two kinds of test:
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
     sys.path.insert(0, str(ROOT))
 
-from nitpicker.extract import (
+from nitpicker.policy.extract import (
     AnchorRef,
     Extracted,
     ImageRef,
@@ -672,7 +672,7 @@ def srcset_urls_reference(value: str) -> list[str]:
 
 
 def dom_reference(sel: Any) -> dict[str, Any]:
-    """The page facts, read from the DOM with selectors (independent of nitpicker.extract)."""
+    """The page facts, read from the DOM with selectors (independent of nitpicker.policy.extract)."""
 
     def first(xpath: str) -> str:
         return sel.xpath(xpath).get() or ""

@@ -41,7 +41,7 @@ def fetch(url: str, method: str = "GET") -> tuple[int, Message, bytes]:
 
 
 def title_of(body: bytes, encoding: str = "utf-8") -> str | None:
-    match = re.search(r"<title>(.*?)</title>", body.decode(encoding), re.S)
+    match = re.search(r"<title>(.*?)</title>", body.decode(encoding), re.DOTALL)
     return match.group(1) if match else None
 
 

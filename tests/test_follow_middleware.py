@@ -13,7 +13,7 @@ from scrapy.utils.test import get_crawler
 
 from nitpicker.items import FollowMode, LinkRecord, PageItem
 from nitpicker.middlewares.follow import FollowMiddleware
-from nitpicker.urls import parse_url
+from nitpicker.policy.urls import parse_url
 from tests.components import ROOT, unit_crawler
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ import pytest
 
 from nitpicker.archive import ArchiveWriter, FrontierStore
 from nitpicker.archive.frontier_store import DONE, LEASED, PENDING
-from nitpicker.config import CrawlConfig
-from nitpicker.urls import frontier_key
+from nitpicker.crawl.config import CrawlConfig
+from nitpicker.policy.urls import frontier_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -32,7 +32,7 @@ from fixtures.hostile import (
     HostileSite,
     gzip_bomb,
 )
-from nitpicker.config import CrawlConfig
+from nitpicker.crawl.config import CrawlConfig
 from tests.helpers import crawl
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from typing import Any
 from sqlite_utils import Database
 
 from nitpicker.archive.writer import ArchiveWriter
-from nitpicker.config import CrawlConfig
-from nitpicker.session import CrawlSession
+from nitpicker.crawl.config import CrawlConfig
+from nitpicker.crawl.session import CrawlSession
 from tests.helpers import crawl
 
 INDEX = "anchors_href_page"

@@ -6,8 +6,8 @@ from urllib.parse import urljoin
 
 import pytest
 
-from nitpicker.links import LinkResolver
-from nitpicker.urls import parse_url
+from nitpicker.policy.links import LinkResolver
+from nitpicker.policy.urls import parse_url
 from tests.helpers import BASES, HREFS
 
 MORE_HREFS = [

@@ -1,4 +1,4 @@
-"""The private-network guard's address policy (nitpicker/netguard.py), with a fake resolver."""
+"""The private-network guard's address policy (nitpicker/policy/netguard.py), with a fake resolver."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from nitpicker.netguard import (
+from nitpicker.policy.netguard import (
     UnresolvableHostError,
     check_host,
     is_forbidden_address,

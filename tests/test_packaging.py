@@ -62,7 +62,7 @@ def test_the_package_declares_what_it_imports() -> None:
 
 
 def test_every_dependency_is_imported_by_the_package() -> None:
-    # Protego: Scrapy's robots.txt parser, whose ``sitemaps`` nitpicker/sitemaps.py reads.
+    # Protego: Scrapy's robots.txt parser, whose ``sitemaps`` nitpicker/crawl/sitemaps.py reads.
     assert PACKAGE - _imported_distributions("nitpicker") == {"protego"}
 
 

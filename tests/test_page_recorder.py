@@ -12,8 +12,7 @@ import pytest
 
 from nitpicker.archive import ArchiveWriter, PageRecorder
 from nitpicker.archive.frontier_store import DONE, PENDING
-from nitpicker.config import CrawlConfig
-from nitpicker.extract import PageMeta
+from nitpicker.crawl.config import CrawlConfig
 from nitpicker.items import (
     FollowMode,
     ImageRecord,
@@ -23,7 +22,8 @@ from nitpicker.items import (
     ResourceRecord,
     too_long_stand_in,
 )
-from nitpicker.urls import frontier_key
+from nitpicker.policy.extract import PageMeta
+from nitpicker.policy.urls import frontier_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

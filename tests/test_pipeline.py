@@ -10,17 +10,17 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from nitpicker.failure import RunFailure
+from nitpicker.crawl.failure import RunFailure
+from nitpicker.crawl.sitemaps import SitemapItem
 from nitpicker.items import FollowMode, LinkRecord, PageItem
 from nitpicker.pipelines import ArchivePipeline
-from nitpicker.sitemaps import SitemapItem
-from nitpicker.urls import frontier_key
+from nitpicker.policy.urls import frontier_key
 from tests.components import ROOT, open_session, unit_crawler
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from nitpicker.session import CrawlSession
+    from nitpicker.crawl.session import CrawlSession
 
 
 def pipeline(tmp_path: Path, **options: Any) -> tuple[ArchivePipeline, CrawlSession]:

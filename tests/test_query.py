@@ -15,6 +15,7 @@ import pytest
 import pytest_twisted
 
 from nitpicker import query
+from nitpicker.policy.signature import meta_signature
 from nitpicker.query import (
     INTEGER_RANGES,
     LINK_TYPES,
@@ -38,7 +39,6 @@ from nitpicker.query import (
     list_resources,
     open_archive,
 )
-from nitpicker.signature import meta_signature
 from tests.helpers import crawl
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from nitpicker import meta
 from nitpicker.cli import app
+from nitpicker.crawl import meta
 from nitpicker.default_settings import ENVIRONMENT, SETTINGS, Setting
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
@@ -65,8 +65,8 @@ def test_the_settings_table_documents_only_settings_of_the_table() -> None:
 
 def test_every_environment_variable_and_meta_key_is_documented() -> None:
     keys = {value for name, value in vars(meta).items() if name.startswith("META_")}
-    assert keys, "no META_* keys in nitpicker/meta.py"
-    # The request meta keys are defined in nitpicker/meta.py and nowhere else.
+    assert keys, "no META_* keys in nitpicker/crawl/meta.py"
+    # The request meta keys are defined in nitpicker/crawl/meta.py and nowhere else.
     package = Path(__file__).resolve().parent.parent / "nitpicker"
     elsewhere = [p.name for p in package.rglob("*.py") if p.name != "meta.py"
                  and re.search(r"^META_[A-Z_]+ = \"", p.read_text(), re.MULTILINE)]
@@ -85,12 +85,12 @@ def test_two_setup_commands_come_first() -> None:
 def _mcp_tool_names() -> list[str]:
     import ast
 
-    source = (Path(__file__).resolve().parent.parent / "nitpicker" / "mcp.py").read_text()
+    source = (Path(__file__).resolve().parent.parent / "nitpicker" / "mcp" / "tools.py").read_text()
     return [
         node.name
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and any(isinstance(d, ast.Name) and d.id == "_tool" for d in node.decorator_list)
+        and any(isinstance(d, ast.Name) and d.id == "tool" for d in node.decorator_list)
     ]
 
 

@@ -59,7 +59,7 @@ async def test_lazy_images_per_device_preset(site: FixtureSite, tmp_path: Path) 
         for width in (1280, 320)
     }
     assert by_preset == {1280: LAZY_PAGE_IMAGES, 320: LAZY_PAGE_IMAGES}
-    observed = [r for r in rows if r["alt"] == "observed lazy"][0]
+    observed = next(r for r in rows if r["alt"] == "observed lazy")
     assert observed["current_src"] == site.url("/render/assets/observed.png")
 
 
@@ -194,8 +194,8 @@ def test_no_chromium_is_one_line_and_no_archive(tmp_path: Path) -> None:
     assert proc.wait(timeout=60) == 1
     err = proc.stderr.read() if proc.stderr else ""
     assert err.strip().splitlines() == [
-        "Error: Chromium not found: install it (apt-get install chromium, or playwright install"
-        " chromium) or crawl without a browser with --no-render"
+        ("Error: Chromium not found: install it (apt-get install chromium, or playwright install"
+         " chromium) or crawl without a browser with --no-render")
     ]
     assert not list(tmp_path.glob("*.nitpicker"))
 

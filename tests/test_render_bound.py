@@ -13,7 +13,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from twisted.internet.defer import Deferred
 
-from nitpicker.meta import META_PAGE, PLAYWRIGHT, PLAYWRIGHT_CONTEXT
+from nitpicker.crawl.meta import META_PAGE, PLAYWRIGHT, PLAYWRIGHT_CONTEXT
 from nitpicker.render import browser
 from nitpicker.render import pool as pool_module
 from nitpicker.render.browser import BrowserHandler, BrowserTimeoutError

@@ -11,9 +11,9 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 
-from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
+from nitpicker.crawl.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
+from nitpicker.crawl.meta import META_PREFLIGHT, META_RENDER
 from nitpicker.items import FollowMode
-from nitpicker.meta import META_PREFLIGHT, META_RENDER
 from nitpicker.render.choice import RenderChoiceMiddleware
 from nitpicker.render.page import RenderResult
 from tests.components import unit_crawler

@@ -18,7 +18,7 @@ import pytest_twisted
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
 
-from nitpicker.config import CrawlConfig
+from nitpicker.crawl.config import CrawlConfig
 from nitpicker.render.chromium import find_chromium
 from nitpicker.spiders.site import SiteSpider
 from tests.helpers import LAZY_PAGE_IMAGES, Archive, crawl_settings

@@ -8,9 +8,8 @@ from scrapy import Request
 from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
-from nitpicker.config import CrawlConfig
-from nitpicker.items import FollowMode, PageItem
-from nitpicker.meta import (
+from nitpicker.crawl.config import CrawlConfig
+from nitpicker.crawl.meta import (
     META_BROWSER_RETRY,
     META_MODE,
     META_RENDER,
@@ -20,6 +19,7 @@ from nitpicker.meta import (
     PLAYWRIGHT_PAGE_INIT_CALLBACK,
     PLAYWRIGHT_PAGE_METHODS,
 )
+from nitpicker.items import FollowMode, PageItem
 from nitpicker.render.page import PageUnresponsiveError, RenderOptions, RenderResult, page_meta
 from nitpicker.spiders.site import SiteSpider
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from scrapy.settings import Settings
 
-from nitpicker.config import ConfigError, CrawlConfig
+from nitpicker.crawl.config import ConfigError, CrawlConfig
 from nitpicker.render.chromium import BrowserMissingError
 from nitpicker.render.settings import BROWSER_HANDLER, RenderSettings
 

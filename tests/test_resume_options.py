@@ -1,5 +1,5 @@
 """``nitpicker crawl --resume`` / ``--append`` with more flags: a flag is honoured or refused
-with one line naming it, never dropped silently (nitpicker/config_builder.py)."""
+with one line naming it, never dropped silently (nitpicker/crawl/config_builder.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from nitpicker.config import CrawlConfig
-from nitpicker.session import CrawlSession
+from nitpicker.crawl.config import CrawlConfig
+from nitpicker.crawl.session import CrawlSession
 from tests.helpers import ROOT, count, run
 
 if TYPE_CHECKING:

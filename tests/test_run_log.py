@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from nitpicker.archive import ArchiveWriter
-from nitpicker.config import CrawlConfig
+from nitpicker.crawl.config import CrawlConfig
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

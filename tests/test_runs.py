@@ -13,7 +13,7 @@ import pytest
 import pytest_twisted
 
 from fixtures.site import FixtureSite
-from nitpicker.failure import ERROR_CODES, RunFailure, classify_exception, outcome_of_close
+from nitpicker.crawl.failure import ERROR_CODES, RunFailure, classify_exception, outcome_of_close
 from tests.helpers import crawl, kill_after
 
 ROOT = Path(__file__).resolve().parent.parent

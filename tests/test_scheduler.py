@@ -1,4 +1,4 @@
-"""FrontierScheduler (nitpicker/frontier.py): requests leased from the archive's frontier, on a
+"""FrontierScheduler (nitpicker/crawl/frontier.py): requests leased from the archive's frontier, on a
 real crawl session over a real SQLite archive (``tests/components.py``)."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
-from nitpicker.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE, FrontierScheduler
+from nitpicker.crawl.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE, FrontierScheduler
+from nitpicker.crawl.session import crawl_session
 from nitpicker.items import FollowMode
-from nitpicker.session import crawl_session
-from nitpicker.urls import frontier_key
+from nitpicker.policy.urls import frontier_key
 from tests.components import unit_crawler
 
 if TYPE_CHECKING:

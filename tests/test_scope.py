@@ -1,11 +1,11 @@
-"""nitpicker.scope: isLowerLayer and the deepest-matching scope entry (SPEC §3.2)."""
+"""nitpicker.policy.scope: isLowerLayer and the deepest-matching scope entry (SPEC §3.2)."""
 
 from __future__ import annotations
 
 import pytest
 
-from nitpicker.scope import Scope, ScopeEntry, is_lower_layer
-from nitpicker.urls import ParsedUrl, parse_url
+from nitpicker.policy.scope import Scope, ScopeEntry, is_lower_layer
+from nitpicker.policy.urls import ParsedUrl, parse_url
 
 
 def _parse(url: str) -> ParsedUrl:

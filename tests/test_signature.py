@@ -1,4 +1,4 @@
-"""nitpicker.signature: the meta signature shared by the trap cap and ``duplicate-clusters``."""
+"""nitpicker.policy.signature: the meta signature shared by the trap cap and ``duplicate-clusters``."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from nitpicker.extract import PageMeta
-from nitpicker.signature import (
+from nitpicker.policy.extract import PageMeta
+from nitpicker.policy.signature import (
     is_signable,
     meta_signature,
     og_url_points_elsewhere,

@@ -11,7 +11,7 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
 from fixtures.site import FixtureSite
-from nitpicker.sitemaps import SitemapSeeder, SitemapTooLarge, read_sitemap
+from nitpicker.crawl.sitemaps import SitemapSeeder, SitemapTooLarge, read_sitemap
 from tests.components import unit_crawler
 from tests.helpers import crawl
 

@@ -17,7 +17,7 @@ from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
-from nitpicker.config import CrawlConfig
+from nitpicker.crawl.config import CrawlConfig
 from nitpicker.middlewares.ssrf import BLOCKED, SETTING, PrivateNetworkGuard
 from tests.components import projected_settings
 from tests.helpers import FakeDNS, crawl
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from fixtures.site import FixtureSite
-    from nitpicker.netguard import IPAddress, Refusal
+    from nitpicker.policy.netguard import IPAddress, Refusal
 
 GUARD_PATH = "nitpicker.middlewares.ssrf.PrivateNetworkGuard"
 GUARD = {"DOWNLOADER_MIDDLEWARES": {GUARD_PATH: 75}}

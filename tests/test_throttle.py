@@ -17,8 +17,8 @@ from twisted.internet.defer import Deferred
 from twisted.internet.error import ConnectionRefusedError, TimeoutError
 
 from fixtures.throttle_site import RESET, Hit, Route, ThrottleSite
+from nitpicker.crawl.throttle import AdaptiveConcurrency, ThrottleSettings
 from nitpicker.default_settings import defaults
-from nitpicker.throttle import AdaptiveConcurrency, ThrottleSettings
 from tests.helpers import crawl
 
 if TYPE_CHECKING:
@@ -247,7 +247,7 @@ def probes() -> Iterator[list[ProbeThrottle]]:
 
 def throttled(**settings: Any) -> dict[str, Any]:
     """The probe in place of the extension (which the add-on may enable too)."""
-    probe = {f"{__name__}.ProbeThrottle": 0, "nitpicker.throttle.AdaptiveConcurrency": None}
+    probe = {f"{__name__}.ProbeThrottle": 0, "nitpicker.crawl.throttle.AdaptiveConcurrency": None}
     return {"EXTENSIONS": probe, **settings}
 
 
@@ -269,7 +269,7 @@ def changes(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         r.getMessage().split(": ", 1)[1].split(" (")[0]
         for r in caplog.records
-        if r.name == "nitpicker.throttle" and "concurrency" in r.getMessage()
+        if r.name == "nitpicker.crawl.throttle" and "concurrency" in r.getMessage()
     ]
 
 
@@ -349,7 +349,7 @@ BAD_ROUTES = {
 async def test_trouble_shrinks_to_the_floor(
     kind: str, tmp_path: Path, probes: list[ProbeThrottle], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="nitpicker.throttle")
+    caplog.set_level(logging.DEBUG, logger="nitpicker.crawl.throttle")
     routes = {
         **{f"/bad/{i}": BAD_ROUTES[kind] for i in range(8)},
         **{f"/ok/{i}": Route(pause=0.05) for i in range(16)},
@@ -376,7 +376,7 @@ async def test_trouble_shrinks_to_the_floor(
 async def test_clean_fast_responses_grow_back_to_the_ceiling(
     tmp_path: Path, probes: list[ProbeThrottle], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="nitpicker.throttle")
+    caplog.set_level(logging.DEBUG, logger="nitpicker.crawl.throttle")
     routes = {
         **{f"/bad/{i}": Route(pause=0.2, statuses=(503,)) for i in range(6)},
         **{f"/ok/{i}": Route(pause=0.15) for i in range(48)},

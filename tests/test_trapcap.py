@@ -1,4 +1,4 @@
-"""nitpicker.trapcap (state and policy) without a network; the middleware: test_trapcap_middleware.py."""
+"""nitpicker.policy.trapcap (state and policy) without a network; the middleware: test_trapcap_middleware.py."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ import pytest
 
 import nitpicker
 from nitpicker.archive.schema import migrate
-from nitpicker.extract import PageMeta
-from nitpicker.query.trap_events import list_trap_events
-from nitpicker.signature import page_signature
-from nitpicker.trapcap import (
+from nitpicker.policy.extract import PageMeta
+from nitpicker.policy.signature import page_signature
+from nitpicker.policy.trapcap import (
     CANONICAL_SELF,
     OG_URL_ELSEWHERE,
     OG_URL_SELF,
@@ -25,6 +24,7 @@ from nitpicker.trapcap import (
     bucket_of,
     title_has_ordinal,
 )
+from nitpicker.query.trap_events import list_trap_events
 
 HOST = "https://cms.example"
 
@@ -387,7 +387,7 @@ def test_the_crawl_reads_the_archive_through_its_writer_not_the_query_library() 
     """The query library is for readers; a crawl component reads what it wrote from the
     writer's parts (the trap cap's restore state from the run log)."""
     package = Path(nitpicker.__file__).parent
-    crawl_modules = [package / "trapcap.py", package / "session.py", package / "frontier.py",
+    crawl_modules = [package / "policy" / "trapcap.py", package / "crawl" / "session.py", package / "crawl" / "frontier.py",
                      package / "pipelines.py", *(package / "middlewares").glob("*.py"),
                      *(package / "archive").glob("*.py")]
     imports_query = re.compile(r"^\s*(from|import) nitpicker\.query\b", re.MULTILINE)

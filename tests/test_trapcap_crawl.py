@@ -18,10 +18,10 @@ import pytest_twisted
 from scrapy.crawler import CrawlerRunner
 
 from fixtures.traps import PAGER_PAGES, SECTIONS, TrapSite
-from nitpicker.config import CrawlConfig
+from nitpicker.crawl.config import CrawlConfig
+from nitpicker.policy.trapcap import OG_URL_ELSEWHERE, TrapCap, TrapSignals
 from nitpicker.query.trap_events import list_trap_events
 from nitpicker.spiders.site import SiteSpider
-from nitpicker.trapcap import OG_URL_ELSEWHERE, TrapCap, TrapSignals
 from tests.helpers import Archive, crawl_settings
 
 if TYPE_CHECKING:

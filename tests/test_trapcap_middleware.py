@@ -11,16 +11,16 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
 
-from nitpicker.extract import PageMeta
 from nitpicker.items import FollowMode, LinkRecord, PageItem
 from nitpicker.middlewares.trapcap import TrapCapMiddleware, TrapCapSettings
-from nitpicker.signature import page_signature
-from nitpicker.urls import frontier_key
+from nitpicker.policy.extract import PageMeta
+from nitpicker.policy.signature import page_signature
+from nitpicker.policy.urls import frontier_key
 from tests.components import open_session, unit_crawler
 from tests.test_trapcap import trap_meta, unique_meta
 
 if TYPE_CHECKING:
-    from nitpicker.session import CrawlSession
+    from nitpicker.crawl.session import CrawlSession
 
 ROOT = "http://localhost/"
 

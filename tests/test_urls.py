@@ -1,4 +1,4 @@
-"""nitpicker.urls: the archive key, the frontier key, href joining and the natural order."""
+"""nitpicker.policy.urls: the archive key, the frontier key, href joining and the natural order."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from scrapy import Request
 from w3lib.url import safe_url_string
 
-from nitpicker.urls import (
+from nitpicker.policy.urls import (
     frontier_key,
     is_valid_hostname,
     join_href,

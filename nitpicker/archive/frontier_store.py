@@ -1,7 +1,7 @@
 """FrontierStore: the archive's ``frontier`` table, the crawl's durable queue of URLs.
 
 A discovered link becomes a frontier row (deduplicated by its protocol-agnostic key,
-:func:`nitpicker.urls.frontier_key`), pending; the scheduler leases pending rows shallowest
+:func:`nitpicker.policy.urls.frontier_key`), pending; the scheduler leases pending rows shallowest
 first; a page's record acknowledges its row (done). Leased rows not fetched go back to pending
 when a run stops, and when an interrupted crawl is reopened: a row is never lost, and a page
 recorded in a committed batch is never fetched again.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nitpicker.archive.connection import json_rows, serialised
-from nitpicker.urls import frontier_key
+from nitpicker.policy.urls import frontier_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

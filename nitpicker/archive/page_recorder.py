@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from nitpicker.archive.connection import json_rows, now, serialised, sorting_on_disk
 from nitpicker.items import MAX_URL_LENGTH, FollowMode
-from nitpicker.urls import frontier_key, natural_order_key
+from nitpicker.policy.urls import frontier_key, natural_order_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

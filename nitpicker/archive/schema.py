@@ -203,7 +203,7 @@ _TRAP_EVENTS: Final = """
 CREATE TABLE trap_events (
     id INTEGER PRIMARY KEY,
     run_id INTEGER REFERENCES runs(id),
-    signature TEXT NOT NULL,        -- nitpicker.signature.meta_signature
+    signature TEXT NOT NULL,        -- nitpicker.policy.signature.meta_signature
     parent_path TEXT NOT NULL,
     count INTEGER NOT NULL,         -- same-signature pages seen when the cap fired
     first_url TEXT NOT NULL,

@@ -40,7 +40,7 @@ from nitpicker.archive.schema import SchemaError, check_archive, migrate
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from nitpicker.config import CrawlConfig
+    from nitpicker.crawl.config import CrawlConfig
 
 __all__ = ["ArchiveError", "ArchiveWriter", "check_archive_file"]
 

@@ -15,13 +15,13 @@ import typer
 from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
 from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.output import fail, print_summary
-from nitpicker.config import ConfigError, CrawlConfig
-from nitpicker.config_builder import GivenOptions, append_config, new_config, resume_config
+from nitpicker.crawl.config import ConfigError, CrawlConfig
+from nitpicker.crawl.config_builder import GivenOptions, append_config, new_config, resume_config
 from nitpicker.query import ArchiveOpenError
 from nitpicker.render.chromium import BrowserMissingError, require_chromium
 
 if TYPE_CHECKING:
-    from nitpicker.session import CrawlCounters
+    from nitpicker.crawl.session import CrawlCounters
 
 __all__ = ["app", "crawl", "exit_code"]
 
@@ -128,8 +128,8 @@ def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
     The archive's lock is taken before the backup and held until the backup is restored or
     discarded: an append that finds the archive held changes nothing.
     """
-    from nitpicker.append import AppendError, ArchiveBackup
     from nitpicker.cli.runner import run_crawl
+    from nitpicker.crawl.append import AppendError, ArchiveBackup
 
     try:
         if output:

@@ -16,12 +16,12 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from nitpicker.session import crawl_session
+from nitpicker.crawl.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from nitpicker.config import CrawlConfig
+    from nitpicker.crawl.config import CrawlConfig
 
 __all__ = ["CrawlProgress"]
 

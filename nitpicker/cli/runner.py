@@ -7,12 +7,12 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.session import CrawlCounters, crawl_session
+from nitpicker.crawl.session import CrawlCounters, crawl_session
 
 if TYPE_CHECKING:
     from nitpicker.archive.lock import ArchiveLock
-    from nitpicker.config import CrawlConfig
-    from nitpicker.failure import RunFailure
+    from nitpicker.crawl.config import CrawlConfig
+    from nitpicker.crawl.failure import RunFailure
 
 __all__ = ["CrawlResult", "run_crawl"]
 

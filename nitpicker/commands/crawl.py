@@ -3,7 +3,7 @@
 Scrapy 2.19 builds the spider inside the crawl's asyncio task: an exception from its
 constructor (``-a roots=not-a-url``, ``-a parallels=abc``) is printed by asyncio as "Task
 exception was never retrieved" with a whole traceback. This command builds the crawl's
-:class:`~nitpicker.config.CrawlConfig` from the ``-a`` arguments before it starts the crawl:
+:class:`~nitpicker.crawl.config.CrawlConfig` from the ``-a`` arguments before it starts the crawl:
 a bad argument is one logged error line (in the job's log under Scrapyd too) and exit code 1,
 and no file is written. Other spiders, and the spider's own checks, are Scrapy's as before.
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from nitpicker.config import ConfigError, CrawlConfig
+from nitpicker.crawl.config import ConfigError, CrawlConfig
 
 if TYPE_CHECKING:
     import argparse

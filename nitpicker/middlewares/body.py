@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import StopDownload
 
+from nitpicker.crawl.meta import META_BYTES_RECEIVED, META_MODE, META_PREFLIGHT, is_html, media_type
+from nitpicker.crawl.session import crawl_session
 from nitpicker.items import FollowMode
-from nitpicker.meta import META_BYTES_RECEIVED, META_MODE, META_PREFLIGHT, is_html, media_type
-from nitpicker.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from scrapy.http import Headers
     from scrapy.statscollectors import StatsCollector
 
-    from nitpicker.session import CrawlSession
+    from nitpicker.crawl.session import CrawlSession
 
 __all__ = ["BodyGuard"]
 

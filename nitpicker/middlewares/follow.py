@@ -2,7 +2,7 @@
 
 A spider middleware: for each ``PageItem`` the spider yields it sets each link's mode
 (full crawl, metadata only, unfetched row, excluded) and whether it is out of scope, through
-the session's :class:`~nitpicker.follow.FollowPolicy`. Later middlewares (the trap cap) see
+the session's :class:`~nitpicker.policy.follow.FollowPolicy`. Later middlewares (the trap cap) see
 the decided links. Always enabled by the add-on (``NotConfigured`` for a spider without a
 crawl session).
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+from nitpicker.crawl.session import crawl_session
 from nitpicker.items import FollowMode, PageItem
-from nitpicker.session import crawl_session
-from nitpicker.urls import parse_url
+from nitpicker.policy.urls import parse_url
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from nitpicker.session import CrawlSession
+    from nitpicker.crawl.session import CrawlSession
 
 __all__ = ["FollowMiddleware"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nitpicker.crawl.meta import META_DEPTH, META_MODE, is_browser_request
+from nitpicker.crawl.session import crawl_session
 from nitpicker.items import FollowMode
-from nitpicker.meta import META_DEPTH, META_MODE, is_browser_request
-from nitpicker.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
 
-    from nitpicker.session import CrawlSession
+    from nitpicker.crawl.session import CrawlSession
 
 __all__ = ["RootRedirectMiddleware"]
 

@@ -9,7 +9,7 @@ cannot turn it off), and the crawl option ``deny_private_networks`` (``--deny-pr
 ``-a deny_private_networks=true``) turns it on for one crawl: the site spider projects a true
 option into the setting over whatever priority it was set at, and never projects a false one.
 
-Two checks, one policy (:meth:`PrivateNetworkGuard.refusal`, :mod:`nitpicker.netguard`):
+Two checks, one policy (:meth:`PrivateNetworkGuard.refusal`, :mod:`nitpicker.policy.netguard`):
 
 1. **Every request**, in ``process_request``: roots, links, robots.txt, each redirect hop (the
    redirect middleware returns a new request, which goes through the downloader middlewares
@@ -60,7 +60,7 @@ from twisted.internet.interfaces import (
 )
 from zope.interface import implementer
 
-from nitpicker.netguard import (
+from nitpicker.policy.netguard import (
     UnresolvableHostError,
     check_addresses,
     parse_ip_literal,
@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from twisted.internet.interfaces import IAddress
 
-    from nitpicker.netguard import IPAddress, Refusal, Resolver
+    from nitpicker.policy.netguard import IPAddress, Refusal, Resolver
 
 __all__ = ["BLOCKED", "SETTING", "PrivateNetworkGuard"]
 
@@ -124,7 +124,7 @@ class PrivateNetworkGuard:
     def refusal(self, host: str, addresses: Sequence[IPAddress]) -> Refusal | None:
         """Why a connection to ``host`` at ``addresses`` is refused, or ``None`` to allow it.
 
-        Any forbidden address refuses the host (:func:`nitpicker.netguard.check_addresses`).
+        Any forbidden address refuses the host (:func:`nitpicker.policy.netguard.check_addresses`).
         Override in a subclass to allow a known internal host on purpose.
         """
         return check_addresses(host, addresses)

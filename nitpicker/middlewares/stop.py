@@ -38,8 +38,8 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from twisted.python.failure import Failure
 
-from nitpicker.meta import META_DOWNLOAD_TASK, META_STOPPED
-from nitpicker.session import crawl_session
+from nitpicker.crawl.meta import META_DOWNLOAD_TASK, META_STOPPED
+from nitpicker.crawl.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from twisted.internet.base import DelayedCall
     from twisted.internet.task import LoopingCall
 
-    from nitpicker.session import CrawlSession
+    from nitpicker.crawl.session import CrawlSession
 
 __all__ = ["CrawlStopped", "GracefulStop", "StopSettings"]
 

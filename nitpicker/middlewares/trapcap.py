@@ -3,7 +3,7 @@
 A spider middleware after :class:`~nitpicker.middlewares.follow.FollowMiddleware` (output runs
 through spider middlewares in decreasing order: 500, then this one at 450), so it sees every
 link's decided mode. Each in-scope page (``is_target`` and not external) is counted by a
-:class:`~nitpicker.trapcap.TrapCap` under its meta signature. Once a signature is capped, the
+:class:`~nitpicker.policy.trapcap.TrapCap` under its meta signature. Once a signature is capped, the
 links of its pages that would be crawled (mode ``FULL``) become ``CAPPED``: the archive records
 them as rows with ``skip_reason = 'dedupe cap'`` and never queues them. Pages already fetched
 stay recorded, and links found on other pages are untouched. The page that makes a signature
@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from nitpicker.failure import classify_exception
+from nitpicker.crawl.failure import classify_exception
+from nitpicker.crawl.session import crawl_session
 from nitpicker.items import FollowMode, PageItem
-from nitpicker.session import crawl_session
-from nitpicker.trapcap import TrapCap
+from nitpicker.policy.trapcap import TrapCap
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
-    from nitpicker.session import CrawlSession
-    from nitpicker.trapcap import Verdict
+    from nitpicker.crawl.session import CrawlSession
+    from nitpicker.policy.trapcap import Verdict
 
 __all__ = ["TrapCapMiddleware", "TrapCapSettings"]
 

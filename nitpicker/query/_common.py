@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from typing_extensions import TypedDict
 
-from nitpicker.signature import OG_FIELDS, is_signable, meta_signature
-from nitpicker.urls import join_href, normalize_url
+from nitpicker.policy.signature import OG_FIELDS, is_signable, meta_signature
+from nitpicker.policy.urls import join_href, normalize_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -211,7 +211,7 @@ PAGE_SIGNATURE_SQL = (
     + ", ".join(f"p.{name}" for name in OG_FIELDS)
     + ")"
 )
-"""The signature of row ``p`` (NULL when not signed), computed by :mod:`nitpicker.signature`."""
+"""The signature of row ``p`` (NULL when not signed), computed by :mod:`nitpicker.policy.signature`."""
 
 
 _OG_TITLE = OG_FIELDS.index("og_title")

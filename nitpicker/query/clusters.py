@@ -1,14 +1,14 @@
 """Duplicate-metadata clusters: internal pages that share one meta signature (seed 003 §2).
 
-A cluster is the set of internal HTML pages with the same :mod:`nitpicker.signature` (parent
+A cluster is the set of internal HTML pages with the same :mod:`nitpicker.policy.signature` (parent
 path, title, description, og:title, og:url). Clusters of at least ``min_count`` pages are
 listed, those whose ``og:url`` names another page than their own first (a trap signal), then by
 size. Every page of a cluster has the same title, so seed 003's ``sameTitleRatio == 1.0``
 holds by construction.
 
 The signature is computed in SQL by a registered function that calls
-:func:`nitpicker.signature.page_signature`'s rules (:func:`~nitpicker.signature.is_signable`,
-:func:`~nitpicker.signature.meta_signature`) — the one definition the crawl's trap cap uses
+:func:`nitpicker.policy.signature.page_signature`'s rules (:func:`~nitpicker.policy.signature.is_signable`,
+:func:`~nitpicker.policy.signature.meta_signature`) — the one definition the crawl's trap cap uses
 too — so SQLite groups the pages (with its external sorter: memory stays flat however large the
 archive) and only the sample rows of the clusters reach Python.
 """
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import TypedDict
 
+from nitpicker.policy.signature import og_url_points_elsewhere, parent_path
 from nitpicker.query._common import (
     INTERNAL_HTML_INDEXED,
     PAGE_SIGNATURE_SQL,
@@ -30,7 +31,6 @@ from nitpicker.query._common import (
     paged,
     register_functions,
 )
-from nitpicker.signature import og_url_points_elsewhere, parent_path
 
 if TYPE_CHECKING:
     import sqlite3

@@ -21,7 +21,7 @@ __all__ = ["TrapEvent", "list_trap_events"]
 
 class TrapEvent(TypedDict):
     signature: str
-    """sha1 hex of the meta signature (:func:`nitpicker.signature.meta_signature`)."""
+    """sha1 hex of the meta signature (:func:`nitpicker.policy.signature.meta_signature`)."""
     parent_path: str
     """The parent path of the capped pages (``/list/date``)."""
     count: int

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, ClassVar
 from playwright.async_api import Error as PlaywrightError
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
-from nitpicker.meta import (
+from nitpicker.crawl.meta import (
     META_DOWNLOAD_TASK,
     META_PAGE,
     META_RENDER,

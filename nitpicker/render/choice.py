@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 
-from nitpicker.items import FollowMode
-from nitpicker.meta import (
+from nitpicker.crawl.meta import (
     META_MODE,
     META_PAGE,
     META_PREFLIGHT,
@@ -37,16 +36,17 @@ from nitpicker.meta import (
     is_html,
     media_type,
 )
+from nitpicker.crawl.session import crawl_session
+from nitpicker.items import FollowMode
 from nitpicker.render.page import RenderResult, page_meta
 from nitpicker.render.settings import RenderSettings
-from nitpicker.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
+    from nitpicker.crawl.session import CrawlSession
     from nitpicker.render.pool import PagePool
-    from nitpicker.session import CrawlSession
 
 __all__ = ["RenderChoiceMiddleware"]
 

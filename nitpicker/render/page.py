@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.meta import (
+from nitpicker.crawl.meta import (
     META_RENDER,
     PLAYWRIGHT_PAGE_EVENT_HANDLERS,
     PLAYWRIGHT_PAGE_INIT_CALLBACK,

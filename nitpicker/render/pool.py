@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from nitpicker.meta import (
+from nitpicker.crawl.meta import (
     PLAYWRIGHT_CONTEXT,
     PLAYWRIGHT_CONTEXT_KWARGS,
     PLAYWRIGHT_INCLUDE_PAGE,

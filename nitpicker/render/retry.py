@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.retry import get_retry_request
 
-from nitpicker.meta import META_BROWSER_RETRY, META_RENDER, PLAYWRIGHT_PAGE, is_browser_request
+from nitpicker.crawl.meta import (
+    META_BROWSER_RETRY,
+    META_RENDER,
+    PLAYWRIGHT_PAGE,
+    is_browser_request,
+)
 from nitpicker.render.page import RenderResult, page_meta
 
 if TYPE_CHECKING:

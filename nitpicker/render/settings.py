@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.http import Headers
 
-from nitpicker.config import ConfigError
+from nitpicker.crawl.config import ConfigError
 from nitpicker.render.chromium import CHROMIUM_ARGS, require_chromium
 from nitpicker.render.page import DESKTOP, RenderOptions
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-    from nitpicker.config import CrawlConfig
+    from nitpicker.crawl.config import CrawlConfig
 
 __all__ = ["BROWSER_HANDLER", "RenderSettings", "context_name"]
 

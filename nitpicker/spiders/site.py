@@ -18,10 +18,20 @@ from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 from scrapy.settings import SETTINGS_PRIORITIES
 
-from nitpicker.config import CrawlConfig
+from nitpicker.crawl.config import CrawlConfig
+from nitpicker.crawl.errors import describe_failure
+from nitpicker.crawl.meta import (
+    META_DEPTH,
+    META_FRONTIER_ID,
+    META_MODE,
+    META_RENDER,
+    META_STOPPED,
+    is_browser_request,
+    is_html,
+    media_type,
+)
+from nitpicker.crawl.session import CrawlSession
 from nitpicker.default_settings import set_defaults
-from nitpicker.errors import describe_failure
-from nitpicker.extract import extract
 from nitpicker.items import (
     MAX_URL_LENGTH,
     FollowMode,
@@ -32,20 +42,10 @@ from nitpicker.items import (
     ResourceRecord,
     too_long_stand_in,
 )
-from nitpicker.meta import (
-    META_DEPTH,
-    META_FRONTIER_ID,
-    META_MODE,
-    META_RENDER,
-    META_STOPPED,
-    is_browser_request,
-    is_html,
-    media_type,
-)
+from nitpicker.policy.extract import extract
+from nitpicker.policy.urls import join_href
 from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
-from nitpicker.session import CrawlSession
-from nitpicker.urls import join_href
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from nitpicker.archive.worker import ArchiveWorker
 from nitpicker.archive.writer import ArchiveError, ArchiveWriter
-from nitpicker.excludes import Excludes
-from nitpicker.failure import RunFailure, classify_exception, outcome_of_close
-from nitpicker.follow import FollowPolicy
+from nitpicker.crawl.failure import RunFailure, classify_exception, outcome_of_close
 from nitpicker.items import FollowMode
-from nitpicker.links import LinkResolver
-from nitpicker.scope import Scope
-from nitpicker.urls import ParsedUrl, frontier_key
+from nitpicker.policy.excludes import Excludes
+from nitpicker.policy.follow import FollowPolicy
+from nitpicker.policy.links import LinkResolver
+from nitpicker.policy.scope import Scope
+from nitpicker.policy.urls import ParsedUrl, frontier_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from nitpicker.archive.lock import ArchiveLock
-    from nitpicker.config import CrawlConfig
+    from nitpicker.crawl.config import CrawlConfig
 
 __all__ = ["CrawlCounters", "CrawlSession", "crawl_session"]
 
@@ -93,7 +93,7 @@ class CrawlSession:
     def in_scope(self, url: str | ParsedUrl | None) -> bool:
         """Whether ``url`` is in the crawl's scope as it is now (a redirecting root's
         destination joins it during the crawl): an http(s) URL under a root, by the follow
-        policy's :meth:`~nitpicker.follow.FollowPolicy.is_external`. A string is normalised
+        policy's :meth:`~nitpicker.policy.follow.FollowPolicy.is_external`. A string is normalised
         first (:meth:`policy_url`); ``None`` (not a URL) is out of scope."""
         parsed = self.resolver.resolve(url, url) if isinstance(url, str) else url
         return parsed is not None and not self.policy.is_external(parsed)

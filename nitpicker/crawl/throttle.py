@@ -24,7 +24,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
-from nitpicker.meta import is_browser_request
+from nitpicker.crawl.meta import is_browser_request
 
 if TYPE_CHECKING:
     from scrapy import Request

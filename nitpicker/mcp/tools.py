@@ -1,54 +1,36 @@
-"""The MCP server: the query library as tools an AI assistant calls (``nitpicker mcp``).
+"""The tools: each a thin typed function over one :mod:`nitpicker.query` function (its
+signature the input schema, its docstring the description, its return type the output schema).
+Importing this module registers them on :data:`nitpicker.mcp.server.server`."""
 
-Every tool is a thin typed function over one :mod:`nitpicker.query` function: its signature is
-the tool's input schema, its docstring the description the model reads, its return type (the
-library's ``TypedDict``) the output schema, so results arrive as structured content. Archives are
-opened by path with ``open_archive`` and named by id afterwards
-(:class:`~nitpicker.query.archives.ArchiveRegistry`); they are opened read-only and never
-modified.
-
-A bad argument (an unknown id, a bad choice, a URL the archive does not have) is a tool error
-(``is_error``) whose text names the problem; no error text carries an absolute path
-(:func:`sanitize`). Run it with ``nitpicker mcp`` or ``python -m nitpicker.mcp`` (stdio).
-"""
 
 from __future__ import annotations
 
-import functools
-import re
 import sqlite3
-import types
-from collections.abc import Callable, Mapping
 from typing import (
-    TYPE_CHECKING,
     Annotated,
-    Any,
-    Literal,
-    TypeVar,
-    Union,
     cast,
-    get_args,
-    get_origin,
-    get_type_hints,
 )
 
 import typing_extensions
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from nitpicker import __version__
 from nitpicker import query as q
+from nitpicker.mcp.server import (
+    ArchiveId,
+    DuplicateField,
+    Limit,
+    LinkType,
+    MismatchType,
+    Offset,
+    PageUrl,
+    SortField,
+    SortOrder,
+    Status,
+    registry,
+    tool,
+)
 from nitpicker.query import (
-    DUPLICATE_FIELDS,
-    LINK_TYPES,
-    MISMATCH_TYPES,
-    SORT_FIELDS,
-    SORT_ORDERS,
     SQLITE_INTEGER_MAX,
-    STATUS_RANGE,
-    ArchiveOpenError,
     ArchiveSummary,
     CrawlRun,
     DuplicateCluster,
@@ -66,152 +48,9 @@ from nitpicker.query import (
     ViolationItem,
     trap_events,
 )
-from nitpicker.query.archives import ArchiveRegistry, UnknownArchiveError
 from nitpicker.query.trap_events import TrapEvent
 
-if TYPE_CHECKING:
-    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-
-__all__ = ["OpenedArchive", "main", "registry", "sanitize", "server"]
-
-INSTRUCTIONS = """\
-Query nitpicker crawl archives (.nitpicker files: one SQLite file per crawl of a website).
-Always call open_archive first with the path of a .nitpicker file; pass the archive_id it
-returns to every other tool, and call close_archive when done. Start with get_summary.
-Lists are paged: limit (1-1000) and offset in; items, total (every match), offset, limit out.
-Archives are read-only: no tool changes them."""
-
-# -- errors -------------------------------------------------------------------------------------
-
-_ABSOLUTE_PATH = re.compile(r"""(?:/[^\s'",)]+){2,}""")
-_PYDANTIC_HELP = re.compile(r"\n *For further information visit \S+")
-
-
-def sanitize(message: str) -> str:
-    """``message`` with every absolute-path-like run (``/a/b…``) replaced by ``<path>``, and
-    pydantic's "For further information visit <url>" line left out."""
-    return _ABSOLUTE_PATH.sub("<path>", _PYDANTIC_HELP.sub("", message))
-
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _reporting_errors(fn: _F) -> _F:
-    """``fn`` raising the errors a caller can fix as :class:`ToolError` (shown to the model)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (ValueError, UnknownArchiveError, ArchiveOpenError) as exc:
-            raise ToolError(sanitize(str(exc))) from exc
-        except sqlite3.DatabaseError as exc:
-            raise ToolError(sanitize(f"Corrupt archive ({exc})")) from exc
-
-    return cast("_F", wrapper)
-
-
-async def _sanitize_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext
-                           ) -> HandlerResult:
-    """Middleware: no tool error text (the SDK's own, for bad arguments, included) carries a
-    path."""
-    result = await call_next(ctx)
-    if ctx.method != "tools/call":
-        return result
-    if isinstance(result, CallToolResult) and result.is_error:
-        content = [
-            TextContent(type="text", text=sanitize(block.text))
-            if isinstance(block, TextContent) else block
-            for block in result.content
-        ]
-        return result.model_copy(update={"content": content})
-    if isinstance(result, dict) and result.get("isError"):  # the result as sent on the wire
-        return {**result, "content": [
-            {**block, "text": sanitize(block["text"])} if block.get("type") == "text" else block
-            for block in result.get("content", [])
-        ]}
-    return result
-
-
-server: MCPServer[Any] = MCPServer(
-    "nitpicker",
-    version=__version__,
-    instructions=INSTRUCTIONS,
-    log_level="WARNING",
-    middleware=[_sanitize_errors],
-)
-registry = ArchiveRegistry()
-"""The archives this server has open (one registry per server process)."""
-
-# -- output schemas -----------------------------------------------------------------------------
-
-_named: dict[Any, Any] = {}
-
-
-def _output_type(hint: Any) -> Any:
-    """``hint``, a parametrised ``Paged[PageListItem]`` made a named class ``PagedPageListItem``.
-
-    The SDK derives the output schema from a TypedDict class, but wraps anything else, a generic
-    alias included, in ``{"result": ...}``. The query library's TypedDicts are
-    ``typing_extensions`` ones, which pydantic reads (nested ones too) on every Python.
-    """
-    origin = get_origin(hint)
-    if origin is None:
-        return hint
-    if hint not in _named:
-        bindings = dict(zip(origin.__parameters__, get_args(hint), strict=True))
-        fields = {name: _bound(t, bindings) for name, t in get_type_hints(origin).items()}
-        name = origin.__name__ + "".join(_type_name(arg) for arg in get_args(hint))
-        named = cast("Any", typing_extensions.TypedDict)(name, fields)  # a name built at run time
-        named.__doc__ = origin.__doc__
-        _named[hint] = named
-    return _named[hint]
-
-
-def _bound(hint: Any, bindings: Mapping[Any, Any]) -> Any:
-    """``hint`` with its type variables replaced by ``bindings`` (``list[T]`` -> ``list[X]``)."""
-    if isinstance(hint, TypeVar):
-        return bindings[hint]
-    parameters = getattr(hint, "__parameters__", ())
-    return hint[tuple(bindings[p] for p in parameters)] if parameters else hint
-
-
-def _type_name(hint: Any) -> str:
-    if get_origin(hint) in (Union, types.UnionType):
-        return "Or".join(_type_name(arg) for arg in get_args(hint))
-    return str(getattr(hint, "__name__", hint))
-
-
-_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                             open_world_hint=False)
-
-
-def _tool(fn: _F) -> _F:
-    """Register ``fn`` as a tool: its name, docstring, parameters and return type."""
-    fn.__annotations__["return"] = _output_type(get_type_hints(fn)["return"])
-    server.add_tool(_reporting_errors(fn), annotations=_READ_ONLY)
-    return fn
-
-
-# -- argument types -----------------------------------------------------------------------------
-
-ArchiveId = Annotated[str, Field(description="The archive ID returned by open_archive "
-                                             "(archive_1, archive_2, ...).")]
-PageUrl = Annotated[str, Field(description="The exact URL of the page (tried as given, then "
-                                           "normalised: #fragment dropped, ...).")]
-Limit = Annotated[int, Field(ge=1, le=1000, description="Most items to return (1-1000).")]
-Offset = Annotated[int, Field(ge=0, le=SQLITE_INTEGER_MAX, description="Items to skip (paging).")]
-Status = Annotated[int | None, Field(ge=STATUS_RANGE[0], le=STATUS_RANGE[1])]
-"""An HTTP status filter: -1 (fetch error) to 999."""
-SortField = Literal["url", "status", "title"]
-SortOrder = Literal["asc", "desc"]
-LinkType = Literal["broken", "external", "orphaned"]
-DuplicateField = Literal["title", "description"]
-MismatchType = Literal["canonical", "og:title", "og:description"]
-
-assert get_args(SortField) == SORT_FIELDS and get_args(SortOrder) == SORT_ORDERS
-assert get_args(LinkType) == LINK_TYPES and get_args(DuplicateField) == DUPLICATE_FIELDS
-assert get_args(MismatchType) == MISMATCH_TYPES
+__all__ = ["OpenedArchive"]
 
 # -- archives -----------------------------------------------------------------------------------
 
@@ -224,7 +63,7 @@ class OpenedArchive(typing_extensions.TypedDict):
     total_pages: int
 
 
-@_tool
+@tool
 def open_archive(
     file_path: Annotated[str, Field(description="Path to a .nitpicker archive file "
                                                 "(absolute, or relative to the server's "
@@ -248,7 +87,7 @@ def open_archive(
             "roots": summary["roots"], "total_pages": summary["total_pages"]}
 
 
-@_tool
+@tool
 def close_archive(archive_id: ArchiveId) -> str:
     """Close an archive opened with open_archive and release its resources."""
     registry.close(archive_id)
@@ -258,7 +97,7 @@ def close_archive(archive_id: ArchiveId) -> str:
 # -- pages --------------------------------------------------------------------------------------
 
 
-@_tool
+@tool
 def get_summary(archive_id: ArchiveId) -> ArchiveSummary:
     """Site-wide overview of a crawl: use this first to understand an archive.
 
@@ -271,7 +110,7 @@ def get_summary(archive_id: ArchiveId) -> ArchiveSummary:
         return q.get_summary(conn)
 
 
-@_tool
+@tool
 def list_pages(
     archive_id: ArchiveId,
     status: Annotated[Status, Field(description="Exact HTTP status (-1: fetch error).")]
@@ -312,7 +151,7 @@ def list_pages(
             offset=offset)
 
 
-@_tool
+@tool
 def get_page_detail(
     archive_id: ArchiveId,
     url: PageUrl,
@@ -336,7 +175,7 @@ def get_page_detail(
     return detail
 
 
-@_tool
+@tool
 def get_page_html(
     archive_id: ArchiveId,
     url: PageUrl,
@@ -361,7 +200,7 @@ def get_page_html(
 # -- links, resources, images -------------------------------------------------------------------
 
 
-@_tool
+@tool
 def list_links(
     archive_id: ArchiveId,
     type: Annotated[LinkType,  # (shadows the builtin: the argument's name in the spec)
@@ -383,7 +222,7 @@ def list_links(
                     q.list_links(conn, type, limit=limit, offset=offset))
 
 
-@_tool
+@tool
 def list_resources(
     archive_id: ArchiveId,
     content_type: Annotated[str | None, Field(description="Content-type prefix (text/css, "
@@ -406,7 +245,7 @@ def list_resources(
                                 limit=limit, offset=offset)
 
 
-@_tool
+@tool
 def get_resource_referrers(
     archive_id: ArchiveId,
     resource_url: Annotated[str, Field(description="The exact URL of the resource.")],
@@ -425,7 +264,7 @@ def get_resource_referrers(
     return referrers
 
 
-@_tool
+@tool
 def list_images(
     archive_id: ArchiveId,
     missing_alt: Annotated[bool, Field(description="Only images whose alt is absent or "
@@ -458,7 +297,7 @@ def list_images(
 # -- quality checks -----------------------------------------------------------------------------
 
 
-@_tool
+@tool
 def get_violations(
     archive_id: ArchiveId,
     validator: Annotated[str | None, Field(description="Only this validator (axe, markuplint, "
@@ -478,7 +317,7 @@ def get_violations(
                                 limit=limit, offset=offset)
 
 
-@_tool
+@tool
 def find_duplicates(
     archive_id: ArchiveId,
     field: Annotated[DuplicateField, Field(description="title or description.")] = "title",
@@ -493,7 +332,7 @@ def find_duplicates(
         return q.find_duplicates(conn, field, limit=limit, offset=offset)
 
 
-@_tool
+@tool
 def find_mismatches(
     archive_id: ArchiveId,
     type: Annotated[MismatchType,  # (shadows the builtin: the argument's name in the spec)
@@ -511,7 +350,7 @@ def find_mismatches(
         return q.find_mismatches(conn, type, limit=limit, offset=offset)
 
 
-@_tool
+@tool
 def check_headers(
     archive_id: ArchiveId,
     missing_only: Annotated[bool, Field(description="Only pages missing at least one of the "
@@ -529,7 +368,7 @@ def check_headers(
         return q.check_headers(conn, missing_only=missing_only, limit=limit, offset=offset)
 
 
-@_tool
+@tool
 def get_duplicate_clusters(
     archive_id: ArchiveId,
     min_count: Annotated[int, Field(ge=1, le=SQLITE_INTEGER_MAX,
@@ -554,7 +393,7 @@ def get_duplicate_clusters(
 # -- the crawl itself ---------------------------------------------------------------------------
 
 
-@_tool
+@tool
 def list_crawl_runs(archive_id: ArchiveId, limit: Limit = 100, offset: Offset = 0
                     ) -> Paged[CrawlRun]:
     """The crawl runs recorded in the archive (the first crawl, then each resume or append),
@@ -564,7 +403,7 @@ def list_crawl_runs(archive_id: ArchiveId, limit: Limit = 100, offset: Offset = 
         return q.list_crawl_runs(conn, limit=limit, offset=offset)
 
 
-@_tool
+@tool
 def list_trap_events(archive_id: ArchiveId, limit: Limit = 100, offset: Offset = 0
                      ) -> Paged[TrapEvent]:
     """Each time the crawl's trap cap (--dedupe-cap) stopped following links of pages with one
@@ -574,16 +413,3 @@ def list_trap_events(archive_id: ArchiveId, limit: Limit = 100, offset: Offset =
         return trap_events.list_trap_events(conn, limit=limit, offset=offset)
 
 
-# -- running ------------------------------------------------------------------------------------
-
-
-def main() -> None:
-    """Serve on stdio until the client closes the connection."""
-    try:
-        server.run()
-    finally:
-        registry.close_all()
-
-
-if __name__ == "__main__":
-    main()

@@ -27,8 +27,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.robotstxt import ProtegoRobotParser
 from scrapy.utils.sitemap import Sitemap
 
-from nitpicker.meta import META_SITEMAP
-from nitpicker.session import crawl_session
+from nitpicker.crawl.meta import META_SITEMAP
+from nitpicker.crawl.session import crawl_session
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

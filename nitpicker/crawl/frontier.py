@@ -6,7 +6,7 @@ rows breadth-first (shallowest depth first) in small batches and builds one ``Re
 leased row. Requests the engine hands back (redirect hops, retries) are kept in memory:
 they belong to a row that is already leased, and a leased row goes back to pending on
 resume. Enabled by the add-on as ``SCHEDULER``; it opens the crawl session
-(:func:`~nitpicker.session.crawl_session`) when the spider opens.
+(:func:`~nitpicker.crawl.session.crawl_session`) when the spider opens.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 
-from nitpicker.meta import META_DEPTH, META_FRONTIER_ID, META_MODE
-from nitpicker.session import crawl_session
+from nitpicker.crawl.meta import META_DEPTH, META_FRONTIER_ID, META_MODE
+from nitpicker.crawl.session import crawl_session
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.spiders import Spider
 
     from nitpicker.archive.frontier_store import FrontierEntry
-    from nitpicker.session import CrawlSession
+    from nitpicker.crawl.session import CrawlSession
 
 __all__ = ["FrontierScheduler"]
 

@@ -2,7 +2,7 @@
 
 The CLI builds a ``CrawlConfig`` from its flags; ``scrapy crawl site -a key=value`` and a
 Scrapyd job build one from string arguments with :meth:`CrawlConfig.from_spider_args`; both go
-through :mod:`nitpicker.config_builder` (new crawl, resume, append). The spider keeps this one
+through :mod:`nitpicker.crawl.config_builder` (new crawl, resume, append). The spider keeps this one
 frozen object in its crawl session and projects the options components use into settings.
 """
 
@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from nitpicker import __version__
-from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern, split_globs
 from nitpicker.items import MAX_URL_LENGTH
-from nitpicker.urls import is_valid_hostname, parse_url
+from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern, split_globs
+from nitpicker.policy.urls import is_valid_hostname, parse_url
 
 __all__ = [
     "ConfigError",
@@ -176,7 +176,7 @@ class CrawlConfig:
         ``name`` and keys starting with ``_`` (Scrapyd's ``_job``) are Scrapy's, not crawl
         options: they are left out.
         With ``resume=true``, ``output`` names the archive and its stored options are used
-        (:func:`nitpicker.config_builder.resume_config`).
+        (:func:`nitpicker.crawl.config_builder.resume_config`).
         """
         known = {f.name: f for f in dataclasses.fields(cls)}
         values: dict[str, Any] = {}
@@ -187,7 +187,7 @@ class CrawlConfig:
             if key not in known:
                 raise ConfigError(f"unknown crawl argument {raw_key!r}")
             values[key] = _coerce(key, raw, known[key].type)
-        from nitpicker.config_builder import GivenOptions, new_config, resume_config
+        from nitpicker.crawl.config_builder import GivenOptions, new_config, resume_config
 
         options = GivenOptions(values, frozenset(values))
         if "append" in values:

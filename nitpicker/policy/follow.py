@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from nitpicker.items import FollowMode
 
 if TYPE_CHECKING:
-    from nitpicker.config import CrawlConfig
-    from nitpicker.excludes import Excludes
-    from nitpicker.scope import Scope
-    from nitpicker.urls import ParsedUrl
+    from nitpicker.crawl.config import CrawlConfig
+    from nitpicker.policy.excludes import Excludes
+    from nitpicker.policy.scope import Scope
+    from nitpicker.policy.urls import ParsedUrl
 
 __all__ = ["FollowPolicy"]
 

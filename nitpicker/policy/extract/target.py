@@ -1,121 +1,17 @@
-"""Page facts from HTML with a streaming parser (no DOM tree).
+"""The lxml parser target: start, end and data events in, page facts out (no tree).
 
-:func:`extract` runs lxml's HTML parser (libxml2) with a *parser target*: libxml2 tokenises and
-repairs the markup exactly as it would to build a tree, but instead of a tree it calls back into a
-small Python object for every start tag, end tag and text chunk.  Nothing is kept but the facts a
-crawl needs: the ``<head>`` metadata (:class:`PageMeta`), the ``<base href>``, every link
-(:class:`AnchorRef`), every ``<img>`` (:class:`ImageRef`) and every sub-resource URL
-(:class:`ResourceRef`).
-
-The values are those a browser's DOM would give (``querySelector`` and ``textContent``), so the
-result agrees with a selector-based reading of the tree lxml would build for the same text:
-
-* single-valued fields take the *first* element that carries the value attribute;
-* tag and attribute names are case-insensitive (libxml2 lower-cases them), as are the
-  ``name``/``property`` values of ``<meta>`` and the tokens of ``rel``;
-* text is ``textContent`` with runs of whitespace collapsed to one space and the ends stripped;
-  ``<script>``/``<style>`` text never counts, ``<img alt>`` inside a link counts as a word;
-* URLs are returned raw (stripped of surrounding ASCII whitespace, never resolved).
-
-Text is collected cheaply: the target's ``data`` callback *is* ``list.append`` (a C builtin, so
-the many text chunks of a page cost no Python frame); start/end handlers only remember positions
-in that list, and the chunks of a link or of the title are joined once, when the element closes.
-
-The input is text: Scrapy (through w3lib) has already decoded the body, by the HTTP charset, the
-byte-order mark or the ``<meta charset>`` as a browser would, and the rendered snapshot is text
-too.  So a ``<meta charset>`` in the text is ignored: it is fed to libxml2 as UTF-8.
+See :mod:`nitpicker.policy.extract` for the rules the values follow.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from lxml import etree
+from nitpicker.policy.extract.facts import AnchorRef, Extracted, ImageRef, PageMeta, ResourceRef
 
-__all__ = [
-    "AnchorRef",
-    "Extracted",
-    "ImageRef",
-    "PageMeta",
-    "ResourceRef",
-    "extract",
-]
-
-
-# ------------------------------------------------------------------------------------------
-# Public data
-# ------------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class PageMeta:
-    """Document-level metadata; every field is ``""``/``False`` when the page does not say."""
-
-    title: str = ""
-    lang: str = ""
-    description: str = ""
-    keywords: str = ""
-    noindex: bool = False
-    nofollow: bool = False
-    noarchive: bool = False
-    canonical: str = ""
-    alternate: str = ""
-    og_type: str = ""
-    og_title: str = ""
-    og_site_name: str = ""
-    og_description: str = ""
-    og_url: str = ""
-    og_image: str = ""
-    twitter_card: str = ""
-    prev: str = ""
-    """``link[rel~=prev]@href`` (a pager's previous page)."""
-    next: str = ""
-    """``link[rel~=next]@href`` (a pager's next page)."""
-
-
-@dataclass(slots=True)
-class AnchorRef:
-    """An ``<a href>`` or ``<area href>``."""
-
-    href: str  # the raw href attribute, whitespace-stripped (not resolved)
-    text: str  # collapsed textContent (+ <img alt> words) for <a>; the alt attribute for <area>
-    tag: str  # "a" or "area"
-
-
-@dataclass(slots=True)
-class ImageRef:
-    """An ``<img>``; attribute values are raw, ``""`` when absent."""
-
-    src: str  # src (stripped), or data-src when src is absent or empty
-    alt: str | None
-    """``None`` when the attribute is absent (``""`` is a decorative image)."""
-    width: str
-    height: str
-    loading: str
-
-
-@dataclass(slots=True)
-class ResourceRef:
-    """A sub-resource the page loads."""
-
-    url: str  # raw attribute value, stripped
-    kind: str  # "stylesheet" | "script" | "image" | "icon" | "media" | "preload" | "manifest"
-
-
-@dataclass(slots=True)
-class Extracted:
-    """Everything :func:`extract` reads from one page."""
-
-    meta: PageMeta
-    base_href: str  # <base href> if present, else ""
-    anchors: list[AnchorRef] = field(default_factory=list)
-    images: list[ImageRef] = field(default_factory=list)
-    resources: list[ResourceRef] = field(default_factory=list)
+__all__ = ["Target"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -483,58 +379,7 @@ _END: dict[str, _EndHandler] = {
     "svg": _Target._end_svg,
     "picture": _Target._end_picture,
 }
+
+
 _end_title = _Target._end_title
-
-
-# ------------------------------------------------------------------------------------------
-# The parser (one per thread, reused: building one costs more than a small page)
-# ------------------------------------------------------------------------------------------
-
-_local = threading.local()
-
-
-def _parser() -> tuple[Any, _Target]:
-    """The (parser, target) of this thread."""
-    entry: tuple[Any, _Target] | None = getattr(_local, "parser", None)
-    if entry is None:
-        target = _Target()
-        entry = (etree.HTMLParser(target=target, encoding="utf-8", huge_tree=True), target)
-        _local.parser = entry
-    return entry
-
-
-def _empty() -> Extracted:
-    return Extracted(PageMeta(), "", [], [], [])
-
-
-def extract(html: str, *, max_anchors: int | None = None) -> Extracted:
-    """Read the page facts of one HTML document.
-
-    ``html`` is the decoded text (Scrapy's ``response.text`` or the browser's snapshot).
-    ``max_anchors`` caps the number of links collected (the rest of the page is still read for
-    metadata, images and resources).  Never raises on malformed markup; an empty document gives
-    an empty :class:`Extracted`.
-    """
-    if not isinstance(html, str):
-        raise TypeError(f"extract() needs the decoded text (str), not {type(html).__name__}")
-    try:
-        data = html.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: make them U+FFFD
-        data = html.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
-    if not data or data.isspace():
-        return _empty()
-    parser, target = _parser()
-    target.reset(max_anchors)
-    try:
-        parser.feed(data)
-        result: Extracted = parser.close()
-    except etree.LxmlError:
-        # libxml2 recovers from nearly everything; keep what was read, start afresh next time.
-        _local.parser = None
-        result = target.close()
-    except BaseException:
-        _local.parser = None
-        raise
-    finally:
-        target.texts.clear()
-    return result
+Target = _Target

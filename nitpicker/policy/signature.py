@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Protocol
 
-from nitpicker.urls import frontier_key, join_href, parse_url
+from nitpicker.policy.urls import frontier_key, join_href, parse_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -58,7 +58,7 @@ _SEPARATOR = "\0"
 
 
 class SignatureMeta(Protocol):
-    """The page metadata a signature reads (``nitpicker.extract.PageMeta`` is one)."""
+    """The page metadata a signature reads (``nitpicker.policy.extract.PageMeta`` is one)."""
 
     @property
     def title(self) -> str: ...

@@ -7,7 +7,7 @@ the archive taken first: a failed run restores it (the archive is then byte for 
 before) and a finished or stopped run deletes it. The archive's lock is held from before the
 copy to after the restore: a backup is never taken of, nor restored over, an archive another
 process is writing. A list-mode archive refuses append. The append run's config is built by
-:func:`nitpicker.config_builder.append_config`.
+:func:`nitpicker.crawl.config_builder.append_config`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nitpicker.config import ConfigError
+from nitpicker.crawl.config import ConfigError
 from nitpicker.query import ArchiveOpenError, CrawlInfo, crawl_info, open_archive
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from wcmatch import glob
 
-from nitpicker.urls import ParsedUrl, url_prefix_key
+from nitpicker.policy.urls import ParsedUrl, url_prefix_key
 
 __all__ = [
     "DEFAULT_EXCLUDED_URLS",

@@ -2,7 +2,7 @@
 
 A crawler trap serves endless URLs with one template (``/list/date/{year}/`` running into
 ``1.5e+32``, ``?page=N``, ``?session=<random>``). Every in-scope page is folded into its meta
-signature (:func:`nitpicker.signature.page_signature`: parent path, title, description,
+signature (:func:`nitpicker.policy.signature.page_signature`: parent path, title, description,
 ``og:title``, ``og:url``); :meth:`TrapCap.observe` counts the pages of each signature, and a
 signature whose count reaches its *threshold* is **capped**: from then on the links of its
 pages are not queued. Pages already fetched stay recorded.
@@ -46,8 +46,13 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from nitpicker.signature import SignatureMeta, og_url_points_elsewhere, page_signature, parent_path
-from nitpicker.urls import frontier_key
+from nitpicker.policy.signature import (
+    SignatureMeta,
+    og_url_points_elsewhere,
+    page_signature,
+    parent_path,
+)
+from nitpicker.policy.urls import frontier_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -80,7 +85,7 @@ REL_PREV_NEXT = "rel prev/next"
 
 
 class TrapMeta(SignatureMeta, Protocol):
-    """The page metadata the trap cap reads (``nitpicker.extract.PageMeta`` is one)."""
+    """The page metadata the trap cap reads (``nitpicker.policy.extract.PageMeta`` is one)."""
 
     @property
     def canonical(self) -> str: ...

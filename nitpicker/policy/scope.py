@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nitpicker.urls import ParsedUrl, frontier_key, parse_url
+from nitpicker.policy.urls import ParsedUrl, frontier_key, parse_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from nitpicker.session import CrawlSession
+    from nitpicker.crawl.session import CrawlSession
 
 __all__ = ["Scope", "ScopeEntry", "in_scope", "is_lower_layer"]
 

@@ -13,7 +13,7 @@ through ``urljoin``.
 
 from __future__ import annotations
 
-from nitpicker.urls import ParsedUrl, join_href, parse_url
+from nitpicker.policy.urls import ParsedUrl, join_href, parse_url
 
 __all__ = ["LinkResolver"]
 

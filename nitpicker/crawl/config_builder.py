@@ -23,14 +23,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.config import (
+from nitpicker.crawl.config import (
     ConfigError,
     CrawlConfig,
     default_user_agent,
     resolve_output_path,
     validate_url,
 )
-from nitpicker.excludes import DEFAULT_EXCLUDED_URLS, split_globs
+from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, split_globs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -103,7 +103,7 @@ def new_config(options: GivenOptions, *, cwd: Path | None = None,
 
 def resume_config(path: Path, options: GivenOptions) -> CrawlConfig:
     """The config of a resumed crawl: the archive's, with this run's runtime options."""
-    from nitpicker.append import stored_crawl_info
+    from nitpicker.crawl.append import stored_crawl_info
 
     info = stored_crawl_info(path)
     config = CrawlConfig.from_json(info.config_json, resume=True, output=str(path),
@@ -115,7 +115,7 @@ def resume_config(path: Path, options: GivenOptions) -> CrawlConfig:
 def append_config(path: Path, new_urls: Sequence[str], options: GivenOptions) -> CrawlConfig:
     """The config of an append: the archive's options, roots old ∪ new, crawled fully, with
     this run's runtime options."""
-    from nitpicker.append import LIST_MODE_REFUSAL, stored_crawl_info
+    from nitpicker.crawl.append import LIST_MODE_REFUSAL, stored_crawl_info
 
     if not new_urls:
         raise ConfigError(f"{options.name('append')} needs at least one URL to add")
