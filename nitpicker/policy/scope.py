@@ -19,9 +19,7 @@ from nitpicker.policy.urls import ParsedUrl, frontier_key, parse_url
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from nitpicker.crawl.session import CrawlSession
-
-__all__ = ["Scope", "ScopeEntry", "in_scope", "is_lower_layer"]
+__all__ = ["Scope", "ScopeEntry", "is_lower_layer"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +92,3 @@ class Scope:
     def __contains__(self, url: ParsedUrl) -> bool:
         return self.find(url) is not None
 
-
-def in_scope(session: CrawlSession, url: str) -> bool:
-    """Whether ``url``, normalised as the crawl's policies see it, is in the crawl's scope (the
-    scope as it is now: a redirecting root's destination joins it during the crawl)."""
-    target = session.policy_url(url)
-    return target is not None and not session.policy.is_external(target)
