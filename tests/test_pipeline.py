@@ -45,7 +45,7 @@ def link(url: str, mode: FollowMode, external: bool = False) -> LinkRecord:
 
 def root_page(session: CrawlSession, **fields: Any) -> PageItem:
     """The page of the root's leased frontier row."""
-    (frontier_id, url, depth, _), = session.archive.lease(1)
+    (frontier_id, url, depth, _), = session.archive.frontier.lease(1)
     values: dict[str, Any] = {"is_external": False, "is_target": True, "status": 200,
                               "content_type": "text/html", **fields}
     return PageItem(url=url, frontier_id=frontier_id, depth=depth, **values)

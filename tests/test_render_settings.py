@@ -12,6 +12,7 @@ import pytest
 from scrapy.settings import Settings
 
 from nitpicker.crawl.config import ConfigError, CrawlConfig
+from nitpicker.default_settings import defaults
 from nitpicker.render.chromium import BrowserMissingError
 from nitpicker.render.settings import BROWSER_HANDLER, RenderSettings
 
@@ -78,6 +79,7 @@ def test_no_render_reads_nothing_and_needs_no_chromium(
 
 def test_render_settings_are_parsed_once(chromium: str) -> None:
     settings = Settings({
+        **defaults(),  # what the add-on sets
         "NITPICKER_RENDER_PAGES": 8, "NITPICKER_NAVIGATION_TIMEOUT_MS": 1234,
         "NITPICKER_LAZY_WAIT_MS": 50, "DEFAULT_REQUEST_HEADERS": {"Accept-Language": "de-DE,de"},
     })

@@ -50,7 +50,7 @@ def test_opening_creates_the_archive_and_queues_the_roots(tmp_path: Path) -> Non
 def test_shallowest_first(tmp_path: Path) -> None:
     scheduler = opened(tmp_path)
     writer = scheduler.session.archive
-    writer.add_to_frontier([
+    writer.frontier.add([
         (frontier_key("http://site.test/deep"), "http://site.test/deep", 3, 0),
         (frontier_key("http://x.test/"), "http://x.test/", 1, int(FollowMode.METADATA)),
     ])
@@ -70,12 +70,12 @@ def test_requests_handed_back_come_first(tmp_path: Path) -> None:
 def test_max_pages_halts_the_run_when_its_budget_is_leased(tmp_path: Path) -> None:
     scheduler = opened(tmp_path, max_pages=2)
     writer = scheduler.session.archive
-    writer.add_to_frontier(
+    writer.frontier.add(
         (frontier_key(f"http://site.test/{n}"), f"http://site.test/{n}", 1, 0) for n in range(5))
     assert len(drain(scheduler)) == 2
     assert scheduler.session.halted == "max_pages"
     assert not scheduler.has_pending_requests()
-    assert writer.pending == 4  # the others stay in the frontier for a resume
+    assert writer.frontier.pending == 4  # the others stay in the frontier for a resume
 
 
 def test_a_halted_run_starts_nothing_more(tmp_path: Path) -> None:

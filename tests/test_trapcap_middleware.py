@@ -139,19 +139,19 @@ def test_ignores_unsignable_pages(tmp_path: Path) -> None:
 def test_anchor_index_is_the_links_discovered(tmp_path: Path) -> None:
     middleware, session = make_middleware(tmp_path, dedupe_cap=100, dedupe_age_window=100)
     writer = session.archive
-    assert writer.pending == 1  # the root
-    writer.add_to_frontier((frontier_key(f"{ROOT}p{n}"), f"{ROOT}p{n}", 1, 0) for n in range(29))
+    assert writer.frontier.pending == 1  # the root
+    writer.frontier.add((frontier_key(f"{ROOT}p{n}"), f"{ROOT}p{n}", 1, 0) for n in range(29))
     session.counters.leased = 80
     middleware.check(page("http://localhost/a/1", unique_meta(1)))
     assert middleware.cap.anchor_index == 110  # 30 pending + 80 leased
-    writer.add_to_frontier((frontier_key(f"{ROOT}q{n}"), f"{ROOT}q{n}", 1, 0) for n in range(470))
+    writer.frontier.add((frontier_key(f"{ROOT}q{n}"), f"{ROOT}q{n}", 1, 0) for n in range(470))
     middleware.check(page("http://localhost/b/1", unique_meta(2)))  # 500 + 80 - 110 > 100 later
     assert middleware.cap.evicted_age == 1 and middleware.cap.entries == 1
 
 
 def test_asks_the_frontier_whether_a_bucket_still_has_pages(tmp_path: Path) -> None:
     middleware, session = make_middleware(tmp_path, dedupe_cap=5)
-    session.archive.add_to_frontier([(frontier_key(f"{ROOT}docs/a"), f"{ROOT}docs/a", 1, 0)])
+    session.archive.frontier.add([(frontier_key(f"{ROOT}docs/a"), f"{ROOT}docs/a", 1, 0)])
     assert middleware.has_pending_under("//localhost/docs/")
     assert not middleware.has_pending_under("//localhost/blog/")
 

@@ -10,36 +10,8 @@
 - :mod:`~nitpicker.render.browser`: the download handler, one browser for http and https;
 - :mod:`~nitpicker.render.retry`: a failed browser request's second try.
 
-The names below import no Playwright; ``pool`` and ``browser`` do, and are loaded only by a
-crawl that renders.
+Import the modules themselves: this package's face imports nothing, so that the CLI can ask
+``chromium`` whether a browser is there without loading Scrapy. ``pool`` and ``browser``
+import Playwright, and are loaded only by a crawl that renders.
 """
 
-from __future__ import annotations
-
-from nitpicker.render.chromium import (
-    CHROMIUM_ARGS,
-    BrowserMissingError,
-    find_chromium,
-    require_chromium,
-)
-from nitpicker.render.page import (
-    DEVICE_PRESETS,
-    PageUnresponsiveError,
-    RenderOptions,
-    RenderResult,
-    render_page,
-)
-from nitpicker.render.settings import RenderSettings
-
-__all__ = [
-    "CHROMIUM_ARGS",
-    "DEVICE_PRESETS",
-    "BrowserMissingError",
-    "PageUnresponsiveError",
-    "RenderOptions",
-    "RenderResult",
-    "RenderSettings",
-    "find_chromium",
-    "render_page",
-    "require_chromium",
-]
