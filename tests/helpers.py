@@ -18,9 +18,32 @@ from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
 
 from nitpicker.crawl.config import CrawlConfig
+from nitpicker.policy.urls import frontier_key
 from nitpicker.spiders.site import SiteSpider
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- the archive writer's unit tests ---------------------------------------------------------
+
+
+def writer_config(tmp_path: Path) -> CrawlConfig:
+    """The crawl an archive-writer test creates its archive for (``a.nitpicker`` in tmp_path)."""
+    return CrawlConfig(roots=("http://example.com/",), output=str(tmp_path / "a.nitpicker"))
+
+
+def frontier_entry(url: str, depth: int, mode: int = 0) -> tuple[str, str, int, int]:
+    """A row to add to the frontier: (key, url, depth, follow mode)."""
+    return (frontier_key(url), url, depth, mode)
+
+
+def frontier_states(path: Path) -> dict[str, int]:
+    """The frontier of the archive at ``path``: url -> state."""
+    conn = sqlite3.connect(path)
+    try:
+        return dict(conn.execute("SELECT url, state FROM frontier"))
+    finally:
+        conn.close()
 
 # -- crawling in this process ---------------------------------------------------------------
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 import subprocess
@@ -22,7 +21,7 @@ from nitpicker.archive import (
 )
 from nitpicker.archive.schema import applied_migrations, check_readable, migrate
 from nitpicker.crawl.config import CrawlConfig
-from nitpicker.policy.urls import frontier_key
+from tests.helpers import frontier_entry, frontier_states, writer_config
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -225,32 +224,12 @@ def test_unreadable_lock_is_taken_over(tmp_path: Path, content: str) -> None:
 # -- the writer (its parts: test_frontier_store.py, test_run_log.py, test_page_recorder.py) -----
 
 
-def _config(tmp_path: Path) -> CrawlConfig:
-    return CrawlConfig(roots=("http://example.com/",), output=str(tmp_path / "a.nitpicker"))
 
 
-def _entry(url: str, depth: int, mode: int = 0) -> tuple[str, str, int, int]:
-    return (frontier_key(url), url, depth, mode)
-
-
-def _states(path: Path) -> dict[str, int]:
-    conn = sqlite3.connect(path)
-    try:
-        return dict(conn.execute("SELECT url, state FROM frontier"))
-    finally:
-        conn.close()
-
-
-@pytest.fixture
-def writer(tmp_path: Path) -> Iterator[ArchiveWriter]:
-    w = ArchiveWriter.create(_config(tmp_path))
-    yield w
-    with contextlib.suppress(sqlite3.ProgrammingError):  # the test closed it
-        w.abandon()  # frees the lock when the test did not close
 
 
 def test_create_writes_info_and_holds_the_lock(tmp_path: Path, writer: ArchiveWriter) -> None:
-    config = _config(tmp_path)
+    config = writer_config(tmp_path)
     row = writer.conn.execute("SELECT name, base_url, roots, config FROM info").fetchone()
     assert row[0] == "a"
     assert row[1] == "http://example.com/"
@@ -261,7 +240,7 @@ def test_create_writes_info_and_holds_the_lock(tmp_path: Path, writer: ArchiveWr
 
 
 def test_create_refuses_an_existing_file(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = writer_config(tmp_path)
     Path(config.output).write_bytes(b"keep me")
     with pytest.raises(ArchiveError, match="Output file already exists"):
         ArchiveWriter.create(config)
@@ -273,12 +252,12 @@ def test_create_refuses_while_another_writer_holds_it(
     tmp_path: Path, writer: ArchiveWriter
 ) -> None:
     with pytest.raises(ArchiveLockError):
-        ArchiveWriter.create(_config(tmp_path))
+        ArchiveWriter.create(writer_config(tmp_path))
 
 
 def test_the_parts_share_the_writers_connection_and_batch(writer: ArchiveWriter) -> None:
     writer.runs.start("crawl")
-    writer.frontier.add([_entry("http://example.com/", 0)])
+    writer.frontier.add([frontier_entry("http://example.com/", 0)])
     writer.pages.record_sitemap([("http://example.com/listed", False)])
     writer.runs.record_trap_event("sig", "/p", 3, "http://example.com/p/1", "http://example.com/p/3")
     assert writer.conn.in_transaction and writer.dirty == 1
@@ -299,9 +278,9 @@ def test_reopen_refuses_a_missing_or_foreign_file(tmp_path: Path) -> None:
 
 
 def test_close_leaves_a_plain_sqlite_file(tmp_path: Path, writer: ArchiveWriter) -> None:
-    path = Path(_config(tmp_path).output)
+    path = Path(writer_config(tmp_path).output)
     writer.runs.start("crawl")
-    writer.frontier.add([_entry("http://example.com/", 0), _entry("http://example.com/a", 1)])
+    writer.frontier.add([frontier_entry("http://example.com/", 0), frontier_entry("http://example.com/a", 1)])
     assert Path(f"{path}-wal").exists()  # WAL while writing
     writer.close()
     assert not Path(f"{path}-wal").exists()
@@ -325,13 +304,13 @@ def test_close_leaves_a_plain_sqlite_file(tmp_path: Path, writer: ArchiveWriter)
 
 
 def test_abandon_drops_the_open_batch(tmp_path: Path, writer: ArchiveWriter) -> None:
-    path = Path(_config(tmp_path).output)
-    writer.frontier.add([_entry("http://example.com/", 0)])
+    path = Path(writer_config(tmp_path).output)
+    writer.frontier.add([frontier_entry("http://example.com/", 0)])
     writer.commit()
-    writer.frontier.add([_entry("http://example.com/lost", 1)])
+    writer.frontier.add([frontier_entry("http://example.com/lost", 1)])
     writer.abandon()
     assert not Path(f"{path}.lock").exists()
-    assert set(_states(path)) == {"http://example.com/"}
+    assert set(frontier_states(path)) == {"http://example.com/"}
 
 
 def test_close_while_a_reader_has_the_archive_open(tmp_path: Path) -> None:

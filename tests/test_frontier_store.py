@@ -2,44 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
 from nitpicker.archive import ArchiveWriter, FrontierStore
 from nitpicker.archive.frontier_store import DONE, LEASED, PENDING
-from nitpicker.crawl.config import CrawlConfig
-from nitpicker.policy.urls import frontier_key
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-
-def _config(tmp_path: Path) -> CrawlConfig:
-    return CrawlConfig(roots=("http://example.com/",), output=str(tmp_path / "a.nitpicker"))
-
-
-def _entry(url: str, depth: int, mode: int = 0) -> tuple[str, str, int, int]:
-    return (frontier_key(url), url, depth, mode)
-
-
-def _states(path: Path) -> dict[str, int]:
-    conn = sqlite3.connect(path)
-    try:
-        return dict(conn.execute("SELECT url, state FROM frontier"))
-    finally:
-        conn.close()
-
-
-@pytest.fixture
-def writer(tmp_path: Path) -> Iterator[ArchiveWriter]:
-    w = ArchiveWriter.create(_config(tmp_path))
-    yield w
-    with contextlib.suppress(sqlite3.ProgrammingError):  # the test closed it
-        w.abandon()
+from tests.helpers import frontier_entry, frontier_states, writer_config
 
 
 @pytest.fixture
@@ -51,17 +20,17 @@ def test_add_ignores_a_duplicate_key(writer: ArchiveWriter, frontier: FrontierSt
     assert frontier.pending == 0
     added = frontier.add(
         [
-            _entry("http://example.com/a", 1),
-            _entry("https://example.com/a", 1),
-            _entry("http://example.com/b", 1),
+            frontier_entry("http://example.com/a", 1),
+            frontier_entry("https://example.com/a", 1),
+            frontier_entry("http://example.com/b", 1),
         ]
     )
     assert added == 2
     assert frontier.pending == 2
-    more = [_entry("https://example.com/b", 2), _entry("http://example.com/c", 2)]
+    more = [frontier_entry("https://example.com/b", 2), frontier_entry("http://example.com/c", 2)]
     assert frontier.add(more) == 1
     assert frontier.pending == 3
-    assert frontier.add([_entry("http://example.com/a", 0)]) == 0
+    assert frontier.add([frontier_entry("http://example.com/a", 0)]) == 0
     assert frontier.pending == 3
     rows = writer.conn.execute("SELECT url, depth FROM frontier ORDER BY id").fetchall()
     assert rows == [
@@ -72,12 +41,12 @@ def test_add_ignores_a_duplicate_key(writer: ArchiveWriter, frontier: FrontierSt
 def test_add_after_a_rollback_inserts_the_dropped_keys_again(
     writer: ArchiveWriter, frontier: FrontierStore
 ) -> None:
-    frontier.add([_entry("http://example.com/kept", 1)])
+    frontier.add([frontier_entry("http://example.com/kept", 1)])
     writer.commit()
-    frontier.add([_entry("http://example.com/dropped", 1)])
+    frontier.add([frontier_entry("http://example.com/dropped", 1)])
     writer.rollback()
     # The key was sent before the rollback: a memory of it must not skip the insert now.
-    assert frontier.add([_entry("http://example.com/dropped", 1)]) == 1
+    assert frontier.add([frontier_entry("http://example.com/dropped", 1)]) == 1
     writer.commit()
     urls = {url for (url,) in writer.conn.execute("SELECT url FROM frontier")}
     assert urls == {"http://example.com/kept", "http://example.com/dropped"}
@@ -87,8 +56,8 @@ def test_lease_shallowest_first_and_marks_leased(
     writer: ArchiveWriter, frontier: FrontierStore
 ) -> None:
     frontier.add(
-        [_entry("http://example.com/deep", 3), _entry("http://example.com/mid", 1),
-         _entry("http://example.com/", 0), _entry("http://example.com/mid2", 1, 1)]
+        [frontier_entry("http://example.com/deep", 3), frontier_entry("http://example.com/mid", 1),
+         frontier_entry("http://example.com/", 0), frontier_entry("http://example.com/mid2", 1, 1)]
     )
     first = frontier.lease(2)
     assert [(url, depth) for _, url, depth, _ in first] == [
@@ -112,7 +81,7 @@ def test_lease_shallowest_first_and_marks_leased(
 
 
 def test_release_leases_returns_unfetched_rows_to_pending(frontier: FrontierStore) -> None:
-    frontier.add([_entry(f"http://example.com/{n}", 1) for n in range(5)])
+    frontier.add([frontier_entry(f"http://example.com/{n}", 1) for n in range(5)])
     leased = frontier.lease(3)
     frontier.acknowledge(leased[0][0])
     assert frontier.pending == 2 and frontier.pending_count() == 4
@@ -125,12 +94,12 @@ def test_release_leases_returns_unfetched_rows_to_pending(frontier: FrontierStor
 
 
 def test_reopen_turns_leased_rows_back_to_pending(tmp_path: Path, writer: ArchiveWriter) -> None:
-    writer.frontier.add([_entry(f"http://example.com/{n}", n) for n in range(4)])
+    writer.frontier.add([frontier_entry(f"http://example.com/{n}", n) for n in range(4)])
     leased = writer.frontier.lease(3)
     writer.frontier.acknowledge(leased[0][0])
     writer.close()
-    path = Path(_config(tmp_path).output)
-    assert sorted(_states(path).values()) == [0, 1, 1, 2]
+    path = Path(writer_config(tmp_path).output)
+    assert sorted(frontier_states(path).values()) == [0, 1, 1, 2]
 
     again = ArchiveWriter.reopen(path)
     try:
@@ -150,7 +119,7 @@ def test_reopen_turns_leased_rows_back_to_pending(tmp_path: Path, writer: Archiv
 
 
 def test_has_pending_under_a_key_prefix(frontier: FrontierStore) -> None:
-    frontier.add([_entry("http://example.com/list/a/1", 1), _entry("http://example.com/other", 1)])
+    frontier.add([frontier_entry("http://example.com/list/a/1", 1), frontier_entry("http://example.com/other", 1)])
     assert frontier.has_pending_under("//example.com/list/")
     assert frontier.has_pending_under("//example.com/list/a/")
     assert not frontier.has_pending_under("//example.com/list/b/")
@@ -164,7 +133,7 @@ def test_has_pending_under_a_key_prefix(frontier: FrontierStore) -> None:
 def test_repromote_queues_new_and_done_rows_for_a_full_crawl(
     writer: ArchiveWriter, frontier: FrontierStore
 ) -> None:
-    frontier.add([_entry("http://example.com/metadata-only", 2, 1)])
+    frontier.add([frontier_entry("http://example.com/metadata-only", 2, 1)])
     row = frontier.lease(1)[0]
     frontier.acknowledge(row[0])
     assert frontier.pending == 0

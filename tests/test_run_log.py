@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-import pytest
 
 from nitpicker.archive import ArchiveWriter
-from nitpicker.crawl.config import CrawlConfig
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-
-def _config(tmp_path: Path) -> CrawlConfig:
-    return CrawlConfig(roots=("http://example.com/",), output=str(tmp_path / "a.nitpicker"))
+from tests.helpers import writer_config
 
 
 def _runs(path: Path) -> list[tuple[object, ...]]:
@@ -32,16 +21,9 @@ def _runs(path: Path) -> list[tuple[object, ...]]:
         conn.close()
 
 
-@pytest.fixture
-def writer(tmp_path: Path) -> Iterator[ArchiveWriter]:
-    w = ArchiveWriter.create(_config(tmp_path))
-    yield w
-    with contextlib.suppress(sqlite3.ProgrammingError):  # the test closed it
-        w.abandon()
-
 
 def test_start_and_end_are_committed_at_once(tmp_path: Path, writer: ArchiveWriter) -> None:
-    path = Path(_config(tmp_path).output)
+    path = Path(writer_config(tmp_path).output)
     run_id = writer.runs.start("crawl")
     assert run_id == writer.runs.run_id == 1
     # Another connection sees the row: it does not wait for the batch.
@@ -97,7 +79,7 @@ def test_capped_signatures_of_every_run_each_once_in_firing_order(
     writer.runs.end("stopped", "shutdown", 3, 0)
     writer.close()
 
-    again = ArchiveWriter.reopen(Path(_config(tmp_path).output))
+    again = ArchiveWriter.reopen(Path(writer_config(tmp_path).output))
     try:
         again.runs.start("resume")
         again.runs.record_trap_event("sig-c", "/q", 3, "http://example.com/q/1",

@@ -19,6 +19,7 @@ from typing import Any
 
 from nitpicker import __version__
 from nitpicker.items import MAX_URL_LENGTH
+from nitpicker.messages import shown_integer
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern, split_globs
 from nitpicker.policy.urls import is_valid_hostname, parse_url
 
@@ -215,17 +216,7 @@ def _check_integer(name: str, value: int | None, low: int, high: int) -> None:
         bound = f"must be at most {high}"
     else:
         bound = "must not be negative" if low == 0 else f"must be at least {low}"
-    raise ConfigError(f"{_flag(name)} {bound}, got {_shown(value)}")
-
-
-def _shown(value: int) -> str:
-    """``value`` as typed, or its first digits and length when it is too long to read."""
-    if abs(value) < 10**40:
-        return str(value)
-    if abs(value) >= 10**4000:  # str() refuses ints of more than 4300 digits
-        return "a number of more than 4000 digits"
-    digits = str(value)
-    return f"{digits[:12]}… ({len(digits.lstrip('-'))} digits)"
+    raise ConfigError(f"{_flag(name)} {bound}, got {shown_integer(value)}")
 
 
 def _check_positive(name: str, value: float | None, high: float) -> None:

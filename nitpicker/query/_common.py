@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from typing_extensions import TypedDict
 
+from nitpicker.messages import shown_integer
 from nitpicker.policy.signature import OG_FIELDS, is_signable, meta_signature
 from nitpicker.policy.urls import join_href, normalize_url
 
@@ -110,18 +111,8 @@ def check_integer(name: str, value: int | None, label: str | None = None) -> Non
         return
     low, high = INTEGER_RANGES[name]
     if not low <= value <= high:
-        raise ValueError(f"Invalid {label or name.replace('_', ' ')}: {_shown(value)}. "
+        raise ValueError(f"Invalid {label or name.replace('_', ' ')}: {shown_integer(value)}. "
                          f"Must be between {low} and {high}")
-
-
-def _shown(value: int) -> str:
-    """``value`` as typed, or its size when it is too long to read (or for ``str``)."""
-    if abs(value) < 10**40:
-        return str(value)
-    if abs(value) >= 10**4000:  # str() refuses ints of more than 4300 digits
-        return "a number of more than 4000 digits"
-    digits = str(value)
-    return f"{digits[:12]}… ({len(digits.lstrip('-'))} digits)"
 
 
 def check_paging(limit: int, offset: int) -> None:
