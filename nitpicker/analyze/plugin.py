@@ -1,0 +1,104 @@
+"""The contract between ``nitpicker analyze`` and an analyzer plugin.
+
+A plugin is found through the entry-point group ``nitpicker.analyze``. The entry point's name
+is the plugin's name (``axe``, ``markuplint`` …) and its object is a *factory*: a callable that
+takes the plugin's settings (a mapping, from the config file merged with CLI overrides) and
+returns an :class:`AnalyzePlugin`.
+
+The host's promises to a plugin:
+
+- ``open()`` is called once before the first page and ``close()`` once after the last (also
+  after Ctrl-C or an error), so a plugin starts its engine (a browser, a Node process) once.
+- ``each_page`` is called for every internal HTML page that has a snapshot, from at most
+  ``concurrency`` threads at once; ``each_url`` (if the plugin has one) for every URL, internal
+  and external, from the host's main thread.
+- When a call raises, the host calls it once more for the same page (a plugin whose engine
+  died restarts it on that call); a second failure is recorded as a plugin error for that page
+  and the run goes on.
+- Returning ``None`` means "nothing to record for this page".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "AnalyzePlugin",
+    "Findings",
+    "PageValue",
+    "PluginFactory",
+    "Snapshot",
+    "Violation",
+]
+
+ENTRY_POINT_GROUP = "nitpicker.analyze"
+
+Scalar = str | int | float | bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One archived page as a plugin sees it: its final URL and its HTML snapshot."""
+
+    page_id: int
+    url: str
+    html: str
+
+
+@dataclass(frozen=True, slots=True)
+class PageValue:
+    """One cell of a plugin's per-page table (SPEC §7.1 ``TableValue``)."""
+
+    value: Scalar
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One finding on one page (SPEC §7.1 ``Violation``).
+
+    ``severity`` is the plugin's own word (axe's impacts, ``error``/``warning``/``info``);
+    ``location`` is ``"line:col"`` in the snapshot when the plugin knows it, else ``None``.
+    """
+
+    validator: str
+    severity: str
+    rule: str
+    message: str
+    url: str
+    code: str = ""
+    location: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Findings:
+    """What one plugin found on one page: table cells keyed by header key, and violations."""
+
+    values: Mapping[str, PageValue] = field(default_factory=dict)
+    violations: Sequence[Violation] = ()
+
+
+@runtime_checkable
+class AnalyzePlugin(Protocol):
+    """An analyzer. ``each_url`` is optional: the host looks it up with ``getattr``."""
+
+    #: shown in the interactive selection and the progress line
+    label: str
+    #: recorded with every run; a new version re-analyses pages analysed by an older one
+    version: str
+    #: report columns: header key → column title (keys of ``Findings.values``); may be empty
+    headers: Mapping[str, str]
+    #: pages in flight at once for this plugin (the host's pool size), at least 1
+    concurrency: int
+
+    def open(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def each_page(self, snapshot: Snapshot) -> Findings | None: ...
+
+
+PluginFactory = Callable[[Mapping[str, Any]], AnalyzePlugin]
