@@ -1,0 +1,17 @@
+"""Package discovery that pyproject.toml cannot express.
+
+The bundled analyze plugins live in the top-level ``plugins/`` directory (the layout of
+docs/ARCHITECTURE.md) and install as the package ``nitpicker_plugins``, registered through
+the entry-point group ``nitpicker.analyze`` like a third party's. Everything else is in
+pyproject.toml.
+"""
+
+from setuptools import find_packages, setup
+
+PLUGINS = [f"nitpicker_plugins{p[len('plugins'):]}"
+           for p in find_packages(include=["plugins", "plugins.*"])]
+
+setup(
+    packages=find_packages(include=["nitpicker", "nitpicker.*"]) + PLUGINS,
+    package_dir={"nitpicker_plugins": "plugins"},
+)
