@@ -6,9 +6,9 @@ import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from nitpicker.policy.extract import PageMeta
+from nitpicker.policy.extract import JsonLdBlock, PageMeta
 
-__all__ = ["MAX_URL_LENGTH", "FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord", "too_long_stand_in"]
+__all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord", "too_long_stand_in"]
 
 
 class FollowMode(IntEnum):
@@ -82,6 +82,32 @@ class ResourceRecord:
 
 
 @dataclass(slots=True)
+class ConsoleRecord:
+    """A console message or an uncaught exception of a rendered page (one per distinct
+    message; ``count`` says how many times the page showed it)."""
+
+    kind: str
+    """``console`` (``console.log``, ``warn``, …) or ``exception`` (an uncaught error)."""
+    level: str
+    """``error``, ``warning``, ``info``, ``log`` or ``debug``."""
+    text: str
+    source_url: str = ""
+    """The script (or page) that wrote it; ``""`` when the browser did not say."""
+    line: int = 0
+    """1-based; 0 when unknown."""
+    column: int = 0
+    """1-based; 0 when unknown."""
+    count: int = 1
+
+    @property
+    def digest(self) -> str:
+        """What makes two pages' messages the same message (its row key in the archive)."""
+        key = "\0".join((self.kind, self.level, self.text, self.source_url, str(self.line),
+                          str(self.column)))
+        return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(slots=True)
 class Redirect:
     """One hop of a redirect chain that ended at the page."""
 
@@ -109,6 +135,11 @@ class PageItem:
     links: list[LinkRecord] = field(default_factory=list)
     images: list[ImageRecord] = field(default_factory=list)
     resources: list[ResourceRecord] = field(default_factory=list)
+    json_ld: list[JsonLdBlock] = field(default_factory=list)
+    """The page's JSON-LD blocks, in document order (in-scope HTML pages only)."""
+    console: list[ConsoleRecord] = field(default_factory=list)
+    """Console messages and uncaught exceptions, in order of first occurrence (rendered
+    pages only)."""
     html: str | None = None
     """The HTML snapshot (in-scope HTML pages only)."""
     skip_reason: str | None = None

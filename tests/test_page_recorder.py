@@ -14,6 +14,7 @@ from nitpicker.archive import ArchiveWriter, PageRecorder
 from nitpicker.archive.frontier_store import DONE, PENDING
 from nitpicker.crawl.config import CrawlConfig
 from nitpicker.items import (
+    ConsoleRecord,
     FollowMode,
     ImageRecord,
     LinkRecord,
@@ -22,7 +23,7 @@ from nitpicker.items import (
     ResourceRecord,
     too_long_stand_in,
 )
-from nitpicker.policy.extract import PageMeta
+from nitpicker.policy.extract import PageMeta, read_json_ld
 from nitpicker.policy.urls import frontier_key
 
 if TYPE_CHECKING:
@@ -249,3 +250,57 @@ def test_url_order_numbers_internal_pages_in_natural_order(
         "http://example.com/old": None,
     }
     assert not conn.in_transaction  # committed
+
+
+SHARED_WARNING = ConsoleRecord("console", "warning", "shared: deprecated", f"{SITE}/shared.js", 1, 9)
+
+
+def _rendered(path: str, *console: ConsoleRecord, json_ld: tuple[str, ...] = ()) -> PageItem:
+    return PageItem(url=SITE + path, frontier_id=None, depth=0, is_external=False,
+                    is_target=True, status=200, content_type="text/html",
+                    console=list(console), json_ld=[read_json_ld(text) for text in json_ld])
+
+
+def test_a_console_message_shown_by_several_pages_is_stored_once(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    error = ConsoleRecord("exception", "error", "TypeError: x", f"{SITE}/b", 12, 3)
+    tick = ConsoleRecord("console", "log", "tick", f"{SITE}/a", 4, 9, count=3)
+    a = pages.record(_rendered("/a", tick, SHARED_WARNING), [])
+    b = pages.record(_rendered("/b", SHARED_WARNING, error), [])
+    c = pages.record(_rendered("/c", ConsoleRecord("console", "warning", "shared: deprecated",
+                                                   f"{SITE}/shared.js", 1, 9)), [])
+    conn = writer.conn
+    messages = conn.execute(
+        'SELECT id, kind, level, text, source_url, line, "column" FROM console_messages'
+        " ORDER BY id").fetchall()
+    assert [m[1:] for m in messages] == [
+        ("console", "log", "tick", f"{SITE}/a", 4, 9),
+        ("console", "warning", "shared: deprecated", f"{SITE}/shared.js", 1, 9),
+        ("exception", "error", "TypeError: x", f"{SITE}/b", 12, 3),
+    ]
+    shared = messages[1][0]
+    links = conn.execute("SELECT page_id, message_id, position, count"
+                         " FROM page_console_messages ORDER BY page_id, position").fetchall()
+    assert links == [(a, messages[0][0], 0, 3), (a, shared, 1, 1), (b, shared, 0, 1),
+                     (b, messages[2][0], 1, 1), (c, shared, 0, 1)]
+
+
+def test_record_again_replaces_console_messages_and_json_ld(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    first = _rendered("/", SHARED_WARNING, json_ld=('{"@type": ["Product", "Thing"]}', "{,"))
+    page_id = pages.record(first, [])
+    conn = writer.conn
+    blocks = conn.execute("SELECT position, is_valid, error, source FROM json_ld_blocks"
+                          " WHERE page_id = ? ORDER BY position", (page_id,)).fetchall()
+    assert blocks == [
+        (0, 1, None, '{"@type": ["Product", "Thing"]}'),
+        (1, 0, "Expecting property name enclosed in double quotes (line 1, column 2)", "{,"),
+    ]
+    assert conn.execute("SELECT type FROM json_ld_types ORDER BY type").fetchall() == [
+        ("Product",), ("Thing",)]
+    assert pages.record(_rendered("/", json_ld=('{"@type": "Event"}',)), []) == page_id
+    assert conn.execute("SELECT position, is_valid FROM json_ld_blocks").fetchall() == [(0, 1)]
+    assert conn.execute("SELECT type FROM json_ld_types").fetchall() == [("Event",)]
+    assert conn.execute("SELECT count(*) FROM page_console_messages").fetchone()[0] == 0

@@ -1,8 +1,9 @@
 """PageRecorder: what a crawl learns about each URL, written into the archive's page tables.
 
 One call records one URL's result (:meth:`PageRecorder.record`): its ``pages`` row, its child
-rows (response headers, anchors, images, resources and their referrers and headers, the
-snapshot), the rows of its redirect hops, the stub rows of the pages it links to, the frontier
+rows (response headers, anchors, images, resources and their referrers and headers, JSON-LD
+blocks and their types, console messages — each distinct message once, linked to every page
+that showed it — and the snapshot), the rows of its redirect hops, the stub rows of the pages it links to, the frontier
 rows of the links to follow and the acknowledgement of its own frontier row, all in the open
 batch. Sitemap listings (:meth:`PageRecorder.record_sitemap`) and, when a run closes, the URL
 order (:meth:`PageRecorder.set_url_order`) are page facts too.
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from nitpicker.archive.writer import ArchiveWriter
-    from nitpicker.items import LinkRecord, PageItem, ResourceRecord
+    from nitpicker.items import ConsoleRecord, LinkRecord, PageItem, ResourceRecord
+    from nitpicker.policy.extract import JsonLdBlock
 
 __all__ = ["PageRecorder"]
 
@@ -74,7 +76,21 @@ _RECORD_RESOURCE = (
     " cdn = coalesce(excluded.cdn, resources.cdn)"
 )
 
-_FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers")
+_RECORD_CONSOLE_MESSAGE = (
+    'INSERT INTO console_messages(digest, kind, level, text, source_url, line, "column")'
+    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO NOTHING"
+)
+_LINK_CONSOLE_MESSAGE = (
+    "INSERT OR IGNORE INTO page_console_messages(page_id, message_id, position, count)"
+    " SELECT ?, id, ?, ? FROM console_messages WHERE digest = ?"
+)
+_FORGET_JSON_LD_TYPES = (
+    "DELETE FROM json_ld_types WHERE block_id IN"
+    " (SELECT id FROM json_ld_blocks WHERE page_id = ?)"
+)
+
+_FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers",
+                     "page_console_messages", "json_ld_blocks")
 """The child tables of a fetched page (constant names: formatted into statements)."""
 
 
@@ -204,11 +220,48 @@ class PageRecorder:
             )
         if item.resources:
             self._insert_resources(page_id, item.resources)
+        conn.execute(_FORGET_JSON_LD_TYPES, (page_id,))
+        conn.execute("DELETE FROM json_ld_blocks WHERE page_id = ?", (page_id,))
+        if item.json_ld:
+            self._insert_json_ld(page_id, item.json_ld)
+        conn.execute("DELETE FROM page_console_messages WHERE page_id = ?", (page_id,))
+        if item.console:
+            self._insert_console(page_id, item.console)
         if item.html is not None:
             conn.execute(
                 "INSERT OR REPLACE INTO snapshots(page_id, encoding, html) VALUES (?, 'zlib', ?)",
                 (page_id, zlib.compress(item.html.encode("utf-8"), 1)),
             )
+
+    def _insert_json_ld(self, page_id: int, blocks: list[JsonLdBlock]) -> None:
+        conn = self._conn
+        for position, block in enumerate(blocks):
+            row = conn.execute(
+                "INSERT INTO json_ld_blocks(page_id, position, is_valid, error, source)"
+                " VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (page_id, position, block.is_valid, block.error, block.source),
+            ).fetchone()
+            if block.types:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO json_ld_types(block_id, type) VALUES (?, ?)",
+                    [(row[0], kind) for kind in block.types],
+                )
+
+    def _insert_console(self, page_id: int, records: list[ConsoleRecord]) -> None:
+        # A message shown by many pages (a shared script's warning) is one row: inserted by
+        # the first page, found by its digest for the others.
+        conn = self._conn
+        digests = [record.digest for record in records]
+        conn.executemany(
+            _RECORD_CONSOLE_MESSAGE,
+            [(digest, r.kind, r.level, r.text, r.source_url, r.line, r.column)
+             for digest, r in zip(digests, records, strict=True)],
+        )
+        conn.executemany(
+            _LINK_CONSOLE_MESSAGE,
+            [(page_id, position, r.count, digest)
+             for position, (digest, r) in enumerate(zip(digests, records, strict=True))],
+        )
 
     def _insert_links(self, page_id: int, links: list[LinkRecord], depth: int) -> None:
         # A page's links go to SQLite as JSON arrays, a statement for all of them, so the GIL
@@ -286,7 +339,8 @@ class PageRecorder:
     def unfetch_now_in_scope(self, is_in_scope: Callable[[str], bool]) -> list[tuple[int, str]]:
         """Out-of-scope rows now in scope lose their fetched facts, their ids kept.
 
-        Their child rows (anchors, images, headers, snapshot, resource referrers) are removed
+        Their child rows (anchors, images, headers, snapshot, resource referrers, console
+        messages, JSON-LD blocks) are removed
         and their fetched columns reset (``--append``). Returns (id, url).
         """
         self._begin()
@@ -297,6 +351,7 @@ class PageRecorder:
             if is_in_scope(url)
         ]
         ids = [(page_id,) for page_id, _ in rows]
+        self._conn.executemany(_FORGET_JSON_LD_TYPES, ids)
         for table in _FETCHED_CHILDREN:
             self._conn.executemany(f"DELETE FROM {table} WHERE page_id = ?", ids)
         self._conn.executemany(

@@ -26,6 +26,7 @@ from typer.core import TyperGroup
 
 from nitpicker.cli.output import fail
 from nitpicker.query import (
+    CONSOLE_LEVELS,
     DUPLICATE_FIELDS,
     INTEGER_RANGES,
     LINK_TYPES,
@@ -43,8 +44,10 @@ from nitpicker.query import (
     get_resource_referrers,
     get_summary,
     get_violations,
+    list_console_messages,
     list_crawl_runs,
     list_images,
+    list_json_ld,
     list_links,
     list_pages,
     list_resources,
@@ -456,3 +459,37 @@ def trap_events(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
     Example: nitpicker query site.nitpicker trap-events
     """
     _answer(ctx, list_trap_events, pretty=pretty, limit=limit, offset=offset)
+
+
+@app.command()
+def console(
+    ctx: typer.Context,
+    level: Annotated[str | None, typer.Option("--level", help=f"This level only: {', '.join(CONSOLE_LEVELS)}.", show_default=False)] = None,
+    url: Annotated[str | None, typer.Option("--url", help="The messages of this page only, in the order it showed them (also tried normalised).", show_default=False)] = None,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Console messages and uncaught exceptions of the rendered pages, each once with its pages.
+
+    Example: nitpicker query site.nitpicker console --level warning
+    """
+    _answer(ctx, list_console_messages, pretty=pretty, missing="Page not found", level=level,
+            url=url, limit=limit, offset=offset)
+
+
+@app.command()
+def json_ld(
+    ctx: typer.Context,
+    type_: Annotated[str | None, typer.Option("--type", help="Pages with a block of this @type only (exact: Product).", show_default=False)] = None,
+    invalid: Annotated[bool, typer.Option("--invalid", help="Pages with a block that is not valid JSON-LD only.")] = False,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Pages with JSON-LD blocks, their @types, and the blocks that do not parse.
+
+    Example: nitpicker query site.nitpicker json-ld --type Product
+    """
+    _answer(ctx, list_json_ld, pretty=pretty, type=type_, invalid=invalid, limit=limit,
+            offset=offset)

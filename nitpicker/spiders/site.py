@@ -236,6 +236,10 @@ class SiteSpider(Spider):
 
     def _read_rendered(self, response: Response, item: PageItem, rendered: RenderResult) -> None:
         """A page the browser rendered: the same extraction over the rendered HTML."""
+        console = rendered.console
+        item.console = console.records
+        if console.dropped:
+            self.crawler.stats.inc_value("nitpicker/render/console_dropped", console.dropped)
         if rendered.html is None:
             item.status = -1
             item.is_target = False
@@ -318,6 +322,7 @@ class SiteSpider(Spider):
             item.links_capped = True
             self.crawler.stats.inc_value("nitpicker/links/capped_pages")
         item.meta = found.meta
+        item.json_ld = found.json_ld
         item.html = html
         base = response.url
         if found.base_href:

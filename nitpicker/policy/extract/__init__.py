@@ -4,8 +4,9 @@
 repairs the markup exactly as it would to build a tree, but instead of a tree it calls back into a
 small Python object for every start tag, end tag and text chunk.  Nothing is kept but the facts a
 crawl needs: the ``<head>`` metadata (:class:`PageMeta`), the ``<base href>``, every link
-(:class:`AnchorRef`), every ``<img>`` (:class:`ImageRef`) and every sub-resource URL
-(:class:`ResourceRef`).
+(:class:`AnchorRef`), every ``<img>`` (:class:`ImageRef`), every sub-resource URL
+(:class:`ResourceRef`) and every JSON-LD block (:class:`JsonLdBlock`, parsed only when the page
+has one: :mod:`nitpicker.policy.extract.json_ld`).
 
 The values are those a browser's DOM would give (``querySelector`` and ``textContent``), so the
 result agrees with a selector-based reading of the tree lxml would build for the same text:
@@ -34,15 +35,18 @@ from typing import Any
 from lxml import etree
 
 from nitpicker.policy.extract.facts import AnchorRef, Extracted, ImageRef, PageMeta, ResourceRef
+from nitpicker.policy.extract.json_ld import JsonLdBlock, read_json_ld
 from nitpicker.policy.extract.target import Target
 
 __all__ = [
     "AnchorRef",
     "Extracted",
     "ImageRef",
+    "JsonLdBlock",
     "PageMeta",
     "ResourceRef",
     "extract",
+    "read_json_ld",
 ]
 
 
