@@ -21,9 +21,11 @@ from nitpicker.query import (
     get_summary,
     get_violations,
     list_broken_links,
+    list_console_messages,
     list_crawl_runs,
     list_external_links,
     list_images,
+    list_json_ld,
     list_orphaned_pages,
     list_pages,
     list_resources,
@@ -274,6 +276,8 @@ def _every_query(conn: sqlite3.Connection) -> list[Callable[[], object]]:
         lambda: find_mismatches(conn, "canonical"), lambda: check_headers(conn),
         lambda: check_headers(conn, missing_only=True),
         lambda: get_duplicate_clusters(conn, min_count=1), lambda: list_crawl_runs(conn),
+        lambda: list_console_messages(conn), lambda: list_console_messages(conn, url=url),
+        lambda: list_json_ld(conn), lambda: list_json_ld(conn, type="Product", invalid=True),
     ]
 
 
@@ -294,6 +298,10 @@ def test_an_archive_from_before_the_query_indexes_answers_everything(
     assert results[0]["total_pages"] == 2  # type: ignore[index]
     assert find_duplicates(conn)["items"][0]["urls"] == [f"{BASE}/", f"{BASE}/a/b"]
     assert find_mismatches(conn, "canonical")["total"] == 1
+    # no console or JSON-LD tables before 0010 / 0011: nothing to list, nothing created
+    assert list_console_messages(conn) == list_console_messages(conn, url=f"{BASE}/") == {
+        "items": [], "total": 0, "offset": 0, "limit": 100}
+    assert list_json_ld(conn, type="Product")["total"] == 0
 
 
 def _plans(conn: sqlite3.Connection, query: Callable[[], object]) -> list[str]:
