@@ -15,8 +15,8 @@ BLOCKS = [
     ('{"@type": "Product", "offers": {"@type": "Offer"}}', ["Product"], None),
     ('{"@type": ["Article", "NewsArticle"]}', ["Article", "NewsArticle"], None),
     ('[{"@type": "BreadcrumbList"}, {"@type": "WebPage"}]', ["BreadcrumbList", "WebPage"], None),
-    ('{"@context": "https://schema.org", "@graph": [{"@type": "WebSite"}, {"@type": "WebPage"},'
-     ' {"@type": "Person", "worksFor": {"@type": "Organization"}}]}',
+    (('{"@context": "https://schema.org", "@graph": [{"@type": "WebSite"}, {"@type": "WebPage"},'
+      ' {"@type": "Person", "worksFor": {"@type": "Organization"}}]}'),
      ["WebSite", "WebPage", "Person"], None),
     # @graph inside a top-level array, and a graph node's own type
     ('[{"@type": "WebSite", "@graph": [{"@type": "Person"}]}, {"@graph": {"@type": "Event"}}]',

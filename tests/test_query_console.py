@@ -85,11 +85,11 @@ def test_query_console_errors_are_one_line(archive: Path, tmp_path: Path) -> Non
     assert answer.returncode == 0, answer.stderr
     assert [m["text"] for m in json.loads(answer.stdout)["items"]] == ["shared", "Error: boom"]
     for args, message in (
-        (("--level", "warn"), "Error: Invalid level: 'warn'. Must be one of: error, warning, "
-                              "info, log, debug"),
+        (("--level", "warn"), ("Error: Invalid level: 'warn'. Must be one of: error, warning, "
+                               "info, log, debug")),
         (("--url", f"{SITE}/nowhere"), f"Error: Page not found: {SITE}/nowhere"),
-        (("--limit", "-1"), "Error: Invalid --limit: -1. Must be between 0 and "
-                            "9223372036854775807"),
+        (("--limit", "-1"), ("Error: Invalid --limit: -1. Must be between 0 and "
+                             "9223372036854775807")),
     ):
         failed = run("query", str(archive), "console", *args, cwd=tmp_path)
         assert (failed.returncode, failed.stdout, failed.stderr.strip()) == (1, "", message)

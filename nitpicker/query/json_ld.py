@@ -91,7 +91,7 @@ def _page(conn: sqlite3.Connection, page_id: int, url: str) -> JsonLdPage:
 def list_json_ld(
     conn: sqlite3.Connection,
     *,
-    type: str | None = None,  # noqa: A002 (the flag's name, as in list_links)
+    type: str | None = None,  # (shadows the builtin: the flag's name, as in list_links)
     invalid: bool = False,
     limit: int = 100,
     offset: int = 0,

@@ -20,11 +20,13 @@ location the stack's first frame. Lines and columns are 1-based, as DevTools sho
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from nitpicker.items import ConsoleRecord
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from playwright.async_api import ConsoleMessage
 
 __all__ = ["MAX_MESSAGES", "MAX_TEXT", "ConsoleLog", "console_level", "stack_location"]
@@ -103,7 +105,8 @@ class ConsoleLog:
         """``page.on("console")``."""
         if not self.listening:
             return
-        location: dict[str, Any] = message.location or {}
+        # lineNumber and columnNumber are 0-based (SourceLocation's line and column are newer)
+        location = cast("Mapping[str, Any]", message.location or {})
         url = str(location.get("url") or "")
         line = int(location.get("lineNumber") or 0)
         column = int(location.get("columnNumber") or 0)
