@@ -59,8 +59,8 @@ _KINDS = {str: "a string", int: "a number", float: "a number", bool: "a boolean"
 def read_json_ld(text: str) -> JsonLdBlock:
     """The :class:`JsonLdBlock` of one block's text (never raises)."""
     source = text.strip(" \t\n\r\f")
-    # An HTML comment around the JSON (an old habit for scripts) is not JSON either: a browser
-    # hands the text to JSON.parse as it is, and so does a search engine.
+    # The text is read as it is, as JSON.parse would: an HTML comment around the JSON (an old
+    # habit for scripts) makes the block invalid.
     if not source:
         return JsonLdBlock(source, error="empty block")
     try:
