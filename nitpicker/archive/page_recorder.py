@@ -311,6 +311,21 @@ class PageRecorder:
         return rows
 
     @serialised
+    def unreachable(self, urls: tuple[str, ...]) -> dict[str, str]:
+        """Of ``urls``, those fetched with no HTTP answer (status -1, at the end of their
+        redirects): url -> the fetch error. A URL not fetched yet is not among them."""
+        found: dict[str, str] = {}
+        for url in urls:
+            row = self._conn.execute(
+                "SELECT coalesce(d.status, p.status), coalesce(d.status_text, p.status_text)"
+                " FROM pages p LEFT JOIN pages d ON d.id = p.redirect_dest_id WHERE p.url = ?",
+                (url,),
+            ).fetchone()
+            if row is not None and row[0] == -1:
+                found[url] = row[1] or ""
+        return found
+
+    @serialised
     def set_url_order(self) -> None:
         """Fill ``pages.order``: the natural URL order of internal pages, 1..N.
 

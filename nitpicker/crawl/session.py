@@ -179,6 +179,18 @@ class CrawlSession:
         logger.info("append: %d new root(s), %d row(s) re-promoted into scope",
                     len(self.config.append), len(repromoted))
 
+    def _check_new_roots(self, writer: ArchiveWriter) -> None:
+        """``--append`` whose every new root was fetched with no HTTP answer failed
+        (``network``), whatever else the run fetched: the append is then undone."""
+        roots = self.config.append
+        if not roots:
+            return
+        unreachable = writer.pages.unreachable(roots)
+        if len(unreachable) == len(roots):
+            shown = "; ".join(f"{url} ({error})" for url, error in unreachable.items())
+            self.failure = RunFailure("network", f"every new root failed to fetch: {shown}")
+            logger.error("append failed (network): %s", self.failure.detail)
+
     def add_root(self, url: str) -> None:
         """A new scope entry found while crawling (a redirecting root's destination)."""
         logger.info("root redirected: %s is now a root too", url)
@@ -228,6 +240,7 @@ class CrawlSession:
             if self.failure is None:
                 writer.commit()
                 writer.frontier.release_leases()
+                self._check_new_roots(writer)
             else:
                 writer.rollback()
             writer.finish(order=self.failure is None)
