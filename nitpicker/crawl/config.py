@@ -106,6 +106,8 @@ class CrawlConfig:
     resume: bool = False
     append: tuple[str, ...] = ()
     """Roots added to an existing archive by ``--append`` (already part of ``roots``)."""
+    retry_failed: bool = False
+    """``--retry-failed``: a resume that first queues the archive's failed URLs again."""
     strict: bool = False
 
     def __post_init__(self) -> None:
@@ -194,6 +196,9 @@ class CrawlConfig:
         if "append" in values:
             raise ConfigError("append is not a crawl argument: add roots to an archive with "
                               "nitpicker crawl --append FILE URL… (it keeps a backup)")
+        if "retry_failed" in values:
+            raise ConfigError("retry_failed is not a crawl argument: fetch an archive's failed "
+                              "URLs again with nitpicker crawl --retry-failed FILE")
         if values.get("resume"):
             if not values.get("output"):
                 raise ConfigError("missing crawl argument: -a output=FILE (the archive to resume)")

@@ -8,7 +8,8 @@ their arguments (:meth:`CrawlConfig.from_spider_args`). Here, and only here:
 - a new crawl's options become a config (:func:`new_config`): excludes split, the built-in
   excluded URLs added once, the default User-Agent, the archive path resolved; the roots are
   validated by ``CrawlConfig`` itself;
-- a resume (:func:`resume_config`) and an append (:func:`append_config`) start from the
+- a resume (:func:`resume_config`), a retry of failed URLs (:func:`retry_failed_config`) and
+  an append (:func:`append_config`) start from the
   options stored in the archive. The options of :data:`RUNTIME_OPTIONS` (how the crawl runs)
   are this run's. Any other option given must be what the archive holds already — then it is
   honoured as is — or the run is refused with one line naming it: an option is never dropped
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
-__all__ = ["RUNTIME_OPTIONS", "GivenOptions", "append_config", "new_config", "resume_config"]
+__all__ = ["RUNTIME_OPTIONS", "GivenOptions", "append_config", "new_config", "resume_config",
+           "retry_failed_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +111,18 @@ def resume_config(path: Path, options: GivenOptions) -> CrawlConfig:
     config = CrawlConfig.from_json(info.config_json, resume=True, output=str(path),
                                    **_runtime(options))
     _refuse_changes(config, options, options.name("resume"), ("resume", "output"))
+    return config
+
+
+def retry_failed_config(path: Path, options: GivenOptions) -> CrawlConfig:
+    """The config of ``--retry-failed``: a resume (the archive's options, this run's runtime
+    options) that first queues the archive's failed URLs again."""
+    from nitpicker.crawl.append import stored_crawl_info
+
+    info = stored_crawl_info(path)
+    config = CrawlConfig.from_json(info.config_json, resume=True, retry_failed=True,
+                                   output=str(path), **_runtime(options))
+    _refuse_changes(config, options, options.name("retry_failed"), ("retry_failed", "output"))
     return config
 
 

@@ -125,9 +125,14 @@ class CrawlSession:
     def _start_run(self, writer: ArchiveWriter) -> None:
         """The open phase: the run's row, the roots, the size budget, the inbound index."""
         if self.config.resume:
+            kind = "resume"
             if self.config.append:
+                kind = "append"
                 self._prepare_append(writer)
-            writer.runs.start("append" if self.config.append else "resume")
+            elif self.config.retry_failed:
+                kind = "retry"
+                self._prepare_retry(writer)
+            writer.runs.start(kind)
         else:
             writer.runs.start("crawl")
             writer.frontier.add(
@@ -178,6 +183,16 @@ class CrawlSession:
         writer.commit()
         logger.info("append: %d new root(s), %d row(s) re-promoted into scope",
                     len(self.config.append), len(repromoted))
+
+    def _prepare_retry(self, writer: ArchiveWriter) -> None:
+        """``--retry-failed``: the failed URLs (not those of a capped trap) queued again."""
+        from nitpicker.crawl.retry import retry_plan
+
+        plan = retry_plan(writer.conn)
+        writer.frontier.requeue(plan.frontier_entries())
+        writer.commit()
+        logger.info("retry: %d failed URL(s) queued again, %d left under capped traps",
+                    len(plan.retry), len(plan.capped))
 
     def _check_new_roots(self, writer: ArchiveWriter) -> None:
         """``--append`` whose every new root was fetched with no HTTP answer failed
