@@ -74,6 +74,9 @@ _RECORD_RESOURCE = (
     " cdn = coalesce(excluded.cdn, resources.cdn)"
 )
 
+_MARK_SITEMAP = "UPDATE pages SET in_sitemap = 1 WHERE id = ?"
+_MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
+
 _FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers")
 """The child tables of a fetched page (constant names: formatted into statements)."""
 
@@ -165,13 +168,20 @@ class PageRecorder:
     @serialised
     def record_sitemap(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
         """Mark ``(url, is_external)`` pages as listed in a sitemap; queue the in-scope ones."""
+        return self._record_listed(_MARK_SITEMAP, entries, depth)
+
+    @serialised
+    def record_inventory(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
+        """Mark ``(url, is_external)`` pages as listed in the inventory (``--inventory``);
+        queue the in-scope ones, as sitemap URLs are."""
+        return self._record_listed(_MARK_INVENTORY, entries, depth)
+
+    def _record_listed(self, mark: str, entries: list[tuple[str, bool]], depth: int) -> int:
         self._begin()
         if self._budget.pages is not None:
             self._budget.cap_for_crawl(len(entries))
         ids = self.ids({url: (external, depth) for url, external in entries})
-        self._conn.executemany(
-            "UPDATE pages SET in_sitemap = 1 WHERE id = ?", [(ids[url],) for url, _ in entries]
-        )
+        self._conn.executemany(mark, [(ids[url],) for url, _ in entries])
         added = self._frontier.add(
             (frontier_key(url), url, depth, 0) for url, external in entries if not external
         )

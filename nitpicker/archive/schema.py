@@ -212,6 +212,13 @@ CREATE TABLE trap_events (
 )
 """
 
+_PAGE_ORIGIN: Final = """
+ALTER TABLE pages ADD COLUMN in_inventory INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX pages_in_inventory ON pages(in_inventory) WHERE in_inventory = 1
+"""
+"""Where a page's URL came from besides links: ``in_inventory`` (``--inventory FILE``: URLs
+known from elsewhere), beside ``in_sitemap`` (0005)."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -221,6 +228,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0006_links_capped",
      "ALTER TABLE pages ADD COLUMN links_capped INTEGER NOT NULL DEFAULT 0"),
     ("0007_trap_events", _TRAP_EVENTS),
+    ("0012_page_origin", _PAGE_ORIGIN),
 )
 
 

@@ -22,6 +22,7 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nitpicker.crawl.config import (
@@ -35,7 +36,6 @@ from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, split_globs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
 
 __all__ = ["RUNTIME_OPTIONS", "GivenOptions", "append_config", "new_config", "resume_config",
            "retry_failed_config"]
@@ -82,6 +82,8 @@ def config_value(option: str, value: Any) -> Any:
         return DEFAULT_EXCLUDED_URLS + tuple(value or ())
     if option == "user_agent":
         return value or default_user_agent()
+    if option == "inventory":
+        return str(Path(value).expanduser().resolve()) if value else ""
     if isinstance(value, list):
         return tuple(value)
     return value
@@ -100,6 +102,11 @@ def new_config(options: GivenOptions, *, cwd: Path | None = None,
     values["recursive"] = values.get("recursive", True) and not single and not list_mode
     values["output"] = resolve_output_path(values.get("output") or "", roots[0] if roots else "",
                                            cwd)
+    if values.get("inventory"):
+        from nitpicker.crawl.inventory import read_inventory
+
+        values["inventory_urls"] = read_inventory(
+            Path(values["inventory"]), disable_queries=bool(values.get("disable_queries")))
     return CrawlConfig(**values)
 
 

@@ -138,6 +138,7 @@ class CrawlSession:
             writer.frontier.add(
                 (frontier_key(root), root, 0, int(FollowMode.FULL)) for root in self.config.roots
             )
+            self._seed_inventory(writer)
             writer.commit()
         if self.max_archive_bytes:
             writer.set_size_budget(self.max_archive_bytes)
@@ -183,6 +184,25 @@ class CrawlSession:
         writer.commit()
         logger.info("append: %d new root(s), %d row(s) re-promoted into scope",
                     len(self.config.append), len(repromoted))
+
+    def _seed_inventory(self, writer: ArchiveWriter) -> None:
+        """``--inventory``: its URLs marked ``in_inventory`` and the in-scope ones queued, with
+        the roots (a root listed keeps depth 0)."""
+        urls = self.config.inventory_urls
+        if not urls:
+            return
+        roots = set(self.config.roots)
+        by_depth: dict[int, list[tuple[str, bool]]] = {0: [], 1: []}
+        for raw in urls:
+            parsed = self.policy_url(raw)
+            if parsed is not None and parsed.is_http:
+                entry = (parsed.url, not self.in_scope(parsed))
+                by_depth[0 if parsed.url in roots else 1].append(entry)
+        for depth, entries in by_depth.items():
+            if entries:
+                writer.pages.record_inventory(entries, depth)
+        logger.info("inventory: %d URL(s) listed, %d in scope", len(urls),
+                    sum(not external for entries in by_depth.values() for _, external in entries))
 
     def _prepare_retry(self, writer: ArchiveWriter) -> None:
         """``--retry-failed``: the failed URLs (not those of a capped trap) queued again."""
