@@ -150,8 +150,8 @@ def test_nothing_failed_but_capped_pages_says_so(tmp_path: Path, site: FixtureSi
          "--retry-failed and --append cannot be used together"),
         (["--retry-failed", "base.nitpicker", "--dedupe-cap", "3"],
          "--dedupe-cap cannot change with --retry-failed"),
-        (["--retry-failed", "stopped.nitpicker"], "URL(s) not crawled yet: finish its crawl with"
-                                                  " --resume first"),
+        (["--retry-failed", "stopped.nitpicker"],
+         "URL(s) not crawled yet: finish its crawl with --resume first"),
     ],
 )
 def test_retry_failed_bad_input(site: FixtureSite, tmp_path: Path, args: list[str],
