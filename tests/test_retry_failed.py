@@ -150,6 +150,8 @@ def test_nothing_failed_but_capped_pages_says_so(tmp_path: Path, site: FixtureSi
          "--retry-failed and --append cannot be used together"),
         (["--retry-failed", "base.nitpicker", "--dedupe-cap", "3"],
          "--dedupe-cap cannot change with --retry-failed"),
+        (["--retry-failed", "clean.nitpicker", "--no-image"],  # even with nothing to retry
+         "--no-image cannot change with --retry-failed"),
         (["--retry-failed", "stopped.nitpicker"],
          "URL(s) not crawled yet: finish its crawl with --resume first"),
     ],
@@ -166,6 +168,8 @@ def test_retry_failed_bad_input(site: FixtureSite, tmp_path: Path, args: list[st
         conn.execute("INSERT INTO pages(url, scraped, is_external, depth, status)"
                      " VALUES ('http://localhost:1/x', 1, 1, 1, -1)")
     conn.close()
+    assert run("crawl", site.url("/about"), "-o", "clean", "--silent",
+               cwd=tmp_path).returncode == 0
     (tmp_path / "text.nitpicker").write_text("not sqlite")
     before = {p.name: sha256(p) for p in tmp_path.glob("*.nitpicker")}
     result = run("crawl", *args, cwd=tmp_path)

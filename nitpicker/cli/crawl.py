@@ -209,6 +209,7 @@ def _retry_failed(path: Path, options: GivenOptions, *, urls: list[str], others:
                           "--list-file: the archive holds the crawl")
     path = path.expanduser().resolve()
     check_archive_file(path)
+    config = retry_failed_config(path, options)  # a flag that would change the crawl: refused
     conn = open_archive(path)
     try:
         plan = retry_plan(conn)
@@ -223,7 +224,7 @@ def _retry_failed(path: Path, options: GivenOptions, *, urls: list[str], others:
     if plan.pending:
         raise ConfigError(f"{path} has {plan.pending} URL(s) not crawled yet: finish its crawl "
                           "with --resume first, then --retry-failed")
-    return retry_failed_config(path, options)
+    return config
 
 
 _OPTIONS = {
