@@ -69,6 +69,18 @@ def test_inventory_urls_are_crawled_labelled_and_their_orphans_listed(site: Fixt
     assert [url for url in items if "/inventory/" in url] == [site.url("/inventory/unlinked")]
 
 
+def test_excluded_inventory_urls_are_skipped_rows(site: FixtureSite, tmp_path: Path) -> None:
+    inventory = write_inventory(tmp_path, site)
+    result = run("crawl", site.url("/inventory/"), "-o", "inv", "--inventory", inventory.name,
+                 "--exclude", "/inventory/unl*", "--silent", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    archive = Archive(tmp_path / "inv.nitpicker")
+    unlinked = archive.page(site.url("/inventory/unlinked"))
+    assert (unlinked["in_inventory"], unlinked["is_skipped"], unlinked["skip_reason"],
+            unlinked["status"]) == (1, 1, "excluded", None)
+    assert archive.page(site.url("/inventory/beyond")) is None
+
+
 def test_inventory_file_reading(tmp_path: Path) -> None:
     good = tmp_path / "urls.txt"
     good.write_text("HTTP://Example.com/a#x\n  # comment\nhttp://example.com/a\n"

@@ -22,7 +22,7 @@ from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.policy.urls import frontier_key, natural_order_key
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
 
     from nitpicker.archive.writer import ArchiveWriter
     from nitpicker.items import LinkRecord, PageItem, ResourceRecord
@@ -171,19 +171,27 @@ class PageRecorder:
         return self._record_listed(_MARK_SITEMAP, entries, depth)
 
     @serialised
-    def record_inventory(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
+    def record_inventory(self, entries: list[tuple[str, bool]], depth: int = 1,
+                         excluded: Collection[str] = ()) -> int:
         """Mark ``(url, is_external)`` pages as listed in the inventory (``--inventory``);
-        queue the in-scope ones, as sitemap URLs are."""
-        return self._record_listed(_MARK_INVENTORY, entries, depth)
+        queue the in-scope ones, as sitemap URLs are, but those ``excluded`` (``--exclude``,
+        ``--exclude-url``): they are skipped rows, as an excluded link is."""
+        return self._record_listed(_MARK_INVENTORY, entries, depth, excluded)
 
-    def _record_listed(self, mark: str, entries: list[tuple[str, bool]], depth: int) -> int:
+    def _record_listed(self, mark: str, entries: list[tuple[str, bool]], depth: int,
+                       excluded: Collection[str] = ()) -> int:
         self._begin()
         if self._budget.pages is not None:
             self._budget.cap_for_crawl(len(entries))
         ids = self.ids({url: (external, depth) for url, external in entries})
         self._conn.executemany(mark, [(ids[url],) for url, _ in entries])
+        if excluded:
+            self._conn.executemany(
+                "UPDATE pages SET scraped = 1, is_skipped = 1, skip_reason = 'excluded'"
+                " WHERE id = ? AND scraped = 0", [(ids[url],) for url in excluded])
         added = self._frontier.add(
-            (frontier_key(url), url, depth, 0) for url, external in entries if not external
+            (frontier_key(url), url, depth, 0) for url, external in entries
+            if not external and url not in excluded
         )
         self._archive.dirty += 1
         return added

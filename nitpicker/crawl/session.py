@@ -193,14 +193,17 @@ class CrawlSession:
             return
         roots = set(self.config.roots)
         by_depth: dict[int, list[tuple[str, bool]]] = {0: [], 1: []}
+        excluded: set[str] = set()
         for raw in urls:
             parsed = self.policy_url(raw)
             if parsed is not None and parsed.is_http:
-                entry = (parsed.url, not self.in_scope(parsed))
-                by_depth[0 if parsed.url in roots else 1].append(entry)
+                external = not self.in_scope(parsed)
+                if not external and self.excludes.excludes_url(parsed):
+                    excluded.add(parsed.url)
+                by_depth[0 if parsed.url in roots else 1].append((parsed.url, external))
         for depth, entries in by_depth.items():
             if entries:
-                writer.pages.record_inventory(entries, depth)
+                writer.pages.record_inventory(entries, depth, excluded)
         logger.info("inventory: %d URL(s) listed, %d in scope", len(urls),
                     sum(not external for entries in by_depth.values() for _, external in entries))
 
