@@ -353,7 +353,7 @@ def test_orphaned_pages(conn: sqlite3.Connection, u: Any) -> None:
     assert [i["url"] for i in result["items"]] == [
         u("/error-status/"), u("/errors/"), u("/meta/"), u("/query/"), u("/redirect/")]
     assert result["items"][0] == {"url": u("/error-status/"), "title": "Error Status Top",
-                                  "status": 200}
+                                  "status": 200, "in_sitemap": False, "in_inventory": False}
     assert result["total"] == 5
     assert list_orphaned_pages(conn, limit=2, offset=4)["items"] == result["items"][4:]
     assert list_orphaned_pages(conn, offset=9) == {"items": [], "total": 5, "offset": 9,

@@ -138,6 +138,18 @@ class FrontierStore:
         self.pending = self.pending_count()
 
     @serialised
+    def requeue(self, entries: Iterable[tuple[str, str, int, int]]) -> None:
+        """(key, url, depth, mode) rows pending again, added when missing (``--retry-failed``:
+        URLs fetched before, to fetch once more)."""
+        self._begin()
+        self._conn.executemany(
+            "INSERT INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET state = 0, mode = excluded.mode",
+            list(entries),
+        )
+        self.pending = self.pending_count()
+
+    @serialised
     def has_pending_under(self, key_prefix: str) -> bool:
         """Whether a row not done yet has a key starting with ``key_prefix`` (``//host/path/``)."""
         row = self._conn.execute(

@@ -23,7 +23,7 @@ from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.policy.urls import frontier_key, natural_order_key
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
 
     from nitpicker.archive.writer import ArchiveWriter
     from nitpicker.items import ConsoleRecord, LinkRecord, PageItem, ResourceRecord
@@ -88,6 +88,9 @@ _FORGET_JSON_LD_TYPES = (
     "DELETE FROM json_ld_types WHERE block_id IN"
     " (SELECT id FROM json_ld_blocks WHERE page_id = ?)"
 )
+
+_MARK_SITEMAP = "UPDATE pages SET in_sitemap = 1 WHERE id = ?"
+_MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
 
 _FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers",
                      "page_console_messages", "json_ld_blocks")
@@ -181,15 +184,30 @@ class PageRecorder:
     @serialised
     def record_sitemap(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
         """Mark ``(url, is_external)`` pages as listed in a sitemap; queue the in-scope ones."""
+        return self._record_listed(_MARK_SITEMAP, entries, depth)
+
+    @serialised
+    def record_inventory(self, entries: list[tuple[str, bool]], depth: int = 1,
+                         excluded: Collection[str] = ()) -> int:
+        """Mark ``(url, is_external)`` pages as listed in the inventory (``--inventory``);
+        queue the in-scope ones, as sitemap URLs are, but those ``excluded`` (``--exclude``,
+        ``--exclude-url``): they are skipped rows, as an excluded link is."""
+        return self._record_listed(_MARK_INVENTORY, entries, depth, excluded)
+
+    def _record_listed(self, mark: str, entries: list[tuple[str, bool]], depth: int,
+                       excluded: Collection[str] = ()) -> int:
         self._begin()
         if self._budget.pages is not None:
             self._budget.cap_for_crawl(len(entries))
         ids = self.ids({url: (external, depth) for url, external in entries})
-        self._conn.executemany(
-            "UPDATE pages SET in_sitemap = 1 WHERE id = ?", [(ids[url],) for url, _ in entries]
-        )
+        self._conn.executemany(mark, [(ids[url],) for url, _ in entries])
+        if excluded:
+            self._conn.executemany(
+                "UPDATE pages SET scraped = 1, is_skipped = 1, skip_reason = 'excluded'"
+                " WHERE id = ? AND scraped = 0", [(ids[url],) for url in excluded])
         added = self._frontier.add(
-            (frontier_key(url), url, depth, 0) for url, external in entries if not external
+            (frontier_key(url), url, depth, 0) for url, external in entries
+            if not external and url not in excluded
         )
         self._archive.dirty += 1
         return added
@@ -364,6 +382,21 @@ class PageRecorder:
         for _, url in rows:
             self._ids.pop(url, None)
         return rows
+
+    @serialised
+    def unreachable(self, urls: tuple[str, ...]) -> dict[str, str]:
+        """Of ``urls``, those fetched with no HTTP answer (status -1, at the end of their
+        redirects): url -> the fetch error. A URL not fetched yet is not among them."""
+        found: dict[str, str] = {}
+        for url in urls:
+            row = self._conn.execute(
+                "SELECT coalesce(d.status, p.status), coalesce(d.status_text, p.status_text)"
+                " FROM pages p LEFT JOIN pages d ON d.id = p.redirect_dest_id WHERE p.url = ?",
+                (url,),
+            ).fetchone()
+            if row is not None and row[0] == -1:
+                found[url] = row[1] or ""
+        return found
 
     @serialised
     def set_url_order(self) -> None:

@@ -255,6 +255,12 @@ CREATE INDEX json_ld_types_type ON json_ld_types(type, block_id)
 """
 """Every ``<script type="application/ld+json">`` of an in-scope page (issue 13, item 11) and
 the ``@type`` values of its top-level entities (:mod:`nitpicker.policy.extract.json_ld`)."""
+_PAGE_ORIGIN: Final = """
+ALTER TABLE pages ADD COLUMN in_inventory INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX pages_in_inventory ON pages(in_inventory) WHERE in_inventory = 1
+"""
+"""Where a page's URL came from besides links: ``in_inventory`` (``--inventory FILE``: URLs
+known from elsewhere), beside ``in_sitemap`` (0005)."""
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
@@ -267,6 +273,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0007_trap_events", _TRAP_EVENTS),
     ("0010_console_messages", _CONSOLE_MESSAGES),
     ("0011_json_ld", _JSON_LD),
+    ("0012_page_origin", _PAGE_ORIGIN),
 )
 
 

@@ -218,7 +218,8 @@ def list_links(
     Both: items {source_url, dest_url, final_url (where dest_url redirects, or null), status,
     status_text, is_external, text}, grouped by target URL, then linking page.
     type=orphaned: internal HTML pages no other page links to (crawl roots included): items
-    {url, title, status}.
+    {url, title, status, in_sitemap, in_inventory} (the last two: listed in a sitemap, or in
+    the crawl's --inventory file of URLs known from elsewhere).
     """
     with registry.use(archive_id) as conn:
         return cast("Paged[LinkItem | OrphanItem]",

@@ -414,7 +414,8 @@ async def test_links_broken_external_orphaned(client: Client, opened: str, site:
 
     orphaned = await ok(client, "list_links", archive_id=opened, type="orphaned")
     assert orphaned["items"][0] == {"url": site.url("/error-status/"),
-                                    "title": "Error Status Top", "status": 200}
+                                    "title": "Error Status Top", "status": 200,
+                                    "in_sitemap": False, "in_inventory": False}
     assert sorted(page["url"] for page in orphaned["items"]) == sorted(site_roots)
 
 
