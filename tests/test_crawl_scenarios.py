@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING
 
+import pytest
 import pytest_twisted
 
+from nitpicker.render.chromium import find_chromium
 from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from fixtures.site import FixtureSite
+
+needs_chromium = pytest.mark.skipif(
+    find_chromium() is None and not os.environ.get("CI"),
+    reason="Chromium is not installed (make test installs it; CI requires it)",
+)
 
 
 @pytest_twisted.ensureDeferred
@@ -395,3 +403,30 @@ async def test_storage_guards_cap_links_and_refuse_overlong_urls(
     assert f"{expected_length} characters" in row["status_text"]
     run = archive.rows("SELECT status, error_code FROM runs")[0]
     assert (run["status"], run["error_code"]) == ("finished", None)
+
+
+@pytest.mark.parametrize("render", [False, pytest.param(True, marks=needs_chromium)])
+@pytest_twisted.ensureDeferred
+async def test_metadata_urls_are_stored_resolved(
+    site: FixtureSite, tmp_path: Path, render: bool
+) -> None:
+    """Relative, root-relative and absolute canonical / alternate / og:url / og:image, and the
+    same under a ``<base href>``, on a crawled page and on a metadata-only one."""
+    archive = await crawl(tmp_path, [site.url("/meta/relative")], single=True, render=render)
+    columns = ("is_target", "canonical", "alternate", "og_url", "og_image")
+    relative = archive.page(site.url("/meta/relative"))
+    assert {c: relative[c] for c in columns} == {
+        "is_target": 1,
+        "canonical": site.url("/meta/relative"),
+        "alternate": site.url("/en/meta/relative"),
+        "og_url": site.url("/meta/relative"),
+        "og_image": site.url("/img/og.png"),
+    }
+    based = archive.page(site.url("/meta/based"))  # metadata-only: a link of a --single root
+    assert {c: based[c] for c in columns} == {
+        "is_target": 0,
+        "canonical": site.url("/meta/deeper/page"),
+        "alternate": site.url("/meta/en/"),
+        "og_url": site.url("/meta/deeper/?lang=en"),
+        "og_image": f"{site.external_url}/og.png",
+    }

@@ -42,8 +42,7 @@ from nitpicker.items import (
     ResourceRecord,
     too_long_stand_in,
 )
-from nitpicker.policy.extract import extract
-from nitpicker.policy.urls import join_href
+from nitpicker.policy.extract import document_base, extract, resolve_meta_urls
 from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
 
@@ -300,7 +299,9 @@ class SiteSpider(Spider):
 
     def _read_html(self, response: Response, html: str, item: PageItem) -> None:
         if not item.is_target:
-            item.meta = extract(html, max_anchors=0).meta
+            head = extract(html, max_anchors=0)
+            item.meta = head.meta
+            resolve_meta_urls(head.meta, document_base(response.url, head.base_href))
             return
         keyword = self.session.excludes.matched_keyword(html) if self.config.exclude_keywords else None
         if keyword is not None:
@@ -319,9 +320,8 @@ class SiteSpider(Spider):
             self.crawler.stats.inc_value("nitpicker/links/capped_pages")
         item.meta = found.meta
         item.html = html
-        base = response.url
-        if found.base_href:
-            base = join_href(base, found.base_href)
+        base = document_base(response.url, found.base_href)
+        resolve_meta_urls(found.meta, base)
         resolve = self.resolver.resolve
         links = item.links
         full = FollowMode.FULL
