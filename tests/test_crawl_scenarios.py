@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 import pytest_twisted
 
+from fixtures.site import PNG_BYTES
 from nitpicker.render.chromium import find_chromium
 from tests.helpers import crawl
 
@@ -430,3 +431,45 @@ async def test_metadata_urls_are_stored_resolved(
         "og_url": site.url("/meta/deeper/?lang=en"),
         "og_image": f"{site.external_url}/og.png",
     }
+
+
+@pytest.mark.parametrize("render", [False, pytest.param(True, marks=needs_chromium)])
+@pytest_twisted.ensureDeferred
+async def test_one_request_per_resource(site: FixtureSite, tmp_path: Path, render: bool) -> None:
+    """An image the page shows and links to is requested once: rendered, the browser's
+    response answers the link check; with --no-render the link check is the one request."""
+    site.clear_log()
+    archive = await crawl(tmp_path, [site.url("/resources/")], render=render)
+    hits: dict[tuple[str, str], int] = {}
+    for method, host, target in site.request_log:
+        if target.startswith("/resources/") and target.endswith(".png"):
+            hits[host.split(":")[0], target] = hits.get((host.split(":")[0], target), 0) + 1
+    shown = 1 if render else 0  # with --no-render nothing loads an image that is not linked
+    assert hits == {
+        ("localhost", "/resources/photo.png"): 1,
+        ("127.0.0.1", "/resources/photo.png"): 1,
+        ("localhost", "/resources/unshown.png"): 1,
+        **({("localhost", "/resources/large.png"): shown} if shown else {}),
+    }
+    columns = ("scraped", "status", "status_text", "content_type", "content_length",
+               "is_target", "is_external", "title")
+    linked = {
+        url: {c: archive.page(url)[c] for c in columns}
+        for url in (site.url("/resources/photo.png"), f"{site.external_url}/resources/photo.png",
+                    site.url("/resources/unshown.png"))
+    }
+    png = {"scraped": 1, "status": 200, "status_text": "OK", "content_type": "image/png",
+           "content_length": len(PNG_BYTES), "title": ""}
+    assert linked == {
+        site.url("/resources/photo.png"): {**png, "is_target": 1, "is_external": 0},
+        f"{site.external_url}/resources/photo.png": {**png, "is_target": 0, "is_external": 1},
+        site.url("/resources/unshown.png"): {**png, "is_target": 1, "is_external": 0},
+    }
+    header = archive.rows(
+        "SELECT h.value FROM response_headers h JOIN pages p ON p.id = h.page_id"
+        " WHERE p.url = ? AND h.name = 'content-type'", site.url("/resources/photo.png"))
+    assert [r["value"] for r in header] == ["image/png"]
+    # a page shown in a frame and linked is crawled as a page, not answered by the frame
+    frame = archive.page(site.url("/resources/frame"))
+    assert (frame["is_target"], frame["title"]) == (1, "Framed Page")
+    assert not archive.rows("SELECT 1 FROM frontier WHERE state != 2")

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from nitpicker.policy.extract import PageMeta, absolute_url, document_base, extract, resolve_meta_urls
+from nitpicker.policy.extract import (
+    PageMeta,
+    absolute_url,
+    document_base,
+    extract,
+    resolve_meta_urls,
+)
 
 PAGE = "https://example.com/blog/post/"
 
