@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 import pytest_twisted
 
-from fixtures.site import PNG_BYTES
+from fixtures.site import LARGE_PNG_BYTES, PNG_BYTES
+from nitpicker.query import list_images, open_archive
 from nitpicker.render.chromium import find_chromium
 from tests.helpers import crawl
 
@@ -473,3 +474,36 @@ async def test_one_request_per_resource(site: FixtureSite, tmp_path: Path, rende
     frame = archive.page(site.url("/resources/frame"))
     assert (frame["is_target"], frame["title"]) == (1, "Framed Page")
     assert not archive.rows("SELECT 1 FROM frontier WHERE state != 2")
+
+
+@pytest.mark.parametrize("render", [False, pytest.param(True, marks=needs_chromium)])
+@pytest_twisted.ensureDeferred
+async def test_image_file_size_threshold_lists_oversized_images(
+    site: FixtureSite, tmp_path: Path, render: bool
+) -> None:
+    """Rendered, every image the page loaded has its file size; with --no-render only the
+    images the crawl fetched as links do. ``images --oversized`` lists those above the
+    crawl's threshold."""
+    archive = await crawl(tmp_path, [site.url("/resources/")], render=render,
+                          image_file_size_threshold=len(PNG_BYTES), max_excluded_depth=4)
+    config = json.loads(archive.rows("SELECT config FROM info")[0]["config"])
+    assert (config["image_file_size_threshold"], config["max_excluded_depth"]) == (
+        len(PNG_BYTES), 4)
+    conn = open_archive(archive.path)
+    try:
+        oversized = list_images(conn, oversized=True)["items"]
+        sizes = {(i["src"], i["viewport_width"]): i["file_size"] for i in list_images(conn)["items"]}
+    finally:
+        conn.close()
+    photo, elsewhere = site.url("/resources/photo.png"), f"{site.external_url}/resources/photo.png"
+    large = site.url("/resources/large.png")
+    if render:  # each image at both device presets
+        expected = {(src, width): size for width in (1280, 320) for src, size in (
+            (photo, len(PNG_BYTES)), (elsewhere, len(PNG_BYTES)), (large, len(LARGE_PNG_BYTES)))}
+    else:  # from the markup: the linked images were fetched, the large one was not
+        expected = {(photo, None): len(PNG_BYTES), (elsewhere, None): len(PNG_BYTES),
+                    (large, None): None}
+    assert sizes == expected
+    # above the threshold, not at it
+    assert [(i["src"], i["file_size"]) for i in oversized] == (
+        [(large, len(LARGE_PNG_BYTES))] * 2 if render else [])

@@ -35,7 +35,7 @@ from nitpicker.query.duplicates import (
     find_mismatches,
 )
 from nitpicker.query.headers import HeaderCheck, check_headers
-from nitpicker.query.images import ImageItem, list_images
+from nitpicker.query.images import ImageItem, file_size_threshold, list_images
 from nitpicker.query.info import CrawlInfo, crawl_info
 from nitpicker.query.links import (
     LINK_TYPES,
@@ -127,6 +127,7 @@ __all__ = [
     "list_broken_links",
     "list_crawl_runs",
     "list_external_links",
+    "file_size_threshold",
     "list_images",
     "list_links",
     "list_orphaned_pages",
