@@ -1,9 +1,10 @@
 """Images: missing alt text, missing dimensions, oversized natural sizes, oversized files.
 
 An image's file size (``images.file_size``, migration ``0009_image_size``) is the
-``Content-Length`` of the response the browser loaded it with; for an image the crawl fetched
-as a link (with ``--no-render``, nothing else loads images), the size of that fetch. An archive
-written before that migration has no file sizes: its images are never oversized files.
+``Content-Length`` of the response the browser loaded it with for the page; else the size its
+URL was recorded with: as a resource a browser loaded (an image a page showed from the
+browser's cache), or as a URL the crawl fetched (a link to it; with ``--no-render`` nothing
+else loads images). An archive written before that migration has only the recorded sizes.
 """
 
 from __future__ import annotations
@@ -51,12 +52,16 @@ class ImageItem(TypedDict):
     not fetch it, no ``Content-Length``, a ``data:`` URL)."""
 
 
-_FETCHED_SIZE_SQL = (
-    "(SELECT l.content_length FROM pages l WHERE l.url = i.src AND l.status BETWEEN 200 AND 299)"
+_RECORDED_SIZE_SQL = (
+    "coalesce((SELECT r.content_length FROM resources r WHERE r.url = i.src"
+    " AND r.status BETWEEN 200 AND 299),"
+    " (SELECT l.content_length FROM pages l WHERE l.url = i.src AND l.status BETWEEN 200 AND 299))"
 )
-"""The size of image ``i`` as the crawl fetched its URL (a link to it)."""
-_FILE_SIZE_SQL = f"coalesce(i.file_size, {_FETCHED_SIZE_SQL})"
-"""The file size of image ``i``: as the browser loaded it, else the crawl's fetch of its URL."""
+"""The size of image ``i``'s URL as the crawl recorded it: the resource a browser loaded (once
+for a site's pages: the next ones show it from the browser's cache), else the crawl's fetch of
+the URL (a link to it)."""
+_FILE_SIZE_SQL = f"coalesce(i.file_size, {_RECORDED_SIZE_SQL})"
+"""The file size of image ``i``: as the browser loaded it for this page, else as recorded."""
 
 _THRESHOLD_SQL = (
     "SELECT json_extract(config, '$.image_file_size_threshold') FROM info WHERE id = 1"
@@ -127,7 +132,7 @@ def list_images(
         size_threshold = file_size_threshold(conn)
         if size_threshold is None:
             raise ValueError(NO_THRESHOLD)
-    file_size = _FILE_SIZE_SQL if _has_file_sizes(conn) else _FETCHED_SIZE_SQL
+    file_size = _FILE_SIZE_SQL if _has_file_sizes(conn) else _RECORDED_SIZE_SQL
     condition, params = _image_filters(missing_alt, missing_dimensions, oversized_threshold,
                                        size_threshold, file_size, url_pattern)
     rows = fetch_all(

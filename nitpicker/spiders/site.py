@@ -83,10 +83,11 @@ def _dimension(value: str) -> float | None:
 
 def _answers_link_check(resource: ResourceRecord) -> bool:
     """Whether the browser's response for a resource is what a link check of its URL would
-    record: a final answer (not a redirect, not a revalidation, not a failure) that is not an
-    HTML page (a page linked and framed is crawled as a page)."""
+    record: a final, whole answer (not a redirect, a revalidation, a range or a failure) that
+    is not an HTML page (a page linked and framed is crawled as a page)."""
     status = resource.status
     return (status is not None and status >= 200 and not 300 <= status < 400
+            and status != HTTPStatus.PARTIAL_CONTENT  # a range of a media file
             and not is_html(resource.content_type.lower() if resource.content_type else None))
 
 
