@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from nitpicker.archive import ArchiveWriter, PageRecorder
-from nitpicker.archive.frontier_store import DONE, PENDING
+from nitpicker.archive.frontier_store import DONE, LEASED, PENDING
 from nitpicker.crawl.config import CrawlConfig
 from nitpicker.items import (
     ConsoleRecord,
@@ -21,6 +21,7 @@ from nitpicker.items import (
     PageItem,
     Redirect,
     ResourceRecord,
+    answered_link,
     too_long_stand_in,
 )
 from nitpicker.policy.extract import PageMeta, read_json_ld
@@ -304,3 +305,61 @@ def test_record_again_replaces_console_messages_and_json_ld(
     assert conn.execute("SELECT position, is_valid FROM json_ld_blocks").fetchall() == [(0, 1)]
     assert conn.execute("SELECT type FROM json_ld_types").fetchall() == [("Event",)]
     assert conn.execute("SELECT count(*) FROM page_console_messages").fetchone()[0] == 0
+def _answered(path: str, mode: FollowMode = FollowMode.FULL) -> PageItem:
+    """The row of a link to ``path`` that a loaded resource answered (an image, 200)."""
+    resource = ResourceRecord(SITE + path, "image", False, status=200, status_text="OK",
+                              content_type="image/PNG", content_length=69,
+                              headers=[("content-type", "image/png")])
+    return answered_link(_link(path, mode), resource, 1)
+
+
+@pytest.mark.parametrize(
+    ("before", "recorded", "state"),
+    [
+        pytest.param(None, True, DONE, id="new: inserted done"),
+        pytest.param(PENDING, True, DONE, id="pending: marked done"),
+        pytest.param(LEASED, False, LEASED, id="leased: its own request records it"),
+        pytest.param(DONE, False, DONE, id="done: recorded already"),
+    ],
+)
+def test_record_answered_settles_the_frontier_row(
+    writer: ArchiveWriter, pages: PageRecorder, before: int | None, recorded: bool, state: int
+) -> None:
+    url = SITE + "/photo.png"
+    if before is not None:
+        writer.frontier.add([(frontier_key(url), url, 1, 0)])
+        if before != PENDING:
+            (row,) = writer.frontier.lease(1)
+            if before == DONE:
+                writer.frontier.acknowledge(row[0])
+    pending = writer.frontier.pending
+    assert pages.record_answered([_answered("/photo.png")]) == int(recorded)
+    assert frontier_states_of(writer) == {url: state}
+    assert writer.frontier.pending == pending - (before == PENDING)
+    row = writer.conn.execute("SELECT scraped, status, content_type FROM pages WHERE url = ?",
+                              (url,)).fetchone()
+    assert (tuple(row) if row else None) == ((1, 200, "image/png") if recorded else None)
+
+
+def test_record_answered_keeps_a_row_recorded_already(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    """A redirect's destination has no frontier row of its own: its recorded row wins."""
+    item = PageItem(url=SITE + "/new.png", frontier_id=None, depth=1, is_external=False,
+                    is_target=True, status=200, content_type="image/png", content_length=5,
+                    redirects=[Redirect(SITE + "/old.png", 301)])
+    pages.record(item, [])
+    assert pages.record_answered([_answered("/new.png")]) == 0
+    assert _page(writer, "/new.png")["content_length"] == 5
+
+
+def test_answered_link_is_what_a_fetch_records() -> None:
+    item = _answered("/photo.png", FollowMode.METADATA)
+    assert (item.status, item.status_text, item.content_type, item.content_length,
+            item.is_target, item.frontier_id, item.headers) == (
+        200, "OK", "image/png", 69, False, None, [("content-type", "image/png")])
+    assert _answered("/photo.png").is_target
+
+
+def frontier_states_of(writer: ArchiveWriter) -> dict[str, int]:
+    return dict(writer.conn.execute("SELECT url, state FROM frontier"))

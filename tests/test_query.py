@@ -406,7 +406,8 @@ def test_images(conn: sqlite3.Connection, u: Any) -> None:
     fine = result["items"][0]
     assert fine == {"page_url": u("/query/images"), "src": u("/query/img/fine.png"),
                     "alt": "Fine", "width": 10.0, "height": 10.0, "natural_width": None,
-                    "natural_height": None, "is_lazy": False, "viewport_width": None}
+                    "natural_height": None, "is_lazy": False, "viewport_width": None,
+                    "file_size": None}
 
     def srcs(**filters: Any) -> list[tuple[str, str | None]]:
         return [(i["src"].rsplit("/", 1)[1], i["alt"])

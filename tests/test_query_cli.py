@@ -304,6 +304,12 @@ def test_bad_number_and_unknown_urls(archive: str, site: FixtureSite) -> None:
         f"Error: Resource not found: {nowhere}")
 
 
+def test_oversized_without_a_crawl_threshold_is_one_line(archive: str) -> None:
+    assert error(archive, "images", "--oversized") == (
+        "Error: oversized: this archive's crawl set no image file size threshold (crawl with "
+        "--image-file-size-threshold BYTES)")
+
+
 def test_help_names_every_sub_command() -> None:
     result = run("--help")
     assert result.returncode == 0
@@ -324,8 +330,8 @@ FLAGS = {
     "html": {"--url", "--max-length"},
     "links": {"--type", *PAGING},
     "resources": {"--content-type", "--is-external", "--is-internal", *PAGING},
-    "images": {"--missing-alt", "--missing-dimensions", "--oversized-threshold", "--url-pattern",
-               *PAGING},
+    "images": {"--missing-alt", "--missing-dimensions", "--oversized-threshold", "--oversized",
+               "--url-pattern", *PAGING},
     "violations": {"--validator", "--severity", "--rule", *PAGING},
     "duplicates": {"--field", *PAGING},
     "mismatches": {"--type", *PAGING},

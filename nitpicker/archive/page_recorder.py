@@ -5,7 +5,8 @@ rows (response headers, anchors, images, resources and their referrers and heade
 blocks and their types, console messages — each distinct message once, linked to every page
 that showed it — and the snapshot), the rows of its redirect hops, the stub rows of the pages it links to, the frontier
 rows of the links to follow and the acknowledgement of its own frontier row, all in the open
-batch. Sitemap listings (:meth:`PageRecorder.record_sitemap`) and, when a run closes, the URL
+batch; the URLs a page's own resources answered (:meth:`PageRecorder.record_answered`) are
+recorded alongside, without a request of their own. Sitemap listings (:meth:`PageRecorder.record_sitemap`) and, when a run closes, the URL
 order (:meth:`PageRecorder.set_url_order`) are page facts too.
 
 Page ids of recently seen URLs are cached (bounded): most links of a page are the site's
@@ -182,6 +183,27 @@ class PageRecorder:
         return page_id
 
     @serialised
+    def record_answered(self, items: list[PageItem]) -> int:
+        """Record URLs a page's resources answered (no request of their own): each is a page
+        row with its response's facts, its frontier row done (inserted done, or a pending one
+        marked done). A URL whose frontier row is leased or done already keeps what its own
+        request records. Returns how many were recorded."""
+        self._begin()
+        if self._budget.pages is not None:
+            self._budget.cap_for_crawl(len(items))
+        recorded = 0
+        for item in items:
+            row = self._conn.execute("SELECT scraped FROM pages WHERE url = ?",
+                                     (item.url,)).fetchone()
+            if row is not None and row[0]:
+                continue  # recorded already (fetched, or a redirect's destination)
+            mode = FollowMode.FULL if item.is_target else FollowMode.METADATA
+            if self._frontier.settle(frontier_key(item.url), item.url, item.depth, int(mode)):
+                self.record(item, [])
+                recorded += 1
+        return recorded
+
+    @serialised
     def record_sitemap(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
         """Mark ``(url, is_external)`` pages as listed in a sitemap; queue the in-scope ones."""
         return self._record_listed(_MARK_SITEMAP, entries, depth)
@@ -228,11 +250,11 @@ class PageRecorder:
         if item.images:
             conn.executemany(
                 "INSERT INTO images(page_id, src, current_src, alt, width, height, natural_width,"
-                " natural_height, is_lazy, viewport_width, source_code)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " natural_height, is_lazy, viewport_width, source_code, file_size)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (page_id, i.src, i.current_src, i.alt, i.width, i.height, i.natural_width,
-                     i.natural_height, i.is_lazy, i.viewport_width, i.source_code)
+                     i.natural_height, i.is_lazy, i.viewport_width, i.source_code, i.file_size)
                     for i in item.images
                 ],
             )

@@ -261,6 +261,14 @@ CREATE INDEX pages_in_inventory ON pages(in_inventory) WHERE in_inventory = 1
 """
 """Where a page's URL came from besides links: ``in_inventory`` (``--inventory FILE``: URLs
 known from elsewhere), beside ``in_sitemap`` (0005)."""
+_IMAGE_SIZE: Final = """
+-- bytes (the Content-Length of the response the image was loaded with); NULL when unknown
+ALTER TABLE images ADD COLUMN file_size INTEGER;
+CREATE INDEX images_file_size ON images(file_size) WHERE file_size IS NOT NULL
+"""
+"""The file size of an image, for ``--image-file-size-threshold`` and ``images --oversized``:
+the ``Content-Length`` of the response the browser loaded the image with (NULL when unknown:
+no browser, no ``Content-Length``, a ``data:`` URL)."""
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
@@ -271,6 +279,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0006_links_capped",
      "ALTER TABLE pages ADD COLUMN links_capped INTEGER NOT NULL DEFAULT 0"),
     ("0007_trap_events", _TRAP_EVENTS),
+    ("0009_image_size", _IMAGE_SIZE),
     ("0010_console_messages", _CONSOLE_MESSAGES),
     ("0011_json_ld", _JSON_LD),
     ("0012_page_origin", _PAGE_ORIGIN),

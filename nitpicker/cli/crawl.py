@@ -91,6 +91,8 @@ def crawl(
     sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True,
     deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False,
     inventory: Annotated[Path | None, typer.Option("--inventory", help="Also crawl the URLs in this file (one a line: a CMS export, server logs) and label them, to find pages nothing links to.")] = None,
+    image_file_size_threshold: Annotated[int | None, typer.Option("--image-file-size-threshold", help="Bytes above which an image file is oversized (query images --oversized lists them).", show_default=False)] = None,
+    max_excluded_depth: Annotated[int, typer.Option("--max-excluded-depth", help="Accepted for the original's scripts and stored; not enforced (the original never enforced it).")] = 10,
     output: Annotated[str | None, typer.Option("--output", "-o", help="Archive path (.nitpicker is appended).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", "-R", help="Continue the interrupted crawl in this archive.")] = None,
     append: Annotated[Path | None, typer.Option("--append", "-A", help="Add the URLs as new roots to this archive and crawl on.")] = None,
@@ -238,6 +240,8 @@ _OPTIONS = {
     "dedupe_age_window": "dedupe_age_window", "dedupe_map_cap": "dedupe_map_cap",
     "sitemap": "sitemap", "deny_private_networks": "deny_private_networks", "strict": "strict",
     "inventory": "inventory",
+    "image_file_size_threshold": "image_file_size_threshold",
+    "max_excluded_depth": "max_excluded_depth",
 }
 """The flags that are crawl options: parameter name → ``CrawlConfig`` field."""
 

@@ -330,6 +330,7 @@ def images(
     missing_alt: Annotated[bool, typer.Option("--missing-alt", help="Alt absent or empty.")] = False,
     missing_dimensions: Annotated[bool, typer.Option("--missing-dimensions", help="Width or height absent or 0.")] = False,
     oversized_threshold: Annotated[int | None, typer.Option("--oversized-threshold", help="Natural width or height above N px.", show_default=False)] = None,
+    oversized: Annotated[bool, typer.Option("--oversized", help="File larger than the crawl's --image-file-size-threshold.")] = False,
     url_pattern: Annotated[str | None, typer.Option("--url-pattern", help="Src matching this SQL LIKE pattern (% any text, _ one character).", show_default=False)] = None,
     limit: Limit = None,
     offset: Offset = None,
@@ -341,7 +342,7 @@ def images(
     """
     _answer(ctx, list_images, pretty=pretty, missing_alt=missing_alt,
             missing_dimensions=missing_dimensions, oversized_threshold=oversized_threshold,
-            url_pattern=url_pattern, limit=limit, offset=offset)
+            oversized=oversized, url_pattern=url_pattern, limit=limit, offset=offset)
 
 
 @app.command()

@@ -49,6 +49,8 @@ INTEGER_OPTIONS: dict[str, tuple[int, int]] = {
     "dedupe_cap": (1, INTEGER_MAX),
     "dedupe_age_window": (1, INTEGER_MAX),
     "dedupe_map_cap": (1, INTEGER_MAX),
+    "max_excluded_depth": (0, INTEGER_MAX),
+    "image_file_size_threshold": (0, INTEGER_MAX),
 }
 """The accepted range of each integer option: ``--parallels`` up to 1000 concurrent requests,
 ``--interval`` up to one hour (in ms); the counts up to ``INTEGER_MAX``."""
@@ -114,6 +116,13 @@ class CrawlConfig:
     retry_failed: bool = False
     """``--retry-failed``: a resume that first queues the archive's failed URLs again."""
     strict: bool = False
+    max_excluded_depth: int = 10
+    """The original's ``--max-excluded-depth`` (``maxExcludedDepth``): accepted and stored so
+    its users' scripts run, never enforced — the original never enforced it (SPEC §2.1, §12
+    Q4), and no depth limit applies to a crawl."""
+    image_file_size_threshold: int | None = None
+    """Bytes above which an image file is oversized (``--image-file-size-threshold``):
+    ``nitpicker query FILE images --oversized`` lists the images that exceed it."""
 
     def __post_init__(self) -> None:
         if not self.roots:

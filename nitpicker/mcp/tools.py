@@ -280,6 +280,9 @@ def list_images(
                                                      "natural width or height is above this "
                                                      "many pixels (known for pages rendered "
                                                      "in a browser).")] = None,
+    oversized: Annotated[bool, Field(description="Only images whose file is larger than "
+                                                 "the crawl's --image-file-size-threshold "
+                                                 "(an error when the crawl set none).")] = False,
     url_pattern: Annotated[str | None, Field(description="SQL LIKE pattern on the image "
                                                          "src.")] = None,
     limit: Limit = 100,
@@ -289,13 +292,13 @@ def list_images(
 
     Filters combine with AND. Items by page URL, then document order: page_url, src, alt
     (null when the attribute is absent), width, height, natural_width, natural_height,
-    is_lazy, viewport_width.
+    is_lazy, viewport_width, file_size (bytes, null when unknown).
     """
     with registry.use(archive_id) as conn:
         return q.list_images(conn, missing_alt=missing_alt,
                              missing_dimensions=missing_dimensions,
-                             oversized_threshold=oversized_threshold, url_pattern=url_pattern,
-                             limit=limit, offset=offset)
+                             oversized_threshold=oversized_threshold, oversized=oversized,
+                             url_pattern=url_pattern, limit=limit, offset=offset)
 
 
 # -- quality checks -----------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from nitpicker.query.duplicates import (
     find_mismatches,
 )
 from nitpicker.query.headers import HeaderCheck, check_headers
-from nitpicker.query.images import ImageItem, list_images
+from nitpicker.query.images import ImageItem, file_size_threshold, list_images
 from nitpicker.query.info import CrawlInfo, crawl_info
 from nitpicker.query.json_ld import JsonLdBlockItem, JsonLdPage, list_json_ld
 from nitpicker.query.links import (
@@ -121,6 +121,7 @@ __all__ = [
     "check_headers",
     "check_integer",
     "crawl_info",
+    "file_size_threshold",
     "find_duplicates",
     "find_mismatches",
     "get_duplicate_clusters",

@@ -448,7 +448,7 @@ async def test_resources_referrers_and_images(client: Client, opened: str,
     assert images["items"][0] == {
         "page_url": site.url("/query/images"), "src": site.url("/query/img/fine.png"),
         "alt": "Fine", "width": 10.0, "height": 10.0, "natural_width": None,
-        "natural_height": None, "is_lazy": False, "viewport_width": None}
+        "natural_height": None, "is_lazy": False, "viewport_width": None, "file_size": None}
     no_alt = await ok(client, "list_images", archive_id=opened, missing_alt=True)
     assert [(i["src"].rsplit("/", 1)[1], i["alt"]) for i in no_alt["items"]] == [
         ("no-alt.png", None), ("empty-alt.png", "")]
@@ -459,6 +459,9 @@ async def test_resources_referrers_and_images(client: Client, opened: str,
         "total"] == 1
     assert (await ok(client, "list_images", archive_id=opened, oversized_threshold=5))[
         "total"] == 0  # natural sizes come from a browser
+    assert await error(client, "list_images", archive_id=opened, oversized=True) == (
+        "Error executing tool list_images: oversized: this archive's crawl set no image file size threshold (crawl with "
+        "--image-file-size-threshold BYTES)")
 
 
 # -- quality checks and the crawl ---------------------------------------------------------------
