@@ -122,12 +122,13 @@ def _root(
 
 
 def _add_commands() -> None:
-    """Add every command module's app: ``crawl`` and ``mcp`` are one command each, ``query`` a
-    group of sub-commands. A module imports only what its options need; the crawler (Scrapy,
-    Twisted, Playwright) and the MCP SDK are imported inside the command that runs them."""
-    from nitpicker.cli import crawl, mcp, query
+    """Add every command module's app: ``crawl``, ``view`` and ``mcp`` are one command each,
+    ``query`` a group of sub-commands. A module imports only what its options need; the crawler
+    (Scrapy, Twisted, Playwright), the MCP SDK and the viewer's web stack are imported inside
+    the command that runs them."""
+    from nitpicker.cli import crawl, mcp, query, view
 
-    for command in (crawl, query, mcp):
+    for command in (crawl, query, view, mcp):
         app.add_typer(command.app)
 
 

@@ -24,7 +24,13 @@ from nitpicker.query._common import (
     Paged,
     check_integer,
 )
-from nitpicker.query.clusters import DuplicateCluster, MetaSignatureFields, get_duplicate_clusters
+from nitpicker.query.clusters import (
+    ClusterPage,
+    DuplicateCluster,
+    MetaSignatureFields,
+    get_duplicate_clusters,
+    list_cluster_pages,
+)
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.console import CONSOLE_LEVELS, ConsoleMessage, list_console_messages
 from nitpicker.query.duplicates import (
@@ -47,6 +53,12 @@ from nitpicker.query.links import (
     list_external_links,
     list_links,
     list_orphaned_pages,
+)
+from nitpicker.query.page_assets import (
+    PageImage,
+    PageResource,
+    list_page_images,
+    list_page_resources,
 )
 from nitpicker.query.pages import (
     SORT_FIELDS,
@@ -91,6 +103,7 @@ __all__ = [
     "STATUS_RANGE",
     "ArchiveOpenError",
     "ArchiveSummary",
+    "ClusterPage",
     "ConsoleMessage",
     "CrawlInfo",
     "CrawlRun",
@@ -110,7 +123,9 @@ __all__ = [
     "OutboundLink",
     "PageDetail",
     "PageHtml",
+    "PageImage",
     "PageListItem",
+    "PageResource",
     "Paged",
     "ResourceItem",
     "ResourceReferrers",
@@ -138,7 +153,10 @@ __all__ = [
     "list_images",
     "list_json_ld",
     "list_links",
+    "list_cluster_pages",
     "list_orphaned_pages",
+    "list_page_images",
+    "list_page_resources",
     "list_pages",
     "list_resources",
     "list_trap_events",

@@ -28,6 +28,7 @@ from nitpicker.query._common import (
     check_integer,
     check_paging,
     fetch_all,
+    fetch_counted,
     paged,
     register_functions,
 )
@@ -35,7 +36,13 @@ from nitpicker.query._common import (
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["DuplicateCluster", "MetaSignatureFields", "get_duplicate_clusters"]
+__all__ = [
+    "ClusterPage",
+    "DuplicateCluster",
+    "MetaSignatureFields",
+    "get_duplicate_clusters",
+    "list_cluster_pages",
+]
 
 
 class MetaSignatureFields(TypedDict):
@@ -113,3 +120,32 @@ def get_duplicate_clusters(conn: sqlite3.Connection, *, min_count: int = 10, sam
     clusters.sort(key=lambda c: (not c["og_url_mismatch"], -c["count"], c["parent_path"],
                                  c["signature"]))
     return paged(clusters[offset : offset + limit], len(clusters), limit, offset)
+
+
+class ClusterPage(TypedDict):
+    url: str
+    title: str
+    og_url: str
+
+
+CLUSTER_PAGES_SQL = f"""SELECT p.url, p.title, p.og_url, count(*) OVER () FROM pages p
+    WHERE {INTERNAL_HTML_INDEXED} AND {PAGE_SIGNATURE_SQL} = :signature
+    ORDER BY p.url LIMIT :limit OFFSET :offset"""
+"""Every page of one cluster, by URL. (The signature is a hash: every internal page is signed
+to find them, one pass over the internal HTML pages.)"""
+
+CLUSTER_COUNT_SQL = f"""SELECT count(*) FROM pages p
+    WHERE {INTERNAL_HTML_INDEXED} AND {PAGE_SIGNATURE_SQL} = :signature"""
+
+
+def list_cluster_pages(conn: sqlite3.Connection, signature: str, *, limit: int = 100,
+                       offset: int = 0) -> Paged[ClusterPage]:
+    """The pages of the cluster whose signature (sha1 hex, as :func:`get_duplicate_clusters`
+    gives it) is ``signature``, by URL; none when no page has it."""
+    check_paging(limit, offset)
+    register_functions(conn)
+    params = {"signature": signature, "limit": limit, "offset": offset}
+    rows, total = fetch_counted(conn, CLUSTER_PAGES_SQL, CLUSTER_COUNT_SQL, params, offset)
+    items: list[ClusterPage] = [{"url": url, "title": title, "og_url": og_url}
+                                for url, title, og_url in rows]
+    return paged(items, total, limit, offset)

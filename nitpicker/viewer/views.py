@@ -1,0 +1,201 @@
+"""The views: each reads its parameters, calls the query library and returns its data.
+
+A view is ``(archive, params) -> (template, data)``; the app renders ``data`` with the
+template, or returns it as JSON (``?format=json`` or ``Accept: application/json``): the same
+data either way. No SQL here: every read is a :mod:`nitpicker.query` function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nitpicker.query import (
+    LINK_TYPES,
+    SORT_FIELDS,
+    SORT_ORDERS,
+    SQLITE_INTEGER_MAX,
+    STATUS_RANGE,
+    get_duplicate_clusters,
+    get_page_detail,
+    get_page_html,
+    get_summary,
+    list_cluster_pages,
+    list_crawl_runs,
+    list_links,
+    list_page_images,
+    list_page_resources,
+    list_pages,
+    list_trap_events,
+    summary,
+)
+from nitpicker.viewer.charts import bar_chart, status_colour
+from nitpicker.viewer.params import BadRequest, NotFound, choice_param, int_param, text_param
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["PAGE_SIZE", "VIEWS", "OpenArchive", "View", "snapshot_html"]
+
+PAGE_SIZE = 50
+"""Rows on one page of a list view: no view loads more than this many rows of a list."""
+
+DETAIL_LINK_LIMIT = 200
+"""Links out and links in shown on a page detail (the totals say how many there are)."""
+
+SCOPES = ("all", "internal", "external")
+_OFFSET_MAX = SQLITE_INTEGER_MAX // PAGE_SIZE
+
+
+@dataclass
+class OpenArchive:
+    """An archive named on the command line, opened read-only; ``index`` is its place in the
+    command line and in the viewer's URLs (``/a/<index>/``)."""
+
+    index: int
+    path: Path
+    conn: sqlite3.Connection
+    base_url: str
+
+
+View = Callable[[OpenArchive, Mapping[str, str]], tuple[str, dict[str, Any]]]
+
+
+def _page_number(params: Mapping[str, str]) -> int:
+    number = int_param(params, "page", 1, 1, _OFFSET_MAX)
+    assert number is not None  # a default was given
+    return number
+
+
+def _window(number: int) -> tuple[int, int]:
+    """``(limit, offset)`` of list page ``number`` (1-based)."""
+    return PAGE_SIZE, (number - 1) * PAGE_SIZE
+
+
+def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """Counts, the run history with outcomes and error codes, the status-code chart."""
+    overview = get_summary(archive.conn)
+    counts = dataclasses.asdict(summary(archive.conn))
+    runs = list_crawl_runs(archive.conn, limit=PAGE_SIZE)
+    chart = bar_chart([
+        ("never" if row["status"] is None else str(row["status"]), row["count"],
+         status_colour(row["status"]))
+        for row in overview["status_distribution"]
+    ])
+    return "summary.html", {"summary": overview, "counts": counts, "runs": runs,
+                            "status_chart": dataclasses.asdict(chart)}
+
+
+def pages_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """The page list: status, scope and URL-text filters, a sort, one page of rows."""
+    status = int_param(params, "status", None, *STATUS_RANGE)
+    scope = choice_param(params, "scope", SCOPES, "all")
+    search = text_param(params, "q", max_length=500)
+    sort = choice_param(params, "sort", SORT_FIELDS, "url")
+    order = choice_param(params, "order", SORT_ORDERS, "asc")
+    number = _page_number(params)
+    limit, offset = _window(number)
+    pattern = f"%{search}%" if search else None  # LIKE: a % or _ typed matches itself too
+    result = list_pages(
+        archive.conn, status=status, is_external=None if scope == "all" else scope == "external",
+        url_pattern=pattern, sort_by=sort, sort_order=order, limit=limit, offset=offset,
+    )
+    filters = {"status": "" if status is None else str(status), "scope": scope, "q": search,
+               "sort": sort, "order": order}
+    return "pages.html", {"pages": result, "filters": filters, "page": number,
+                          "sort_fields": SORT_FIELDS, "scopes": SCOPES}
+
+
+def _required_url(params: Mapping[str, str]) -> str:
+    url = text_param(params, "url")
+    if not url:
+        raise BadRequest("Missing url: name the page with ?url=")
+    return url
+
+
+def page_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """Everything recorded about one page: HTTP facts, headers, metadata, redirects, links out
+    and in, images, resources, and whether a snapshot exists."""
+    url = _required_url(params)
+    detail = get_page_detail(archive.conn, url, link_limit=DETAIL_LINK_LIMIT)
+    if detail is None:
+        raise NotFound(f"No page with URL {url!r} in this archive")
+    images = list_page_images(archive.conn, detail["url"], limit=PAGE_SIZE * 4)
+    resources = list_page_resources(archive.conn, detail["url"], limit=PAGE_SIZE * 4)
+    has_snapshot = get_page_html(archive.conn, detail["url"], max_length=0) is not None
+    chain = [*detail["redirect_from"], detail["url"]]
+    if detail["redirect_to"]:
+        chain.append(detail["redirect_to"])
+    return "page.html", {"page": detail, "images": images, "resources": resources,
+                         "has_snapshot": has_snapshot, "redirect_chain": chain}
+
+
+def snapshot_html(archive: OpenArchive, params: Mapping[str, str]) -> str:
+    """The stored HTML of one page (served raw, under the snapshot's own sandboxing CSP)."""
+    url = _required_url(params)
+    snapshot = get_page_html(archive.conn, url, max_length=SQLITE_INTEGER_MAX)
+    if snapshot is None:
+        raise NotFound(f"No snapshot of {url!r} in this archive")
+    return snapshot["html"]
+
+
+def links_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """Broken links, links to external URLs, or orphaned pages; one page of rows."""
+    kind = choice_param(params, "type", LINK_TYPES, "broken")
+    number = _page_number(params)
+    limit, offset = _window(number)
+    result = list_links(archive.conn, kind, limit=limit, offset=offset)
+    return "links.html", {"links": result, "type": kind, "types": LINK_TYPES, "page": number}
+
+
+def clusters_view(archive: OpenArchive, params: Mapping[str, str]
+                  ) -> tuple[str, dict[str, Any]]:
+    """Duplicate-metadata clusters of at least ``min`` pages, og:url mismatches first."""
+    min_count = int_param(params, "min", 10, 1, SQLITE_INTEGER_MAX)
+    assert min_count is not None
+    number = _page_number(params)
+    limit, offset = _window(number)
+    result = get_duplicate_clusters(archive.conn, min_count=min_count, sample=5, limit=limit,
+                                    offset=offset)
+    return "clusters.html", {"clusters": result, "min": min_count, "page": number}
+
+
+def _signature(params: Mapping[str, str]) -> str:
+    signature = text_param(params, "signature", max_length=40)
+    if len(signature) != 40 or any(c not in "0123456789abcdef" for c in signature):
+        raise BadRequest(f"Invalid signature: {signature!r}. Must be 40 hex digits")
+    return signature
+
+
+def cluster_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """Every page of one cluster, by URL."""
+    signature = _signature(params)
+    number = _page_number(params)
+    limit, offset = _window(number)
+    result = list_cluster_pages(archive.conn, signature, limit=limit, offset=offset)
+    if result["total"] == 0:
+        raise NotFound(f"No cluster with signature {signature} in this archive")
+    return "cluster.html", {"cluster": result, "signature": signature, "page": number}
+
+
+def traps_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """The trap cap's audit log: every firing, oldest first."""
+    number = _page_number(params)
+    limit, offset = _window(number)
+    return "traps.html", {"events": list_trap_events(archive.conn, limit=limit, offset=offset),
+                          "page": number}
+
+
+VIEWS: dict[str, View] = {
+    "": summary_view,
+    "pages": pages_view,
+    "page": page_view,
+    "links": links_view,
+    "clusters": clusters_view,
+    "cluster": cluster_view,
+    "traps": traps_view,
+}
+"""Path (after ``/a/<index>/``) → view."""
