@@ -172,6 +172,7 @@ def create_app(archives: Sequence[OpenArchive]) -> Starlette:
     viewer = Viewer(archives)
     routes = [
         Route("/", viewer.home),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/a/{index}/", viewer.view),
         Route("/a/{index}/snapshot", viewer.snapshot),
         Route("/a/{index}/{view}", viewer.view),

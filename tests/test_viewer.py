@@ -1,0 +1,375 @@
+"""``nitpicker view``: a real server process over a crawled fixture archive, driven over plain
+HTTP (JSON, errors, headers) and in headless Chromium (navigation, hostile content,
+screenshots kept under the test artifacts directory)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import pytest
+import pytest_twisted
+import requests
+from twisted.internet.defer import Deferred
+
+from nitpicker.cli.view import is_loopback
+from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
+from nitpicker.viewer import APP_CSP, SNAPSHOT_CSP
+from tests.helpers import crawl
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+    from fixtures.site import FixtureSite
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = Path(os.environ.get("NITPICKER_TEST_ARTIFACTS", ROOT / ".test-artifacts")) / "viewer"
+"""Where the browser tests keep their screenshots (CI uploads the folder)."""
+
+HOSTILE_TITLE = '<script>document.documentElement.dataset.pwned = "title"</script> Hostile'
+
+needs_chromium = pytest.mark.skipif(
+    find_chromium() is None and not os.environ.get("CI"),
+    reason="Chromium is not installed (make test installs it; CI requires it)")
+
+
+def command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "nitpicker.cli", "view", *args]
+
+
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+class Viewer:
+    """A ``nitpicker view`` process: its URL (read from its first line) and its output."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(command(*args), env=ENV, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        first: list[str] = []
+        reader = threading.Thread(target=lambda: first.append(self.process.stdout.readline()))
+        reader.start()
+        reader.join(30)
+        assert first and first[0].startswith("Serving "), self.stop()
+        self.first_line = first[0].strip()
+        self.url = self.first_line.split(" at ", 1)[1].split(" ", 1)[0]
+
+    def get(self, path: str, **kwargs: Any) -> requests.Response:
+        return requests.get(self.url + path.lstrip("/"), timeout=10, allow_redirects=False,
+                            **kwargs)
+
+    def stop(self) -> tuple[int, str]:
+        """Ctrl-C (SIGINT), then the exit code and what it printed on stderr."""
+        self.process.send_signal(signal.SIGINT)
+        try:
+            _, err = self.process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        return self.process.returncode, err
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest_twisted.async_fixture(scope="module")
+async def archive(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    crawled = await crawl(tmp_path_factory.mktemp("viewer"),
+                          [site.url("/viewer/"), site.url("/error-status/")])
+    crawled.conn.close()
+    return crawled.path
+
+
+@pytest.fixture(scope="module")
+def viewer(archive: Path) -> Iterator[Viewer]:
+    before = digest(archive)
+    server = Viewer(str(archive), "--port", "0")
+    yield server
+    code, err = server.stop()
+    assert code == 0, err
+    assert "Traceback" not in err, err
+    assert digest(archive) == before  # the viewer never writes
+
+
+def page_path(url: str) -> str:
+    return f"/a/0/page?url={quote(url, safe='')}"
+
+
+# -- plain HTTP ---------------------------------------------------------------------------------
+
+
+def test_prints_its_url_on_loopback(viewer: Viewer) -> None:
+    assert viewer.url.startswith("http://127.0.0.1:") and viewer.url.endswith("/")
+    assert viewer.first_line.endswith("(Ctrl-C to stop)")
+
+
+@pytest.mark.parametrize("path", ["/a/0/", "/a/0/pages?sort=status&order=desc",
+                                  "/a/0/links?type=broken", "/a/0/links?type=orphaned",
+                                  "/a/0/clusters?min=1", "/a/0/traps"])
+def test_json_is_the_same_data_by_parameter_or_accept(viewer: Viewer, path: str) -> None:
+    html = viewer.get(path)
+    assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
+    by_parameter = viewer.get(path + ("&" if "?" in path else "?") + "format=json")
+    by_accept = viewer.get(path, headers={"Accept": "application/json"})
+    assert by_parameter.status_code == by_accept.status_code == 200
+    assert by_parameter.json() == by_accept.json()
+
+
+def test_summary_json(viewer: Viewer, site: FixtureSite) -> None:
+    data = viewer.get("/a/0/?format=json").json()
+    assert data["summary"]["base_url"] == site.url("/viewer/")
+    assert data["summary"]["status_distribution"] == [
+        {"status": 200, "count": 5}, {"status": 403, "count": 1}, {"status": 404, "count": 1},
+        {"status": 500, "count": 1}]  # /viewer/gone's 404 is text/plain: no page of the list
+    assert [run["status"] for run in data["runs"]["items"]] == ["finished"]
+    labels = [bar["label"] for bar in data["status_chart"]["bars"]]
+    assert labels == ["200", "403", "404", "500"]
+
+
+def test_pages_are_paged_filtered_and_sorted(viewer: Viewer, site: FixtureSite) -> None:
+    data = viewer.get("/a/0/pages?status=404&format=json").json()
+    assert [p["url"] for p in data["pages"]["items"]] == [site.url("/error-status/not-found")]
+    found = viewer.get("/a/0/pages?q=hostile&format=json").json()["pages"]["items"]
+    assert [p["url"] for p in found] == [site.url("/viewer/hostile")]
+    ordered = viewer.get("/a/0/pages?sort=status&order=desc&format=json").json()
+    assert ordered["pages"]["items"][0]["status"] == 500
+    assert ordered["pages"]["limit"] == 50
+
+
+def test_page_detail_json(viewer: Viewer, site: FixtureSite) -> None:
+    data = viewer.get(page_path(site.url("/viewer/")) + "&format=json").json()
+    outbound = {link["url"]: link["status"] for link in data["page"]["outbound_links"]}
+    assert outbound[site.url("/viewer/gone")] == 404
+    assert data["has_snapshot"] is True
+
+
+@pytest.mark.parametrize(("path", "status", "message"), [
+    ("/a/0/page?url=http%3A%2F%2Fnowhere.test%2F", 404,
+     "No page with URL 'http://nowhere.test/' in this archive"),
+    ("/a/0/page", 400, "Missing url: name the page with ?url="),
+    ("/a/1/", 404, "No archive number '1': this viewer serves 1 (0 to 0)"),
+    ("/a/x/pages", 404, "No archive number 'x': this viewer serves 1 (0 to 0)"),
+    ("/a/0/nothing", 404, "No view 'nothing'"),
+    ("/nothing/at/all", 404, "No such page in the viewer"),
+    ("/a/0/pages?page=0", 400, "Invalid page: 0. Must be between 1 and 184467440737095516"),
+    ("/a/0/pages?page=two", 400, "Invalid page: 'two'. Must be an integer"),
+    ("/a/0/pages?status=1000", 400, "Invalid status: 1000. Must be between -1 and 999"),
+    ("/a/0/pages?sort=evil", 400, "Invalid sort: 'evil'. Must be one of: url, status, title"),
+    ("/a/0/links?type=all", 400,
+     "Invalid type: 'all'. Must be one of: broken, external, orphaned"),
+    ("/a/0/clusters?min=0", 400, "Invalid min: 0. Must be between 1 and 9223372036854775807"),
+    ("/a/0/cluster?signature=..%2F..%2Fetc", 400,
+     "Invalid signature: '../../etc'. Must be 40 hex digits"),
+    ("/a/0/cluster?signature=" + "0" * 40, 404,
+     "No cluster with signature " + "0" * 40 + " in this archive"),
+    ("/a/0/snapshot?url=http%3A%2F%2Fnowhere.test%2F", 404,
+     "No snapshot of 'http://nowhere.test/' in this archive"),
+])
+def test_bad_requests_are_an_error_page_never_a_traceback(
+        viewer: Viewer, path: str, status: int, message: str) -> None:
+    page = viewer.get(path)
+    assert page.status_code == status
+    assert "Traceback" not in page.text
+    assert page.headers["content-security-policy"] == APP_CSP
+    as_json = viewer.get(path, headers={"Accept": "application/json"})
+    assert (as_json.status_code, as_json.json()) == (status, {"error": message,
+                                                              "status": status})
+
+
+def test_security_headers(viewer: Viewer, site: FixtureSite) -> None:
+    page = viewer.get(page_path(site.url("/viewer/hostile")))
+    assert page.headers["content-security-policy"] == APP_CSP
+    assert "script-src" not in APP_CSP and "default-src 'none'" in APP_CSP
+    assert page.headers["x-content-type-options"] == "nosniff"
+    assert '<iframe class="snapshot" title="Snapshot of the page" sandbox src=' in page.text
+    snapshot = viewer.get(f"/a/0/snapshot?url={quote(site.url('/viewer/hostile'), safe='')}")
+    assert snapshot.headers["content-security-policy"] == SNAPSHOT_CSP
+    assert SNAPSHOT_CSP.startswith("sandbox;")
+
+
+def test_crawled_strings_are_escaped(viewer: Viewer, site: FixtureSite) -> None:
+    page = viewer.get(page_path(site.url("/viewer/hostile"))).text
+    assert "<script>" not in page.lower()
+    assert "&lt;script&gt;document.documentElement.dataset.pwned" in page
+    assert "onerror=" not in page.replace("onerror=&#34;", "")  # only as escaped text
+    assert 'href="javascript:' not in page
+
+
+def test_one_archive_redirects_home_to_it(viewer: Viewer) -> None:
+    home = viewer.get("/")
+    assert (home.status_code, home.headers["location"]) == (302, "/a/0/")
+    assert viewer.get("/", headers={"Accept": "application/json"}).json()["archives"][0][
+        "url"] == "/a/0/"
+
+
+def test_several_archives_get_a_picker(archive: Path, tmp_path: Path) -> None:
+    other = tmp_path / "copy.nitpicker"
+    shutil.copy(archive, other)
+    server = Viewer(str(archive), str(other))
+    try:
+        assert server.first_line.startswith("Serving 2 archives at ")
+        home = server.get("/")
+        assert home.status_code == 200
+        assert 'href="/a/0/"' in home.text and 'href="/a/1/"' in home.text
+        assert str(other) in home.text
+        assert server.get("/a/1/pages").status_code == 200
+    finally:
+        assert server.stop()[0] == 0
+
+
+# -- bad input at start ---------------------------------------------------------------------------
+
+
+def start_error(*args: str) -> str:
+    result = subprocess.run(command(*args), env=ENV, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert (result.returncode, result.stdout) == (1, ""), result.stdout
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    return lines[0]
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.nitpicker"
+    assert start_error(str(missing)) == f"Error: Archive not found: {missing}"
+
+
+def test_not_an_archive(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello", encoding="utf-8")
+    assert start_error(str(text)) == f"Error: Not a nitpicker archive: {text}"
+
+
+def test_newer_archive(archive: Path, tmp_path: Path) -> None:
+    newer = tmp_path / "newer.nitpicker"
+    shutil.copy(archive, newer)
+    conn = sqlite3.connect(newer)
+    conn.execute("INSERT INTO migrations VALUES ('9999_from_the_future', 'x')")
+    conn.commit()
+    conn.close()
+    assert start_error(str(newer)) == (
+        f"Error: {newer}: written by a newer nitpicker (schema 9999_from_the_future)")
+
+
+def test_port_in_use(archive: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert start_error(str(archive), "--port", str(port)) == (
+            f"Error: Cannot listen on 127.0.0.1:{port}: Address already in use")
+
+
+def test_port_out_of_range(archive: Path) -> None:
+    assert start_error(str(archive), "--port", "70000") == (
+        "Error: Invalid value for '--port': '70000'. Input should be less than or equal to 65535")
+
+
+@pytest.mark.parametrize(("host", "loopback"), [
+    ("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("localhost", True),
+    ("0.0.0.0", False), ("::", False), ("192.168.1.10", False), ("example.com", False),
+])
+def test_loopback_hosts(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+# -- in the browser ---------------------------------------------------------------------------------
+
+
+def in_browser(test: Callable[[Page], Awaitable[None]]) -> Deferred[None]:
+    """Run ``test`` with a page of headless Chromium (on the reactor's asyncio loop)."""
+
+    async def run() -> None:
+        from playwright.async_api import async_playwright
+
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=find_chromium(),
+                                                       args=CHROMIUM_ARGS)
+            try:
+                page = await browser.new_page(viewport={"width": 1200, "height": 900})
+                await test(page)
+            finally:
+                await browser.close()
+
+    return Deferred.fromFuture(asyncio.ensure_future(run()))
+
+
+async def screenshot(page: Page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / name
+    await page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+@needs_chromium
+@pytest_twisted.ensureDeferred
+async def test_summary_to_a_broken_links_source(viewer: Viewer, site: FixtureSite) -> None:
+    async def browse(page: Page) -> None:
+        await page.goto(viewer.url)
+        assert page.url == viewer.url + "a/0/"
+        assert await page.locator("h1").inner_text() == "Summary"
+        assert await page.locator("svg.chart rect").count() == 4
+        shot = await screenshot(page, "summary.png")
+        await page.get_by_role("link", name="Pages", exact=True).click()
+        assert await page.locator("h1").inner_text() == "Pages"
+        await page.get_by_role("link", name=site.url("/viewer/"), exact=True).click()
+        assert await page.locator("h1").inner_text() == "Viewer Top"
+        # its links out: the broken one, 404, then the page it is, then back to its source
+        row = page.locator("#links-out tr", has_text=site.url("/viewer/gone"))
+        assert await row.locator(".status").inner_text() == "404"
+        await row.get_by_role("link").click()
+        assert await page.locator(".page-url").inner_text() == site.url("/viewer/gone")
+        await page.locator("#links-in").get_by_role("link", name=site.url("/viewer/")).click()
+        assert await page.locator("h1").inner_text() == "Viewer Top"
+        # the Links view: broken links, each naming its source page
+        await page.get_by_role("link", name="Links", exact=True).click()
+        broken = page.locator("table.links tbody tr", has_text=site.url("/viewer/gone"))
+        await broken.locator("td.source a").click()
+        assert await page.locator(".page-url").inner_text() == site.url("/viewer/")
+        detail = await screenshot(page, "page-detail.png")
+        for path in (shot, detail):
+            assert path.stat().st_size > 10_000  # a rendered page, not a blank image
+
+    await in_browser(browse)
+
+
+@needs_chromium
+@pytest_twisted.ensureDeferred
+async def test_hostile_title_and_snapshot_run_nothing(viewer: Viewer, site: FixtureSite
+                                                      ) -> None:
+    violations: list[str] = []
+
+    async def browse(page: Page) -> None:
+        page.on("console", lambda message: violations.append(message.text))
+        await page.goto(viewer.url + page_path(site.url("/viewer/hostile")).lstrip("/"))
+        # the title is shown as text, whole: escaped, not parsed as a script element
+        assert await page.locator("h1.page-title").inner_text() == HOSTILE_TITLE
+        frame = page.frame_locator("iframe.snapshot")
+        assert await frame.locator("h1").inner_text() == "Hostile snapshot"
+        await page.wait_for_load_state("load")
+        snapshot = next(f for f in page.frames if f.url.startswith(viewer.url + "a/0/snapshot"))
+        assert await page.evaluate("document.documentElement.dataset.pwned") is None
+        assert await snapshot.evaluate("document.documentElement.dataset.pwned") is None
+        # the snapshot opened on its own is sandboxed by its CSP: nothing runs there either
+        await page.goto(snapshot.url)
+        assert await page.locator("h1").inner_text() == "Hostile snapshot"
+        assert await page.evaluate("document.documentElement.dataset.pwned") is None
+        await screenshot(page, "hostile-snapshot.png")
+
+    await in_browser(browse)
+    assert any("Content Security Policy" in text or "sandboxed" in text
+               for text in violations), violations
