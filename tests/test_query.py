@@ -30,11 +30,14 @@ from nitpicker.query import (
     get_summary,
     get_violations,
     list_broken_links,
+    list_cluster_pages,
     list_crawl_runs,
     list_external_links,
     list_images,
     list_links,
     list_orphaned_pages,
+    list_page_images,
+    list_page_resources,
     list_pages,
     list_resources,
     open_archive,
@@ -213,7 +216,7 @@ def _integer_parameters() -> list[tuple[str, str]]:
 
 
 INTEGER_PARAMETERS = _integer_parameters()
-REQUIRED = {"url": "http://localhost/", "type": None}
+REQUIRED = {"url": "http://localhost/", "type": None, "signature": "0" * 40}
 
 
 def test_every_integer_parameter_has_a_range() -> None:
@@ -422,6 +425,32 @@ def test_images(conn: sqlite3.Connection, u: Any) -> None:
     assert list_images(conn, limit=2, offset=3)["items"] == result["items"][3:5]
 
 
+def test_page_images(conn: sqlite3.Connection, u: Any) -> None:
+    result = list_page_images(conn, u("/query/images"))
+    assert result is not None
+    assert [i["src"] for i in result["items"]] == [i["src"] for i in list_images(conn)["items"]]
+    assert result["items"][0] == {"src": u("/query/img/fine.png"), "alt": "Fine", "width": 10.0,
+                                  "height": 10.0, "natural_width": None, "natural_height": None,
+                                  "is_lazy": False, "viewport_width": None}
+    assert result["total"] == 5
+    second = list_page_images(conn, u("/query/images"), limit=1, offset=1)
+    assert second is not None and second["items"] == result["items"][1:2]
+    assert second["total"] == 5
+    assert list_page_images(conn, u("/query/"))["total"] == 0  # type: ignore[index]
+    assert list_page_images(conn, u("/query/nothing")) is None
+
+
+def test_page_resources(conn: sqlite3.Connection, u: Any) -> None:
+    result = list_page_resources(conn, u("/query/"))
+    assert result is not None
+    assert [(r["url"], r["kind"]) for r in result["items"]] == [
+        (u("/query/app.js"), "script"), (u("/query/style.css"), "stylesheet")]
+    assert result["total"] == 2
+    images = list_page_resources(conn, u("/query/images"), limit=2)
+    assert images is not None and images["total"] == 6 and len(images["items"]) == 2
+    assert list_page_resources(conn, u("/query/nothing")) is None
+
+
 def test_violations_are_empty_before_any_analysis(conn: sqlite3.Connection) -> None:
     assert get_violations(conn) == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert get_violations(conn, validator="axe", limit=5)["total"] == 0
@@ -514,6 +543,19 @@ def test_duplicate_clusters(conn: sqlite3.Connection, u: Any) -> None:
     assert get_duplicate_clusters(conn)["total"] == 0  # default: 10 pages or more
     assert get_duplicate_clusters(conn, min_count=3, limit=1, offset=1)["items"] == [
         {**archive, "sample_pages": [u(f"/query/archive/{y}") for y in (2024, 2025, 2026)]}]
+
+
+def test_cluster_pages(conn: sqlite3.Connection, u: Any) -> None:
+    listing = get_duplicate_clusters(conn, min_count=3, sample=10)["items"][0]
+    pages = list_cluster_pages(conn, listing["signature"])
+    assert [p["url"] for p in pages["items"]] == listing["sample_pages"]
+    assert pages["total"] == listing["count"] == 6
+    assert {(p["title"], p["og_url"]) for p in pages["items"]} == {("Listing", u("/query/list"))}
+    window = list_cluster_pages(conn, listing["signature"], limit=2, offset=5)
+    assert (window["items"], window["total"]) == (pages["items"][5:], 6)
+    past = list_cluster_pages(conn, listing["signature"], limit=2, offset=9)
+    assert (past["items"], past["total"]) == ([], 6)
+    assert list_cluster_pages(conn, "0" * 40)["total"] == 0
 
 
 def test_every_signed_page_is_a_cluster_of_one_or_more(conn: sqlite3.Connection, u: Any) -> None:

@@ -24,6 +24,7 @@ import pytest_twisted
 import requests
 from twisted.internet.defer import Deferred
 
+from fixtures.traps import TrapSite
 from nitpicker.cli.view import is_loopback
 from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
 from nitpicker.viewer import APP_CSP, SNAPSHOT_CSP
@@ -373,3 +374,73 @@ async def test_hostile_title_and_snapshot_run_nothing(viewer: Viewer, site: Fixt
     await in_browser(browse)
     assert any("Content Security Policy" in text or "sandboxed" in text
                for text in violations), violations
+
+
+# -- Duplicate Clusters and the trap log, over a capped crawl of the trap site ---------------------
+
+
+@pytest.fixture(scope="module")
+def traps() -> Iterator[TrapSite]:
+    with TrapSite() as server:
+        yield server
+
+
+@pytest_twisted.async_fixture(scope="module")
+async def trap_archive(traps: TrapSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    crawled = await crawl(tmp_path_factory.mktemp("viewer-traps"), [traps.url("/trap/")],
+                          dedupe_cap=20, max_pages=400, fetch_external=False,
+                          excludes=("/trap/date/**", "/trap/session", "/trap/plain/**"))
+    crawled.conn.close()
+    return crawled.path
+
+
+@pytest.fixture(scope="module")
+def trap_viewer(trap_archive: Path) -> Iterator[Viewer]:
+    server = Viewer(str(trap_archive))
+    yield server
+    assert server.stop()[0] == 0
+
+
+def test_trap_log_and_its_cluster(trap_viewer: Viewer, traps: TrapSite) -> None:
+    events = trap_viewer.get("/a/0/traps?format=json").json()["events"]
+    assert events["total"] == 1
+    event = events["items"][0]
+    assert (event["parent_path"], event["run_id"]) == ("/trap", 1)
+    clusters = trap_viewer.get("/a/0/clusters?min=2&format=json").json()["clusters"]["items"]
+    assert clusters[0]["signature"] == event["signature"]
+    assert clusters[0]["og_url_mismatch"] is True
+    pages = trap_viewer.get(f"/a/0/cluster?signature={event['signature']}&format=json").json()
+    assert pages["cluster"]["total"] == clusters[0]["count"]
+    assert [p["url"] for p in pages["cluster"]["items"]][:5] == clusters[0]["sample_pages"]
+    # the default threshold (10) and one above the largest cluster
+    assert trap_viewer.get("/a/0/clusters?format=json").json()["min"] == 10
+    above = clusters[0]["count"] + 1
+    assert trap_viewer.get(f"/a/0/clusters?min={above}&format=json").json()[
+        "clusters"]["total"] == 0
+
+
+@needs_chromium
+@pytest_twisted.ensureDeferred
+async def test_duplicate_clusters_drill_down(trap_viewer: Viewer) -> None:
+    async def browse(page: Page) -> None:
+        await page.goto(trap_viewer.url + "a/0/")
+        await page.get_by_role("link", name="Duplicate Clusters").click()
+        await page.locator("input[name=min]").fill("2")
+        await page.get_by_role("button", name="Show").click()
+        assert "min=2" in page.url
+        first = page.locator("table.clusters tbody tr").first
+        assert await first.get_attribute("class") == "mismatch"  # og:url elsewhere first
+        count = int((await first.locator("td").first.inner_text()).split()[0])
+        await first.locator("td").first.get_by_role("link").click()
+        assert await page.locator("table tbody tr").count() == min(count, 50)
+        representative = page.locator("p").get_by_role("link").nth(1)
+        url = await representative.inner_text()
+        await representative.click()
+        assert await page.locator(".page-url").inner_text() == url
+        # the trap log links each firing to its cluster
+        await page.get_by_role("link", name="Trap log").click()
+        await page.locator("table.traps tbody tr").first.get_by_role("link").first.click()
+        assert await page.locator("h1").inner_text() != "404 Not found"
+        assert page.url.startswith(trap_viewer.url + "a/0/cluster?signature=")
+
+    await in_browser(browse)
