@@ -26,6 +26,7 @@ from twisted.internet.defer import Deferred
 
 from fixtures.traps import TrapSite
 from nitpicker.cli.view import is_loopback
+from nitpicker.query import get_summary, open_archive
 from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
 from nitpicker.viewer import APP_CSP, SNAPSHOT_CSP
 from tests.helpers import crawl
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("NITPICKER_TEST_ARTIFACTS", ROOT / ".test-artifacts")) / "viewer"
 """Where the browser tests keep their screenshots (CI uploads the folder)."""
+
+ROOTS = ("/viewer/", "/error-status/", "/query/")
 
 HOSTILE_TITLE = '<script>document.documentElement.dataset.pwned = "title"</script> Hostile'
 
@@ -90,7 +93,7 @@ def digest(path: Path) -> str:
 @pytest_twisted.async_fixture(scope="module")
 async def archive(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
     crawled = await crawl(tmp_path_factory.mktemp("viewer"),
-                          [site.url("/viewer/"), site.url("/error-status/")])
+                          [site.url(root) for root in ROOTS])
     crawled.conn.close()
     return crawled.path
 
@@ -119,6 +122,9 @@ def test_prints_its_url_on_loopback(viewer: Viewer) -> None:
 
 
 @pytest.mark.parametrize("path", ["/a/0/", "/a/0/pages?sort=status&order=desc",
+                                  "/a/0/resources", "/a/0/images", "/a/0/violations",
+                                  "/a/0/duplicates?field=description", "/a/0/headers?missing=1",
+                                  "/a/0/mismatches?type=og:title",
                                   "/a/0/links?type=broken", "/a/0/links?type=orphaned",
                                   "/a/0/clusters?min=1", "/a/0/traps"])
 def test_json_is_the_same_data_by_parameter_or_accept(viewer: Viewer, path: str) -> None:
@@ -130,15 +136,20 @@ def test_json_is_the_same_data_by_parameter_or_accept(viewer: Viewer, path: str)
     assert by_parameter.json() == by_accept.json()
 
 
-def test_summary_json(viewer: Viewer, site: FixtureSite) -> None:
+def test_summary_json(viewer: Viewer, archive: Path, site: FixtureSite) -> None:
     data = viewer.get("/a/0/?format=json").json()
+    conn = open_archive(archive)
+    try:
+        assert data["summary"] == get_summary(conn)  # the query library's answer, as it is
+    finally:
+        conn.close()
     assert data["summary"]["base_url"] == site.url("/viewer/")
-    assert data["summary"]["status_distribution"] == [
-        {"status": 200, "count": 5}, {"status": 403, "count": 1}, {"status": 404, "count": 1},
-        {"status": 500, "count": 1}]  # /viewer/gone's 404 is text/plain: no page of the list
+    statuses = {row["status"]: row["count"] for row in data["summary"]["status_distribution"]}
+    # /viewer/gone's 404 is text/plain: no page of the list; /query/'s own links 404 too
+    assert (statuses[403], statuses[500]) == (1, 1)
     assert [run["status"] for run in data["runs"]["items"]] == ["finished"]
     labels = [bar["label"] for bar in data["status_chart"]["bars"]]
-    assert labels == ["200", "403", "404", "500"]
+    assert labels == [str(row["status"]) for row in data["summary"]["status_distribution"]]
 
 
 def test_pages_are_paged_filtered_and_sorted(viewer: Viewer, site: FixtureSite) -> None:
@@ -156,6 +167,51 @@ def test_page_detail_json(viewer: Viewer, site: FixtureSite) -> None:
     outbound = {link["url"]: link["status"] for link in data["page"]["outbound_links"]}
     assert outbound[site.url("/viewer/gone")] == 404
     assert data["has_snapshot"] is True
+
+
+def data(viewer: Viewer, path: str) -> Any:
+    answer = viewer.get(path, headers={"Accept": "application/json"})
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_resources_and_their_referrers(viewer: Viewer, site: FixtureSite) -> None:
+    resources = data(viewer, "/a/0/resources")["resources"]
+    assert site.url("/query/style.css") in [r["url"] for r in resources["items"]]
+    assert data(viewer, "/a/0/resources?type=text/css")["resources"]["total"] == 0
+    css = data(viewer, f"/a/0/resources?url={quote(site.url('/query/style.css'), safe='')}")
+    assert css["referrers"]["page_urls"] == [site.url("/query/"), site.url("/query/images")]
+    html = viewer.get(f"/a/0/resources?url={quote(site.url('/query/style.css'), safe='')}")
+    assert html.text.count('href="/a/0/page?url=') == 2
+
+
+def test_images_view(viewer: Viewer, site: FixtureSite) -> None:
+    missing = data(viewer, "/a/0/images?show=missing-alt")["images"]["items"]
+    assert [(i["src"].rsplit("/", 1)[1], i["alt"]) for i in missing] == [
+        ("no-alt.png", None), ("empty-alt.png", "")]
+    sizes = data(viewer, "/a/0/images?show=missing-dimensions")["images"]["items"]
+    assert [i["src"].rsplit("/", 1)[1] for i in sizes] == [
+        "no-size.png", "zero-width.png", "no-such-image.png"]  # the last on /viewer/hostile
+    everything = data(viewer, "/a/0/images")
+    assert everything["images"]["total"] == 6
+    assert everything["filters"] == ["all", "missing-alt", "missing-dimensions"]  # no threshold
+    detail = data(viewer, page_path(site.url("/query/images")))
+    assert detail["images"]["total"] == 5
+    assert detail["resources"]["total"] == len(detail["resources"]["items"]) > 0
+
+
+def test_duplicates_mismatches_headers_violations(viewer: Viewer, site: FixtureSite) -> None:
+    titles = data(viewer, "/a/0/duplicates")
+    assert titles["field"] == "title" and titles["duplicates"]["total"] > 0
+    assert all(d["count"] >= 2 for d in titles["duplicates"]["items"])
+    canonical = data(viewer, "/a/0/mismatches?type=canonical")["mismatches"]["items"]
+    assert canonical == [{"url": site.url("/query/mismatch"), "type": "canonical",
+                          "actual": site.url("/query/mismatch"),
+                          "expected": site.url("/query/dup-a")}]
+    every = data(viewer, "/a/0/headers")["headers"]
+    missing = data(viewer, "/a/0/headers?missing=1")["headers"]
+    assert every["total"] == missing["total"] > 0  # the fixture server sends none of them
+    assert data(viewer, "/a/0/violations")["violations"]["total"] == 0  # no analyzer ran
 
 
 @pytest.mark.parametrize(("path", "status", "message"), [
@@ -177,6 +233,15 @@ def test_page_detail_json(viewer: Viewer, site: FixtureSite) -> None:
      "Invalid signature: '../../etc'. Must be 40 hex digits"),
     ("/a/0/cluster?signature=" + "0" * 40, 404,
      "No cluster with signature " + "0" * 40 + " in this archive"),
+    ("/a/0/images?show=oversized", 400,
+     ("Invalid show: 'oversized'. This archive's crawl set no image file size threshold "
+      "(--image-file-size-threshold)")),
+    ("/a/0/headers?missing=yes", 400, "Invalid missing: 'yes'. Must be one of: 0, 1"),
+    ("/a/0/mismatches?type=og:url", 400,
+     "Invalid type: 'og:url'. Must be one of: canonical, og:title, og:description"),
+    ("/a/0/duplicates?field=h1", 400, "Invalid field: 'h1'. Must be one of: title, description"),
+    ("/a/0/resources?url=http%3A%2F%2Fnowhere.test%2Fa.css", 404,
+     "No resource with URL 'http://nowhere.test/a.css' in this archive"),
     ("/a/0/snapshot?url=http%3A%2F%2Fnowhere.test%2F", 404,
      "No snapshot of 'http://nowhere.test/' in this archive"),
 ])
@@ -208,6 +273,21 @@ def test_crawled_strings_are_escaped(viewer: Viewer, site: FixtureSite) -> None:
     assert "&lt;script&gt;document.documentElement.dataset.pwned" in page
     assert "onerror=" not in page.replace("onerror=&#34;", "")  # only as escaped text
     assert 'href="javascript:' not in page
+
+
+@pytest.mark.parametrize(("host", "status"), [
+    ("127.0.0.1:{port}", 200), ("localhost:{port}", 200), ("LOCALHOST:{port}", 200),
+    ("[::1]:{port}", 200), ("rebound.example:{port}", 400), ("127.0.0.1.evil.test", 400),
+    ("", 400),
+])
+def test_only_loopback_host_names_are_answered(viewer: Viewer, host: str, status: int) -> None:
+    """A page that rebinds its DNS name to 127.0.0.1 reaches the viewer under its own name:
+    refused, so it cannot read the archive through the visitor's browser."""
+    port = viewer.url.rsplit(":", 1)[1].strip("/")
+    answer = viewer.get("/a/0/", headers={"Host": host.format(port=port)})
+    assert answer.status_code == status
+    if status == 400:
+        assert answer.text.startswith("Invalid Host header")
 
 
 def test_one_archive_redirects_home_to_it(viewer: Viewer) -> None:

@@ -72,7 +72,7 @@ def view(
     Example: nitpicker view site.nitpicker --port 8000
     """
     from nitpicker.query import ArchiveOpenError, get_summary, open_archive
-    from nitpicker.viewer import OpenArchive, create_app
+    from nitpicker.viewer import LOOPBACK_NAMES, OpenArchive, create_app
 
     archives: list[OpenArchive] = []
     for index, path in enumerate(files):
@@ -92,7 +92,8 @@ def view(
           " (Ctrl-C to stop)", flush=True)
     if open_browser:
         webbrowser.open(url)
-    _serve(create_app(archives), sock)
+    hosts = LOOPBACK_NAMES | {shown.lower()} if is_loopback(host) else None
+    _serve(create_app(archives, hosts=hosts), sock)
     for archive in archives:
         archive.conn.close()
 

@@ -6,7 +6,7 @@ Server-rendered HTML that needs no JavaScript, every view a thin layer over
 
 from __future__ import annotations
 
-from nitpicker.viewer.app import APP_CSP, SNAPSHOT_CSP, create_app
+from nitpicker.viewer.app import APP_CSP, LOOPBACK_NAMES, SNAPSHOT_CSP, create_app
 from nitpicker.viewer.views import OpenArchive
 
-__all__ = ["APP_CSP", "SNAPSHOT_CSP", "OpenArchive", "create_app"]
+__all__ = ["APP_CSP", "LOOPBACK_NAMES", "SNAPSHOT_CSP", "OpenArchive", "create_app"]

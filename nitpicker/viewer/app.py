@@ -27,8 +27,16 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.middleware import Middleware
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -39,8 +47,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from starlette.requests import Request
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["APP_CSP", "SNAPSHOT_CSP", "create_app"]
+__all__ = ["APP_CSP", "LOOPBACK_NAMES", "SNAPSHOT_CSP", "HostCheck", "create_app"]
 
 logger = logging.getLogger(__name__)
 
@@ -167,9 +176,39 @@ class Viewer:
         return self.error(request, 500, message)
 
 
-def create_app(archives: Sequence[OpenArchive]) -> Starlette:
-    """The viewer over ``archives`` (already opened read-only, in command-line order)."""
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
+"""The names a browser on this machine reaches a loopback viewer by."""
+
+
+class HostCheck:
+    """Refuse a request whose ``Host`` is not one of ``hosts`` (400): a web page that rebinds
+    its own DNS name to 127.0.0.1 then reaches the viewer under that name, and is refused."""
+
+    def __init__(self, app: ASGIApp, hosts: frozenset[str]) -> None:
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = Headers(scope=scope).get("host", "").lower()
+            name = host if host.endswith("]") else host.rsplit(":", 1)[0]
+            if name not in self.hosts:
+                response = PlainTextResponse(f"Invalid Host header: {host[:100]!r}", 400,
+                                             headers={"Content-Security-Policy": APP_CSP})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(archives: Sequence[OpenArchive], *, hosts: frozenset[str] | None = LOOPBACK_NAMES
+               ) -> Starlette:
+    """The viewer over ``archives`` (already opened read-only, in command-line order).
+
+    ``hosts``: the ``Host`` names it answers (default: the loopback names); ``None`` answers
+    any (a viewer the user chose to serve on the network).
+    """
     viewer = Viewer(archives)
+    middleware = [] if hosts is None else [Middleware(HostCheck, hosts=hosts)]
     routes = [
         Route("/", viewer.home),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
@@ -178,7 +217,7 @@ def create_app(archives: Sequence[OpenArchive]) -> Starlette:
         Route("/a/{index}/{view}", viewer.view),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    return Starlette(routes=routes, exception_handlers={
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={
         HTTPException: viewer.not_found,
         Exception: viewer.server_error,
     })

@@ -14,21 +14,31 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nitpicker.query import (
+    DUPLICATE_FIELDS,
     LINK_TYPES,
+    MISMATCH_TYPES,
     SORT_FIELDS,
     SORT_ORDERS,
     SQLITE_INTEGER_MAX,
     STATUS_RANGE,
+    check_headers,
+    file_size_threshold,
+    find_duplicates,
+    find_mismatches,
     get_duplicate_clusters,
     get_page_detail,
     get_page_html,
+    get_resource_referrers,
     get_summary,
+    get_violations,
     list_cluster_pages,
     list_crawl_runs,
+    list_images,
     list_links,
     list_page_images,
     list_page_resources,
     list_pages,
+    list_resources,
     list_trap_events,
     summary,
 )
@@ -189,6 +199,93 @@ def traps_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, di
                           "page": number}
 
 
+def resources_view(archive: OpenArchive, params: Mapping[str, str]
+                   ) -> tuple[str, dict[str, Any]]:
+    """Sub-resources (content-type prefix and scope filters); ``?url=`` one resource's
+    referring pages."""
+    number = _page_number(params)
+    limit, offset = _window(number)
+    url = text_param(params, "url")
+    if url:
+        referrers = get_resource_referrers(archive.conn, url, limit=limit, offset=offset)
+        if referrers is None:
+            raise NotFound(f"No resource with URL {url!r} in this archive")
+        return "referrers.html", {"referrers": referrers, "page": number}
+    content_type = text_param(params, "type", max_length=200)
+    scope = choice_param(params, "scope", SCOPES, "all")
+    result = list_resources(archive.conn, content_type=content_type or None,
+                            is_external=None if scope == "all" else scope == "external",
+                            limit=limit, offset=offset)
+    return "resources.html", {"resources": result, "page": number, "scopes": SCOPES,
+                              "filters": {"type": content_type, "scope": scope}}
+
+
+IMAGE_FILTERS = ("all", "missing-alt", "missing-dimensions", "oversized")
+
+
+def images_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """Images: all, or those missing alt, missing dimensions, or larger than the crawl's file
+    size threshold (offered only when the crawl set one)."""
+    show = choice_param(params, "show", IMAGE_FILTERS, "all")
+    number = _page_number(params)
+    limit, offset = _window(number)
+    threshold = file_size_threshold(archive.conn)
+    if show == "oversized" and threshold is None:
+        raise BadRequest("Invalid show: 'oversized'. This archive's crawl set no image file "
+                         "size threshold (--image-file-size-threshold)")
+    result = list_images(archive.conn, missing_alt=show == "missing-alt",
+                         missing_dimensions=show == "missing-dimensions",
+                         oversized=show == "oversized", limit=limit, offset=offset)
+    shown = [f for f in IMAGE_FILTERS if f != "oversized" or threshold is not None]
+    return "images.html", {"images": result, "show": show, "filters": shown,
+                           "threshold": threshold, "page": number}
+
+
+def violations_view(archive: OpenArchive, params: Mapping[str, str]
+                    ) -> tuple[str, dict[str, Any]]:
+    """Analyzer findings, filtered by validator, severity and rule (exact)."""
+    number = _page_number(params)
+    limit, offset = _window(number)
+    filters = {name: text_param(params, name, max_length=200)
+               for name in ("validator", "severity", "rule")}
+    result = get_violations(archive.conn, limit=limit, offset=offset,
+                            **{k: v or None for k, v in filters.items()})
+    return "violations.html", {"violations": result, "filters": filters, "page": number}
+
+
+def duplicates_view(archive: OpenArchive, params: Mapping[str, str]
+                    ) -> tuple[str, dict[str, Any]]:
+    """Titles or descriptions shared by several internal pages, most shared first."""
+    field = choice_param(params, "field", DUPLICATE_FIELDS, "title")
+    number = _page_number(params)
+    limit, offset = _window(number)
+    result = find_duplicates(archive.conn, field, limit=limit, offset=offset, max_urls=20)
+    return "duplicates.html", {"duplicates": result, "field": field,
+                               "fields": DUPLICATE_FIELDS, "page": number}
+
+
+def mismatches_view(archive: OpenArchive, params: Mapping[str, str]
+                    ) -> tuple[str, dict[str, Any]]:
+    """Pages whose canonical, og:title or og:description disagrees with the page."""
+    kind = choice_param(params, "type", MISMATCH_TYPES, MISMATCH_TYPES[0])
+    number = _page_number(params)
+    limit, offset = _window(number)
+    result = find_mismatches(archive.conn, kind, limit=limit, offset=offset)
+    return "mismatches.html", {"mismatches": result, "type": kind, "types": MISMATCH_TYPES,
+                               "page": number}
+
+
+def headers_view(archive: OpenArchive, params: Mapping[str, str]
+                 ) -> tuple[str, dict[str, Any]]:
+    """Which security headers each internal page was served with; ``?missing=1`` keeps the
+    pages missing one or more."""
+    missing = choice_param(params, "missing", ("0", "1"), "0") == "1"
+    number = _page_number(params)
+    limit, offset = _window(number)
+    result = check_headers(archive.conn, missing_only=missing, limit=limit, offset=offset)
+    return "headers.html", {"headers": result, "missing": missing, "page": number}
+
+
 VIEWS: dict[str, View] = {
     "": summary_view,
     "pages": pages_view,
@@ -197,5 +294,11 @@ VIEWS: dict[str, View] = {
     "clusters": clusters_view,
     "cluster": cluster_view,
     "traps": traps_view,
+    "resources": resources_view,
+    "images": images_view,
+    "violations": violations_view,
+    "duplicates": duplicates_view,
+    "mismatches": mismatches_view,
+    "headers": headers_view,
 }
 """Path (after ``/a/<index>/``) → view."""
