@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytest_twisted
 
-from nitpicker.query import list_json_ld, open_archive
+from nitpicker.query import get_page_json_ld, list_json_ld, open_archive
 from nitpicker.render.chromium import find_chromium
 from tests.helpers import crawl, run
 
@@ -125,3 +125,12 @@ async def test_rendered_pages_have_their_json_ld_too(site: FixtureSite, tmp_path
         site.url("/json-ld/scripted"): ["FAQPage"],
     }
     assert pages[site.url("/json-ld/malformed")]["invalid_blocks"] == 2
+
+
+def test_one_page_s_blocks(conn: sqlite3.Connection, site: FixtureSite) -> None:
+    pages = _pages(list_json_ld(conn))
+    malformed = get_page_json_ld(conn, site.url("/json-ld/malformed"))
+    assert malformed == pages[site.url("/json-ld/malformed")]
+    assert get_page_json_ld(conn, site.url("/json-ld/")) == {
+        "url": site.url("/json-ld/"), "types": [], "invalid_blocks": 0, "blocks": []}
+    assert get_page_json_ld(conn, site.url("/json-ld/nothing")) is None

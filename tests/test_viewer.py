@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("NITPICKER_TEST_ARTIFACTS", ROOT / ".test-artifacts")) / "viewer"
 """Where the browser tests keep their screenshots (CI uploads the folder)."""
 
-ROOTS = ("/viewer/", "/error-status/", "/query/")
+ROOTS = ("/viewer/", "/error-status/", "/query/", "/json-ld/")
 
 HOSTILE_TITLE = '<script>document.documentElement.dataset.pwned = "title"</script> Hostile'
 
@@ -198,6 +198,15 @@ def test_images_view(viewer: Viewer, site: FixtureSite) -> None:
     detail = data(viewer, page_path(site.url("/query/images")))
     assert detail["images"]["total"] == 5
     assert detail["resources"]["total"] == len(detail["resources"]["items"]) > 0
+
+
+def test_page_detail_json_ld(viewer: Viewer, site: FixtureSite) -> None:
+    product = data(viewer, page_path(site.url("/json-ld/malformed")))["json_ld"]
+    # a trailing comma, a valid Product, an empty block
+    assert (product["types"], product["invalid_blocks"]) == (["Product"], 2)
+    html = viewer.get(page_path(site.url("/json-ld/malformed"))).text
+    assert 'id="json-ld"' in html and "column 71" in html
+    assert data(viewer, page_path(site.url("/viewer/")))["json_ld"]["blocks"] == []
 
 
 def test_duplicates_mismatches_headers_violations(viewer: Viewer, site: FixtureSite) -> None:

@@ -44,7 +44,7 @@ from nitpicker.query.duplicates import (
 from nitpicker.query.headers import HeaderCheck, check_headers
 from nitpicker.query.images import ImageItem, file_size_threshold, list_images
 from nitpicker.query.info import CrawlInfo, crawl_info
-from nitpicker.query.json_ld import JsonLdBlockItem, JsonLdPage, list_json_ld
+from nitpicker.query.json_ld import JsonLdBlockItem, JsonLdPage, get_page_json_ld, list_json_ld
 from nitpicker.query.links import (
     LINK_TYPES,
     LinkItem,
@@ -142,6 +142,7 @@ __all__ = [
     "get_duplicate_clusters",
     "get_page_detail",
     "get_page_html",
+    "get_page_json_ld",
     "get_resource_referrers",
     "get_summary",
     "get_violations",

@@ -13,12 +13,19 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict
 
-from nitpicker.query._common import Paged, check_paging, fetch_all, fetch_counted, paged
+from nitpicker.query._common import (
+    Paged,
+    check_paging,
+    fetch_all,
+    fetch_counted,
+    find_page_id,
+    paged,
+)
 
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["JsonLdBlockItem", "JsonLdPage", "list_json_ld"]
+__all__ = ["JsonLdBlockItem", "JsonLdPage", "get_page_json_ld", "list_json_ld"]
 
 
 class JsonLdBlockItem(TypedDict):
@@ -111,3 +118,14 @@ def list_json_ld(
                               "offset": offset}
     rows, total = fetch_counted(conn, _PAGES_SQL, _COUNT_SQL, params, offset)
     return paged([_page(conn, page_id, url) for page_id, url in rows], total, limit, offset)
+
+
+def get_page_json_ld(conn: sqlite3.Connection, url: str) -> JsonLdPage | None:
+    """The JSON-LD blocks of the page at ``url`` (none: an empty ``blocks``); ``None`` when the
+    archive has no such URL."""
+    found = find_page_id(conn, url)
+    if found is None:
+        return None
+    if not _has_tables(conn):
+        return {"url": found[1], "types": [], "invalid_blocks": 0, "blocks": []}
+    return _page(conn, *found)

@@ -28,10 +28,12 @@ from nitpicker.query import (
     get_duplicate_clusters,
     get_page_detail,
     get_page_html,
+    get_page_json_ld,
     get_resource_referrers,
     get_summary,
     get_violations,
     list_cluster_pages,
+    list_console_messages,
     list_crawl_runs,
     list_images,
     list_links,
@@ -128,19 +130,22 @@ def _required_url(params: Mapping[str, str]) -> str:
 
 def page_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
     """Everything recorded about one page: HTTP facts, headers, metadata, redirects, links out
-    and in, images, resources, and whether a snapshot exists."""
+    and in, images, resources, console messages, JSON-LD, and whether a snapshot exists."""
     url = _required_url(params)
     detail = get_page_detail(archive.conn, url, link_limit=DETAIL_LINK_LIMIT)
     if detail is None:
         raise NotFound(f"No page with URL {url!r} in this archive")
     images = list_page_images(archive.conn, detail["url"], limit=PAGE_SIZE * 4)
     resources = list_page_resources(archive.conn, detail["url"], limit=PAGE_SIZE * 4)
+    console = list_console_messages(archive.conn, url=detail["url"], limit=PAGE_SIZE * 2)
+    json_ld = get_page_json_ld(archive.conn, detail["url"])
     has_snapshot = get_page_html(archive.conn, detail["url"], max_length=0) is not None
     chain = [*detail["redirect_from"], detail["url"]]
     if detail["redirect_to"]:
         chain.append(detail["redirect_to"])
     return "page.html", {"page": detail, "images": images, "resources": resources,
-                         "has_snapshot": has_snapshot, "redirect_chain": chain}
+                         "console": console, "json_ld": json_ld, "has_snapshot": has_snapshot,
+                         "redirect_chain": chain}
 
 
 def snapshot_html(archive: OpenArchive, params: Mapping[str, str]) -> str:
