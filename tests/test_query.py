@@ -23,6 +23,7 @@ from nitpicker.query import (
     check_headers,
     find_duplicates,
     find_mismatches,
+    get_distributions,
     get_duplicate_clusters,
     get_page_detail,
     get_page_html,
@@ -569,6 +570,17 @@ def test_every_signed_page_is_a_cluster_of_one_or_more(conn: sqlite3.Connection,
     assert [c["og_url_mismatch"] for c in clusters] == [True, True, False, False]
     # no Open Graph: never signed (seed 003), however alike
     assert not any(u("/query/dup-a") in c["sample_pages"] for c in clusters)
+
+
+def test_distributions(conn: sqlite3.Connection) -> None:
+    spread = get_distributions(conn)
+    # the five roots, then the pages they link; 27 internal HTML pages in all
+    assert spread["depth"] == [{"label": "0", "count": 5}, {"label": "1", "count": 22}]
+    # the 27 and the other host's page; the two fetch errors have no type; one text 404
+    assert spread["content_type"] == [{"label": "text/html", "count": 28},
+                                      {"label": "unknown", "count": 2},
+                                      {"label": "text/plain", "count": 1}]
+    assert spread["validator"] == []  # no analyzer ran
 
 
 def test_crawl_runs(conn: sqlite3.Connection) -> None:

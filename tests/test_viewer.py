@@ -152,6 +152,20 @@ def test_summary_json(viewer: Viewer, archive: Path, site: FixtureSite) -> None:
     assert labels == [str(row["status"]) for row in data["summary"]["status_distribution"]]
 
 
+def test_summary_charts(viewer: Viewer) -> None:
+    summary = data(viewer, "/a/0/")
+    depth = summary["distributions"]["depth"]
+    assert [row["label"] for row in depth] == ["0", "1"]  # the four roots, the pages they link
+    assert depth[0]["count"] == len(ROOTS)
+    assert [bar["count"] for bar in summary["charts"]["depth"]["bars"]] == [
+        row["count"] for row in depth]
+    types = {row["label"]: row["count"] for row in summary["distributions"]["content_type"]}
+    assert types["text/html"] > types["text/plain"] >= 1  # /viewer/gone's 404 page
+    assert summary["distributions"]["validator"] == []
+    html = viewer.get("/a/0/").text
+    assert html.count('<svg class="chart"') == 3  # status, depth, content type; no findings
+
+
 def test_pages_are_paged_filtered_and_sorted(viewer: Viewer, site: FixtureSite) -> None:
     data = viewer.get("/a/0/pages?status=404&format=json").json()
     assert [p["url"] for p in data["pages"]["items"]] == [site.url("/error-status/not-found")]
@@ -412,7 +426,9 @@ async def test_summary_to_a_broken_links_source(viewer: Viewer, site: FixtureSit
         await page.goto(viewer.url)
         assert page.url == viewer.url + "a/0/"
         assert await page.locator("h1").inner_text() == "Summary"
-        assert await page.locator("svg.chart rect").count() == 4
+        statuses = data(viewer, "/a/0/")["summary"]["status_distribution"]
+        assert await page.locator("svg.chart").first.locator("rect").count() == len(statuses)
+        assert await page.locator(".chart-depth svg rect").count() == 2  # depths 0 and 1
         shot = await screenshot(page, "summary.png")
         await page.get_by_role("link", name="Pages", exact=True).click()
         assert await page.locator("h1").inner_text() == "Pages"

@@ -33,6 +33,7 @@ from nitpicker.query.clusters import (
 )
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.console import CONSOLE_LEVELS, ConsoleMessage, list_console_messages
+from nitpicker.query.distribution import Distributions, LabelCount, get_distributions
 from nitpicker.query.duplicates import (
     DUPLICATE_FIELDS,
     MISMATCH_TYPES,
@@ -107,6 +108,7 @@ __all__ = [
     "ConsoleMessage",
     "CrawlInfo",
     "CrawlRun",
+    "Distributions",
     "DuplicateCluster",
     "DuplicateEntry",
     "HeaderCheck",
@@ -115,6 +117,7 @@ __all__ = [
     "InboundLink",
     "JsonLdBlockItem",
     "JsonLdPage",
+    "LabelCount",
     "LinkItem",
     "MetaSignatureFields",
     "MetadataFulfillment",
@@ -139,6 +142,7 @@ __all__ = [
     "file_size_threshold",
     "find_duplicates",
     "find_mismatches",
+    "get_distributions",
     "get_duplicate_clusters",
     "get_page_detail",
     "get_page_html",

@@ -25,6 +25,7 @@ from nitpicker.query import (
     file_size_threshold,
     find_duplicates,
     find_mismatches,
+    get_distributions,
     get_duplicate_clusters,
     get_page_detail,
     get_page_html,
@@ -88,7 +89,8 @@ def _window(number: int) -> tuple[int, int]:
 
 
 def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
-    """Counts, the run history with outcomes and error codes, the status-code chart."""
+    """Counts, the run history with outcomes and error codes, and charts: status codes, pages
+    by depth, content types, findings by validator."""
     overview = get_summary(archive.conn)
     counts = dataclasses.asdict(summary(archive.conn))
     runs = list_crawl_runs(archive.conn, limit=PAGE_SIZE)
@@ -97,8 +99,14 @@ def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, 
          status_colour(row["status"]))
         for row in overview["status_distribution"]
     ])
+    spread = get_distributions(archive.conn)
+    charts = {name: dataclasses.asdict(bar_chart([(r["label"], r["count"], colour)
+                                                  for r in spread[name]]))
+              for name, colour in (("depth", "#24323f"), ("content_type", "#5c6bc0"),
+                                   ("validator", "#8e24aa"))}
     return "summary.html", {"summary": overview, "counts": counts, "runs": runs,
-                            "status_chart": dataclasses.asdict(chart)}
+                            "status_chart": dataclasses.asdict(chart),
+                            "distributions": spread, "charts": charts}
 
 
 def pages_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
