@@ -101,9 +101,10 @@ def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, 
     ])
     spread = get_distributions(archive.conn)
     charts = {name: dataclasses.asdict(bar_chart([(r["label"], r["count"], colour)
-                                                  for r in spread[name]]))
-              for name, colour in (("depth", "#24323f"), ("content_type", "#5c6bc0"),
-                                   ("validator", "#8e24aa"))}
+                                                  for r in rows]))
+              for name, rows, colour in (("depth", spread["depth"], "#24323f"),
+                                         ("content_type", spread["content_type"], "#5c6bc0"),
+                                         ("validator", spread["validator"], "#8e24aa"))}
     return "summary.html", {"summary": overview, "counts": counts, "runs": runs,
                             "status_chart": dataclasses.asdict(chart),
                             "distributions": spread, "charts": charts}
