@@ -153,6 +153,10 @@ def test_page_item_shape(conn: sqlite3.Connection, u: Any) -> None:
                                           "/query/archive/2026"]),
         ({"directory": "/redirect"}, ["/redirect/", "/redirect/dest"]),
         ({"directory": "/archive/"}, []),  # a path prefix, not a substring
+        ({"search": "duplicate title"}, ["/query/dup-a", "/query/dup-b", "/query/dup-c"]),
+        ({"search": "dup-b"}, ["/query/dup-b"]),  # in the URL
+        ({"search": "_"}, []),  # taken literally: no title or URL holds an underscore
+        ({"search": "%2B"}, ["/query/list?page=1.5e%2B32"]),  # a literal %
         ({"directory": "/meta/", "missing_description": True},
          ["/meta/", "/meta/minimal", "/meta/robots-noindex"]),
     ],

@@ -95,6 +95,9 @@ def _page_filters(**options: Any) -> tuple[list[str], list[Any]]:
     if options["url_pattern"]:
         where.append("p.url LIKE ?")
         params.append(options["url_pattern"])
+    if options["search"]:
+        where.append("(p.url LIKE ? ESCAPE '\\' OR p.title LIKE ? ESCAPE '\\')")
+        params += [f"%{like_escape(options['search'])}%"] * 2
     if options["directory"]:
         sql, param = _directory_filter(options["directory"])
         where.append(sql)
@@ -114,6 +117,7 @@ def list_pages(
     noindex: bool = False,
     url_pattern: str | None = None,
     directory: str | None = None,
+    search: str | None = None,
     sort_by: str = "url",
     sort_order: str = "asc",
     limit: int = 100,
@@ -124,7 +128,8 @@ def list_pages(
     Filters combine with AND: ``status`` exact, ``status_min``/``status_max`` inclusive,
     ``is_external`` (``None`` = both), ``missing_title``/``missing_description`` (empty),
     ``noindex``, ``url_pattern`` (SQL ``LIKE`` on the URL, ``%`` wildcard), ``directory``
-    (path prefix such as ``/blog/``, or a URL prefix). ``sort_by`` is ``url``, ``status`` or
+    (path prefix such as ``/blog/``, or a URL prefix), ``search`` (text in the URL or the title,
+    taken literally; ASCII letters in any case). ``sort_by`` is ``url``, ``status`` or
     ``title``; ``sort_order`` ``asc`` or ``desc``.
     """
     check_choice("sort field", sort_by, SORT_FIELDS)
@@ -136,7 +141,7 @@ def list_pages(
     where, params = _page_filters(
         status=status, status_min=status_min, status_max=status_max, is_external=is_external,
         missing_title=missing_title, missing_description=missing_description, noindex=noindex,
-        url_pattern=url_pattern, directory=directory,
+        url_pattern=url_pattern, directory=directory, search=search,
     )
     condition = " AND ".join(where)
     rows = fetch_all(

@@ -111,7 +111,8 @@ def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, 
 
 
 def pages_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
-    """The page list: status, scope and URL-text filters, a sort, one page of rows."""
+    """The page list: status, scope and text (in the URL or title) filters, a sort, one page
+    of rows."""
     status = int_param(params, "status", None, *STATUS_RANGE)
     scope = choice_param(params, "scope", SCOPES, "all")
     search = text_param(params, "q", max_length=500)
@@ -119,10 +120,9 @@ def pages_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, di
     order = choice_param(params, "order", SORT_ORDERS, "asc")
     number = _page_number(params)
     limit, offset = _window(number)
-    pattern = f"%{search}%" if search else None  # LIKE: a % or _ typed matches itself too
     result = list_pages(
         archive.conn, status=status, is_external=None if scope == "all" else scope == "external",
-        url_pattern=pattern, sort_by=sort, sort_order=order, limit=limit, offset=offset,
+        search=search or None, sort_by=sort, sort_order=order, limit=limit, offset=offset,
     )
     filters = {"status": "" if status is None else str(status), "scope": scope, "q": search,
                "sort": sort, "order": order}
