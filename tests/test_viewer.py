@@ -171,6 +171,8 @@ def test_pages_are_paged_filtered_and_sorted(viewer: Viewer, site: FixtureSite) 
     assert [p["url"] for p in data["pages"]["items"]] == [site.url("/error-status/not-found")]
     found = viewer.get("/a/0/pages?q=hostile&format=json").json()["pages"]["items"]
     assert [p["url"] for p in found] == [site.url("/viewer/hostile")]
+    titled = viewer.get("/a/0/pages?q=duplicate+title&format=json").json()["pages"]["items"]
+    assert [p["url"] for p in titled] == [site.url(f"/query/dup-{c}") for c in "abc"]
     ordered = viewer.get("/a/0/pages?sort=status&order=desc&format=json").json()
     assert ordered["pages"]["items"][0]["status"] == 500
     assert ordered["pages"]["limit"] == 50

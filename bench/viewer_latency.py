@@ -1,0 +1,163 @@
+"""Viewer latency: each view's server time against the query-library calls it makes, and the
+viewer's peak memory.
+
+Run from the repository root with the project's virtualenv:
+
+    .venv/bin/python bench/viewer_latency.py [--pages 100000] [--anchors-per-page 53]
+                                             [--keep FILE] [--repeat 5]
+
+One run:
+
+1. builds the synthetic archive of ``bench/query_latency.py`` (100,000 pages and 5,000,000
+   anchors by default; ``--keep FILE`` builds it there once and reuses it);
+2. starts ``nitpicker view`` on it (a real server process on 127.0.0.1, a free port);
+3. for each view — Summary, the first page of Pages, the page detail of the most-linked page,
+   Links broken, Duplicate Clusters — times the HTTP request (the server's work plus a local
+   round trip) and, in this process on a read-only connection of its own, the query-library
+   calls the view makes; the best of ``--repeat`` alternating runs of each is kept;
+4. prints, per view: server ms, library ms, the ratio (target <= 1.5), and the viewer's peak
+   RSS after every view was visited (``VmHWM``; target <= 200 MB).
+
+Always exits 0 once the runs completed: targets are reported, not asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from query_latency import build_archive  # noqa: E402  (bench/ is no package)
+
+from nitpicker.query import (  # noqa: E402
+    get_distributions,
+    get_duplicate_clusters,
+    get_page_detail,
+    get_page_html,
+    get_page_json_ld,
+    get_summary,
+    list_console_messages,
+    list_crawl_runs,
+    list_links,
+    list_page_images,
+    list_page_resources,
+    list_pages,
+    open_archive,
+    summary,
+)
+
+PAGE_SIZE = 50
+LINK_LIMIT = 200
+
+
+def _ms(run: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    run()
+    return (time.perf_counter() - started) * 1000
+
+
+def _fetch(url: str) -> Callable[[], bytes]:
+    def get() -> bytes:
+        with urllib.request.urlopen(url, timeout=600) as answer:  # noqa: S310 (our own server)
+            return bytes(answer.read())
+    return get
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _start_viewer(path: Path) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nitpicker.cli", "view", str(path), "--port", "0"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    return process, line.split(" at ", 1)[1].split(" ", 1)[0]
+
+
+def measure(path: Path, repeat: int) -> None:
+    conn = open_archive(path)
+    nav = conn.execute("SELECT url FROM pages WHERE id = 1").fetchone()[0]  # on every page
+
+    def page_detail() -> None:
+        get_page_detail(conn, nav, link_limit=LINK_LIMIT)
+        list_page_images(conn, nav, limit=PAGE_SIZE * 4)
+        list_page_resources(conn, nav, limit=PAGE_SIZE * 4)
+        list_console_messages(conn, url=nav, limit=PAGE_SIZE * 2)
+        get_page_json_ld(conn, nav)
+        get_page_html(conn, nav, max_length=0)
+
+    def summary_view() -> None:
+        get_summary(conn)
+        summary(conn)
+        list_crawl_runs(conn, limit=PAGE_SIZE)
+        get_distributions(conn)
+
+    cases: list[tuple[str, str, Callable[[], object]]] = [
+        ("Summary", "a/0/", summary_view),
+        ("Pages (first page)", "a/0/pages", lambda: list_pages(conn, limit=PAGE_SIZE)),
+        ("Page detail (most-linked page)", f"a/0/page?url={quote(nav, safe='')}", page_detail),
+        ("Links broken", "a/0/links?type=broken",
+         lambda: list_links(conn, "broken", limit=PAGE_SIZE)),
+        ("Duplicate Clusters", "a/0/clusters",
+         lambda: get_duplicate_clusters(conn, min_count=10, sample=5, limit=PAGE_SIZE)),
+    ]
+    process, base = _start_viewer(path)
+    try:
+        print(f"{'view':34} {'server ms':>10} {'library ms':>11} {'ratio':>6}")
+        for label, view, library in cases:
+            server = _fetch(base + view)
+            server()
+            library()
+            server_ms, library_ms = [], []
+            for _ in range(repeat):
+                server_ms.append(_ms(server))
+                library_ms.append(_ms(library))
+            best_server, best_library = min(server_ms), min(library_ms)
+            ratio = best_server / best_library if best_library else float("inf")
+            flag = "" if ratio <= 1.5 else "  (over 1.5)"
+            print(f"{label:34} {best_server:10.1f} {best_library:11.1f} {ratio:6.2f}{flag}")
+        rss = _peak_rss_mb(process.pid)
+        print(f"viewer peak RSS after every view: {rss:.0f} MB (target <= 200 MB)")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        conn.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=100_000,
+                        help="pages in the synthetic archive (default 100,000)")
+    parser.add_argument("--anchors-per-page", type=int, default=53,
+                        help="links on each internal page (default 53: 5,008,500 anchors)")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="alternating runs of each; the best is kept (default 5)")
+    parser.add_argument("--keep", type=Path, help="build the archive here once, reuse it after")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="nitpicker-viewer-bench-") as tmp:
+        path = args.keep or Path(tmp) / "bench.nitpicker"
+        if not path.exists():
+            print(f"building {path} …", file=sys.stderr)
+            build_archive(path, args.pages, args.anchors_per_page)
+        measure(path, args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
