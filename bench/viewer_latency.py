@@ -38,9 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from query_latency import build_archive  # noqa: E402  (bench/ is no package)
+from query_latency import build_archive
 
-from nitpicker.query import (  # noqa: E402
+from nitpicker.query import (
     get_distributions,
     get_duplicate_clusters,
     get_page_detail,
@@ -69,7 +69,7 @@ def _ms(run: Callable[[], object]) -> float:
 
 def _fetch(url: str) -> Callable[[], bytes]:
     def get() -> bytes:
-        with urllib.request.urlopen(url, timeout=600) as answer:  # noqa: S310 (our own server)
+        with urllib.request.urlopen(url, timeout=600) as answer:
             return bytes(answer.read())
     return get
 

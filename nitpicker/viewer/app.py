@@ -23,9 +23,10 @@ import logging
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
@@ -78,11 +79,28 @@ def _href(path: str, **params: Any) -> str:
     return f"{path}?{query}" if query else path
 
 
+def _page_link(base: str, url: str, text: str | None = None) -> Markup:
+    """A link to the page detail of ``url`` (a crawled string: escaped, and only ever a query
+    parameter of the viewer's own URL). A function, not a macro: a page detail has hundreds."""
+    return Markup(f'<a class="url" href="{escape(base)}page?url={quote(url, safe="")}">'
+                  f'{escape(text or url)}</a>')
+
+
+def _status(value: int | None) -> Markup:
+    """An HTTP status, coloured by class (``-1``: a fetch error; ``None``: never fetched)."""
+    if value is None:
+        return Markup('<span class="status none">—</span>')
+    kind = value // 100 if value > 0 else "err"
+    return Markup(f'<span class="status s{kind}">{int(value)}</span>')
+
+
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True),
-                      trim_blocks=True, lstrip_blocks=True)
+                      trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.globals["href"] = _href
+    env.globals["page_link"] = _page_link
+    env.globals["status"] = _status
     env.globals["page_size"] = PAGE_SIZE
     return env
 
