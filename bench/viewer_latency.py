@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from query_latency import build_archive
+from query_latency import build_archive  # bench/ is no package: found through sys.path
 
 from nitpicker.query import (
     get_distributions,

@@ -59,8 +59,9 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 class Viewer:
     """A ``nitpicker view`` process: its URL (read from its first line) and its output."""
 
-    def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen(command(*args), env=ENV, stdout=subprocess.PIPE,
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen(command(*args), env={**ENV, **(env or {})},
+                                        stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         first: list[str] = []
@@ -333,6 +334,23 @@ def test_several_archives_get_a_picker(archive: Path, tmp_path: Path) -> None:
         assert 'href="/a/0/"' in home.text and 'href="/a/1/"' in home.text
         assert str(other) in home.text
         assert server.get("/a/1/pages").status_code == 200
+    finally:
+        assert server.stop()[0] == 0
+
+
+def test_open_starts_the_browser_on_the_url(archive: Path, tmp_path: Path) -> None:
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n', encoding="utf-8")
+    browser.chmod(0o755)
+    server = Viewer(str(archive), "--open", env={"BROWSER": f"{browser} %s"})
+    try:
+        for _ in range(100):
+            if opened.exists() and opened.read_text().strip():
+                break
+            threading.Event().wait(0.1)
+        assert opened.read_text().strip() == server.url
+        assert server.get("/").status_code == 302  # serving (Ctrl-C is now the server's)
     finally:
         assert server.stop()[0] == 0
 

@@ -11,6 +11,7 @@ import contextlib
 import ipaddress
 import socket
 import sys
+import threading
 import webbrowser
 from pathlib import Path
 from typing import Annotated
@@ -90,8 +91,8 @@ def view(
     url = f"http://{shown}:{bound_port}/"
     print(f"Serving {len(archives)} archive{'s' if len(archives) != 1 else ''} at {url}"
           " (Ctrl-C to stop)", flush=True)
-    if open_browser:
-        webbrowser.open(url)
+    if open_browser:  # in the background: a browser command may take its time to return
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
     hosts = LOOPBACK_NAMES | {shown.lower()} if is_loopback(host) else None
     _serve(create_app(archives, hosts=hosts), sock)
     for archive in archives:
