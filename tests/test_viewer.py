@@ -367,6 +367,10 @@ def start_error(*args: str) -> str:
     return lines[0]
 
 
+def test_no_file() -> None:
+    assert start_error() == "Error: Missing argument 'FILE'."
+
+
 def test_missing_file(tmp_path: Path) -> None:
     missing = tmp_path / "missing.nitpicker"
     assert start_error(str(missing)) == f"Error: Archive not found: {missing}"

@@ -56,7 +56,8 @@ def _listen(host: str, port: int) -> socket.socket:
 @app.command()
 def view(
     files: Annotated[list[Path], typer.Argument(
-        help="The archives (.nitpicker files) to serve; opened read-only.", show_default=False)],
+        help="The archives (.nitpicker files) to serve; opened read-only.", show_default=False,
+        metavar="FILE")],
     host: Annotated[str, typer.Option(
         help="Address to listen on. Anything but a loopback address shows the archives to "
              "the network (a warning is printed).")] = "127.0.0.1",
@@ -66,7 +67,8 @@ def view(
         "--open", help="Open the viewer in the default web browser.")] = False,
 ) -> None:
     """Serve a local web viewer over archives: summary, pages, page detail with its snapshot,
-    links, duplicate clusters and the trap-cap log. Prints its URL; Ctrl-C stops it.
+    links, resources, images, violations, duplicates, mismatches, security headers, duplicate
+    clusters and the trap-cap log. Prints its URL; Ctrl-C stops it.
 
     The archives are opened read-only and never modified; a request can open no other file.
 
