@@ -178,7 +178,8 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     summaries: list[RunSummary] = []
-    progress = SilentProgress() if silent else RichProgress(console)
+    # The live display only on a terminal: elsewhere (a log, a pipe) the summary lines say it
+    progress = RichProgress(console) if console.is_terminal and not silent else SilentProgress()
     try:
         with progress:
             for run in runs:
@@ -219,3 +220,8 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
         f"{escape(summary.name)}: {summary.done} pages{skipped}, {summary.violations} "
         f"violations, {summary.values} values, {summary.errors} errors in "
         f"{summary.elapsed:.1f} s ({summary.rate:.1f} pages/s)")
+    if summary.done and not summary.values and not summary.violations:
+        # Violations count as data (the original warned for axe and textlint: SPEC §12 Q11)
+        console.print(
+            f"[yellow]Note:[/yellow] {escape(summary.name)} produced no data for "
+            f"{summary.done} pages ({summary.errors} errors): check its settings")

@@ -43,6 +43,7 @@ from nitpicker.query import (
     Paged,
     PageDetail,
     PageListItem,
+    PageValues,
     ResourceItem,
     ResourceReferrers,
     ViolationItem,
@@ -309,12 +310,34 @@ def get_violations(
 ) -> Paged[ViolationItem]:
     """Violations found by the analyze plugins (accessibility, markup, text), by page URL.
 
-    Items: url, validator, severity, rule, message, code. Filters match exactly. Empty until
-    an analyzer has run on the archive.
+    Items: url, validator, severity, rule, message, code, location (line:col in the page's
+    snapshot, when known). Filters match exactly. Empty until an analyzer has run on the
+    archive (nitpicker analyze).
     """
     with registry.use(archive_id) as conn:
         return q.get_violations(conn, validator=validator, severity=severity, rule=rule,
                                 limit=limit, offset=offset)
+
+
+@tool
+def get_page_values(
+    archive_id: ArchiveId,
+    plugin: Annotated[str, Field(description="The analyze plugin (search, main-contents, "
+                                             "markuplint, lighthouse, …).")],
+    url_pattern: Annotated[str | None, Field(description="Only page URLs matching this SQL "
+                                                         "LIKE pattern (% any text).")] = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> PageValues:
+    """One analyze plugin's values per page: its report table (word counts, keyword hits,
+    Lighthouse scores, markuplint error counts …).
+
+    Returns plugin, headers (key → column title) and items: url, values (key → value, note),
+    by URL. Empty until the plugin has run on the archive (nitpicker analyze).
+    """
+    with registry.use(archive_id) as conn:
+        return q.get_page_values(conn, plugin, url_pattern=url_pattern, limit=limit,
+                                 offset=offset)
 
 
 @tool

@@ -46,6 +46,12 @@ from nitpicker.query.links import (
     list_links,
     list_orphaned_pages,
 )
+from nitpicker.query.page_values import (
+    PageValueCell,
+    PageValues,
+    PluginPageValues,
+    get_page_values,
+)
 from nitpicker.query.pages import (
     SORT_FIELDS,
     SORT_ORDERS,
@@ -105,7 +111,10 @@ __all__ = [
     "PageDetail",
     "PageHtml",
     "PageListItem",
+    "PageValueCell",
+    "PageValues",
     "Paged",
+    "PluginPageValues",
     "ResourceItem",
     "ResourceReferrers",
     "StatusCount",
@@ -120,6 +129,7 @@ __all__ = [
     "get_duplicate_clusters",
     "get_page_detail",
     "get_page_html",
+    "get_page_values",
     "get_resource_referrers",
     "get_summary",
     "get_violations",
