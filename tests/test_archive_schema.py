@@ -39,6 +39,11 @@ TABLES = {
     "runs",
     "frontier",
     "trap_events",
+    "analysis_runs",
+    "analyzed_pages",
+    "page_values",
+    "violations",
+    "plugin_errors",
     "migrations",
 }
 
@@ -113,6 +118,12 @@ CHILD_TABLES = [
     ("resource_headers", "resource_id", "resources"),
     ("snapshots", "page_id", "pages"),
     ("trap_events", "run_id", "runs"),
+    ("analyzed_pages", "page_id", "pages"),
+    ("analyzed_pages", "run_id", "analysis_runs"),
+    ("page_values", "page_id", "pages"),
+    ("violations", "page_id", "pages"),
+    ("plugin_errors", "page_id", "pages"),
+    ("plugin_errors", "run_id", "analysis_runs"),
 ]
 
 

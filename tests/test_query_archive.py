@@ -191,24 +191,26 @@ def test_resources_by_content_type_prefix(build: Callable[..., Builder]) -> None
 def test_violations_when_an_analyzer_wrote_them(build: Callable[..., Builder]) -> None:
     archive = build()
     a, b = archive.page("/a"), archive.page("/b")
-    archive.conn.execute("CREATE TABLE violations (page_id INTEGER, validator TEXT,"
-                         " severity TEXT, rule TEXT, message TEXT, code TEXT)")
     archive.conn.executemany(
-        "INSERT INTO violations VALUES (?, ?, ?, ?, ?, ?)",
-        [(b, "axe", "error", "image-alt", "Images must have alt text", "<img>"),
-         (a, "markuplint", "warning", "attr-duplication", "Duplicated attribute", None),
-         (a, "axe", "error", "color-contrast", "Low contrast", "<p>")])
+        "INSERT INTO violations(page_id, plugin, validator, severity, rule, message, code, url,"
+        " location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(b, "axe", "axe", "error", "image-alt", "Images must have alt text", "<img>",
+          f"{BASE}/b", None),
+         (a, "markuplint", "markuplint", "warning", "attr-duplication", "Duplicated attribute",
+          "", f"{BASE}/a", "3:7"),
+         (a, "axe", "axe", "error", "color-contrast", "Low contrast", "<p>", f"{BASE}/a", None)])
     conn = archive.close()
     every = get_violations(conn)
     assert [(i["url"], i["rule"]) for i in every["items"]] == [
         (f"{BASE}/a", "attr-duplication"), (f"{BASE}/a", "color-contrast"),
         (f"{BASE}/b", "image-alt")]
+    assert every["items"][0]["location"] == "3:7"
     axe = get_violations(conn, validator="axe", severity="error")
     assert [i["rule"] for i in axe["items"]] == ["color-contrast", "image-alt"]
     assert axe["total"] == 2
     assert get_violations(conn, rule="image-alt")["items"][0] == {
         "url": f"{BASE}/b", "validator": "axe", "severity": "error", "rule": "image-alt",
-        "message": "Images must have alt text", "code": "<img>"}
+        "message": "Images must have alt text", "code": "<img>", "location": None}
     assert get_violations(conn, validator="axe", limit=1, offset=1)["items"][0]["rule"] == (
         "image-alt")
 

@@ -127,6 +127,7 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "oversized": ok(archive, "images", "--oversized-threshold", "100"),
         "violations": ok(archive, "violations", "--validator", "axe", "--severity", "error",
                          "--rule", "image-alt"),
+        "page-values": ok(archive, "page-values", "--plugin", "search", "--url-pattern", "%q%"),
         "duplicates": ok(archive, "duplicates", "--field", "description", "-l", "1"),
         "mismatches": ok(archive, "mismatches", "--type", "og:title"),
         "headers": ok(archive, "headers", "--missing-only", "--limit", "5"),
@@ -146,6 +147,8 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     assert answers["dimensions"]["total"] == 1
     assert answers["oversized"]["total"] == 0
     assert answers["violations"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    assert answers["page-values"] == {"plugin": "search", "headers": {}, "items": [],
+                                      "total": 0, "offset": 0, "limit": 100}
     assert answers["duplicates"]["items"][0]["count"] == 6
     assert answers["mismatches"]["total"] == 2
     assert (len(answers["headers"]["items"]), answers["headers"]["total"]) == (5, 27)
@@ -155,14 +158,14 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     assert answers["trap-events"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert {name for name in SUBCOMMANDS} == {
         "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
-        "images", "violations", "duplicates", "mismatches", "headers", "duplicate-clusters",
-        "runs", "trap-events"}
+        "images", "violations", "page-values", "duplicates", "mismatches", "headers",
+        "duplicate-clusters", "runs", "trap-events"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
-         "violations, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
+         "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
          "trap-events")
 
 
@@ -322,6 +325,7 @@ FLAGS = {
     "images": {"--missing-alt", "--missing-dimensions", "--oversized-threshold", "--url-pattern",
                *PAGING},
     "violations": {"--validator", "--severity", "--rule", *PAGING},
+    "page-values": {"--plugin", "--url-pattern", *PAGING},
     "duplicates": {"--field", *PAGING},
     "mismatches": {"--type", *PAGING},
     "headers": {"--missing-only", *PAGING},

@@ -8,6 +8,7 @@ Run apart from the main suite (anyio cannot run inside pytest-twisted's reactor)
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import subprocess
@@ -35,9 +36,10 @@ TOOLS = {
     "open_archive", "close_archive", "get_summary", "list_pages", "get_page_detail",
     "get_page_html", "list_links", "list_resources", "list_images", "get_violations",
     "find_duplicates", "find_mismatches", "get_resource_referrers", "check_headers",
-    "get_duplicate_clusters", "list_crawl_runs", "list_trap_events",
+    "get_duplicate_clusters", "list_crawl_runs", "list_trap_events", "get_page_values",
 }
-"""SPEC §6's 14 tools, the duplicate clusters, the runs and the trap cap's audit log."""
+"""SPEC §6's 14 tools, the duplicate clusters, the runs, the trap cap's audit log and the
+analyze plugins' page values."""
 
 ABSOLUTE_PATH = re.compile(r"""(?:/[^\s'",)]+){2,}""")
 NOT_OPEN = "Use open_archive to load a .nitpicker file first."
@@ -124,6 +126,7 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         "get_resource_referrers": {"resource_url": style},
         "list_images": {},
         "get_violations": {},
+        "get_page_values": {"plugin": "search"},
         "find_duplicates": {},
         "find_mismatches": {"type": "canonical"},
         "check_headers": {},
@@ -493,6 +496,35 @@ async def test_duplicates_mismatches_headers_violations(client: Client, opened: 
     assert violations == {"items": [], "total": 0, "offset": 0, "limit": 100}
 
 
+async def test_page_values_and_violations_of_an_analysed_archive(
+        client: Client, archive: ArchiveFile, site: FixtureSite, tmp_path: Path) -> None:
+    copy = _copy(archive.path, tmp_path / "analysed.nitpicker")
+    (tmp_path / "nitpicker.toml").write_text(
+        '[plugins.analyze.search]\nkeywords = ["Page"]\n[plugins.analyze.main-contents]\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "nitpicker.cli", "analyze", str(copy), "--all", "--silent"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+        text=True, check=False, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    archive_id = await open_id(client, copy)
+    try:
+        values = await ok(client, "get_page_values", archive_id=archive_id,
+                          plugin="main-contents", url_pattern="%/recursive/%", limit=2)
+        assert values["headers"]["wordCount"] == "Word count"
+        assert values["total"] == 4
+        assert [item["url"] for item in values["items"]] == [
+            site.url("/recursive/"), site.url("/recursive/page-a")]
+        assert values["items"][0]["values"]["element"]["value"] is None  # no <main> there
+        search = await ok(client, "get_page_values", archive_id=archive_id, plugin="search",
+                          url_pattern="%/recursive/page-a")
+        assert search["items"] == [{"url": site.url("/recursive/page-a"),
+                                    "values": {"keyword:Page": {"value": 3, "note": None}}}]  # title, two links
+        none = await ok(client, "get_violations", archive_id=archive_id)
+        assert none["total"] == 0  # neither plugin reports violations
+    finally:
+        await ok(client, "close_archive", archive_id=archive_id)
+
+
 async def test_clusters_runs_and_trap_events(client: Client, opened: str, site: FixtureSite,
                                              trap_archive: ArchiveFile) -> None:
     clusters = await ok(client, "get_duplicate_clusters", archive_id=opened, min_count=3,
@@ -529,7 +561,8 @@ async def test_clusters_runs_and_trap_events(client: Client, opened: str, site: 
 async def test_unknown_archive_id_for_every_tool(client: Client, site: FixtureSite) -> None:
     required = {"get_page_detail": {"url": site.url("/")}, "get_page_html": {"url": site.url("/")},
                 "list_links": {"type": "broken"}, "find_mismatches": {"type": "canonical"},
-                "get_resource_referrers": {"resource_url": site.url("/style.css")}}
+                "get_resource_referrers": {"resource_url": site.url("/style.css")},
+                "get_page_values": {"plugin": "search"}}
     for tool in sorted(TOOLS - {"open_archive"}):
         text = await error(client, tool, archive_id="archive_999", **required.get(tool, {}))
         assert text == f"Error executing tool {tool}: Archive not found: archive_999. {NOT_OPEN}"
@@ -580,7 +613,8 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
     status, status_min, status_max, oversized_threshold and min_count were passed to SQLite,
     and the answer was a bare "Error executing tool" with a traceback on the server's stderr.)
     """
-    required = {"url": "http://localhost/", "resource_url": "http://localhost/x.css"}
+    required = {"url": "http://localhost/", "resource_url": "http://localhost/x.css",
+                "plugin": "search"}
     checked = []
     for tool in (await client.list_tools()).tools:
         properties = tool.input_schema["properties"]
@@ -601,7 +635,7 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
                 assert text.startswith(f"Error executing tool {tool.name}: "), text
                 assert name in text and reason in text, text
             checked.append((tool.name, name))
-    assert len(checked) == 32, checked
+    assert len(checked) == 34, checked
     assert {("list_pages", "status"), ("list_pages", "offset"), ("list_images",
             "oversized_threshold"), ("get_duplicate_clusters", "min_count")} <= set(checked)
 
