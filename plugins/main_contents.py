@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from lxml import etree
+from nitpicker_plugins.search import compile_selector, parse_html
 
 from nitpicker.analyze.plugin import Findings, PageValue, Snapshot
-from nitpicker_plugins.search import compile_selector, parse_html
 
 __all__ = ["DEFAULT_SELECTORS", "MainContentsPlugin", "create", "describe", "table_summary"]
 

@@ -88,7 +88,7 @@ def _terms(value: Any, setting: str) -> list[_Term]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, Sequence):
-        raise ValueError(f"{setting} must be a list, not {value!r}")
+        raise TypeError(f"{setting} must be a list, not {value!r}")
     terms = []
     for item in value:
         if isinstance(item, str) and item:

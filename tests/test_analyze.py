@@ -281,6 +281,18 @@ def test_plugins_that_cannot_be_loaded_are_one_line_each(archive: Path,
     assert "Traceback" not in done.stderr
 
 
+def test_no_plugin_could_be_loaded(archive: Path, plugins_dir: Path) -> None:
+    before = fingerprint(archive)
+    done = nitpicker("analyze", str(archive), "--plugin", "missing", cwd=archive.parent,
+                     extra=(plugins_dir,))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        ("Error: plugin missing: cannot import tests.no_such_module:create "
+        "(ModuleNotFoundError: No module named 'tests.no_such_module')"),
+        "Error: No plugin could be loaded (1 failed; see above)"]
+    assert fingerprint(archive) == before
+
+
 def test_a_plugin_whose_engine_does_not_start_fails_its_run_only(archive: Path,
                                                                  plugins_dir: Path) -> None:
     (archive.parent / "nitpicker.toml").write_text(
@@ -303,9 +315,9 @@ def test_unknown_plugin_names_the_known_ones(archive: Path) -> None:
     done = nitpicker("analyze", str(archive), "--plugin", "search", "--plugin", "nope",
                      cwd=archive.parent)
     assert done.returncode == 1
-    assert done.stderr.splitlines() == [
+    assert done.stderr.splitlines() == [(
         "Error: Unknown plugin(s): nope. Known plugins: axe, lighthouse, main-contents, "
-        "markuplint, search, textlint"]
+        "markuplint, search, textlint")]
     assert fingerprint(archive) == before
 
 
@@ -352,32 +364,37 @@ def test_a_locked_archive_is_left_alone(archive: Path) -> None:
     assert fingerprint(archive) == before
 
 
-@pytest_twisted.ensureDeferred
-async def test_an_archive_with_no_snapshot(site: FixtureSite, tmp_path: Path) -> None:
+@pytest_twisted.async_fixture
+async def no_snapshot(site: FixtureSite, tmp_path: Path) -> Path:
+    """An archive whose one root is a JSON file: no HTML snapshot."""
     crawled = await crawl(tmp_path, [site.url("/options/data.json")])
     crawled.conn.close()
-    before = fingerprint(crawled.path)
-    done = nitpicker("analyze", str(crawled.path), "--plugin", "search", cwd=tmp_path)
+    return crawled.path
+
+
+def test_an_archive_with_no_snapshot(no_snapshot: Path, tmp_path: Path) -> None:
+    before = fingerprint(no_snapshot)
+    done = nitpicker("analyze", str(no_snapshot), "--plugin", "search", cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stderr.splitlines() == [
-        f"Error: {crawled.path}: the archive has no HTML snapshot to analyse (no internal "
-        "HTML page was crawled)"]
-    assert fingerprint(crawled.path) == before
-    assert not Path(f"{crawled.path}.lock").exists()
+    assert done.stderr.splitlines() == [(
+        f"Error: {no_snapshot}: the archive has no HTML snapshot to analyse (no internal "
+        "HTML page was crawled)")]
+    assert fingerprint(no_snapshot) == before
+    assert not Path(f"{no_snapshot}.lock").exists()
 
 
 @pytest.mark.parametrize(("name", "text", "message"), [
     ("nitpicker.toml", '[plugins.analyze]\nsearch = true\naxe = "yes"\n',
-     'nitpicker.toml:3: plugins.analyze.axe must be true, false or a table of settings, '
-     'not "yes"'),
+     ('nitpicker.toml:3: plugins.analyze.axe must be true, false or a table of settings, '
+      'not "yes"')),
     ("nitpicker.toml", '[plugins.analyze]\nsearch = \n',
      "nitpicker.toml:2: invalid TOML: Invalid value (at line 2, column 10)"),
     (".nitpickerrc", '{"plugins": {"analyze": {\n  "search": true,\n}}}',
-     ".nitpickerrc:3: invalid JSON: Expecting property name enclosed in double quotes "
-     "(line 3, column 1)"),
+     (".nitpickerrc:3: invalid JSON: Expecting property name enclosed in double quotes "
+      "(line 3, column 1)")),
     ("pyproject.toml", '[tool.nitpicker.plugins.analyze]\nsearch = true\nspellcheck = true\n',
-     "pyproject.toml:3: unknown plugin 'spellcheck'. Known plugins: axe, lighthouse, "
-     "main-contents, markuplint, search, textlint"),
+     ("pyproject.toml:3: unknown plugin 'spellcheck'. Known plugins: axe, lighthouse, "
+      "main-contents, markuplint, search, textlint")),
 ])
 def test_bad_config_is_one_line_with_file_and_line(archive: Path, name: str, text: str,
                                                    message: str) -> None:

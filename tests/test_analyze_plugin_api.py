@@ -30,8 +30,14 @@ def test_the_readme_shows_the_example_as_it_is() -> None:
     assert len(lines) <= 35
 
 
-@pytest_twisted.ensureDeferred
-async def test_a_pip_installed_plugin_runs(site: FixtureSite, tmp_path: Path) -> None:
+@pytest_twisted.async_fixture
+async def crawled(site: FixtureSite, tmp_path: Path) -> Path:
+    archive = await crawl(tmp_path, [site.url("/contents/")])
+    archive.conn.close()
+    return crawled
+
+
+def test_a_pip_installed_plugin_runs(crawled: Path, site: FixtureSite, tmp_path: Path) -> None:
     source = tmp_path / "src"
     shutil.copytree(EXAMPLE, source)  # pip builds in the source tree: not in the repository's
     target = tmp_path / "installed"
@@ -40,8 +46,6 @@ async def test_a_pip_installed_plugin_runs(site: FixtureSite, tmp_path: Path) ->
          "--target", str(target), str(source)], capture_output=True, text=True, check=False)
     assert pip.returncode == 0, pip.stderr
     assert (target / "nitpicker_title_length.py").is_file()
-    archive = await crawl(tmp_path, [site.url("/contents/")])
-    archive.conn.close()
     work = tmp_path / "work"
     work.mkdir()
     (work / "nitpicker.toml").write_text('[plugins.analyze.title-length]\nmax = 8\n')
@@ -52,10 +56,10 @@ async def test_a_pip_installed_plugin_runs(site: FixtureSite, tmp_path: Path) ->
                               capture_output=True, text=True, check=False,
                               stdin=subprocess.DEVNULL)
 
-    done = nitpicker("analyze", str(archive.path))
+    done = nitpicker("analyze", str(crawled))
     assert done.returncode == 0, done.stderr
     assert "title-length: 5 pages, 3 violations, 5 values, 0 errors" in done.stderr
-    values = json.loads(nitpicker("query", str(archive.path), "page-values", "--plugin",
+    values = json.loads(nitpicker("query", str(crawled), "page-values", "--plugin",
                                   "title-length").stdout)
     assert values["headers"] == {"length": "Title length"}
     assert {item["url"].removeprefix(site.base_url): item["values"]["length"]
@@ -66,7 +70,7 @@ async def test_a_pip_installed_plugin_runs(site: FixtureSite, tmp_path: Path) ->
         "/contents/role-main": {"value": 9, "note": "Role Main"},
         "/contents/with-main": {"value": 9, "note": "With Main"},
     }
-    violations = json.loads(nitpicker("query", str(archive.path), "violations", "--validator",
+    violations = json.loads(nitpicker("query", str(crawled), "violations", "--validator",
                                       "title-length").stdout)
     assert [(item["url"].removeprefix(site.base_url), item["code"])
             for item in violations["items"]] == [

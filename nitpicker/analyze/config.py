@@ -75,7 +75,7 @@ class AnalyzeConfig:
 
 def plugin_name(name: str) -> str:
     """Our name of a plugin: ``@nitpicker/analyze-axe`` → ``axe``; ours unchanged."""
-    return name[len(_ORIGINAL_PREFIX):] if name.startswith(_ORIGINAL_PREFIX) else name
+    return name.removeprefix(_ORIGINAL_PREFIX)
 
 
 def load_config(cwd: Path, known: Collection[str]) -> AnalyzeConfig:
@@ -136,7 +136,7 @@ def _from_document(path: Path, text: str, document: Any, known: Collection[str]
     if not isinstance(plugins, dict):
         raise ConfigError(f"{where.at('plugins')}: plugins must be a table (an object)")
     analyze = plugins.get("analyze")
-    if analyze is None:
+    if not analyze and analyze != []:  # absent or an empty table: the bundled six
         return _bundled(path)
     if not isinstance(analyze, dict):
         raise ConfigError(f"{where.at('analyze')}: plugins.analyze must be a table (an object)")

@@ -142,7 +142,7 @@ def analyze(
                               main_content_selector=main_content_selector, axe_lang=axe_lang)
     runs, load_errors = _load(names, points, config.settings_of, overrides, verbose=verbose)
     if not runs:
-        fail(f"No plugin could be loaded ({len(load_errors)} failed; see above)")
+        fail(f"No plugin could be loaded ({load_errors} failed; see above)")
     try:
         store = AnalysisStore.open(file)
     except (ArchiveError, ArchiveLockError) as exc:

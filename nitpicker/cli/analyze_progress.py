@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from rich.progress import (
     BarColumn,
@@ -27,10 +27,11 @@ class SilentProgress:
     def __init__(self) -> None:
         self._current = 0
 
-    def __enter__(self) -> SilentProgress:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         return None
 
     def start(self, name: str, label: str, total: int) -> None:
@@ -65,7 +66,7 @@ class RichProgress(SilentProgress):
         self._tasks: dict[str, TaskID] = {}
         self._counts: dict[str, list[int]] = {}
 
-    def __enter__(self) -> RichProgress:
+    def __enter__(self) -> Self:
         self._progress.__enter__()
         return self
 

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -501,11 +502,11 @@ async def test_page_values_and_violations_of_an_analysed_archive(
     copy = _copy(archive.path, tmp_path / "analysed.nitpicker")
     (tmp_path / "nitpicker.toml").write_text(
         '[plugins.analyze.search]\nkeywords = ["Page"]\n[plugins.analyze.main-contents]\n')
-    done = subprocess.run(
+    done = await anyio.run_process(
         [sys.executable, "-m", "nitpicker.cli", "analyze", str(copy), "--all", "--silent"],
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
-        text=True, check=False, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False,
+        stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr.decode()
     archive_id = await open_id(client, copy)
     try:
         values = await ok(client, "get_page_values", archive_id=archive_id,
