@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from nitpicker.analyze.plugin import Findings, PageValue, Snapshot, Violation
+from nitpicker.analyze.plugin import Findings, PageUrl, PageValue, Snapshot, Violation
 
 __all__ = ["Scripted", "create", "refuse", "register"]
 
@@ -61,8 +61,18 @@ class Scripted:
         return Findings(values={"length": PageValue(len(snapshot.html), snapshot.url)})
 
 
+class ScriptedWithUrls(Scripted):
+    """``urls = true``: also an ``each_url``, which records whether the URL is external and
+    fails on the URL endings of ``fail_url``."""
+
+    def each_url(self, target: PageUrl) -> Findings:
+        if any(target.url.endswith(end) for end in self.settings.get("fail_url", ())):
+            raise RuntimeError(f"cannot reach {target.url}")
+        return Findings(values={"external": PageValue(target.is_external)})
+
+
 def create(settings: Mapping[str, Any]) -> Scripted:
-    return Scripted(settings)
+    return ScriptedWithUrls(settings) if settings.get("urls") else Scripted(settings)
 
 
 def refuse(settings: Mapping[str, Any]) -> Scripted:

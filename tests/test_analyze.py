@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -209,6 +210,36 @@ def test_rerun_skips_analysed_pages_force_and_new_settings_redo_them(
     # one row per page and key however often it was analysed
     assert count(archive, "SELECT count(*) FROM page_values") == 5
     assert count(archive, "SELECT count(*) FROM analysis_runs") == 4
+
+
+def test_each_url_is_called_for_every_url_beside_each_page(archive: Path, plugins_dir: Path,
+                                                           site: FixtureSite) -> None:
+    (archive.parent / "nitpicker.toml").write_text(
+        '[plugins.analyze.scripted]\nurls = true\nfail_url = ["/role-main"]\n')
+    args = ("analyze", str(archive), "--plugin", "scripted")
+    done = nitpicker(*args, cwd=archive.parent, extra=(plugins_dir,))
+    assert done.returncode == 0, done.stderr
+    assert "scripted: 5 pages, 5 URLs, 0 violations, 9 values, 1 errors" in done.stderr
+    rows = values_by_path(archive, "scripted", site)
+    assert rows["/contents/with-main"] == {"length": len(_snapshot(archive, "with-main")),
+                                           "external": False}
+    assert set(rows["/contents/role-main"]) == {"length"}  # each_url failed there
+    assert count(archive, "SELECT count(*) FROM plugin_errors WHERE phase = 'url'") == 1
+    # the next run: every page done, only the URL each_url failed on is tried again
+    again = nitpicker(*args, cwd=archive.parent, extra=(plugins_dir,))
+    assert "scripted: 0 pages, 5 already analysed, 1 URLs, 0 violations, 0 values, 1 errors" in (
+        again.stderr)
+    assert values_by_path(archive, "scripted", site) == rows  # nothing lost or doubled
+
+
+def _snapshot(archive: Path, name: str) -> str:
+    conn = sqlite3.connect(archive)
+    try:
+        blob = conn.execute("SELECT html FROM snapshots s JOIN pages p ON p.id = s.page_id"
+                            " WHERE p.url LIKE ?", (f"%/contents/{name}",)).fetchone()[0]
+    finally:
+        conn.close()
+    return zlib.decompress(blob).decode()
 
 
 def test_violation_only_plugin_is_data_and_query_reads_it(archive: Path, plugins_dir: Path,

@@ -192,8 +192,8 @@ def test_violations_when_an_analyzer_wrote_them(build: Callable[..., Builder]) -
     archive = build()
     a, b = archive.page("/a"), archive.page("/b")
     archive.conn.executemany(
-        "INSERT INTO violations(page_id, plugin, validator, severity, rule, message, code, url,"
-        " location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, message, code,"
+        " url, location) VALUES (?, ?, 'page', ?, ?, ?, ?, ?, ?, ?)",
         [(b, "axe", "axe", "error", "image-alt", "Images must have alt text", "<img>",
           f"{BASE}/b", None),
          (a, "markuplint", "markuplint", "warning", "attr-duplication", "Duplicated attribute",

@@ -9,6 +9,8 @@
   (``KeyboardInterrupt``) keeps every page written so far and re-raises once the run's row is
   closed as ``interrupted``.
 - Pages the same plugin version analysed with the same settings are skipped unless ``force``.
+- A plugin with an ``each_url`` is then called, on this thread, for every fetched URL
+  (internal and external), with the same retry, skipping and recording.
 """
 
 from __future__ import annotations
@@ -17,16 +19,18 @@ import logging
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from nitpicker.analyze.plugin import Findings
-from nitpicker.archive.analysis_store import RunKey
+from nitpicker.archive.analysis_store import URL, RunKey
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
-    from nitpicker.analyze.plugin import AnalyzePlugin, Snapshot
+    from nitpicker.analyze.plugin import AnalyzePlugin, PageUrl, Snapshot
     from nitpicker.archive.analysis_store import AnalysisStore
+
+_Item = TypeVar("_Item", "Snapshot", "PageUrl")
 
 __all__ = ["PluginRun", "Progress", "RunSummary", "analyze_plugin"]
 
@@ -64,6 +68,7 @@ class RunSummary:
     outcome: str = "running"  # finished, interrupted, failed
     done: int = 0
     skipped: int = 0
+    urls: int | None = None  # URLs each_url was called on (None: the plugin has none)
     errors: int = 0
     values: int = 0
     violations: int = 0
@@ -78,20 +83,21 @@ class RunSummary:
 _Outcome = tuple[Findings | None, str | None]
 
 
-def _analyse(plugin: AnalyzePlugin, snapshot: Snapshot) -> _Outcome:
-    """``each_page`` on one snapshot, once more if it raises: (findings, None), or (None, the
-    second failure in one line)."""
+def _analyse(call: Callable[[_Item], Findings | None], item: _Item) -> _Outcome:
+    """``each_page`` on a snapshot (or ``each_url`` on a URL), once more if it raises:
+    (findings, None), or (None, the second failure in one line)."""
     for attempt in (1, 2):
         try:
-            result = plugin.each_page(snapshot)
+            result = call(item)
         except Exception as exc:  # the plugin's own failure, whatever it is: retried, recorded
-            logger.debug("%s failed on %s (attempt %d)", type(plugin).__name__, snapshot.url,
-                         attempt, exc_info=True)
+            logger.debug("%s failed on %s (attempt %d)", getattr(call, "__qualname__", call),
+                         item.url, attempt, exc_info=True)
             if attempt == 2:
                 return None, one_line(exc)
             continue
         if result is not None and not isinstance(result, Findings):
-            return None, f"each_page returned {type(result).__name__}, not Findings or None"
+            name = getattr(call, "__name__", "the plugin")
+            return None, f"{name} returned {type(result).__name__}, not Findings or None"
         return result, None
     raise AssertionError("unreachable")
 
@@ -126,6 +132,10 @@ def analyze_plugin(store: AnalysisStore, run: PluginRun, *, force: bool, progres
         try:
             _run_pages(store, run, key, run_id, summary, force=force, progress=progress,
                        batch=batch)
+            each_url = getattr(plugin, "each_url", None)
+            if callable(each_url):
+                _run_urls(store, run, each_url, key, run_id, summary, force=force,
+                          progress=progress)
             summary.outcome = "finished"
         except KeyboardInterrupt:
             summary.outcome = "interrupted"
@@ -156,20 +166,8 @@ def _run_pages(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int,
     def collect(finished: set[Future[_Outcome]]) -> None:
         for future in finished:
             snapshot = in_flight.pop(future)
-            findings, error = future.result()
-            if error is not None:
-                store.record_error(key, run_id, snapshot, error)
-                summary.errors += 1
-                logger.info("[%s] failed to analyse %s: %s", run.name, snapshot.url, error)
-            else:
-                store.record(key, run_id, snapshot, findings)
-            found = 0
-            if findings is not None:
-                summary.values += len(findings.values)
-                summary.violations += len(findings.violations)
-                found = len(findings.values) + len(findings.violations)
+            _keep(store, run, key, run_id, summary, snapshot, future.result(), progress)
             summary.done += 1
-            progress.advance(run.name, found, error is not None)
         store.maybe_commit()
 
     try:
@@ -177,7 +175,7 @@ def _run_pages(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int,
             while len(in_flight) >= threads * IN_FLIGHT_PER_THREAD:
                 finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 collect(finished)
-            in_flight[pool.submit(_analyse, plugin, snapshot)] = snapshot
+            in_flight[pool.submit(_analyse, plugin.each_page, snapshot)] = snapshot
         while in_flight:
             finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             collect(finished)
@@ -189,3 +187,40 @@ def _run_pages(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int,
         raise
     store.commit()
     pool.shutdown(wait=True)
+
+
+def _keep(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int, summary: RunSummary,
+          item: Snapshot | PageUrl, outcome: _Outcome, progress: Progress,
+          phase: str = "page", task: str | None = None) -> None:
+    """Record one call's outcome and count it."""
+    findings, error = outcome
+    if error is not None:
+        store.record_error(key, run_id, item, error, phase)
+        summary.errors += 1
+        logger.info("[%s] failed to analyse %s: %s", run.name, item.url, error)
+    else:
+        store.record(key, run_id, item, findings, phase)
+    found = 0
+    if findings is not None:
+        summary.values += len(findings.values)
+        summary.violations += len(findings.violations)
+        found = len(findings.values) + len(findings.violations)
+    progress.advance(task or run.name, found, error is not None)
+
+
+def _run_urls(store: AnalysisStore, run: PluginRun, each_url: Callable[[PageUrl], Any],
+              key: RunKey, run_id: int, summary: RunSummary, *, force: bool,
+              progress: Progress) -> None:
+    """``each_url`` on every fetched URL not yet seen, one at a time on this thread."""
+    task = f"{run.name} (URLs)"
+    summary.urls = 0
+    progress.start(task, task, store.pending_url_count(key, force=force))
+    try:
+        for target in store.pending_urls(key, force=force):
+            _keep(store, run, key, run_id, summary, target, _analyse(each_url, target),
+                  progress, URL, task)
+            summary.urls += 1
+            store.maybe_commit()
+    finally:
+        store.commit()
+        progress.finish(task)

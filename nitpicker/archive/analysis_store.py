@@ -27,7 +27,7 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from nitpicker.analyze.plugin import Findings, Snapshot
+from nitpicker.analyze.plugin import Findings, PageUrl, Snapshot
 from nitpicker.archive.connection import connect, now
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
@@ -36,7 +36,12 @@ from nitpicker.archive.writer import ArchiveError, check_archive_file
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-__all__ = ["AnalysisStore", "RunKey", "settings_hash"]
+__all__ = ["PAGE", "URL", "AnalysisStore", "RunKey", "settings_hash"]
+
+PAGE: Final = "page"
+"""The phase of ``each_page`` (a snapshot)."""
+URL: Final = "url"
+"""The phase of ``each_url`` (a URL, internal or external)."""
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +56,7 @@ _COUNT_SNAPSHOTS: Final = (
 )
 
 _NOT_DONE: Final = (
-    "NOT EXISTS (SELECT 1 FROM analyzed_pages a WHERE a.plugin = :plugin"
+    "NOT EXISTS (SELECT 1 FROM analyzed_pages a WHERE a.plugin = :plugin AND a.phase = :phase"
     " AND a.page_id = p.id AND a.version = :version AND a.settings_hash = :hash AND a.ok = 1)"
 )
 
@@ -64,6 +69,20 @@ _PENDING_PAGE: Final = (
 _COUNT_PENDING: Final = (
     "SELECT count(*) FROM pages p JOIN snapshots s ON s.page_id = p.id"
     f" WHERE {_ANALYSABLE} AND ({_NOT_DONE} OR :force)"
+)
+
+_FETCHED_URL: Final = "p.status IS NOT NULL AND p.redirect_dest_id IS NULL"
+"""Every URL ``each_url`` sees: fetched (or tried: status -1), not a redirect source."""
+
+_PENDING_URL: Final = (
+    f"SELECT p.id, p.url, p.is_external FROM pages p WHERE {_FETCHED_URL} AND p.id > :after"
+    f" AND ({_NOT_DONE} OR :force) ORDER BY p.id LIMIT :batch"
+)
+
+_COUNT_URLS: Final = f"SELECT count(*) FROM pages p WHERE {_FETCHED_URL}"
+
+_COUNT_PENDING_URLS: Final = (
+    f"SELECT count(*) FROM pages p WHERE {_FETCHED_URL} AND ({_NOT_DONE} OR :force)"
 )
 
 
@@ -84,8 +103,9 @@ class RunKey:
         self.version = version
         self.hash = settings_hash(settings)
 
-    def params(self) -> dict[str, str]:
-        return {"plugin": self.plugin, "version": self.version, "hash": self.hash}
+    def params(self, phase: str = PAGE) -> dict[str, str]:
+        return {"plugin": self.plugin, "version": self.version, "hash": self.hash,
+                "phase": phase}
 
 
 class AnalysisStore:
@@ -148,6 +168,26 @@ class AnalysisStore:
     def snapshot_count(self) -> int:
         return int(self._reader.execute(_COUNT_SNAPSHOTS).fetchone()[0])
 
+    def url_count(self) -> int:
+        """URLs ``each_url`` sees (fetched, not redirect sources)."""
+        return int(self._reader.execute(_COUNT_URLS).fetchone()[0])
+
+    def pending_url_count(self, key: RunKey, *, force: bool) -> int:
+        row = self._reader.execute(_COUNT_PENDING_URLS,
+                                   {**key.params(URL), "force": int(force)})
+        return int(row.fetchone()[0])
+
+    def pending_urls(self, key: RunKey, *, force: bool, batch: int = 500) -> Iterator[PageUrl]:
+        """The URLs ``each_url`` has not seen with this version and settings, by page id."""
+        after = 0
+        params: dict[str, Any] = {**key.params(URL), "force": int(force), "batch": batch}
+        while True:
+            rows = self._reader.execute(_PENDING_URL, {**params, "after": after}).fetchall()
+            if not rows:
+                return
+            for page_id, url, is_external in rows:
+                yield PageUrl(page_id=page_id, url=url, is_external=bool(is_external))
+            after = rows[-1][0]
     def pending_snapshots(self, key: RunKey, *, force: bool, batch: int = 50
                           ) -> Iterator[Snapshot]:
         """The pages to analyse, by page id, read ``batch`` rows at a time.
@@ -186,51 +226,55 @@ class AnalysisStore:
         if not self.conn.in_transaction:
             self.conn.execute("BEGIN")
 
-    def _forget(self, key: RunKey, page_id: int) -> None:
+    def _forget(self, key: RunKey, phase: str, page_id: int) -> None:
         for table in ("page_values", "violations"):  # names from this tuple, never input
-            self.conn.execute(f"DELETE FROM {table} WHERE plugin = ? AND page_id = ?",
-                              (key.plugin, page_id))
+            self.conn.execute(
+                f"DELETE FROM {table} WHERE plugin = ? AND phase = ? AND page_id = ?",
+                (key.plugin, phase, page_id))
 
-    def _mark(self, key: RunKey, run_id: int, page_id: int, ok: bool) -> None:
+    def _mark(self, key: RunKey, phase: str, run_id: int, page_id: int, ok: bool) -> None:
         self.conn.execute(
-            "INSERT OR REPLACE INTO analyzed_pages(plugin, page_id, run_id, version,"
-            " settings_hash, ok) VALUES (?, ?, ?, ?, ?, ?)",
-            (key.plugin, page_id, run_id, key.version, key.hash, int(ok)),
+            "INSERT OR REPLACE INTO analyzed_pages(plugin, phase, page_id, run_id, version,"
+            " settings_hash, ok) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (key.plugin, phase, page_id, run_id, key.version, key.hash, int(ok)),
         )
         self._dirty += 1
 
-    def record(self, key: RunKey, run_id: int, snapshot: Snapshot,
-               findings: Findings | None) -> None:
+    def record(self, key: RunKey, run_id: int, item: Snapshot | PageUrl,
+               findings: Findings | None, phase: str = PAGE) -> None:
         """Store one page's findings (``None``: analysed, nothing to record), replacing what
-        this plugin recorded for the page before."""
+        this plugin's ``phase`` recorded for the page before."""
         self._begin()
-        self._forget(key, snapshot.page_id)
+        self._forget(key, phase, item.page_id)
         if findings is not None:
             self.conn.executemany(
-                "INSERT OR REPLACE INTO page_values(plugin, page_id, key, value, note)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [(key.plugin, snapshot.page_id, name, json.dumps(cell.value, ensure_ascii=False),
-                  cell.note) for name, cell in findings.values.items()],
+                "INSERT OR REPLACE INTO page_values(plugin, page_id, key, phase, value, note)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(key.plugin, item.page_id, name, phase,
+                  json.dumps(cell.value, ensure_ascii=False), cell.note)
+                 for name, cell in findings.values.items()],
             )
             self.conn.executemany(
-                "INSERT INTO violations(page_id, plugin, validator, severity, rule, code,"
-                " message, url, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(snapshot.page_id, key.plugin, v.validator, v.severity, v.rule, v.code or "",
-                  v.message, v.url or snapshot.url, v.location) for v in findings.violations],
+                "INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, code,"
+                " message, url, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(item.page_id, key.plugin, phase, v.validator, v.severity, v.rule,
+                  v.code or "", v.message, v.url or item.url, v.location)
+                 for v in findings.violations],
             )
-        self._mark(key, run_id, snapshot.page_id, ok=True)
+        self._mark(key, phase, run_id, item.page_id, ok=True)
 
-    def record_error(self, key: RunKey, run_id: int, snapshot: Snapshot, message: str) -> None:
+    def record_error(self, key: RunKey, run_id: int, item: Snapshot | PageUrl, message: str,
+                     phase: str = PAGE) -> None:
         """The plugin failed twice on this page: a plugin error; the page is analysed again by
         the next run."""
         self._begin()
-        self._forget(key, snapshot.page_id)
+        self._forget(key, phase, item.page_id)
         self.conn.execute(
-            "INSERT INTO plugin_errors(run_id, plugin, page_id, url, message, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (run_id, key.plugin, snapshot.page_id, snapshot.url, message, now()),
+            "INSERT INTO plugin_errors(run_id, plugin, phase, page_id, url, message, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (run_id, key.plugin, phase, item.page_id, item.url, message, now()),
         )
-        self._mark(key, run_id, snapshot.page_id, ok=False)
+        self._mark(key, phase, run_id, item.page_id, ok=False)
 
     def maybe_commit(self, max_items: int = 100, max_seconds: float = 0.5) -> None:
         if self._dirty >= max_items or (

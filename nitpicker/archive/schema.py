@@ -233,18 +233,20 @@ CREATE INDEX analysis_runs_plugin ON analysis_runs(plugin, id);
 
 CREATE TABLE analyzed_pages (     -- the latest analysis of each page by each plugin
     plugin TEXT NOT NULL,
+    phase TEXT NOT NULL,            -- page (each_page, the snapshot) or url (each_url)
     page_id INTEGER NOT NULL REFERENCES pages(id),
     run_id INTEGER NOT NULL REFERENCES analysis_runs(id),
     version TEXT NOT NULL,
     settings_hash TEXT NOT NULL,
     ok INTEGER NOT NULL,            -- 1 analysed, 0 the plugin failed on it (a plugin error)
-    PRIMARY KEY (plugin, page_id)
+    PRIMARY KEY (plugin, phase, page_id)
 ) WITHOUT ROWID;
 
 CREATE TABLE page_values (        -- the cells of a plugin's per-page table
     plugin TEXT NOT NULL,
     page_id INTEGER NOT NULL REFERENCES pages(id),
     key TEXT NOT NULL,              -- the header key
+    phase TEXT NOT NULL,            -- page or url: which call gave it
     value TEXT NOT NULL,            -- JSON: a string, number, boolean or null
     note TEXT,
     PRIMARY KEY (plugin, page_id, key)
@@ -255,6 +257,7 @@ CREATE TABLE violations (
     id INTEGER PRIMARY KEY,
     page_id INTEGER NOT NULL REFERENCES pages(id),
     plugin TEXT NOT NULL,
+    phase TEXT NOT NULL,            -- page or url: which call found it
     validator TEXT NOT NULL,
     severity TEXT NOT NULL,
     rule TEXT NOT NULL,
@@ -272,6 +275,7 @@ CREATE TABLE plugin_errors (
     id INTEGER PRIMARY KEY,
     run_id INTEGER NOT NULL REFERENCES analysis_runs(id),
     plugin TEXT NOT NULL,
+    phase TEXT NOT NULL,            -- page or url
     page_id INTEGER REFERENCES pages(id),
     url TEXT NOT NULL,
     message TEXT NOT NULL,          -- the second failure's exception, one line

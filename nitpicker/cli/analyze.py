@@ -216,6 +216,8 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
                       f"{escape(summary.detail or 'unknown error')}")
         return
     skipped = f", {summary.skipped} already analysed" if summary.skipped else ""
+    if summary.urls is not None:
+        skipped += f", {summary.urls} URLs"
     console.print(
         f"{escape(summary.name)}: {summary.done} pages{skipped}, {summary.violations} "
         f"violations, {summary.values} values, {summary.errors} errors in "
