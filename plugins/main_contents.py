@@ -96,9 +96,9 @@ class MainContentsPlugin:
 
     label = "Main content"
     version = "1.0"
-    headers: Mapping[str, str] = HEADERS
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.headers: dict[str, str] = dict(HEADERS)
         first = settings.get("mainContentSelector")
         if first is not None and not isinstance(first, str):
             raise ValueError(f"mainContentSelector must be a CSS selector, not {first!r}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pty
+import select
 import shutil
 import signal
 import sqlite3
@@ -361,6 +363,44 @@ def test_the_original_plugin_names_are_accepted(archive: Path, site: FixtureSite
     assert done.returncode == 0, done.stderr
     assert values_by_path(archive, "search", site)["/contents/role-main"] == {
         "keyword:Outer": 1}
+
+
+def _read_until(fd: int, text: str, deadline: float) -> str:
+    seen = ""
+    while text not in seen:
+        assert time.monotonic() < deadline, seen
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(fd, 4096).decode(errors="replace")
+            except OSError:  # the terminal closed: the process ended
+                break
+    return seen
+
+
+def test_a_terminal_asks_which_plugins(archive: Path) -> None:
+    (archive.parent / "nitpicker.toml").write_text(
+        '[plugins.analyze.main-contents]\n[plugins.analyze.search]\nkeywords = ["Outer"]\n')
+    main, child = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "nitpicker.cli", "analyze", str(archive)],
+                            cwd=archive.parent, env=env(), stdin=child, stdout=child,
+                            stderr=child, close_fds=True)
+    os.close(child)
+    try:
+        deadline = time.monotonic() + 60
+        asked = _read_until(main, "Enter for all)", deadline)
+        assert "What do you analyze?" in asked
+        assert "1) main-contents — Main content" in asked
+        assert "2) search — Keyword search" in asked
+        os.write(main, b"2\n")
+        shown = _read_until(main, "Analysed with 1 plugin(s)", deadline)
+        assert proc.wait(timeout=60) == 0, shown
+    finally:
+        os.close(main)
+        if proc.poll() is None:
+            proc.kill()
+    assert count(archive, "SELECT count(*) FROM analysis_runs") == 1
+    assert count(archive, "SELECT count(*) FROM analysis_runs WHERE plugin = 'search'") == 1
 
 
 def test_not_a_terminal_runs_every_configured_plugin(archive: Path) -> None:

@@ -171,10 +171,15 @@ def _run_pages(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int,
         store.maybe_commit()
 
     try:
-        for snapshot in store.pending_snapshots(key, force=force, batch=batch):
+        snapshots = store.pending_snapshots(key, force=force, batch=batch)
+        while True:
+            # make room first, then take the next snapshot: never more than the bound in hand
             while len(in_flight) >= threads * IN_FLIGHT_PER_THREAD:
                 finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                 collect(finished)
+            snapshot = next(snapshots, None)
+            if snapshot is None:
+                break
             in_flight[pool.submit(_analyse, plugin.each_page, snapshot)] = snapshot
         while in_flight:
             finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)

@@ -127,9 +127,13 @@ def analyze(
     except ConfigError as exc:
         fail(str(exc))
     configured = [entry.name for entry in config.plugins]
+    overrides = cli_overrides(search_keywords=search_keywords, search_scope=search_scope,
+                              main_content_selector=main_content_selector, axe_lang=axe_lang)
+    interactive = not all_ and not plugin and _is_terminal()
+    labels = _labels(configured, points, config.settings_of, overrides) if interactive else {}
     try:
         names = select_plugins(all_=all_, named=plugin or [], configured=configured,
-                               known=known, interactive=_is_terminal())
+                               known=known, interactive=interactive, labels=labels)
     except SelectionError as exc:
         fail(str(exc))
     if not names:
@@ -138,8 +142,6 @@ def analyze(
     missing = [name for name in names if name not in points]
     if missing:  # configured bundled plugins absent from this installation
         fail(f"Plugin(s) not installed: {', '.join(missing)}. Known plugins: {', '.join(known)}")
-    overrides = cli_overrides(search_keywords=search_keywords, search_scope=search_scope,
-                              main_content_selector=main_content_selector, axe_lang=axe_lang)
     runs, load_errors = _load(names, points, config.settings_of, overrides, verbose=verbose)
     if not runs:
         fail(f"No plugin could be loaded ({load_errors} failed; see above)")
@@ -150,6 +152,22 @@ def analyze(
     summaries = _run_all(store, runs, force=force, silent=silent, verbose=verbose)
     failed = load_errors + sum(1 for s in summaries if s.outcome == "failed")
     raise typer.Exit(1 if failed else 0)
+
+
+def _labels(names: Sequence[str], points: Mapping[str, EntryPoint], file_settings: Any,
+            overrides: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Each plugin's label for the interactive choice (making a plugin starts no engine);
+    one that cannot be made says so there, and again when it is chosen."""
+    labels: dict[str, str] = {}
+    for name in names:
+        if name not in points:
+            continue
+        settings = {**file_settings(name), **overrides.get(name, {})}
+        try:
+            labels[name] = str(load_plugin(points[name], settings).label)
+        except PluginLoadError:
+            labels[name] = "(cannot be loaded)"
+    return labels
 
 
 def _load(names: Sequence[str], points: Mapping[str, EntryPoint],
