@@ -91,6 +91,19 @@ def test_record_replaces_the_plugins_earlier_findings_of_the_page(store: Analysi
         ("a", "page"), ("u", "url")]
 
 
+def test_a_page_is_recorded_whole_or_not_at_all(store: AnalysisStore) -> None:
+    key = RunKey("t", "1", {})
+    snapshot = next(store.pending_snapshots(key, force=False))
+    run = store.start_run(key, {}, {})
+    store.record(key, run, snapshot, Findings(values={"a": PageValue(1)}))
+    broken = Violation("t", "error", "r", None, snapshot.url)  # type: ignore[arg-type]
+    with pytest.raises(sqlite3.IntegrityError):
+        store.record(key, run, snapshot, Findings(values={"a": PageValue(2)},
+                                                  violations=[broken]))
+    # the failed record left the earlier findings as they were, in the open batch
+    assert rows(store, "SELECT key, value FROM page_values") == [("a", "1")]
+
+
 def test_a_run_a_killed_process_left_running_is_lost(crawled: Path, tmp_path: Path) -> None:
     copy = tmp_path / "site.nitpicker"
     shutil.copyfile(crawled, copy)

@@ -75,13 +75,13 @@ class Measuring:
     version = "1"
 
     def __init__(self, store: Store, concurrency: int, fail: set[int] | None = None,
-                 flaky: set[int] | None = None, interrupt_at: int | None = None) -> None:
+                 flaky: set[int] | None = None, odd: set[int] | None = None) -> None:
         self.headers = {"n": "N"}
         self.store = store
         self.concurrency = concurrency
         self.fail = fail or set()
         self.flaky = set(flaky or ())
-        self.interrupt_at = interrupt_at
+        self.odd = odd or set()
         self.running = 0
         self.most_running = 0
         self.most_in_flight = 0
@@ -110,6 +110,8 @@ class Measuring:
                 with self._mutex:
                     self.flaky.discard(snapshot.page_id)
                 raise ConnectionError("engine died")
+            if snapshot.page_id in self.odd:
+                return Findings(values={"n": PageValue(object())})  # type: ignore[arg-type]
             return Findings(values={"n": PageValue(snapshot.page_id)})
         finally:
             with self._mutex:
@@ -139,6 +141,17 @@ def test_a_failure_is_retried_once_then_recorded() -> None:
     assert store.errors == [(4, "ValueError: page 4 is unreadable")]
     assert 7 in store.recorded and 4 not in store.recorded
     assert (summary.done, summary.errors, summary.values) == (10, 1, 9)
+
+
+def test_an_answer_outside_the_contract_is_a_plugin_error_for_its_page() -> None:
+    store = Store(4)
+    plugin = Measuring(store, 1, odd={2})
+    summary = analyze_plugin(store, PluginRun("measuring", plugin, {}),  # type: ignore[arg-type]
+                             force=False, progress=Progress())
+    message = ("each_page returned the value 'n': object (a value is a string, number, boolean "
+               "or None; a note a string or None)")
+    assert store.errors == [(2, message)]
+    assert (summary.done, summary.errors) == (4, 1)
 
 
 def test_ctrl_c_keeps_what_finished_and_closes_the_plugin() -> None:

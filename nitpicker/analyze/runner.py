@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from nitpicker.analyze.plugin import Findings
+from nitpicker.analyze.plugin import Findings, PageValue, Violation
 from nitpicker.archive.analysis_store import URL, RunKey
 
 if TYPE_CHECKING:
@@ -95,11 +95,36 @@ def _analyse(call: Callable[[_Item], Findings | None], item: _Item) -> _Outcome:
             if attempt == 2:
                 return None, one_line(exc)
             continue
-        if result is not None and not isinstance(result, Findings):
-            name = getattr(call, "__name__", "the plugin")
-            return None, f"{name} returned {type(result).__name__}, not Findings or None"
+        problem = _malformed(result)
+        if problem:
+            return None, f"{getattr(call, '__name__', 'the plugin')} returned {problem}"
         return result, None
     raise AssertionError("unreachable")
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _malformed(result: object) -> str | None:
+    """What is wrong with a plugin's answer (the archive stores only what the contract
+    allows), or ``None``."""
+    if result is None:
+        return None
+    if not isinstance(result, Findings):
+        return f"{type(result).__name__}, not Findings or None"
+    for key, cell in result.values.items():
+        if not isinstance(key, str) or not isinstance(cell, PageValue):
+            return f"the value {key!r}: not a PageValue under a string key"
+        if not isinstance(cell.value, _SCALARS) or not isinstance(cell.note, str | None):
+            return (f"the value {key!r}: {type(cell.value).__name__} (a value is a string, "
+                    "number, boolean or None; a note a string or None)")
+    for violation in result.violations:
+        if not isinstance(violation, Violation):
+            return f"a violation that is a {type(violation).__name__}, not a Violation"
+        if not all(isinstance(getattr(violation, name), str)
+                   for name in ("validator", "severity", "rule", "message")):
+            return "a violation whose validator, severity, rule or message is not a string"
+    return None
 
 
 def one_line(exc: BaseException) -> str:

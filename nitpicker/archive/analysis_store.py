@@ -17,6 +17,7 @@ connection, in pages of ``batch`` rows by page id: memory does not grow with the
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -226,6 +227,20 @@ class AnalysisStore:
         if not self.conn.in_transaction:
             self.conn.execute("BEGIN")
 
+    @contextlib.contextmanager
+    def _one_page(self) -> Iterator[None]:
+        """One page's writes, all or none, inside the open batch: a Ctrl-C between two of
+        them must not commit a page whose old findings are gone and new ones missing."""
+        self._begin()
+        self.conn.execute("SAVEPOINT page")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK TO page")
+            self.conn.execute("RELEASE page")
+            raise
+        self.conn.execute("RELEASE page")
+
     def _forget(self, key: RunKey, phase: str, page_id: int) -> None:
         for table in ("page_values", "violations"):  # names from this tuple, never input
             self.conn.execute(
@@ -244,7 +259,11 @@ class AnalysisStore:
                findings: Findings | None, phase: str = PAGE) -> None:
         """Store one page's findings (``None``: analysed, nothing to record), replacing what
         this plugin's ``phase`` recorded for the page before."""
-        self._begin()
+        with self._one_page():
+            self._record(key, run_id, item, findings, phase)
+
+    def _record(self, key: RunKey, run_id: int, item: Snapshot | PageUrl,
+                findings: Findings | None, phase: str) -> None:
         self._forget(key, phase, item.page_id)
         if findings is not None:
             self.conn.executemany(
@@ -267,14 +286,14 @@ class AnalysisStore:
                      phase: str = PAGE) -> None:
         """The plugin failed twice on this page: a plugin error; the page is analysed again by
         the next run."""
-        self._begin()
-        self._forget(key, phase, item.page_id)
-        self.conn.execute(
-            "INSERT INTO plugin_errors(run_id, plugin, phase, page_id, url, message, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (run_id, key.plugin, phase, item.page_id, item.url, message, now()),
-        )
-        self._mark(key, phase, run_id, item.page_id, ok=False)
+        with self._one_page():
+            self._forget(key, phase, item.page_id)
+            self.conn.execute(
+                "INSERT INTO plugin_errors(run_id, plugin, phase, page_id, url, message,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, key.plugin, phase, item.page_id, item.url, message, now()),
+            )
+            self._mark(key, phase, run_id, item.page_id, ok=False)
 
     def maybe_commit(self, max_items: int = 100, max_seconds: float = 0.5) -> None:
         if self._dirty >= max_items or (
