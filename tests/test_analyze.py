@@ -326,6 +326,26 @@ def test_no_plugin_could_be_loaded(archive: Path, plugins_dir: Path) -> None:
     assert fingerprint(archive) == before
 
 
+@pytest.mark.parametrize(("flags", "line"), [
+    (["--plugin", "search", "--search-scope", "div["],
+     ("Error: plugin search: invalid CSS selector in scope: 'div[' (Expected ident or '*', got "
+     "<EOF at 4>)")),
+    (["--plugin", "search", "--search-keywords", "/a/q"],
+     "Error: plugin search: unknown regular expression flag 'q' in '/a/q'"),
+    (["--plugin", "main-contents", "--main-content-selector", "##"],
+     ("Error: plugin main-contents: invalid CSS selector in mainContentSelector: '##' (Expected "
+     "selector, got <DELIM '#' at 0>)")),
+])
+def test_bad_plugin_settings_are_one_line_and_the_archive_untouched(
+        archive: Path, flags: list[str], line: str) -> None:
+    before = fingerprint(archive)
+    done = nitpicker("analyze", str(archive), *flags, cwd=archive.parent)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [line,
+                                        "Error: No plugin could be loaded (1 failed; see above)"]
+    assert fingerprint(archive) == before
+
+
 def test_a_plugin_whose_engine_does_not_start_fails_its_run_only(archive: Path,
                                                                  plugins_dir: Path) -> None:
     (archive.parent / "nitpicker.toml").write_text(
