@@ -263,8 +263,9 @@ def test_violation_only_plugin_is_data_and_query_reads_it(archive: Path, plugins
     assert query(archive, "violations", "--rule", "other")["total"] == 0
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_ctrl_c_keeps_what_is_done_and_the_next_run_continues(
-        archive: Path, plugins_dir: Path) -> None:
+        archive: Path, plugins_dir: Path, signum: int) -> None:
     (archive.parent / "nitpicker.toml").write_text(
         '[plugins.analyze.scripted]\ndelay = 0.4\n')
     proc = subprocess.Popen(
@@ -276,7 +277,7 @@ def test_ctrl_c_keeps_what_is_done_and_the_next_run_continues(
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "no page analysed"
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert "Interrupted: the " in stderr and "Traceback" not in stderr

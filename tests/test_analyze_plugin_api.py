@@ -34,7 +34,7 @@ def test_the_readme_shows_the_example_as_it_is() -> None:
 async def crawled(site: FixtureSite, tmp_path: Path) -> Path:
     archive = await crawl(tmp_path, [site.url("/contents/")])
     archive.conn.close()
-    return crawled
+    return archive.path
 
 
 def test_a_pip_installed_plugin_runs(crawled: Path, site: FixtureSite, tmp_path: Path) -> None:

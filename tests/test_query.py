@@ -213,7 +213,7 @@ def _integer_parameters() -> list[tuple[str, str]]:
 
 
 INTEGER_PARAMETERS = _integer_parameters()
-REQUIRED = {"url": "http://localhost/", "type": None}
+REQUIRED = {"url": "http://localhost/", "type": None, "plugin": "search"}
 
 
 def test_every_integer_parameter_has_a_range() -> None:

@@ -243,7 +243,8 @@ def test_bad_flags(archive: str, args: list[str], message: str) -> None:
 
 def _required(subcommand: str) -> list[str]:
     """The required flags of ``subcommand``, each with a valid value."""
-    values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken"}
+    values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken",
+              "--plugin": "search"}
     flags = [param.opts[0] for param in SUBCOMMANDS[subcommand].params
              if param.required and param.param_type_name == "option"]
     return [token for flag in flags for token in (flag, values[flag])]
@@ -264,7 +265,7 @@ def test_every_integer_option_has_a_range() -> None:
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
                         "oversized_threshold", "max_length", "min_count", "sample"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 31  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 33  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)

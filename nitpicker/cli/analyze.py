@@ -9,6 +9,7 @@ and an interactive choice when both are. The plugins, the config and the runner 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -188,6 +189,11 @@ def _load(names: Sequence[str], points: Mapping[str, EntryPoint],
     return runs, errors
 
 
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM (a service manager, ``kill``) stops like Ctrl-C: what is done is kept."""
+    raise KeyboardInterrupt
+
+
 def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, silent: bool,
              verbose: bool) -> list[RunSummary]:
     from rich.console import Console  # the progress display: imported only to run
@@ -196,6 +202,7 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     summaries: list[RunSummary] = []
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # The live display only on a terminal: elsewhere (a log, a pipe) the summary lines say it
     progress = RichProgress(console) if console.is_terminal and not silent else SilentProgress()
     try:

@@ -8,6 +8,7 @@ Run apart from the main suite (anyio cannot run inside pytest-twisted's reactor)
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import sqlite3
@@ -17,7 +18,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -502,11 +502,12 @@ async def test_page_values_and_violations_of_an_analysed_archive(
     copy = _copy(archive.path, tmp_path / "analysed.nitpicker")
     (tmp_path / "nitpicker.toml").write_text(
         '[plugins.analyze.search]\nkeywords = ["Page"]\n[plugins.analyze.main-contents]\n')
-    done = await anyio.run_process(
-        [sys.executable, "-m", "nitpicker.cli", "analyze", str(copy), "--all", "--silent"],
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False,
-        stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr.decode()
+    done = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "nitpicker.cli", "analyze", str(copy), "--all", "--silent",
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, stderr = await done.communicate()
+    assert done.returncode == 0, stderr.decode()
     archive_id = await open_id(client, copy)
     try:
         values = await ok(client, "get_page_values", archive_id=archive_id,
