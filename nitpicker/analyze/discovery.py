@@ -8,7 +8,6 @@ and calls its factory, and turns whatever goes wrong into one :class:`PluginLoad
 
 from __future__ import annotations
 
-import logging
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any, Final
 
@@ -20,8 +19,6 @@ if TYPE_CHECKING:
     from nitpicker.analyze.plugin import AnalyzePlugin
 
 __all__ = ["BUNDLED", "PluginLoadError", "discover", "load_plugin"]
-
-logger = logging.getLogger(__name__)
 
 BUNDLED: Final = ("axe", "lighthouse", "main-contents", "markuplint", "search", "textlint")
 """The plugins run when no config names any (SPEC §7.1's fallback), in the original's order."""
@@ -48,7 +45,6 @@ def load_plugin(point: EntryPoint, settings: Mapping[str, Any]) -> AnalyzePlugin
     try:
         factory = point.load()
     except Exception as exc:  # any import error of third-party code (ImportError, SyntaxError …)
-        logger.debug("cannot import plugin %s", name, exc_info=True)
         raise PluginLoadError(
             f"plugin {name}: cannot import {point.value} ({type(exc).__name__}: {exc})"
         ) from exc
@@ -57,7 +53,6 @@ def load_plugin(point: EntryPoint, settings: Mapping[str, Any]) -> AnalyzePlugin
     try:
         plugin = factory(settings)
     except Exception as exc:  # a factory refusing its settings, or failing: the plugin's fault
-        logger.debug("plugin %s factory failed", name, exc_info=True)
         raise PluginLoadError(f"plugin {name}: {_one_line(exc)}") from exc
     missing = [attr for attr in _REQUIRED if not hasattr(plugin, attr)]
     if missing:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import sqlite3
 import sys
 import traceback
 from pathlib import Path
@@ -150,7 +151,10 @@ def analyze(
         store = AnalysisStore.open(file)
     except (ArchiveError, ArchiveLockError) as exc:
         fail(str(exc))
-    summaries = _run_all(store, runs, force=force, silent=silent, verbose=verbose)
+    try:
+        summaries = _run_all(store, runs, force=force, silent=silent, verbose=verbose)
+    except sqlite3.DatabaseError as exc:  # a corrupt file, a full disk: the archive's fault
+        fail(f"{file}: {exc}", verbose_detail=traceback.format_exc() if verbose else None)
     failed = load_errors + sum(1 for s in summaries if s.outcome == "failed")
     raise typer.Exit(1 if failed else 0)
 
