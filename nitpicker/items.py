@@ -8,7 +8,7 @@ from enum import IntEnum
 
 from nitpicker.policy.extract import PageMeta
 
-__all__ = ["MAX_URL_LENGTH", "FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord", "too_long_stand_in"]
+__all__ = ["MAX_URL_LENGTH", "FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "RedirectKind", "ResourceRecord", "too_long_stand_in"]
 
 
 class FollowMode(IntEnum):
@@ -81,12 +81,26 @@ class ResourceRecord:
     headers: list[tuple[str, str]] = field(default_factory=list)
 
 
+class RedirectKind:
+    """How a redirect source sent the crawler on (``pages.redirect_kind``)."""
+
+    HTTP = "http"
+    """A 3xx answer with a ``Location``."""
+    META_REFRESH = "meta-refresh"
+    """``<meta http-equiv=refresh>`` (read over HTTP, without a browser)."""
+    SCRIPT = "script"
+    """The browser left the loaded page by itself (``location.href = …`` on load)."""
+
+
 @dataclass(slots=True)
 class Redirect:
     """One hop of a redirect chain that ended at the page."""
 
     url: str
     status: int
+    kind: str = RedirectKind.HTTP
+    is_external: bool | None = None
+    """Whether the hop is out of scope (``None``: as the page it leads to)."""
 
 
 @dataclass(slots=True)
@@ -116,6 +130,10 @@ class PageItem:
     """More links than ``MAX_LINKS_PER_PAGE`` on the page: only that many were kept."""
     error: str | None = None
     """Fetch error text (DNS, refused, timeout, TLS, reset); status is then -1."""
+    redirect_link: LinkRecord | None = None
+    """Set when the redirect chain was handed over: ``url`` (this link's URL) was not fetched
+    by this item, which records only its ``redirects`` (the hops, pointing at it); the URL is
+    fetched by its own frontier row, once, whatever number of sources lead to it."""
 
     @property
     def is_skipped(self) -> bool:

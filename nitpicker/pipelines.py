@@ -104,6 +104,10 @@ class ArchivePipeline:
                 if link.mode in _FOLLOWED and link.key not in seen:
                     seen.add(link.key)
                     new_links.append((link.key, link.url, depth, int(link.mode)))
+        target = item.redirect_link
+        if target is not None and target.mode in _FOLLOWED:
+            # A redirect is not a link: its target is as deep as its source.
+            new_links.append((target.key, target.url, item.depth, int(target.mode)))
         writer.pages.record(item, new_links)
         writer.maybe_commit()
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from nitpicker.crawl.session import CrawlSession
+    from nitpicker.items import LinkRecord
 
 __all__ = ["FollowMiddleware"]
 
@@ -45,9 +46,21 @@ class FollowMiddleware:
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         async for item in result:
-            if isinstance(item, PageItem) and item.links:
-                self.decide(item)
+            if isinstance(item, PageItem):
+                if item.links:
+                    self.decide(item)
+                elif item.redirect_link is not None:
+                    self._decide_redirect(item.redirect_link)
             yield item
+
+    def _decide_redirect(self, link: LinkRecord) -> None:
+        """The mode of a handed-over redirect's target, as a link to it would get."""
+        session = self.session
+        parsed = parse_url(link.url, disable_queries=session.policy.config.disable_queries)
+        if parsed is None:
+            link.mode, link.is_external = FollowMode.STUB, True
+        else:
+            link.mode, link.is_external = session.policy.should_follow(parsed)
 
     def decide(self, item: PageItem) -> None:
         session = self.session

@@ -215,6 +215,10 @@ class PageDetail(TypedDict):
     twitter_card: str
     redirect_to: str | None
     """The final URL when this URL is a redirect source."""
+    redirect_kind: str | None
+    """How this URL sends on when it is a redirect source: ``http`` (a 3xx answer),
+    ``meta-refresh`` (``<meta http-equiv=refresh>``, read without a browser) or ``script``
+    (the browser left the loaded page by itself); ``None`` otherwise."""
     response_headers: list[HeaderItem]
     outbound_links: list[OutboundLink]
     outbound_total: int
@@ -228,7 +232,7 @@ _DETAIL_COLUMNS = (
     "status", "status_text", "content_type", "content_length", "is_external", "is_target",
     "is_skipped", "skip_reason", "depth", "fetched_at", "title", "description", "keywords",
     "lang", "canonical", "alternate", "noindex", "nofollow", "noarchive", "og_type", "og_title",
-    "og_site_name", "og_description", "og_url", "og_image", "twitter_card",
+    "og_site_name", "og_description", "og_url", "og_image", "twitter_card", "redirect_kind",
 )
 _BOOLEAN_COLUMNS = frozenset({"is_external", "is_target", "is_skipped", "noindex", "nofollow",
                               "noarchive"})
