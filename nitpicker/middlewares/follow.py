@@ -2,8 +2,9 @@
 
 A spider middleware: for each ``PageItem`` the spider yields it sets each link's mode
 (full crawl, metadata only, unfetched row, excluded) and whether it is out of scope, through
-the session's :class:`~nitpicker.policy.follow.FollowPolicy`. Later middlewares (the trap cap) see
-the decided links. Always enabled by the add-on (``NotConfigured`` for a spider without a
+the session's :class:`~nitpicker.policy.follow.FollowPolicy`; the same for the target of a
+handed-over redirect (``PageItem.redirect_link``: queued as a link to it would be). Later
+middlewares (the trap cap) see the decided links. Always enabled by the add-on (``NotConfigured`` for a spider without a
 crawl session).
 """
 
