@@ -249,3 +249,48 @@ def test_url_order_numbers_internal_pages_in_natural_order(
         "http://example.com/old": None,
     }
     assert not conn.in_transaction  # committed
+
+
+def _handed_over(source: str, target: str, *, status: int = 301, kind: str = "http",
+                 external: bool = False) -> PageItem:
+    """What the spider yields for a redirect handed over to the frontier."""
+    return PageItem(url=SITE + target, frontier_id=None, depth=1, is_external=False,
+                    is_target=False, redirects=[Redirect(SITE + source, status, kind, external)],
+                    redirect_link=_link(target))
+
+
+def test_a_handed_over_redirect_leaves_its_destination_as_its_own_crawl_recorded_it(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    dest = PageItem(url=f"{SITE}/dest", frontier_id=None, depth=1, is_external=False,
+                    is_target=True, status=200, links=[_link("/child")], html="<p>dest</p>")
+    pages.record(dest, _new_links(dest))
+    pages.record(_handed_over("/away", "/dest", status=302, external=True), [])
+    row = _page(writer, "/dest")
+    assert (row["is_target"], row["status"], row["redirect_dest_id"]) == (1, 200, None)
+    assert writer.conn.execute("SELECT count(*) FROM anchors WHERE page_id = ?",
+                               (row["id"],)).fetchone()[0] == 1
+    source = _page(writer, "/away")
+    assert (source["status"], source["is_external"], source["redirect_dest_id"],
+            source["redirect_kind"]) == (302, 1, row["id"], "http")
+
+
+def test_sources_follow_their_destination_when_it_turns_out_to_redirect(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    """/a was handed over to /b before /b was fetched; /b redirects (by script) to /c."""
+    pages.record(_handed_over("/a", "/b"), [])
+    assert _page(writer, "/b")["scraped"] == 0  # a stub until its own fetch
+    pages.record(_handed_over("/b", "/c", status=200, kind="script"), [])
+    c_id = _page(writer, "/c")["id"]
+    assert _page(writer, "/a")["redirect_dest_id"] == c_id
+    b = _page(writer, "/b")
+    assert (b["redirect_dest_id"], b["redirect_kind"], b["status"]) == (c_id, "script", 200)
+    # a later source to /b points where /b leads
+    pages.record(_handed_over("/z", "/b"), [])
+    assert _page(writer, "/z")["redirect_dest_id"] == c_id
+    # two URLs sending to each other: neither points at itself
+    pages.record(_handed_over("/c", "/a"), [])
+    rows = dict(writer.conn.execute("SELECT url, redirect_dest_id FROM pages"))
+    ids = dict(writer.conn.execute("SELECT url, id FROM pages"))
+    assert all(rows[url] != ids[url] for url in rows)

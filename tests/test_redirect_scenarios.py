@@ -104,6 +104,20 @@ async def test_a_final_page_reached_through_three_redirects_is_fetched_once(
         (site.url(f"/redirects/many/{name}"), 301, "http") for name in "abc"]
 
 
+@pytest_twisted.ensureDeferred
+async def test_a_failed_redirect_chain_leaves_its_target_to_its_own_fetch(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    """The chain took the target's frontier row; failing, it gives it back: the target gets a
+    row of its own and nothing is left leased."""
+    archive = await crawl(tmp_path, [site.url("/redirects/broken/")])
+    source = _redirect_row(archive, site.url("/redirects/broken/to-reset"))
+    assert source["status"] == -1
+    target = _redirect_row(archive, site.url("/redirects/broken/reset"))
+    assert (target["scraped"], target["status"]) == (1, -1)
+    assert archive.rows("SELECT url FROM frontier WHERE state != 2") == []
+
+
 @needs_chromium
 @pytest_twisted.ensureDeferred
 async def test_a_page_that_navigates_away_by_script_is_a_script_redirect(

@@ -117,6 +117,15 @@ class FrontierStore:
         self._known_keys[key] = None
         return cur.rowcount > 0
 
+    @serialised
+    def release(self, key: str) -> None:
+        """A row :meth:`claim` took for a redirect chain that failed is pending again: its URL
+        is fetched on its own."""
+        self._begin()
+        cur = self._conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
+                                 (PENDING, key, LEASED))
+        self.pending += max(cur.rowcount, 0)
+
     def mark_done(self, key: str) -> None:
         """The row with this key, pending or leased, is done (its URL was recorded at the end
         of, or as a hop of, a redirect chain). Called inside

@@ -82,7 +82,8 @@ class _HandOver(BaseRedirectMiddleware):
 
     def __init__(self, settings: BaseSettings) -> None:
         super().__init__(settings)
-        self._session: CrawlSession | None | bool = False  # False: not looked up yet
+        self._session: CrawlSession | None = None
+        self._looked_up = False
 
     def _engine_started(self) -> None:
         self._referer_spider_middleware = self.crawler.get_spider_middleware(RefererMiddleware)
@@ -90,12 +91,13 @@ class _HandOver(BaseRedirectMiddleware):
     @property
     def session(self) -> CrawlSession | None:
         """The crawl session, or ``None`` for a spider that is not nitpicker's."""
-        if self._session is False:
+        if not self._looked_up:
+            self._looked_up = True
             try:
                 self._session = crawl_session(self.crawler)
             except NotConfigured:
                 self._session = None
-        return self._session or None
+        return self._session
 
     def hands_over(self, request: Request, redirected: Request) -> bool:
         session = self.session

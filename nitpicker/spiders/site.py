@@ -419,6 +419,19 @@ class SiteSpider(Spider):
             return f"Too large: {message}"
         return None
 
+    def _release_claims(self, leased: str, hops: list[str]) -> None:
+        """A redirect chain from ``leased`` failed: the in-scope URLs it followed (their
+        frontier rows claimed by it, see :mod:`nitpicker.middlewares.redirect`) are fetched on
+        their own. ``leased`` itself (in a loop) is recorded with the failure."""
+        session = self.session
+        source = session.policy_url(leased)
+        frontier = session.archive.frontier
+        for hop in hops:
+            parsed = session.policy_url(hop)
+            if (parsed is not None and session.in_scope(parsed)
+                    and (source is None or parsed.key != source.key)):
+                frontier.release(parsed.key)
+
     def errback(self, failure: Failure) -> PageItem | Request | None:
         request = failure.request  # type: ignore[attr-defined]
         meta = request.meta
@@ -434,6 +447,8 @@ class SiteSpider(Spider):
         # Record under the URL that was leased (the first of a redirect chain), not the last hop.
         chain = meta.get("redirect_urls") or []
         leased = chain[0] if chain else request.url
+        if chain:
+            self._release_claims(leased, [*chain[1:], request.url])
         parsed = self.resolver.resolve(leased, leased)
         url = parsed.url if parsed is not None else leased
         is_external = not self.session.in_scope(parsed)
