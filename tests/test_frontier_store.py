@@ -118,9 +118,13 @@ def test_claim_takes_a_new_or_pending_row_never_a_leased_or_done_one(
         "http://example.com/pending": LEASED, "http://example.com/leased": LEASED,
         "http://example.com/done": DONE, "http://example.com/new": LEASED,
     }
-    # a chain that failed gives its claims back; a recorded one marks them done
+    # a chain that failed gives its claims back (or gives them up); a recorded one marks them
+    # done
+    frontier.release(frontier_key("http://example.com/leased"), fetch_again=False)
     frontier.release(frontier_key("http://example.com/new"))
     assert frontier.pending == 1
+    assert dict(writer.conn.execute("SELECT url, state FROM frontier"))[
+        "http://example.com/leased"] == DONE
     frontier.mark_done(frontier_key("http://example.com/pending"))
     frontier.mark_done(frontier_key("http://example.com/new"))
     assert frontier.pending == 0

@@ -118,13 +118,15 @@ class FrontierStore:
         return cur.rowcount > 0
 
     @serialised
-    def release(self, key: str) -> None:
-        """A row :meth:`claim` took for a redirect chain that failed is pending again: its URL
-        is fetched on its own."""
+    def release(self, key: str, *, fetch_again: bool = True) -> None:
+        """A row :meth:`claim` took for a redirect chain that failed: pending again, so that
+        its URL is fetched on its own, or (``fetch_again=False``) done, its failure recorded
+        under the chain's source."""
         self._begin()
         cur = self._conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
-                                 (PENDING, key, LEASED))
-        self.pending += max(cur.rowcount, 0)
+                                 (PENDING if fetch_again else DONE, key, LEASED))
+        if fetch_again:
+            self.pending += max(cur.rowcount, 0)
 
     def mark_done(self, key: str) -> None:
         """The row with this key, pending or leased, is done (its URL was recorded at the end

@@ -419,18 +419,20 @@ class SiteSpider(Spider):
             return f"Too large: {message}"
         return None
 
-    def _release_claims(self, leased: str, hops: list[str]) -> None:
-        """A redirect chain from ``leased`` failed: the in-scope URLs it followed (their
-        frontier rows claimed by it, see :mod:`nitpicker.middlewares.redirect`) are fetched on
-        their own. ``leased`` itself (in a loop) is recorded with the failure."""
+    def _release_claims(self, leased: str, hops: list[str], *, fetch_last: bool) -> None:
+        """A redirect chain from ``leased`` failed: the frontier rows of the in-scope URLs it
+        followed (claimed by it, see :mod:`nitpicker.middlewares.redirect`) are done, its
+        failure recorded under ``leased``; with ``fetch_last`` the last one, whose fetch failed,
+        is fetched again on its own (once: it has no chain then)."""
         session = self.session
         source = session.policy_url(leased)
         frontier = session.archive.frontier
-        for hop in hops:
+        last = len(hops) - 1
+        for n, hop in enumerate(hops):
             parsed = session.policy_url(hop)
             if (parsed is not None and session.in_scope(parsed)
                     and (source is None or parsed.key != source.key)):
-                frontier.release(parsed.key)
+                frontier.release(parsed.key, fetch_again=fetch_last and n == last)
 
     def errback(self, failure: Failure) -> PageItem | Request | None:
         request = failure.request  # type: ignore[attr-defined]
@@ -447,8 +449,6 @@ class SiteSpider(Spider):
         # Record under the URL that was leased (the first of a redirect chain), not the last hop.
         chain = meta.get("redirect_urls") or []
         leased = chain[0] if chain else request.url
-        if chain:
-            self._release_claims(leased, [*chain[1:], request.url])
         parsed = self.resolver.resolve(leased, leased)
         url = parsed.url if parsed is not None else leased
         is_external = not self.session.in_scope(parsed)
@@ -459,7 +459,13 @@ class SiteSpider(Spider):
             is_external=is_external,
             is_target=False,
         )
-        if failure.check(IgnoreRequest):  # type: ignore[no-untyped-call]
+        ignored = failure.check(IgnoreRequest)  # type: ignore[no-untyped-call]
+        if chain:
+            # Given up (too many redirects, a loop): nothing more to fetch. A fetch that failed
+            # (not in the browser, which has tried twice): the URL is tried on its own.
+            self._release_claims(leased, [*chain[1:], request.url],
+                                 fetch_last=not ignored and not is_browser_request(meta))
+        if ignored:
             message = failure.getErrorMessage()
             error = self._ignored_as_error(message, [*chain, request.url])
             if error is None:
