@@ -10,7 +10,8 @@ from http import HTTPStatus
 from nitpicker.policy.extract import JsonLdBlock, PageMeta
 
 __all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord", "PageItem",
-           "Redirect", "ResourceRecord", "answered_link", "status_phrase", "too_long_stand_in"]
+           "Redirect", "RedirectKind", "ResourceRecord", "answered_link", "status_phrase",
+           "too_long_stand_in"]
 
 
 class FollowMode(IntEnum):
@@ -86,6 +87,17 @@ class ResourceRecord:
     headers: list[tuple[str, str]] = field(default_factory=list)
 
 
+class RedirectKind:
+    """How a redirect source sent the crawler on (``pages.redirect_kind``)."""
+
+    HTTP = "http"
+    """A 3xx answer with a ``Location``."""
+    META_REFRESH = "meta-refresh"
+    """``<meta http-equiv=refresh>`` (read over HTTP, without a browser)."""
+    SCRIPT = "script"
+    """The browser left the loaded page by itself (``location.href = …`` on load)."""
+
+
 @dataclass(slots=True)
 class ConsoleRecord:
     """A console message or an uncaught exception of a rendered page (one per distinct
@@ -118,6 +130,9 @@ class Redirect:
 
     url: str
     status: int
+    kind: str = RedirectKind.HTTP
+    is_external: bool | None = None
+    """Whether the hop is out of scope (``None``: as the page it leads to)."""
 
 
 @dataclass(slots=True)
@@ -155,6 +170,10 @@ class PageItem:
     loaded: dict[str, ResourceRecord] = field(default_factory=dict)
     """Resources the browser loaded for this page that answer a link check of their URL (by
     URL): a link to one of them is recorded from the browser's response, not fetched again."""
+    redirect_link: LinkRecord | None = None
+    """Set when the redirect chain was handed over: ``url`` (this link's URL) was not fetched
+    by this item, which records only its ``redirects`` (the hops, pointing at it); the URL is
+    fetched by its own frontier row, once, whatever number of sources lead to it."""
 
     @property
     def is_skipped(self) -> bool:

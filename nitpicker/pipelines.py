@@ -118,6 +118,10 @@ class ArchivePipeline:
                         new_links.append((link.key, link.url, depth, int(link.mode)))
         if answered:
             writer.pages.record_answered(answered)
+        target = item.redirect_link
+        if target is not None and target.mode in _FOLLOWED:
+            # A redirect is not a link: its target is as deep as its source.
+            new_links.append((target.key, target.url, item.depth, int(target.mode)))
         writer.pages.record(item, new_links)
         writer.maybe_commit()
 

@@ -206,6 +206,9 @@ class RenderResult:
     errors: list[str] = field(default_factory=list)
     #: the console messages and uncaught exceptions of the page's own document
     console: ConsoleLog = field(default_factory=ConsoleLog, repr=False, compare=False)
+    #: the URL the page navigated to by itself once loaded (a script's ``location.href = …``,
+    #: a ``<meta http-equiv=refresh>``): the page is then a redirect source, not a page
+    navigated_to: str | None = None
     #: the page's DevTools session (set before navigation by :meth:`prepare`, or by a page pool
     #: reusing the page)
     devtools: PageSession | None = field(default=None, repr=False, compare=False)
@@ -256,6 +259,10 @@ class RenderResult:
         before: its timers and ``pagehide``/``unload`` handlers (an analytics beacon) are not
         this page's."""
         if _is_main_document(request):
+            if self._committed and request.redirected_from is None:
+                # A new navigation of the loaded document (an HTTP redirect of the first one
+                # has ``redirected_from``): the page sends the browser on by itself.
+                self.navigated_to = request.url
             self._navigated = True
         elif not self._committed:
             return
@@ -430,8 +437,16 @@ async def render_page(page: Page, result: RenderResult) -> RenderResult:
     if result.devtools is None:
         result.devtools = await _answered(PageSession.attach(page), "DevTools session")
     devtools = result.devtools
-    result.html = await _answered(page.content(), "snapshot")
-    if options.images:
+    from playwright.async_api import Error as PlaywrightError
+
+    try:
+        result.html = await _answered(page.content(), "snapshot")
+    except PlaywrightError:
+        if result.navigated_to is None:
+            raise
+        # The page is navigating away by itself: it is recorded as a redirect, nothing more
+        # is read from it.
+    if options.images and result.navigated_to is None:
         for preset in DEVICE_PRESETS:
             try:
                 found = await _preset_images(page, preset, devtools, options)

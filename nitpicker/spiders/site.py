@@ -24,6 +24,8 @@ from nitpicker.crawl.meta import (
     META_DEPTH,
     META_FRONTIER_ID,
     META_MODE,
+    META_REDIRECT_REASON,
+    META_REDIRECT_TO,
     META_RENDER,
     META_STOPPED,
     is_browser_request,
@@ -39,6 +41,7 @@ from nitpicker.items import (
     LinkRecord,
     PageItem,
     Redirect,
+    RedirectKind,
     ResourceRecord,
     status_phrase,
     too_long_stand_in,
@@ -208,6 +211,20 @@ class SiteSpider(Spider):
 
     def parse(self, response: Response) -> PageItem:
         meta = response.meta
+        target = meta.get(META_REDIRECT_TO)
+        rendered = meta.get(META_RENDER)
+        handed_over = None
+        if target is not None:
+            reason = meta.get(META_REDIRECT_REASON)
+            kind = RedirectKind.HTTP if isinstance(reason, int) else RedirectKind.META_REFRESH
+            handed_over = self._handed_over(response, response.url, response.status, kind, target)
+        elif rendered is not None and rendered.navigated_to is not None:
+            # The page left for another by itself once loaded: a redirect made by its script.
+            source = response.request.url if response.request is not None else response.url
+            handed_over = self._handed_over(response, source, response.status,
+                                            RedirectKind.SCRIPT, rendered.navigated_to)
+        if handed_over is not None:
+            return handed_over
         mode = FollowMode(meta.get(META_MODE, FollowMode.FULL))
         final = self.resolver.resolve(response.url, response.url)
         url = final.url if final is not None else response.url
@@ -230,12 +247,38 @@ class SiteSpider(Spider):
             ],
             redirects=self._redirects(response),
         )
-        rendered = meta.get(META_RENDER)
         if rendered is not None:
             self._read_rendered(response, item, rendered)
         elif is_html(content_type) and hasattr(response, "text"):
             self._read_html(response, response.text, item)
         return item
+
+    def _handed_over(self, response: Response, source_url: str, status: int, kind: str,
+                     target_url: str) -> PageItem | None:
+        """A redirect not followed (see :mod:`nitpicker.middlewares.redirect`), or a page that
+        navigated away by script: the hops up to ``source_url`` are recorded as redirects to
+        ``target_url``, which the frontier fetches on its own. ``None`` when the target is the
+        source itself (a page that reloads) or not an http(s) URL."""
+        resolve = self.resolver.resolve
+        source = resolve(source_url, source_url)
+        target = resolve(source_url, target_url)
+        if source is None or target is None or not target.is_http or target.key == source.key:
+            return None
+        in_scope = self.session.in_scope
+        is_external = not in_scope(target)
+        meta = response.meta
+        hops = self._redirects(response)
+        hops.append(Redirect(source.url, status, kind, not in_scope(source)))
+        return PageItem(
+            url=target.url,
+            frontier_id=meta.get(META_FRONTIER_ID),
+            depth=meta.get(META_DEPTH, 0),
+            is_external=is_external,
+            is_target=False,
+            redirects=hops,
+            redirect_link=LinkRecord(target.url, target.key, target.fragment, "", is_external,
+                                     FollowMode.FULL),
+        )
 
     def _read_rendered(self, response: Response, item: PageItem, rendered: RenderResult) -> None:
         """A page the browser rendered: the same extraction over the rendered HTML."""
@@ -317,10 +360,15 @@ class SiteSpider(Spider):
         urls = response.meta.get("redirect_urls") or []
         reasons = response.meta.get("redirect_reasons") or []
         hops = []
+        in_scope = self.session.in_scope
         for hop_url, reason in zip(urls, reasons, strict=False):
             parsed = self.resolver.resolve(hop_url, hop_url)
             if parsed is not None:
-                hops.append(Redirect(parsed.url, reason if isinstance(reason, int) else 0))
+                if isinstance(reason, int):
+                    hops.append(Redirect(parsed.url, reason, RedirectKind.HTTP, not in_scope(parsed)))
+                else:
+                    hops.append(Redirect(parsed.url, 0, RedirectKind.META_REFRESH,
+                                         not in_scope(parsed)))
         return hops
 
     def _read_html(self, response: Response, html: str, item: PageItem) -> None:
@@ -398,6 +446,21 @@ class SiteSpider(Spider):
             return f"Too large: {message}"
         return None
 
+    def _release_claims(self, leased: str, hops: list[str], *, fetch_last: bool) -> None:
+        """A redirect chain from ``leased`` failed: the frontier rows of the in-scope URLs it
+        followed (claimed by it, see :mod:`nitpicker.middlewares.redirect`) are done, its
+        failure recorded under ``leased``; with ``fetch_last`` the last one, whose fetch failed,
+        is fetched again on its own (once: it has no chain then)."""
+        session = self.session
+        source = session.policy_url(leased)
+        frontier = session.archive.frontier
+        last = len(hops) - 1
+        for n, hop in enumerate(hops):
+            parsed = session.policy_url(hop)
+            if (parsed is not None and session.in_scope(parsed)
+                    and (source is None or parsed.key != source.key)):
+                frontier.release(parsed.key, fetch_again=fetch_last and n == last)
+
     def errback(self, failure: Failure) -> PageItem | Request | None:
         request = failure.request  # type: ignore[attr-defined]
         meta = request.meta
@@ -423,7 +486,13 @@ class SiteSpider(Spider):
             is_external=is_external,
             is_target=False,
         )
-        if failure.check(IgnoreRequest):  # type: ignore[no-untyped-call]
+        ignored = failure.check(IgnoreRequest)  # type: ignore[no-untyped-call]
+        if chain:
+            # Given up (too many redirects, a loop): nothing more to fetch. A fetch that failed
+            # (not in the browser, which has tried twice): the URL is tried on its own.
+            self._release_claims(leased, [*chain[1:], request.url],
+                                 fetch_last=not ignored and not is_browser_request(meta))
+        if ignored:
             message = failure.getErrorMessage()
             error = self._ignored_as_error(message, [*chain, request.url])
             if error is None:
