@@ -44,6 +44,10 @@ TABLES = {
     "page_values",
     "violations",
     "plugin_errors",
+    "console_messages",
+    "page_console_messages",
+    "json_ld_blocks",
+    "json_ld_types",
     "migrations",
 }
 
@@ -124,6 +128,10 @@ CHILD_TABLES = [
     ("violations", "page_id", "pages"),
     ("plugin_errors", "page_id", "pages"),
     ("plugin_errors", "run_id", "analysis_runs"),
+    ("page_console_messages", "page_id", "pages"),
+    ("page_console_messages", "message_id", "console_messages"),
+    ("json_ld_blocks", "page_id", "pages"),
+    ("json_ld_types", "block_id", "json_ld_blocks"),
 ]
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from nitpicker.archive import ArchiveWriter, FrontierStore
 from nitpicker.archive.frontier_store import DONE, LEASED, PENDING
+from nitpicker.policy.urls import frontier_key
 from tests.helpers import frontier_entry, frontier_states, writer_config
 
 
@@ -91,6 +92,44 @@ def test_release_leases_returns_unfetched_rows_to_pending(frontier: FrontierStor
         "http://example.com/1", "http://example.com/2", "http://example.com/3",
         "http://example.com/4",
     ]
+
+
+def test_claim_takes_a_new_or_pending_row_never_a_leased_or_done_one(
+    writer: ArchiveWriter, frontier: FrontierStore
+) -> None:
+    """A redirect chain may follow into a URL only when no other request has it."""
+    frontier.add([frontier_entry(f"http://example.com/{name}", 1)
+                  for name in ("pending", "leased", "done")])
+    leased = frontier.lease(3)[1:]  # /leased and /done (leased rows are taken in id order)
+    frontier.release(frontier_key("http://example.com/pending"))  # it was leased too: back
+    frontier.acknowledge(leased[1][0])
+    assert frontier.pending == 1
+    entry = frontier_entry
+    assert frontier.claim(*entry("http://example.com/new", 2)[:3]) is True
+    assert frontier.claim(*entry("http://example.com/pending", 2)[:3]) is True
+    assert frontier.pending == 0
+    assert frontier.claim(*entry("https://example.com/leased", 2)[:3]) is False
+    assert frontier.claim(*entry("http://example.com/done", 2)[:3]) is False
+    # a claimed URL is not claimed twice, and a link to it adds nothing
+    assert frontier.claim(*entry("http://example.com/new", 2)[:3]) is False
+    assert frontier.add([entry("http://example.com/new", 3)]) == 0
+    states = dict(writer.conn.execute("SELECT url, state FROM frontier"))
+    assert states == {
+        "http://example.com/pending": LEASED, "http://example.com/leased": LEASED,
+        "http://example.com/done": DONE, "http://example.com/new": LEASED,
+    }
+    # a chain that failed gives its claims back (or gives them up); a recorded one marks them
+    # done
+    frontier.release(frontier_key("http://example.com/leased"), fetch_again=False)
+    frontier.release(frontier_key("http://example.com/new"))
+    assert frontier.pending == 1
+    assert dict(writer.conn.execute("SELECT url, state FROM frontier"))[
+        "http://example.com/leased"] == DONE
+    frontier.mark_done(frontier_key("http://example.com/pending"))
+    frontier.mark_done(frontier_key("http://example.com/new"))
+    assert frontier.pending == 0
+    states = dict(writer.conn.execute("SELECT url, state FROM frontier"))
+    assert states["http://example.com/pending"] == states["http://example.com/new"] == DONE
 
 
 def test_reopen_turns_leased_rows_back_to_pending(tmp_path: Path, writer: ArchiveWriter) -> None:

@@ -93,16 +93,76 @@ class FrontierStore:
         self._begin()
         self._conn.execute("UPDATE frontier SET state = 2 WHERE id = ?", (frontier_id,))
 
-    def mark_done(self, key: str) -> None:
-        """A pending row with this key is done (its URL was recorded as a redirect's target).
+    @serialised
+    def claim(self, key: str, url: str, depth: int) -> bool:
+        """A full-crawl request is redirected to ``url`` (in scope): whether it may follow.
 
-        Called inside :meth:`nitpicker.archive.page_recorder.PageRecorder.record`, in its
-        transaction and under its lock.
+        It may when no other request has the URL: its row is then taken (a new row, or a
+        pending one) and leased, and the page recorded at the end of the redirect chain marks
+        it done. It may not when the row is leased (another request is fetching it) or done
+        (it was recorded): the redirect is then handed over (see
+        :mod:`nitpicker.middlewares.redirect`). A leased row goes back to pending if the run
+        stops first, as any leased row.
         """
-        cur = self._conn.execute(
-            "UPDATE frontier SET state = 2 WHERE key = ? AND state = 0", (key,)
+        self._begin()
+        conn = self._conn
+        if conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
+                        (LEASED, key, PENDING)).rowcount > 0:
+            self.pending -= 1
+            return True
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO frontier(key, url, depth, mode, state) VALUES (?, ?, ?, 0, ?)",
+            (key, url, depth, LEASED),
         )
-        self.pending -= max(cur.rowcount, 0)
+        self._known_keys[key] = None
+        return cur.rowcount > 0
+
+    @serialised
+    def release(self, key: str, *, fetch_again: bool = True) -> None:
+        """A row :meth:`claim` took for a redirect chain that failed: pending again, so that
+        its URL is fetched on its own, or (``fetch_again=False``) done, its failure recorded
+        under the chain's source."""
+        self._begin()
+        cur = self._conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
+                                 (PENDING if fetch_again else DONE, key, LEASED))
+        if fetch_again:
+            self.pending += max(cur.rowcount, 0)
+
+    def mark_done(self, key: str) -> None:
+        """The row with this key, pending or leased, is done (its URL was recorded at the end
+        of, or as a hop of, a redirect chain). Called inside
+        :meth:`nitpicker.archive.page_recorder.PageRecorder.record`, in its transaction and
+        under its lock.
+        """
+        conn = self._conn
+        cur = conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
+                           (DONE, key, PENDING))
+        if cur.rowcount > 0:
+            self.pending -= cur.rowcount
+            return
+        conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
+                     (DONE, key, LEASED))
+
+    def settle(self, key: str, url: str, depth: int, mode: int) -> bool:
+        """A URL answered without a request of its own: its row is done. ``True`` when it
+        was new (inserted done) or pending (marked done); ``False`` when it is leased or done
+        already (its own request answers it).
+
+        Called inside :meth:`nitpicker.archive.page_recorder.PageRecorder.record_answered`, in
+        its transaction and under its lock.
+        """
+        row = self._conn.execute("SELECT state FROM frontier WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self._conn.execute(
+                "INSERT INTO frontier(key, url, depth, mode, state) VALUES (?, ?, ?, ?, ?)",
+                (key, url, depth, mode, DONE),
+            )
+            return True
+        if row[0] != PENDING:
+            return False
+        self._conn.execute("UPDATE frontier SET state = ? WHERE key = ?", (DONE, key))
+        self.pending -= 1
+        return True
 
     @serialised
     def release_leases(self) -> None:
@@ -134,6 +194,18 @@ class FrontierStore:
             "INSERT INTO frontier(key, url, depth, mode) VALUES (?, ?, 1, 0)"
             " ON CONFLICT(key) DO UPDATE SET state = 0, mode = 0",
             [(frontier_key(url), url) for url in urls],
+        )
+        self.pending = self.pending_count()
+
+    @serialised
+    def requeue(self, entries: Iterable[tuple[str, str, int, int]]) -> None:
+        """(key, url, depth, mode) rows pending again, added when missing (``--retry-failed``:
+        URLs fetched before, to fetch once more)."""
+        self._begin()
+        self._conn.executemany(
+            "INSERT INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET state = 0, mode = excluded.mode",
+            list(entries),
         )
         self.pending = self.pending_count()
 

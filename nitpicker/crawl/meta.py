@@ -26,6 +26,8 @@ __all__ = [
     "META_MODE",
     "META_PAGE",
     "META_PREFLIGHT",
+    "META_REDIRECT_REASON",
+    "META_REDIRECT_TO",
     "META_RENDER",
     "META_SITEMAP",
     "META_STOPPED",
@@ -55,6 +57,11 @@ META_MODE = "nitpicker_mode"
 META_PREFLIGHT = "nitpicker_preflight"
 #: The browser request's :class:`~nitpicker.render.page.RenderResult`.
 META_RENDER = "nitpicker_render"
+#: Set on a request whose redirect was not followed but handed over to the frontier
+#: (:mod:`nitpicker.middlewares.redirect`): the target URL as the redirect gave it.
+META_REDIRECT_TO = "nitpicker_redirect_to"
+#: With ``nitpicker_redirect_to``: the redirect's reason (its status, or ``"meta refresh"``).
+META_REDIRECT_REASON = "nitpicker_redirect_reason"
 #: The pooled browser page a browser request holds while it downloads.
 META_PAGE = "nitpicker_page"
 #: Set on the second try of a browser request after a browser failure.

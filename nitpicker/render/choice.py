@@ -28,6 +28,7 @@ from nitpicker.crawl.meta import (
     META_MODE,
     META_PAGE,
     META_PREFLIGHT,
+    META_REDIRECT_TO,
     META_RENDER,
     PLAYWRIGHT,
     PLAYWRIGHT_PAGE,
@@ -96,8 +97,9 @@ class RenderChoiceMiddleware:
             meta[META_PREFLIGHT] = True
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
-        if not request.meta.get(META_PREFLIGHT) or is_browser_request(request.meta):
-            return response
+        meta = request.meta
+        if not meta.get(META_PREFLIGHT) or is_browser_request(meta) or META_REDIRECT_TO in meta:
+            return response  # (a redirect handed over to the frontier is not a page)
         if not is_html(media_type(response.headers)):
             self.stats.inc_value("nitpicker/render/not_html")
             return response

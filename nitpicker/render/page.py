@@ -22,7 +22,8 @@ path (SPEC §3.6):
 A page whose scripts stop answering (a step gets no answer within 10 s; a preset's scroll and
 images, within its lazy-image wait plus 15 s) fails the render with
 :class:`PageUnresponsiveError`. Every response the page loads is recorded by
-:meth:`RenderResult.on_response`; a request that got no response (refused, blocked by CORS,
+:meth:`RenderResult.on_response`, every console message and uncaught exception of its document
+by :class:`nitpicker.render.console.ConsoleLog`; a request that got no response (refused, blocked by CORS,
 aborted) by :meth:`RenderResult.on_request_failed` with status -1. Only the page's own
 requests count: its navigation's, and those made once its document is committed (a page
 reused from URL to URL may still finish requests of the previous one, whose timers and
@@ -43,6 +44,7 @@ from nitpicker.crawl.meta import (
     PLAYWRIGHT_PAGE_INIT_CALLBACK,
     PLAYWRIGHT_PAGE_METHODS,
 )
+from nitpicker.render.console import ConsoleLog
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -202,6 +204,11 @@ class RenderResult:
     images: list[dict[str, Any]] = field(default_factory=list)
     resources: dict[str, NetworkResource] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    #: the console messages and uncaught exceptions of the page's own document
+    console: ConsoleLog = field(default_factory=ConsoleLog, repr=False, compare=False)
+    #: the URL the page navigated to by itself once loaded (a script's ``location.href = …``,
+    #: a ``<meta http-equiv=refresh>``): the page is then a redirect source, not a page
+    navigated_to: str | None = None
     #: the page's DevTools session (set before navigation by :meth:`prepare`, or by a page pool
     #: reusing the page)
     devtools: PageSession | None = field(default=None, repr=False, compare=False)
@@ -219,6 +226,8 @@ class RenderResult:
             "requestfailed": self.on_request_failed,
             "response": self.on_response,
             "framenavigated": self.on_frame_navigated,
+            "console": self.console.on_console,
+            "pageerror": self.console.on_page_error,
         }
 
     async def prepare(self, page: Page, request: object) -> None:
@@ -242,6 +251,7 @@ class RenderResult:
         navigated after the navigation's request."""
         if self._navigated and frame.parent_frame is None:
             self._committed = True
+            self.console.listening = True
 
     def on_request(self, request: Request) -> None:
         """``page.on("request")``: the page's own requests are its navigation's, then those
@@ -249,6 +259,10 @@ class RenderResult:
         before: its timers and ``pagehide``/``unload`` handlers (an analytics beacon) are not
         this page's."""
         if _is_main_document(request):
+            if self._committed and request.redirected_from is None:
+                # A new navigation of the loaded document (an HTTP redirect of the first one
+                # has ``redirected_from``): the page sends the browser on by itself.
+                self.navigated_to = request.url
             self._navigated = True
         elif not self._committed:
             return
@@ -423,8 +437,16 @@ async def render_page(page: Page, result: RenderResult) -> RenderResult:
     if result.devtools is None:
         result.devtools = await _answered(PageSession.attach(page), "DevTools session")
     devtools = result.devtools
-    result.html = await _answered(page.content(), "snapshot")
-    if options.images:
+    from playwright.async_api import Error as PlaywrightError
+
+    try:
+        result.html = await _answered(page.content(), "snapshot")
+    except PlaywrightError:
+        if result.navigated_to is None:
+            raise
+        # The page is navigating away by itself: it is recorded as a redirect, nothing more
+        # is read from it.
+    if options.images and result.navigated_to is None:
         for preset in DEVICE_PRESETS:
             try:
                 found = await _preset_images(page, preset, devtools, options)

@@ -24,6 +24,8 @@ from nitpicker.crawl.meta import (
     META_DEPTH,
     META_FRONTIER_ID,
     META_MODE,
+    META_REDIRECT_REASON,
+    META_REDIRECT_TO,
     META_RENDER,
     META_STOPPED,
     is_browser_request,
@@ -39,11 +41,12 @@ from nitpicker.items import (
     LinkRecord,
     PageItem,
     Redirect,
+    RedirectKind,
     ResourceRecord,
+    status_phrase,
     too_long_stand_in,
 )
-from nitpicker.policy.extract import extract
-from nitpicker.policy.urls import join_href
+from nitpicker.policy.extract import document_base, extract, resolve_meta_urls
 from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
 
@@ -68,13 +71,6 @@ GC_THRESHOLD = 10_000
 """Allocations between two young-generation collections (Python's default is 700)."""
 
 
-def _status_text(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
-
-
 def _impose(settings: BaseSettings, name: str, value: object) -> None:
     """Set ``name`` over whatever priority it has: an option that only restricts the crawl."""
     priority = max(settings.getpriority(name) or 0, SETTINGS_PRIORITIES["spider"])
@@ -86,6 +82,16 @@ def _dimension(value: str) -> float | None:
         return float(value.strip().removesuffix("px"))
     except ValueError:
         return None
+
+
+def _answers_link_check(resource: ResourceRecord) -> bool:
+    """Whether the browser's response for a resource is what a link check of its URL would
+    record: a final, whole answer (not a redirect, a revalidation, a range or a failure) that
+    is not an HTML page (a page linked and framed is crawled as a page)."""
+    status = resource.status
+    return (status is not None and status >= 200 and not 300 <= status < 400
+            and status != HTTPStatus.PARTIAL_CONTENT  # a range of a media file
+            and not is_html(resource.content_type.lower() if resource.content_type else None))
 
 
 class SiteSpider(Spider):
@@ -205,6 +211,20 @@ class SiteSpider(Spider):
 
     def parse(self, response: Response) -> PageItem:
         meta = response.meta
+        target = meta.get(META_REDIRECT_TO)
+        rendered = meta.get(META_RENDER)
+        handed_over = None
+        if target is not None:
+            reason = meta.get(META_REDIRECT_REASON)
+            kind = RedirectKind.HTTP if isinstance(reason, int) else RedirectKind.META_REFRESH
+            handed_over = self._handed_over(response, response.url, response.status, kind, target)
+        elif rendered is not None and rendered.navigated_to is not None:
+            # The page left for another by itself once loaded: a redirect made by its script.
+            source = response.request.url if response.request is not None else response.url
+            handed_over = self._handed_over(response, source, response.status,
+                                            RedirectKind.SCRIPT, rendered.navigated_to)
+        if handed_over is not None:
+            return handed_over
         mode = FollowMode(meta.get(META_MODE, FollowMode.FULL))
         final = self.resolver.resolve(response.url, response.url)
         url = final.url if final is not None else response.url
@@ -217,7 +237,7 @@ class SiteSpider(Spider):
             is_external=is_external,
             is_target=mode is FollowMode.FULL and not is_external,
             status=response.status,
-            status_text=_status_text(response.status),
+            status_text=status_phrase(response.status),
             content_type=content_type,
             content_length=self._content_length(response),
             headers=[
@@ -227,15 +247,45 @@ class SiteSpider(Spider):
             ],
             redirects=self._redirects(response),
         )
-        rendered = meta.get(META_RENDER)
         if rendered is not None:
             self._read_rendered(response, item, rendered)
         elif is_html(content_type) and hasattr(response, "text"):
             self._read_html(response, response.text, item)
         return item
 
+    def _handed_over(self, response: Response, source_url: str, status: int, kind: str,
+                     target_url: str) -> PageItem | None:
+        """A redirect not followed (see :mod:`nitpicker.middlewares.redirect`), or a page that
+        navigated away by script: the hops up to ``source_url`` are recorded as redirects to
+        ``target_url``, which the frontier fetches on its own. ``None`` when the target is the
+        source itself (a page that reloads) or not an http(s) URL."""
+        resolve = self.resolver.resolve
+        source = resolve(source_url, source_url)
+        target = resolve(source_url, target_url)
+        if source is None or target is None or not target.is_http or target.key == source.key:
+            return None
+        in_scope = self.session.in_scope
+        is_external = not in_scope(target)
+        meta = response.meta
+        hops = self._redirects(response)
+        hops.append(Redirect(source.url, status, kind, not in_scope(source)))
+        return PageItem(
+            url=target.url,
+            frontier_id=meta.get(META_FRONTIER_ID),
+            depth=meta.get(META_DEPTH, 0),
+            is_external=is_external,
+            is_target=False,
+            redirects=hops,
+            redirect_link=LinkRecord(target.url, target.key, target.fragment, "", is_external,
+                                     FollowMode.FULL),
+        )
+
     def _read_rendered(self, response: Response, item: PageItem, rendered: RenderResult) -> None:
         """A page the browser rendered: the same extraction over the rendered HTML."""
+        console = rendered.console
+        item.console = console.records
+        if console.dropped:
+            self.crawler.stats.inc_value("nitpicker/render/console_dropped", console.dropped)
         if rendered.html is None:
             item.status = -1
             item.is_target = False
@@ -245,7 +295,6 @@ class SiteSpider(Spider):
         self._read_html(response, rendered.html, item)
         if item.html is None:
             return  # skipped by a keyword
-        in_scope = self.session.in_scope
         item.images = [
             ImageRecord(
                 src=image["src"], alt=image["alt"], width=image["width"], height=image["height"],
@@ -256,6 +305,15 @@ class SiteSpider(Spider):
             for image in rendered.images
         ]
         by_url = {r.url: r for r in item.resources}
+        self._read_loaded(rendered, by_url)
+        item.resources = list(by_url.values())
+        item.loaded = {url: r for url, r in by_url.items() if _answers_link_check(r)}
+        if item.images:
+            self._image_sizes(item.images, by_url)
+
+    def _read_loaded(self, rendered: RenderResult, by_url: dict[str, ResourceRecord]) -> None:
+        """The responses the browser loaded, onto the page's resources (``by_url``)."""
+        in_scope = self.session.in_scope
         for loaded in rendered.resources.values():
             target = self.resolver.resolve(loaded.url, loaded.url)
             if target is None or not target.is_http:
@@ -275,7 +333,17 @@ class SiteSpider(Spider):
             record.compress = loaded.compress
             record.cdn = loaded.cdn
             record.headers = loaded.headers
-        item.resources = list(by_url.values())
+
+    def _image_sizes(self, images: list[ImageRecord], by_url: dict[str, ResourceRecord]) -> None:
+        """Each image's file size: the ``Content-Length`` of the response its shown source
+        (``currentSrc``, else ``src``) was loaded with."""
+        resolve = self.resolver.resolve
+        for image in images:
+            shown = image.current_src or image.src
+            target = resolve(shown, shown) if shown else None
+            record = by_url.get(target.url) if target is not None else None
+            if record is not None and record.status is not None and 200 <= record.status < 300:
+                image.file_size = record.content_length
 
     def _content_length(self, response: Response) -> int | None:
         raw = response.headers.get(b"Content-Length")
@@ -292,15 +360,22 @@ class SiteSpider(Spider):
         urls = response.meta.get("redirect_urls") or []
         reasons = response.meta.get("redirect_reasons") or []
         hops = []
+        in_scope = self.session.in_scope
         for hop_url, reason in zip(urls, reasons, strict=False):
             parsed = self.resolver.resolve(hop_url, hop_url)
             if parsed is not None:
-                hops.append(Redirect(parsed.url, reason if isinstance(reason, int) else 0))
+                if isinstance(reason, int):
+                    hops.append(Redirect(parsed.url, reason, RedirectKind.HTTP, not in_scope(parsed)))
+                else:
+                    hops.append(Redirect(parsed.url, 0, RedirectKind.META_REFRESH,
+                                         not in_scope(parsed)))
         return hops
 
     def _read_html(self, response: Response, html: str, item: PageItem) -> None:
         if not item.is_target:
-            item.meta = extract(html, max_anchors=0).meta
+            head = extract(html, max_anchors=0)
+            item.meta = head.meta
+            resolve_meta_urls(head.meta, document_base(response.url, head.base_href))
             return
         keyword = self.session.excludes.matched_keyword(html) if self.config.exclude_keywords else None
         if keyword is not None:
@@ -318,10 +393,10 @@ class SiteSpider(Spider):
             item.links_capped = True
             self.crawler.stats.inc_value("nitpicker/links/capped_pages")
         item.meta = found.meta
+        item.json_ld = found.json_ld
         item.html = html
-        base = response.url
-        if found.base_href:
-            base = join_href(base, found.base_href)
+        base = document_base(response.url, found.base_href)
+        resolve_meta_urls(found.meta, base)
         resolve = self.resolver.resolve
         links = item.links
         full = FollowMode.FULL
@@ -371,6 +446,21 @@ class SiteSpider(Spider):
             return f"Too large: {message}"
         return None
 
+    def _release_claims(self, leased: str, hops: list[str], *, fetch_last: bool) -> None:
+        """A redirect chain from ``leased`` failed: the frontier rows of the in-scope URLs it
+        followed (claimed by it, see :mod:`nitpicker.middlewares.redirect`) are done, its
+        failure recorded under ``leased``; with ``fetch_last`` the last one, whose fetch failed,
+        is fetched again on its own (once: it has no chain then)."""
+        session = self.session
+        source = session.policy_url(leased)
+        frontier = session.archive.frontier
+        last = len(hops) - 1
+        for n, hop in enumerate(hops):
+            parsed = session.policy_url(hop)
+            if (parsed is not None and session.in_scope(parsed)
+                    and (source is None or parsed.key != source.key)):
+                frontier.release(parsed.key, fetch_again=fetch_last and n == last)
+
     def errback(self, failure: Failure) -> PageItem | Request | None:
         request = failure.request  # type: ignore[attr-defined]
         meta = request.meta
@@ -396,7 +486,13 @@ class SiteSpider(Spider):
             is_external=is_external,
             is_target=False,
         )
-        if failure.check(IgnoreRequest):  # type: ignore[no-untyped-call]
+        ignored = failure.check(IgnoreRequest)  # type: ignore[no-untyped-call]
+        if chain:
+            # Given up (too many redirects, a loop): nothing more to fetch. A fetch that failed
+            # (not in the browser, which has tried twice): the URL is tried on its own.
+            self._release_claims(leased, [*chain[1:], request.url],
+                                 fetch_last=not ignored and not is_browser_request(meta))
+        if ignored:
             message = failure.getErrorMessage()
             error = self._ignored_as_error(message, [*chain, request.url])
             if error is None:
