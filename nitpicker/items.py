@@ -8,7 +8,7 @@ from enum import IntEnum
 
 from nitpicker.policy.extract import PageMeta
 
-__all__ = ["MAX_URL_LENGTH", "FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord", "too_long_stand_in"]
+__all__ = ["MAX_URL_LENGTH", "FollowMode", "ImageRecord", "LinkRecord", "MissedPrediction", "PageItem", "Redirect", "ResourceRecord", "too_long_stand_in"]
 
 
 class FollowMode(IntEnum):
@@ -27,6 +27,9 @@ class FollowMode(IntEnum):
     INVALID = 4
     """A URL the archive cannot hold (longer than ``MAX_URL_LENGTH``): an error row, never
     fetched."""
+    PREDICTED = 6
+    """A page predicted ahead of a page's pager links (:mod:`nitpicker.policy.pagination`): a
+    frontier row only, fetched like ``FULL``; recorded only when it answers as a page."""
 
 
 MAX_URL_LENGTH = 8190
@@ -116,7 +119,23 @@ class PageItem:
     """More links than ``MAX_LINKS_PER_PAGE`` on the page: only that many were kept."""
     error: str | None = None
     """Fetch error text (DNS, refused, timeout, TLS, reset); status is then -1."""
+    predictions: list[tuple[str, str]] = field(default_factory=list)
+    """(frontier key, URL) of the pages predicted ahead of the page's pager links: queued as
+    ``PREDICTED`` frontier rows, never page rows."""
 
     @property
     def is_skipped(self) -> bool:
         return self.skip_reason is not None
+
+
+@dataclass(slots=True)
+class MissedPrediction:
+    """A predicted URL that did not answer as a page of its own (an error status, a network
+    error, a redirect, a skip): nothing is recorded for it. Its frontier row goes, or, when a
+    real link or a sitemap has reached the URL meanwhile, is queued again as a normal one."""
+
+    url: str
+    """The URL as predicted (the first of a redirect chain)."""
+    frontier_id: int | None
+    reason: str
+    """Why it missed: the status, ``redirected``, ``skipped`` or the error."""

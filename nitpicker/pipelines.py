@@ -5,6 +5,11 @@ the acknowledgement of its own frontier row are written in the same transaction,
 archive worker's thread (:mod:`nitpicker.archive.worker`); the transaction is committed every
 100 pages or 200 ms (and on close). Enabled by the add-on (``NotConfigured`` for a spider
 without a crawl session); stats ``nitpicker/archive/pages``, ``nitpicker/archive/links_queued``.
+
+A page's predicted pages (:mod:`nitpicker.middlewares.pagination`) are queued with its links, as
+``PREDICTED`` frontier rows. A :class:`~nitpicker.items.MissedPrediction` writes no page: its
+frontier row goes (stat ``nitpicker/pagination/missed``), or is queued again as a normal row when
+a real link or a sitemap reached the URL meanwhile (``nitpicker/pagination/requeued``).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from twisted.internet import task
 from nitpicker.crawl.failure import classify_exception
 from nitpicker.crawl.session import crawl_session
 from nitpicker.crawl.sitemaps import SitemapItem
-from nitpicker.items import FollowMode, PageItem
+from nitpicker.items import FollowMode, MissedPrediction, PageItem
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -73,6 +78,9 @@ class ArchivePipeline:
         if isinstance(item, SitemapItem):
             self._record_sitemap(item)
             return item
+        if isinstance(item, MissedPrediction):
+            self._drop_prediction(item)
+            return item
         if not isinstance(item, PageItem):
             return item
         session = self.session
@@ -104,7 +112,26 @@ class ArchivePipeline:
                 if link.mode in _FOLLOWED and link.key not in seen:
                     seen.add(link.key)
                     new_links.append((link.key, link.url, depth, int(link.mode)))
+        if item.predictions:
+            predicted = int(FollowMode.PREDICTED)
+            new_links.extend((key, url, depth, predicted) for key, url in item.predictions)
         writer.pages.record(item, new_links)
+        writer.maybe_commit()
+
+    def _drop_prediction(self, item: MissedPrediction) -> None:
+        """A predicted URL that missed: nothing recorded, its lease given back to the budget."""
+        session = self.session
+        logger.debug("predicted page missed (%s): %s", item.reason, item.url)
+        if session.failure is not None or item.frontier_id is None:
+            return
+        session.counters.leased -= 1  # --max-pages counts what is recorded, not what missed
+        session.write_behind(self._write_drop, session.archive, item.frontier_id, self.stats)
+
+    @staticmethod
+    def _write_drop(writer: ArchiveWriter, frontier_id: int, stats: StatsCollector) -> None:
+        """On the archive worker's thread: the missed prediction's frontier row."""
+        requeued = writer.frontier.drop_prediction(frontier_id)
+        stats.inc_value("nitpicker/pagination/requeued" if requeued else "nitpicker/pagination/missed")
         writer.maybe_commit()
 
     def _record_sitemap(self, item: SitemapItem) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nitpicker.archive.connection import json_rows, serialised
+from nitpicker.items import FollowMode
 from nitpicker.policy.urls import frontier_key
 
 if TYPE_CHECKING:
@@ -103,6 +104,32 @@ class FrontierStore:
             "UPDATE frontier SET state = 2 WHERE key = ? AND state = 0", (key,)
         )
         self.pending -= max(cur.rowcount, 0)
+
+    @serialised
+    def drop_prediction(self, frontier_id: int) -> bool:
+        """A predicted row's URL missed (an error, a redirect, a skip): the row goes, and its
+        key is forgotten, so a real link found later queues the URL afresh. When a page row
+        exists for the URL already (a real link, a sitemap or a redirect reached it while it
+        was in flight), the row is queued again as a normal full crawl instead: the URL is then
+        fetched and recorded like any other. Returns whether it was queued again."""
+        self._begin()
+        row = self._conn.execute(
+            "SELECT key, url FROM frontier WHERE id = ? AND mode = ?",
+            (frontier_id, int(FollowMode.PREDICTED)),
+        ).fetchone()
+        if row is None:
+            return False
+        key, url = row
+        if self._conn.execute("SELECT 1 FROM pages WHERE url = ?", (url,)).fetchone():
+            self._conn.execute(
+                "UPDATE frontier SET state = ?, mode = ? WHERE id = ?",
+                (PENDING, int(FollowMode.FULL), frontier_id),
+            )
+            self.pending += 1
+            return True
+        self._conn.execute("DELETE FROM frontier WHERE id = ?", (frontier_id,))
+        self._known_keys.pop(key, None)
+        return False
 
     @serialised
     def release_leases(self) -> None:

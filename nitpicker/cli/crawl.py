@@ -83,6 +83,7 @@ def crawl(
     dedupe_age_window: Annotated[int, typer.Option("--dedupe-age-window", help="Newly discovered links after which a signature that never reached the cap is forgotten.")] = 5000,
     dedupe_map_cap: Annotated[int, typer.Option("--dedupe-map-cap", help="Most signatures the trap cap keeps in memory.")] = 100_000,
     sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True,
+    predict_pagination: Annotated[bool, typer.Option("--predict-pagination/--no-predict-pagination", help="Fetch the pages predicted ahead of pager links (/page/2, ?page=3) at once; only those that answer are recorded.")] = True,
     deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False,
     output: Annotated[str | None, typer.Option("--output", "-o", help="Archive path (.nitpicker is appended).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", "-R", help="Continue the interrupted crawl in this archive.")] = None,
@@ -192,7 +193,8 @@ _OPTIONS = {
     "retry": "retry", "max_pages": "max_pages", "max_duration": "max_duration",
     "max_archive_mb": "max_archive_mb", "dedupe_cap": "dedupe_cap",
     "dedupe_age_window": "dedupe_age_window", "dedupe_map_cap": "dedupe_map_cap",
-    "sitemap": "sitemap", "deny_private_networks": "deny_private_networks", "strict": "strict",
+    "sitemap": "sitemap", "predict_pagination": "predict_pagination",
+    "deny_private_networks": "deny_private_networks", "strict": "strict",
 }
 """The flags that are crawl options: parameter name → ``CrawlConfig`` field."""
 
