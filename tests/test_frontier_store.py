@@ -157,6 +157,9 @@ def test_a_missed_prediction_leaves_no_row_and_its_key_can_be_queued_again(
     assert frontier.drop_prediction(frontier_id) is False
     assert frontier_rows(writer) == []
     assert writer.conn.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
+    # Predicted again from another page: not queued, it missed once.
+    assert frontier.add([frontier_entry("http://example.com/p/3", 2, PREDICTED)]) == 0
+    assert frontier_rows(writer) == []
     # A real link to it found later is queued (its key was forgotten with the row).
     assert frontier.add([frontier_entry("http://example.com/p/3", 3)]) == 1
     assert frontier_rows(writer) == [("http://example.com/p/3", 0, PENDING)]

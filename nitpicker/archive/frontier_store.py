@@ -29,6 +29,7 @@ FrontierEntry = tuple[int, str, int, int]
 """(frontier id, url, depth, mode)"""
 
 _KNOWN_KEYS_SIZE = 100_000
+_PREDICTED = int(FollowMode.PREDICTED)
 
 
 class FrontierStore:
@@ -39,6 +40,8 @@ class FrontierStore:
         self._mutex = archive.mutex
         self._begin = archive.begin
         self._known_keys: dict[str, None] = {}
+        self._missed_keys: dict[str, None] = {}
+        """Keys of predictions that missed: not predicted again (a real link still queues)."""
         self.pending = 0
         """Frontier rows in state pending (kept in step with every insert and lease)."""
 
@@ -52,10 +55,14 @@ class FrontierStore:
 
         Keys this writer has already sent to the frontier are skipped without a round trip
         to SQLite (most links of a page are the site's navigation, known long ago); the
-        memory of them is bounded and simply starts afresh when full.
+        memory of them is bounded and simply starts afresh when full. A predicted row
+        (``FollowMode.PREDICTED``) whose key already missed once is not queued again.
         """
         known = self._known_keys
         fresh = [entry for entry in entries if entry[0] not in known]
+        missed = self._missed_keys
+        if missed:
+            fresh = [e for e in fresh if e[3] != _PREDICTED or e[0] not in missed]
         if not fresh:
             return 0
         self._begin()
@@ -129,6 +136,9 @@ class FrontierStore:
             return True
         self._conn.execute("DELETE FROM frontier WHERE id = ?", (frontier_id,))
         self._known_keys.pop(key, None)
+        if len(self._missed_keys) >= _KNOWN_KEYS_SIZE:
+            self._missed_keys.clear()
+        self._missed_keys[key] = None
         return False
 
     @serialised
