@@ -119,12 +119,12 @@ class ArchivePipeline:
         writer.maybe_commit()
 
     def _drop_prediction(self, item: MissedPrediction) -> None:
-        """A predicted URL that missed: nothing recorded, its lease given back to the budget."""
+        """A predicted URL that missed: nothing recorded (it counts as fetched for
+        ``--max-pages``, as every fetched URL does)."""
         session = self.session
         logger.debug("predicted page missed (%s): %s", item.reason, item.url)
         if session.failure is not None or item.frontier_id is None:
             return
-        session.counters.leased -= 1  # --max-pages counts what is recorded, not what missed
         session.write_behind(self._write_drop, session.archive, item.frontier_id, self.stats)
 
     @staticmethod
