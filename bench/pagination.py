@@ -30,9 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from measuring import median, nitpicker_command  # noqa: E402
+from measuring import median, nitpicker_command
 
-from fixtures.site import PAGER_MAX, FixtureSite  # noqa: E402
+from fixtures.site import PAGER_MAX, FixtureSite
 
 
 def pages_of(archive: Path) -> tuple[set[str], float]:

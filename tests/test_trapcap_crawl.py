@@ -209,8 +209,8 @@ def test_whole_site_legit_look_alikes_are_all_crawled(whole_site: dict[str, Any]
     beyond = {t for t in fetched["/pager/page/"] if int(t.rsplit("/", 1)[1]) > PAGER_PAGES}
     assert len(set(fetched["/pager/page/"])) == PAGER_PAGES + len(beyond)
     assert len(beyond) <= PREDICTED
-    assert not archive.urls("url IN (%s)" % ",".join("?" * len(beyond)),
-                            *(traps.url(t) for t in beyond))
+    marks = ",".join("?" * len(beyond))
+    assert not archive.urls(f"url IN ({marks})", *(traps.url(t) for t in beyond))
     # One title and og:url = the list on every feed page (a trap signal), but rel=prev/next:
     # the threshold is 5 × 100, so all 300 pages are crawled.
     assert feed <= crawled

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def predict(page_url: str, links: Iterable[str], count: int,
         if len(numbers) < 2 or not allows(shape):
             continue
         ordered = sorted(numbers)
-        step = min(b - a for a, b in zip(ordered, ordered[1:], strict=False))
+        step = min(b - a for a, b in pairwise(ordered))
         current = own.get(shape, ordered[0])
         while current + step in numbers:
             current += step
