@@ -153,7 +153,14 @@ def predict(page_url: str, links: Iterable[str], count: int,
         return []
     series: dict[str, tuple[_Parts, int, set[int]]] = {}
     own: dict[str, int] = {}
-    for position, url in enumerate(dict.fromkeys((page_url, *links))):
+    digit = _DIGIT.search
+    # A digit after the origin (the slash after the host; a port's digits are before it).
+    candidates = [url for url in dict.fromkeys(links) if digit(url, url.find("/", 8))]
+    if not candidates:
+        return []
+    for position, url in enumerate((page_url, *candidates)):
+        if position and url == page_url:
+            continue
         parts = _decompose(url)
         if parts is None:
             continue
