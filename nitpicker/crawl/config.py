@@ -101,6 +101,8 @@ class CrawlConfig:
     """Most signatures the trap cap holds in memory (least recently seen go first)."""
     sitemap: bool = True
     """Seed the frontier from robots.txt ``Sitemap:`` lines and ``/sitemap.xml``."""
+    predict_pagination: bool = True
+    """Queue the pages predicted ahead of pager links (SPEC §3.9), ``--no-predict-pagination``."""
     deny_private_networks: bool = False
     """Refuse loopback, private, link-local and metadata addresses (SSRF guard)."""
     inventory: str = ""
