@@ -227,3 +227,45 @@ def test_resume_needs_the_secrets_given_again(fresh: AuthSite, tmp_path: Path) -
     for output in (bare, no_creds, resumed):
         assert_no_secret(output.stdout + output.stderr, "the command's output")
     assert_no_secret(archive.read_bytes(), "the archive")
+
+
+def test_scrapy_crawl_site_takes_credentials_and_headers(fresh: AuthSite, tmp_path: Path) -> None:
+    """``scrapy crawl site -a roots=<root with credentials> -a header=…``: one header a line."""
+    import subprocess
+    import sys
+
+    root_dir = Path(__file__).resolve().parents[1]
+    output = tmp_path / "s.nitpicker"
+    env = {k: v for k, v in os.environ.items() if k not in ("SCRAPY_SETTINGS_MODULE", "SCRAPY_PROJECT")}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "scrapy"), "crawl", "site",
+         "-a", f"roots={fresh.root()}", "-a", f"header={HEADER}\nX-Second: two",
+         "-a", f"output={output}", "-a", "retry=0", "-a", "render=false"],
+        cwd=root_dir, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    check_scoped(fresh)
+    assert _stored(output)["headers"] == [TOKEN_HEADER, "X-Second"]
+    assert_no_secret(done.stdout + done.stderr, "scrapy's output")
+    assert_no_secret(output.read_bytes(), "the archive")
+
+
+def test_append_needs_the_secrets_given_again(fresh: AuthSite, tmp_path: Path) -> None:
+    from nitpicker.crawl.config import ConfigError
+    from nitpicker.crawl.config_builder import GivenOptions, append_config
+
+    first = run("crawl", fresh.root(), "--header", HEADER, "-o", "out", "--max-pages", "1",
+                cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    archive = tmp_path / "out.nitpicker"
+    empty = fresh.root("/empty/", EMPTY_USER, "")
+    with_header = GivenOptions({"headers": [HEADER]}, frozenset({"headers"}))
+    with pytest.raises(ConfigError, match=f"user '{USER}'"):
+        append_config(archive, [empty], with_header)
+    with pytest.raises(ConfigError, match="must be given again"):
+        append_config(archive, [empty, fresh.root()], GivenOptions({}))
+    config = append_config(archive, [empty, fresh.root()], with_header)
+    assert config.append == (fresh.url("/empty/"),)
+    assert dict((root, (user, pw)) for root, user, pw in config.credentials) == {
+        fresh.url("/private/"): (USER, PASSWORD), fresh.url("/empty/"): (EMPTY_USER, "")}
+    assert config.request_headers == ((TOKEN_HEADER, TOKEN),)
