@@ -144,10 +144,15 @@ async def test_rendered_pages_and_their_resources_get_them_in_scope_only(
     assert set(elsewhere) >= {"/ext-pixel.png", "/bounced.png"}
     for r in elsewhere.values():
         assert (r.path, r.authorization, r.token) == (r.path, None, None)
-    statuses = dict(archive.rows("SELECT p.url, p.status FROM pages p JOIN resource_referrers rr"
-                                 " ON rr.resource_id = p.id") or [])
-    if statuses:  # the rendered resources were recorded with the browser's answers
-        assert statuses.get(fresh.url("/static/logo.png"), 200) == 200
+    # The page's resources as the browser got them: with the credentials, not a 401.
+    statuses = {r["url"]: r["status"] for r in archive.rows("SELECT url, status FROM resources")}
+    assert {url: statuses.get(url) for url in (
+        fresh.url("/private/site.css"), fresh.url("/private/pixel.png"),
+        fresh.url("/static/logo.png"), fresh.url("/private/bounce.png"),
+        f"{fresh.external_url}/bounced.png")} == {
+        fresh.url("/private/site.css"): 200, fresh.url("/private/pixel.png"): 200,
+        fresh.url("/static/logo.png"): 200, fresh.url("/private/bounce.png"): 302,
+        f"{fresh.external_url}/bounced.png": 200}
     assert_no_secret(archive_bytes(archive), "the archive")
     assert_no_secret(caplog.text, "the log")
 
@@ -266,6 +271,6 @@ def test_append_needs_the_secrets_given_again(fresh: AuthSite, tmp_path: Path) -
         append_config(archive, [empty, fresh.root()], GivenOptions({}))
     config = append_config(archive, [empty, fresh.root()], with_header)
     assert config.append == (fresh.url("/empty/"),)
-    assert dict((root, (user, pw)) for root, user, pw in config.credentials) == {
+    assert {root: (user, pw) for root, user, pw in config.credentials} == {
         fresh.url("/private/"): (USER, PASSWORD), fresh.url("/empty/"): (EMPTY_USER, "")}
     assert config.request_headers == ((TOKEN_HEADER, TOKEN),)

@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 __all__ = [
+    "SECRET_OPTIONS",
     "ConfigError",
     "CrawlConfig",
-    "SECRET_OPTIONS",
     "default_output_path",
     "given_credentials",
     "resolve_output_path",

@@ -33,8 +33,8 @@ from nitpicker.crawl.config import (
     stored_secret_names,
     validate_url,
 )
-from nitpicker.policy.request_headers import shown_url
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, split_globs
+from nitpicker.policy.request_headers import shown_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
