@@ -15,6 +15,9 @@ is at home:
   credentials as a page would, or else, on the page's own host and port, the page's own
   (as a browser sends them again within the page's origin).
 
+Under a root given as ``https://``, nothing is sent over plain ``http://`` (scope does not
+tell the schemes apart; a secret given for https is not sent in clear).
+
 Nothing of this is a setting: a ``CrawlConfig`` holds the credentials and headers, and never
 writes their secrets into the archive (:meth:`nitpicker.crawl.config.CrawlConfig.to_json`).
 """
