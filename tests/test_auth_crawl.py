@@ -227,12 +227,15 @@ def test_resume_needs_the_secrets_given_again(fresh: AuthSite, tmp_path: Path) -
     no_creds = run("crawl", "--resume", str(archive), "--header", HEADER, cwd=tmp_path)
     assert no_creds.returncode == 1, no_creds.stderr
     assert f"user '{USER}'" in no_creds.stderr and fresh.url("/private/") in no_creds.stderr
+    malformed = run("crawl", "--resume", str(archive), "--header", f"{TOKEN_HEADER} {TOKEN}",
+                    fresh.root(), cwd=tmp_path)
+    assert malformed.returncode == 1 and "(no colon)" in malformed.stderr, malformed.stderr
     fresh.clear_log()
     resumed = run("crawl", "--resume", str(archive), "--header", HEADER, fresh.root(),
                   cwd=tmp_path)
     assert resumed.returncode in (0, 2), resumed.stderr
     check_scoped(fresh, whole=False)  # the root was crawled before
-    for output in (bare, no_creds, resumed):
+    for output in (bare, no_creds, malformed, resumed):
         assert_no_secret(output.stdout + output.stderr, "the command's output")
     assert_no_secret(archive.read_bytes(), "the archive")
 

@@ -34,7 +34,7 @@ from nitpicker.crawl.config import (
     validate_url,
 )
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, split_globs
-from nitpicker.policy.request_headers import shown_url
+from nitpicker.policy.request_headers import HeaderError, parse_header, shown_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -136,8 +136,7 @@ def append_config(path: Path, new_urls: Sequence[str], options: GivenOptions) ->
         info.config_json, roots=(*info.roots, *added), append=fresh or tuple(added),
         recursive=True, single=False, list_mode=False, resume=True, output=str(path),
         **_runtime(options),
-        **_secrets(info.config_json, options, options.name("append"), new_urls,
-                   disable_queries=stored.disable_queries),
+        **_secrets(info.config_json, options, options.name("append"), new_urls),
     )
     _refuse_changes(config, options, options.name("append"), ("append", "output", "roots"))
     return config
@@ -147,15 +146,18 @@ def _runtime(options: GivenOptions) -> dict[str, Any]:
     return {key: options.values.get(key, _DEFAULTS[key]) for key in RUNTIME_OPTIONS}
 
 
-def _secrets(config_json: str, options: GivenOptions, mode: str, urls: Sequence[str], *,
-             disable_queries: bool = False) -> dict[str, Any]:
+def _secrets(config_json: str, options: GivenOptions, mode: str,
+             urls: Sequence[str]) -> dict[str, Any]:
     """The secrets of a resumed or appended crawl, given anew: the archive keeps the names of
     its ``--header`` and the users of its credentials, not their values. The same header
     names must be given again, and each root crawled with credentials given again with them
     (among the URLs); ``ConfigError`` naming what is missing otherwise."""
     names, users = stored_secret_names(config_json)
     headers = tuple(options.values.get("headers") or ())
-    given = sorted({h.partition(":")[0].strip().lower() for h in headers})
+    try:
+        given = sorted({parse_header(header)[0].lower() for header in headers})
+    except HeaderError as exc:
+        raise ConfigError(str(exc)) from exc
     if given != sorted({name.lower() for name in names}):
         stored = ", ".join(names) or "none"
         raise ConfigError(
@@ -163,7 +165,8 @@ def _secrets(config_json: str, options: GivenOptions, mode: str, urls: Sequence[
             f"archive's crawl (the values are not stored): it had {stored}, this run gives "
             f"{', '.join(given) or 'none'}"
         )
-    credentials = given_credentials(urls, disable_queries=disable_queries)
+    stored = CrawlConfig.from_json(config_json)
+    credentials = given_credentials(urls, disable_queries=stored.disable_queries)
     have = {root for root, _, _ in credentials}
     for root, user in users.items():
         if root not in have:
