@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
+from http import HTTPStatus
 
-from nitpicker.policy.extract import PageMeta
+from nitpicker.policy.extract import JsonLdBlock, PageMeta
 
-__all__ = ["MAX_URL_LENGTH", "FollowMode", "ImageRecord", "LinkRecord", "PageItem", "Redirect", "ResourceRecord", "too_long_stand_in"]
+__all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord", "PageItem",
+           "Redirect", "ResourceRecord", "answered_link", "status_phrase", "too_long_stand_in"]
 
 
 class FollowMode(IntEnum):
@@ -63,6 +65,9 @@ class ImageRecord:
     is_lazy: bool = False
     viewport_width: int | None = None
     source_code: str = ""
+    file_size: int | None = None
+    """Bytes of the image file (the ``Content-Length`` of the response the browser loaded it
+    with); ``None`` when unknown."""
 
 
 @dataclass(slots=True)
@@ -79,6 +84,32 @@ class ResourceRecord:
     compress: str | None = None
     cdn: str | None = None
     headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ConsoleRecord:
+    """A console message or an uncaught exception of a rendered page (one per distinct
+    message; ``count`` says how many times the page showed it)."""
+
+    kind: str
+    """``console`` (``console.log``, ``warn``, …) or ``exception`` (an uncaught error)."""
+    level: str
+    """``error``, ``warning``, ``info``, ``log`` or ``debug``."""
+    text: str
+    source_url: str = ""
+    """The script (or page) that wrote it; ``""`` when the browser did not say."""
+    line: int = 0
+    """1-based; 0 when unknown."""
+    column: int = 0
+    """1-based; 0 when unknown."""
+    count: int = 1
+
+    @property
+    def digest(self) -> str:
+        """What makes two pages' messages the same message (its row key in the archive)."""
+        key = "\0".join((self.kind, self.level, self.text, self.source_url, str(self.line),
+                          str(self.column)))
+        return hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(slots=True)
@@ -109,6 +140,11 @@ class PageItem:
     links: list[LinkRecord] = field(default_factory=list)
     images: list[ImageRecord] = field(default_factory=list)
     resources: list[ResourceRecord] = field(default_factory=list)
+    json_ld: list[JsonLdBlock] = field(default_factory=list)
+    """The page's JSON-LD blocks, in document order (in-scope HTML pages only)."""
+    console: list[ConsoleRecord] = field(default_factory=list)
+    """Console messages and uncaught exceptions, in order of first occurrence (rendered
+    pages only)."""
     html: str | None = None
     """The HTML snapshot (in-scope HTML pages only)."""
     skip_reason: str | None = None
@@ -116,7 +152,35 @@ class PageItem:
     """More links than ``MAX_LINKS_PER_PAGE`` on the page: only that many were kept."""
     error: str | None = None
     """Fetch error text (DNS, refused, timeout, TLS, reset); status is then -1."""
+    loaded: dict[str, ResourceRecord] = field(default_factory=dict)
+    """Resources the browser loaded for this page that answer a link check of their URL (by
+    URL): a link to one of them is recorded from the browser's response, not fetched again."""
 
     @property
     def is_skipped(self) -> bool:
         return self.skip_reason is not None
+
+
+def status_phrase(status: int) -> str:
+    """The reason phrase of an HTTP status (``""`` for one HTTP does not name)."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def answered_link(link: LinkRecord, resource: ResourceRecord, depth: int) -> PageItem:
+    """The row of a link a resource of its page answered: what fetching the link would have
+    recorded (a non-HTML response: its status and headers), from the browser's response."""
+    return PageItem(
+        url=link.url,
+        frontier_id=None,
+        depth=depth,
+        is_external=link.is_external,
+        is_target=link.mode is FollowMode.FULL and not link.is_external,
+        status=resource.status,
+        status_text=status_phrase(resource.status) if resource.status is not None else "",
+        content_type=resource.content_type.lower() if resource.content_type else None,
+        content_length=resource.content_length,
+        headers=[(name.lower(), value) for name, value in resource.headers],
+    )

@@ -5,6 +5,8 @@ the acknowledgement of its own frontier row are written in the same transaction,
 archive worker's thread (:mod:`nitpicker.archive.worker`); the transaction is committed every
 100 pages or 200 ms (and on close). Enabled by the add-on (``NotConfigured`` for a spider
 without a crawl session); stats ``nitpicker/archive/pages``, ``nitpicker/archive/links_queued``.
+A link to a resource the browser already loaded for its page is answered by that response
+(recorded, not queued).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from twisted.internet import task
 from nitpicker.crawl.failure import classify_exception
 from nitpicker.crawl.session import crawl_session
 from nitpicker.crawl.sitemaps import SitemapItem
-from nitpicker.items import FollowMode, PageItem
+from nitpicker.items import FollowMode, PageItem, answered_link
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -95,15 +97,27 @@ class ArchivePipeline:
 
     @staticmethod
     def _write(writer: ArchiveWriter, item: PageItem) -> None:
-        """On the archive worker's thread: the page, its new frontier rows, its acknowledgement."""
+        """On the archive worker's thread: the page, its new frontier rows, its acknowledgement.
+
+        A link to a resource the browser loaded for the page (``item.loaded``) is recorded from
+        that response, first, and never queued: one request per resource.
+        """
         depth = item.depth + 1
         new_links = []
+        answered = []
         if item.links:
+            loaded = item.loaded
             seen: set[str] = set()
             for link in item.links:
                 if link.mode in _FOLLOWED and link.key not in seen:
                     seen.add(link.key)
-                    new_links.append((link.key, link.url, depth, int(link.mode)))
+                    resource = loaded.get(link.url) if loaded else None
+                    if resource is not None:
+                        answered.append(answered_link(link, resource, depth))
+                    else:
+                        new_links.append((link.key, link.url, depth, int(link.mode)))
+        if answered:
+            writer.pages.record_answered(answered)
         writer.pages.record(item, new_links)
         writer.maybe_commit()
 

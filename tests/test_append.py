@@ -267,3 +267,86 @@ def test_a_failed_append_restores_the_wal_of_a_killed_crawl(site: FixtureSite,
     assert wal.read_bytes() == wal_before
     assert rows(archive, "SELECT name FROM info") == [("committed, still in the WAL",)]
     assert not list(tmp_path.glob("*.bak*"))
+
+
+def _refused_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_an_append_whose_new_roots_all_fail_is_undone(site: FixtureSite, tmp_path: Path) -> None:
+    # A stopped crawl: the append fetches its pending pages fine, but its new root is refused.
+    first = run("crawl", site.url("/scope/blog/"), "-o", "blog", "--max-pages", "1", "--silent",
+                cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    archive = tmp_path / "blog.nitpicker"
+    assert rows(archive, "SELECT count(*) FROM frontier WHERE state = 0")[0][0] > 0
+    before = _sha256(archive)
+    dead = f"http://127.0.0.1:{_refused_port()}/"
+    appended = run("crawl", "--append", str(archive), dead, "--silent", "--retry", "0",
+                   cwd=tmp_path)
+    assert appended.returncode == 1
+    assert appended.stderr.strip().splitlines()[-1].startswith(
+        "Error: append failed, the archive was restored as it was: network (crawl phase): "
+        f"every new root failed to fetch: {dead} (")
+    assert _sha256(archive) == before
+    assert not list(tmp_path.glob("*.bak*")) and not list(tmp_path.glob("*.lock"))
+
+
+def test_an_append_with_one_reachable_new_root_keeps_its_progress(site: FixtureSite,
+                                                                 tmp_path: Path) -> None:
+    assert run("crawl", site.url("/scope/blog/"), "-o", "blog", "--silent",
+               cwd=tmp_path).returncode == 0
+    archive = tmp_path / "blog.nitpicker"
+    dead = f"http://127.0.0.1:{_refused_port()}/"
+    appended = run("crawl", "--append", str(archive), dead, site.url("/scope/docs/"), "--silent",
+                   "--retry", "0", cwd=tmp_path)
+    assert appended.returncode == 1  # an in-scope fetch error, not a failed run
+    assert "append failed" not in appended.stderr
+    roots = rows(archive, "SELECT roots FROM info")[0][0]
+    assert dead in roots and site.url("/scope/docs/") in roots
+    assert rows(archive, "SELECT status FROM runs ORDER BY id DESC LIMIT 1") == [("finished",)]
+
+
+def test_a_stopped_append_keeps_its_progress_and_resumes(tmp_path: Path) -> None:
+    """SIGTERM (or Ctrl-C) stops an append as it stops any crawl: resumable, not undone."""
+    import signal
+    import time
+
+    from fixtures.site import FixtureSite
+
+    with FixtureSite() as site:
+        assert run("crawl", site.url("/scope/blog/"), "-o", "blog", "--silent",
+                   cwd=tmp_path).returncode == 0
+        archive = tmp_path / "blog.nitpicker"
+        appending = subprocess.Popen(
+            [sys.executable, "-m", "nitpicker.cli", "crawl", "--append", str(archive),
+             site.url("/wide/"), "--no-render", "-I", "1000", "--silent"],
+            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while not any(target.startswith("/wide/p/") for _, _, target in site.request_log):
+            assert appending.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        appending.send_signal(signal.SIGTERM)
+        _, stderr = appending.communicate(timeout=60)
+        assert appending.returncode == 0, stderr
+        assert "append failed" not in stderr
+        assert site.url("/wide/") in rows(archive, "SELECT roots FROM info")[0][0]
+        assert rows(archive, "SELECT kind, status, error_code FROM runs ORDER BY id DESC"
+                             " LIMIT 1") == [("append", "stopped", "killed")]
+        assert not list(tmp_path.glob("*.bak*")) and not list(tmp_path.glob("*.lock"))
+        resumed = run("crawl", "--resume", str(archive), "--silent", cwd=tmp_path)
+        assert resumed.returncode == 0, resumed.stderr
+    assert rows(archive, "SELECT count(*) FROM pages WHERE url LIKE ? AND status = 200",
+                site.url("/wide/p/%"))[0][0] == 120

@@ -39,6 +39,10 @@ TABLES = {
     "runs",
     "frontier",
     "trap_events",
+    "console_messages",
+    "page_console_messages",
+    "json_ld_blocks",
+    "json_ld_types",
     "migrations",
 }
 
@@ -113,6 +117,10 @@ CHILD_TABLES = [
     ("resource_headers", "resource_id", "resources"),
     ("snapshots", "page_id", "pages"),
     ("trap_events", "run_id", "runs"),
+    ("page_console_messages", "page_id", "pages"),
+    ("page_console_messages", "message_id", "console_messages"),
+    ("json_ld_blocks", "page_id", "pages"),
+    ("json_ld_types", "block_id", "json_ld_blocks"),
 ]
 
 

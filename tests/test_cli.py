@@ -84,12 +84,22 @@ def test_only_external_errors_exit_2_or_1_with_strict(site: FixtureSite, tmp_pat
                                    ("--retry", "--retry", INTEGER_MAX),
                                    *((flag, flag, INTEGER_MAX) for flag in (
                                        "--max-pages", "--dedupe-cap", "--dedupe-age-window",
-                                       "--dedupe-map-cap")))
+                                       "--dedupe-map-cap", "--max-excluded-depth",
+                                       "--image-file-size-threshold")))
           for value in (2**64,)],
         (["http://localhost:1/", "-P", "1001"], "--parallels must be at most 1000, got 1001"),
         (["http://localhost:1/", "-I", "3600001"], "--interval must be at most 3600000, got 3600001"),
         (["http://localhost:1/", "--dedupe-age-window", "0"],
          "--dedupe-age-window must be at least 1, got 0"),
+        # the original's remaining crawl flags: counts, 0 and up
+        (["http://localhost:1/", "--max-excluded-depth", "-1"],
+         "--max-excluded-depth must not be negative, got -1"),
+        (["http://localhost:1/", "--image-file-size-threshold", "-5"],
+         "--image-file-size-threshold must not be negative, got -5"),
+        (["http://localhost:1/", "--image-file-size-threshold", "1MB"],
+         "Invalid value for '--image-file-size-threshold': '1MB'. Input should be a valid integer"),
+        (["http://localhost:1/", "--max-excluded-depth", "ten"],
+         "Invalid value for '--max-excluded-depth': 'ten'. Input should be a valid integer"),
         # not a number, infinite or not positive: was silently read as "no limit"
         *[(["http://localhost:1/", flag, value],
            f"{flag} must be a number above 0 and at most {high}, got {value}")

@@ -68,6 +68,11 @@ def test_defaults() -> None:
         ({"max_pages": 2**64}, f"--max-pages must be at most {2**63 - 1}, got {2**64}"),
         ({"dedupe_cap": 2**64}, f"--dedupe-cap must be at most {2**63 - 1}, got {2**64}"),
         ({"dedupe_age_window": 0}, "--dedupe-age-window must be at least 1, got 0"),
+        ({"max_excluded_depth": -1}, "--max-excluded-depth must not be negative, got -1"),
+        ({"image_file_size_threshold": -1},
+         "--image-file-size-threshold must not be negative, got -1"),
+        ({"image_file_size_threshold": 2**64},
+         f"--image-file-size-threshold must be at most {2**63 - 1}, got {2**64}"),
         ({"dedupe_map_cap": 2**64}, f"--dedupe-map-cap must be at most {2**63 - 1}, got {2**64}"),
         ({"retry": 10**50}, f"--retry must be at most {2**63 - 1}, got 100000000000… (51 digits)"),
         ({"max_duration": float("nan")},
@@ -103,6 +108,8 @@ def test_validation_errors(overrides: dict[str, Any], message: str) -> None:
         {"max_duration": 0.001, "max_archive_mb": 0.001},
         {"max_duration": 315_360_000.0, "max_archive_mb": 1e9},
         {"exclude_keywords": ("a.b", "/draft/gim")},
+        {"max_excluded_depth": 0, "image_file_size_threshold": 0},
+        {"max_excluded_depth": 2**63 - 1, "image_file_size_threshold": 2**63 - 1},
         # --single with several URLs is allowed in list mode (a warning in the CLI)
         {"roots": (ROOT, "http://example.com/a"), "single": True, "list_mode": True},
     ],
@@ -198,6 +205,18 @@ def test_spider_args_bad_boolean(tmp_path: Path) -> None:
 def test_spider_args_ints(tmp_path: Path) -> None:
     config = spider(tmp_path, roots=ROOT, parallels="4", interval="250", retry="0", max_pages="7")
     assert (config.parallels, config.interval, config.retry, config.max_pages) == (4, 250, 0, 7)
+
+
+def test_spider_args_the_originals_remaining_flags(tmp_path: Path) -> None:
+    config = spider(tmp_path, roots=ROOT, max_excluded_depth="3",
+                    **{"image-file-size-threshold": "204800"})
+    assert (config.max_excluded_depth, config.image_file_size_threshold) == (3, 204800)
+    stored = json.loads(config.to_json())
+    assert (stored["max_excluded_depth"], stored["image_file_size_threshold"]) == (3, 204800)
+    assert spider(tmp_path, roots=ROOT).max_excluded_depth == 10  # the original's default
+    with pytest.raises(ConfigError, match="argument image_file_size_threshold: expected a "
+                                          "number, got '2MB'"):
+        spider(tmp_path, roots=ROOT, image_file_size_threshold="2MB")
 
 
 def test_spider_args_bad_int(tmp_path: Path) -> None:

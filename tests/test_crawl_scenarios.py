@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING
 
+import pytest
 import pytest_twisted
 
+from fixtures.site import LARGE_PNG_BYTES, PNG_BYTES
+from nitpicker.query import list_images, open_archive
+from nitpicker.render.chromium import find_chromium
 from tests.helpers import crawl
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from fixtures.site import FixtureSite
+
+needs_chromium = pytest.mark.skipif(
+    find_chromium() is None and not os.environ.get("CI"),
+    reason="Chromium is not installed (make test installs it; CI requires it)",
+)
 
 
 @pytest_twisted.ensureDeferred
@@ -395,3 +405,105 @@ async def test_storage_guards_cap_links_and_refuse_overlong_urls(
     assert f"{expected_length} characters" in row["status_text"]
     run = archive.rows("SELECT status, error_code FROM runs")[0]
     assert (run["status"], run["error_code"]) == ("finished", None)
+
+
+@pytest.mark.parametrize("render", [False, pytest.param(True, marks=needs_chromium)])
+@pytest_twisted.ensureDeferred
+async def test_metadata_urls_are_stored_resolved(
+    site: FixtureSite, tmp_path: Path, render: bool
+) -> None:
+    """Relative, root-relative and absolute canonical / alternate / og:url / og:image, and the
+    same under a ``<base href>``, on a crawled page and on a metadata-only one."""
+    archive = await crawl(tmp_path, [site.url("/meta/relative")], single=True, render=render)
+    columns = ("is_target", "canonical", "alternate", "og_url", "og_image")
+    relative = archive.page(site.url("/meta/relative"))
+    assert {c: relative[c] for c in columns} == {
+        "is_target": 1,
+        "canonical": site.url("/meta/relative"),
+        "alternate": site.url("/en/meta/relative"),
+        "og_url": site.url("/meta/relative"),
+        "og_image": site.url("/img/og.png"),
+    }
+    based = archive.page(site.url("/meta/based"))  # metadata-only: a link of a --single root
+    assert {c: based[c] for c in columns} == {
+        "is_target": 0,
+        "canonical": site.url("/meta/deeper/page"),
+        "alternate": site.url("/meta/en/"),
+        "og_url": site.url("/meta/deeper/?lang=en"),
+        "og_image": f"{site.external_url}/og.png",
+    }
+
+
+@pytest.mark.parametrize("render", [False, pytest.param(True, marks=needs_chromium)])
+@pytest_twisted.ensureDeferred
+async def test_one_request_per_resource(site: FixtureSite, tmp_path: Path, render: bool) -> None:
+    """An image the page shows and links to is requested once: rendered, the browser's
+    response answers the link check; with --no-render the link check is the one request."""
+    site.clear_log()
+    archive = await crawl(tmp_path, [site.url("/resources/")], render=render)
+    hits: dict[tuple[str, str], int] = {}
+    for method, host, target in site.request_log:
+        if target.startswith("/resources/") and target.endswith(".png"):
+            hits[host.split(":")[0], target] = hits.get((host.split(":")[0], target), 0) + 1
+    shown = 1 if render else 0  # with --no-render nothing loads an image that is not linked
+    assert hits == {
+        ("localhost", "/resources/photo.png"): 1,
+        ("127.0.0.1", "/resources/photo.png"): 1,
+        ("localhost", "/resources/unshown.png"): 1,
+        **({("localhost", "/resources/large.png"): shown} if shown else {}),
+    }
+    columns = ("scraped", "status", "status_text", "content_type", "content_length",
+               "is_target", "is_external", "title")
+    linked = {
+        url: {c: archive.page(url)[c] for c in columns}
+        for url in (site.url("/resources/photo.png"), f"{site.external_url}/resources/photo.png",
+                    site.url("/resources/unshown.png"))
+    }
+    png = {"scraped": 1, "status": 200, "status_text": "OK", "content_type": "image/png",
+           "content_length": len(PNG_BYTES), "title": ""}
+    assert linked == {
+        site.url("/resources/photo.png"): {**png, "is_target": 1, "is_external": 0},
+        f"{site.external_url}/resources/photo.png": {**png, "is_target": 0, "is_external": 1},
+        site.url("/resources/unshown.png"): {**png, "is_target": 1, "is_external": 0},
+    }
+    header = archive.rows(
+        "SELECT h.value FROM response_headers h JOIN pages p ON p.id = h.page_id"
+        " WHERE p.url = ? AND h.name = 'content-type'", site.url("/resources/photo.png"))
+    assert [r["value"] for r in header] == ["image/png"]
+    # a page shown in a frame and linked is crawled as a page, not answered by the frame
+    frame = archive.page(site.url("/resources/frame"))
+    assert (frame["is_target"], frame["title"]) == (1, "Framed Page")
+    assert not archive.rows("SELECT 1 FROM frontier WHERE state != 2")
+
+
+@pytest.mark.parametrize("render", [False, pytest.param(True, marks=needs_chromium)])
+@pytest_twisted.ensureDeferred
+async def test_image_file_size_threshold_lists_oversized_images(
+    site: FixtureSite, tmp_path: Path, render: bool
+) -> None:
+    """Rendered, every image the page loaded has its file size; with --no-render only the
+    images the crawl fetched as links do. ``images --oversized`` lists those above the
+    crawl's threshold."""
+    archive = await crawl(tmp_path, [site.url("/resources/")], render=render,
+                          image_file_size_threshold=len(PNG_BYTES), max_excluded_depth=4)
+    config = json.loads(archive.rows("SELECT config FROM info")[0]["config"])
+    assert (config["image_file_size_threshold"], config["max_excluded_depth"]) == (
+        len(PNG_BYTES), 4)
+    conn = open_archive(archive.path)
+    try:
+        oversized = list_images(conn, oversized=True)["items"]
+        sizes = {(i["src"], i["viewport_width"]): i["file_size"] for i in list_images(conn)["items"]}
+    finally:
+        conn.close()
+    photo, elsewhere = site.url("/resources/photo.png"), f"{site.external_url}/resources/photo.png"
+    large = site.url("/resources/large.png")
+    if render:  # each image at both device presets
+        expected = {(src, width): size for width in (1280, 320) for src, size in (
+            (photo, len(PNG_BYTES)), (elsewhere, len(PNG_BYTES)), (large, len(LARGE_PNG_BYTES)))}
+    else:  # from the markup: the linked images were fetched, the large one was not
+        expected = {(photo, None): len(PNG_BYTES), (elsewhere, None): len(PNG_BYTES),
+                    (large, None): None}
+    assert sizes == expected
+    # above the threshold, not at it
+    assert [(i["src"], i["file_size"]) for i in oversized] == (
+        [(large, len(LARGE_PNG_BYTES))] * 2 if render else [])

@@ -11,18 +11,20 @@ from typing import TYPE_CHECKING
 import pytest
 
 from nitpicker.archive import ArchiveWriter, PageRecorder
-from nitpicker.archive.frontier_store import DONE, PENDING
+from nitpicker.archive.frontier_store import DONE, LEASED, PENDING
 from nitpicker.crawl.config import CrawlConfig
 from nitpicker.items import (
+    ConsoleRecord,
     FollowMode,
     ImageRecord,
     LinkRecord,
     PageItem,
     Redirect,
     ResourceRecord,
+    answered_link,
     too_long_stand_in,
 )
-from nitpicker.policy.extract import PageMeta
+from nitpicker.policy.extract import PageMeta, read_json_ld
 from nitpicker.policy.urls import frontier_key
 
 if TYPE_CHECKING:
@@ -249,3 +251,115 @@ def test_url_order_numbers_internal_pages_in_natural_order(
         "http://example.com/old": None,
     }
     assert not conn.in_transaction  # committed
+
+
+SHARED_WARNING = ConsoleRecord("console", "warning", "shared: deprecated", f"{SITE}/shared.js", 1, 9)
+
+
+def _rendered(path: str, *console: ConsoleRecord, json_ld: tuple[str, ...] = ()) -> PageItem:
+    return PageItem(url=SITE + path, frontier_id=None, depth=0, is_external=False,
+                    is_target=True, status=200, content_type="text/html",
+                    console=list(console), json_ld=[read_json_ld(text) for text in json_ld])
+
+
+def test_a_console_message_shown_by_several_pages_is_stored_once(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    error = ConsoleRecord("exception", "error", "TypeError: x", f"{SITE}/b", 12, 3)
+    tick = ConsoleRecord("console", "log", "tick", f"{SITE}/a", 4, 9, count=3)
+    a = pages.record(_rendered("/a", tick, SHARED_WARNING), [])
+    b = pages.record(_rendered("/b", SHARED_WARNING, error), [])
+    c = pages.record(_rendered("/c", ConsoleRecord("console", "warning", "shared: deprecated",
+                                                   f"{SITE}/shared.js", 1, 9)), [])
+    conn = writer.conn
+    messages = conn.execute(
+        'SELECT id, kind, level, text, source_url, line, "column" FROM console_messages'
+        " ORDER BY id").fetchall()
+    assert [m[1:] for m in messages] == [
+        ("console", "log", "tick", f"{SITE}/a", 4, 9),
+        ("console", "warning", "shared: deprecated", f"{SITE}/shared.js", 1, 9),
+        ("exception", "error", "TypeError: x", f"{SITE}/b", 12, 3),
+    ]
+    shared = messages[1][0]
+    links = conn.execute("SELECT page_id, message_id, position, count"
+                         " FROM page_console_messages ORDER BY page_id, position").fetchall()
+    assert links == [(a, messages[0][0], 0, 3), (a, shared, 1, 1), (b, shared, 0, 1),
+                     (b, messages[2][0], 1, 1), (c, shared, 0, 1)]
+
+
+def test_record_again_replaces_console_messages_and_json_ld(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    first = _rendered("/", SHARED_WARNING, json_ld=('{"@type": ["Product", "Thing"]}', "{,"))
+    page_id = pages.record(first, [])
+    conn = writer.conn
+    blocks = conn.execute("SELECT position, is_valid, error, source FROM json_ld_blocks"
+                          " WHERE page_id = ? ORDER BY position", (page_id,)).fetchall()
+    assert blocks == [
+        (0, 1, None, '{"@type": ["Product", "Thing"]}'),
+        (1, 0, "Expecting property name enclosed in double quotes (line 1, column 2)", "{,"),
+    ]
+    assert conn.execute("SELECT type FROM json_ld_types ORDER BY type").fetchall() == [
+        ("Product",), ("Thing",)]
+    assert pages.record(_rendered("/", json_ld=('{"@type": "Event"}',)), []) == page_id
+    assert conn.execute("SELECT position, is_valid FROM json_ld_blocks").fetchall() == [(0, 1)]
+    assert conn.execute("SELECT type FROM json_ld_types").fetchall() == [("Event",)]
+    assert conn.execute("SELECT count(*) FROM page_console_messages").fetchone()[0] == 0
+def _answered(path: str, mode: FollowMode = FollowMode.FULL) -> PageItem:
+    """The row of a link to ``path`` that a loaded resource answered (an image, 200)."""
+    resource = ResourceRecord(SITE + path, "image", False, status=200, status_text="OK",
+                              content_type="image/PNG", content_length=69,
+                              headers=[("content-type", "image/png")])
+    return answered_link(_link(path, mode), resource, 1)
+
+
+@pytest.mark.parametrize(
+    ("before", "recorded", "state"),
+    [
+        pytest.param(None, True, DONE, id="new: inserted done"),
+        pytest.param(PENDING, True, DONE, id="pending: marked done"),
+        pytest.param(LEASED, False, LEASED, id="leased: its own request records it"),
+        pytest.param(DONE, False, DONE, id="done: recorded already"),
+    ],
+)
+def test_record_answered_settles_the_frontier_row(
+    writer: ArchiveWriter, pages: PageRecorder, before: int | None, recorded: bool, state: int
+) -> None:
+    url = SITE + "/photo.png"
+    if before is not None:
+        writer.frontier.add([(frontier_key(url), url, 1, 0)])
+        if before != PENDING:
+            (row,) = writer.frontier.lease(1)
+            if before == DONE:
+                writer.frontier.acknowledge(row[0])
+    pending = writer.frontier.pending
+    assert pages.record_answered([_answered("/photo.png")]) == int(recorded)
+    assert frontier_states_of(writer) == {url: state}
+    assert writer.frontier.pending == pending - (before == PENDING)
+    row = writer.conn.execute("SELECT scraped, status, content_type FROM pages WHERE url = ?",
+                              (url,)).fetchone()
+    assert (tuple(row) if row else None) == ((1, 200, "image/png") if recorded else None)
+
+
+def test_record_answered_keeps_a_row_recorded_already(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    """A redirect's destination has no frontier row of its own: its recorded row wins."""
+    item = PageItem(url=SITE + "/new.png", frontier_id=None, depth=1, is_external=False,
+                    is_target=True, status=200, content_type="image/png", content_length=5,
+                    redirects=[Redirect(SITE + "/old.png", 301)])
+    pages.record(item, [])
+    assert pages.record_answered([_answered("/new.png")]) == 0
+    assert _page(writer, "/new.png")["content_length"] == 5
+
+
+def test_answered_link_is_what_a_fetch_records() -> None:
+    item = _answered("/photo.png", FollowMode.METADATA)
+    assert (item.status, item.status_text, item.content_type, item.content_length,
+            item.is_target, item.frontier_id, item.headers) == (
+        200, "OK", "image/png", 69, False, None, [("content-type", "image/png")])
+    assert _answered("/photo.png").is_target
+
+
+def frontier_states_of(writer: ArchiveWriter) -> dict[str, int]:
+    return dict(writer.conn.execute("SELECT url, state FROM frontier"))

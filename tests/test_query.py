@@ -353,7 +353,7 @@ def test_orphaned_pages(conn: sqlite3.Connection, u: Any) -> None:
     assert [i["url"] for i in result["items"]] == [
         u("/error-status/"), u("/errors/"), u("/meta/"), u("/query/"), u("/redirect/")]
     assert result["items"][0] == {"url": u("/error-status/"), "title": "Error Status Top",
-                                  "status": 200}
+                                  "status": 200, "in_sitemap": False, "in_inventory": False}
     assert result["total"] == 5
     assert list_orphaned_pages(conn, limit=2, offset=4)["items"] == result["items"][4:]
     assert list_orphaned_pages(conn, offset=9) == {"items": [], "total": 5, "offset": 9,
@@ -406,7 +406,8 @@ def test_images(conn: sqlite3.Connection, u: Any) -> None:
     fine = result["items"][0]
     assert fine == {"page_url": u("/query/images"), "src": u("/query/img/fine.png"),
                     "alt": "Fine", "width": 10.0, "height": 10.0, "natural_width": None,
-                    "natural_height": None, "is_lazy": False, "viewport_width": None}
+                    "natural_height": None, "is_lazy": False, "viewport_width": None,
+                    "file_size": None}
 
     def srcs(**filters: Any) -> list[tuple[str, str | None]]:
         return [(i["src"].rsplit("/", 1)[1], i["alt"])

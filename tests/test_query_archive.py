@@ -4,6 +4,7 @@ ends in a 404), archives written before the query indexes, and the query plans."
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +22,11 @@ from nitpicker.query import (
     get_summary,
     get_violations,
     list_broken_links,
+    list_console_messages,
     list_crawl_runs,
     list_external_links,
     list_images,
+    list_json_ld,
     list_orphaned_pages,
     list_pages,
     list_resources,
@@ -133,6 +136,58 @@ def test_missing_headers_are_filtered_before_paging(build: Callable[..., Builder
     assert ([i["url"] for i in rest["items"]], rest["total"]) == ([f"{BASE}/e"], 3)
     assert check_headers(conn, missing_only=True, offset=5) == {"items": [], "total": 3,
                                                                 "offset": 5, "limit": 100}
+
+
+def test_oversized_image_files_exceed_the_crawls_threshold(build: Callable[..., Builder]) -> None:
+    """``images --oversized``: file sizes above the crawl's --image-file-size-threshold; the
+    size as the browser loaded the image for the page, else as a resource a browser loaded
+    (shown from its cache on later pages), else as the crawl fetched its URL as a link."""
+    archive = build()
+    archive.conn.execute("UPDATE info SET config = ?",
+                         ('{"image_file_size_threshold": 1000}',))
+    page = archive.page("/gallery")
+    archive.page("/linked.jpg", is_target=1, content_type="image/jpeg", content_length=5000)
+    archive.page("/gone.jpg", status=404, content_type="text/html", content_length=9000)
+    archive.conn.execute("INSERT INTO resources(url, kind, status, content_length) VALUES"
+                         " (?, 'image', 200, 3000), (?, 'image', -1, NULL)",
+                         (f"{BASE}/cached.jpg", f"{BASE}/failed.jpg"))
+    for src, size in (("big", 1001), ("edge", 1000), ("small", 10), ("unknown", None),
+                      ("linked", None), ("gone", None), ("cached", None), ("failed", None)):
+        archive.conn.execute(
+            "INSERT INTO images(page_id, src, alt, file_size) VALUES (?, ?, 'x', ?)",
+            (page, f"{BASE}/{src}.jpg", size))
+    conn = archive.close()
+    found = list_images(conn, oversized=True)
+    assert [(i["src"].rsplit("/", 1)[1], i["file_size"]) for i in found["items"]] == [
+        ("big.jpg", 1001), ("linked.jpg", 5000), ("cached.jpg", 3000)]
+    assert found["total"] == 3
+    sizes = {i["src"].rsplit("/", 1)[1]: i["file_size"] for i in list_images(conn)["items"]}
+    assert sizes == {"big.jpg": 1001, "edge.jpg": 1000, "small.jpg": 10, "unknown.jpg": None,
+                     "linked.jpg": 5000, "gone.jpg": None, "cached.jpg": 3000,
+                     "failed.jpg": None}
+
+
+def test_oversized_needs_a_crawl_threshold(build: Callable[..., Builder]) -> None:
+    conn = build().close()  # its config: {}
+    with pytest.raises(ValueError, match=re.escape(
+            "oversized: this archive's crawl set no image file size threshold (crawl with "
+            "--image-file-size-threshold BYTES)")):
+        list_images(conn, oversized=True)
+
+
+def test_images_of_an_archive_without_file_sizes(build: Callable[..., Builder]) -> None:
+    """Written before 0009_image_size: no file_size column; readers never migrate."""
+    archive = build(migrations="0001")
+    archive.conn.execute("UPDATE info SET config = ?", ('{"image_file_size_threshold": 1}',))
+    page = archive.page("/gallery")
+    archive.page("/linked.jpg", content_type="image/jpeg", content_length=50)
+    for src in ("linked", "alone"):
+        archive.conn.execute("INSERT INTO images(page_id, src, alt) VALUES (?, ?, 'x')",
+                             (page, f"{BASE}/{src}.jpg"))
+    conn = archive.close()
+    assert [(i["src"].rsplit("/", 1)[1], i["file_size"]) for i in list_images(conn)["items"]] == [
+        ("linked.jpg", 50), ("alone.jpg", None)]
+    assert list_images(conn, oversized=True)["total"] == 1
 
 
 def test_oversized_images_use_natural_sizes(build: Callable[..., Builder]) -> None:
@@ -274,6 +329,8 @@ def _every_query(conn: sqlite3.Connection) -> list[Callable[[], object]]:
         lambda: find_mismatches(conn, "canonical"), lambda: check_headers(conn),
         lambda: check_headers(conn, missing_only=True),
         lambda: get_duplicate_clusters(conn, min_count=1), lambda: list_crawl_runs(conn),
+        lambda: list_console_messages(conn), lambda: list_console_messages(conn, url=url),
+        lambda: list_json_ld(conn), lambda: list_json_ld(conn, type="Product", invalid=True),
     ]
 
 
@@ -294,6 +351,10 @@ def test_an_archive_from_before_the_query_indexes_answers_everything(
     assert results[0]["total_pages"] == 2  # type: ignore[index]
     assert find_duplicates(conn)["items"][0]["urls"] == [f"{BASE}/", f"{BASE}/a/b"]
     assert find_mismatches(conn, "canonical")["total"] == 1
+    # no console or JSON-LD tables before 0010 / 0011: nothing to list, nothing created
+    assert list_console_messages(conn) == list_console_messages(conn, url=f"{BASE}/") == {
+        "items": [], "total": 0, "offset": 0, "limit": 100}
+    assert list_json_ld(conn, type="Product")["total"] == 0
 
 
 def _plans(conn: sqlite3.Connection, query: Callable[[], object]) -> list[str]:

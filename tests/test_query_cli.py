@@ -133,6 +133,8 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "clusters": ok(archive, "duplicate-clusters", "--min-count", "3", "--sample", "1"),
         "runs": ok(archive, "runs"),
         "trap-events": ok(archive, "trap-events"),
+        "console": ok(archive, "console", "--level", "error"),
+        "json-ld": ok(archive, "json-ld", "--invalid"),
     }
     assert _fingerprint(Path(archive)) == before  # bytes, mtime, and no -wal/-shm/-journal
     assert answers["pages"]["total"] == 30
@@ -153,17 +155,20 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         (6, 1), (3, 1)]
     assert answers["runs"]["items"][0]["status"] == "finished"
     assert answers["trap-events"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    # a crawl without the browser has no console; the fixture's /query/ pages no JSON-LD
+    assert answers["console"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    assert answers["json-ld"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert {name for name in SUBCOMMANDS} == {
         "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
         "images", "violations", "duplicates", "mismatches", "headers", "duplicate-clusters",
-        "runs", "trap-events"}
+        "runs", "trap-events", "console", "json-ld"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
          "violations, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
-         "trap-events")
+         "trap-events, console, json-ld")
 
 
 def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
@@ -261,7 +266,7 @@ def test_every_integer_option_has_a_range() -> None:
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
                         "oversized_threshold", "max_length", "min_count", "sample"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 31  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 35  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)
@@ -299,6 +304,12 @@ def test_bad_number_and_unknown_urls(archive: str, site: FixtureSite) -> None:
         f"Error: Resource not found: {nowhere}")
 
 
+def test_oversized_without_a_crawl_threshold_is_one_line(archive: str) -> None:
+    assert error(archive, "images", "--oversized") == (
+        "Error: oversized: this archive's crawl set no image file size threshold (crawl with "
+        "--image-file-size-threshold BYTES)")
+
+
 def test_help_names_every_sub_command() -> None:
     result = run("--help")
     assert result.returncode == 0
@@ -319,8 +330,8 @@ FLAGS = {
     "html": {"--url", "--max-length"},
     "links": {"--type", *PAGING},
     "resources": {"--content-type", "--is-external", "--is-internal", *PAGING},
-    "images": {"--missing-alt", "--missing-dimensions", "--oversized-threshold", "--url-pattern",
-               *PAGING},
+    "images": {"--missing-alt", "--missing-dimensions", "--oversized-threshold", "--oversized",
+               "--url-pattern", *PAGING},
     "violations": {"--validator", "--severity", "--rule", *PAGING},
     "duplicates": {"--field", *PAGING},
     "mismatches": {"--type", *PAGING},
@@ -329,6 +340,8 @@ FLAGS = {
     "duplicate-clusters": {"--min-count", "--sample", *PAGING},
     "runs": PAGING,
     "trap-events": PAGING,
+    "console": {"--level", "--url", *PAGING},
+    "json-ld": {"--type", "--invalid", *PAGING},
 }
 """The flags of each sub-command (besides --pretty and --help): the dispatch table of the one
 ``query`` command of before, which refused the others."""

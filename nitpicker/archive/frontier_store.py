@@ -104,6 +104,27 @@ class FrontierStore:
         )
         self.pending -= max(cur.rowcount, 0)
 
+    def settle(self, key: str, url: str, depth: int, mode: int) -> bool:
+        """A URL answered without a request of its own: its row is done. ``True`` when it
+        was new (inserted done) or pending (marked done); ``False`` when it is leased or done
+        already (its own request answers it).
+
+        Called inside :meth:`nitpicker.archive.page_recorder.PageRecorder.record_answered`, in
+        its transaction and under its lock.
+        """
+        row = self._conn.execute("SELECT state FROM frontier WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self._conn.execute(
+                "INSERT INTO frontier(key, url, depth, mode, state) VALUES (?, ?, ?, ?, ?)",
+                (key, url, depth, mode, DONE),
+            )
+            return True
+        if row[0] != PENDING:
+            return False
+        self._conn.execute("UPDATE frontier SET state = ? WHERE key = ?", (DONE, key))
+        self.pending -= 1
+        return True
+
     @serialised
     def release_leases(self) -> None:
         """Leased rows not fetched (a stopped run) go back to pending."""
@@ -134,6 +155,18 @@ class FrontierStore:
             "INSERT INTO frontier(key, url, depth, mode) VALUES (?, ?, 1, 0)"
             " ON CONFLICT(key) DO UPDATE SET state = 0, mode = 0",
             [(frontier_key(url), url) for url in urls],
+        )
+        self.pending = self.pending_count()
+
+    @serialised
+    def requeue(self, entries: Iterable[tuple[str, str, int, int]]) -> None:
+        """(key, url, depth, mode) rows pending again, added when missing (``--retry-failed``:
+        URLs fetched before, to fetch once more)."""
+        self._begin()
+        self._conn.executemany(
+            "INSERT INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET state = 0, mode = excluded.mode",
+            list(entries),
         )
         self.pending = self.pending_count()
 

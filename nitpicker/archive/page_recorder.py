@@ -1,10 +1,12 @@
 """PageRecorder: what a crawl learns about each URL, written into the archive's page tables.
 
 One call records one URL's result (:meth:`PageRecorder.record`): its ``pages`` row, its child
-rows (response headers, anchors, images, resources and their referrers and headers, the
-snapshot), the rows of its redirect hops, the stub rows of the pages it links to, the frontier
+rows (response headers, anchors, images, resources and their referrers and headers, JSON-LD
+blocks and their types, console messages — each distinct message once, linked to every page
+that showed it — and the snapshot), the rows of its redirect hops, the stub rows of the pages it links to, the frontier
 rows of the links to follow and the acknowledgement of its own frontier row, all in the open
-batch. Sitemap listings (:meth:`PageRecorder.record_sitemap`) and, when a run closes, the URL
+batch; the URLs a page's own resources answered (:meth:`PageRecorder.record_answered`) are
+recorded alongside, without a request of their own. Sitemap listings (:meth:`PageRecorder.record_sitemap`) and, when a run closes, the URL
 order (:meth:`PageRecorder.set_url_order`) are page facts too.
 
 Page ids of recently seen URLs are cached (bounded): most links of a page are the site's
@@ -22,10 +24,11 @@ from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.policy.urls import frontier_key, natural_order_key
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Collection, Mapping
 
     from nitpicker.archive.writer import ArchiveWriter
-    from nitpicker.items import LinkRecord, PageItem, ResourceRecord
+    from nitpicker.items import ConsoleRecord, LinkRecord, PageItem, ResourceRecord
+    from nitpicker.policy.extract import JsonLdBlock
 
 __all__ = ["PageRecorder"]
 
@@ -74,7 +77,24 @@ _RECORD_RESOURCE = (
     " cdn = coalesce(excluded.cdn, resources.cdn)"
 )
 
-_FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers")
+_RECORD_CONSOLE_MESSAGE = (
+    'INSERT INTO console_messages(digest, kind, level, text, source_url, line, "column")'
+    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO NOTHING"
+)
+_LINK_CONSOLE_MESSAGE = (
+    "INSERT OR IGNORE INTO page_console_messages(page_id, message_id, position, count)"
+    " SELECT ?, id, ?, ? FROM console_messages WHERE digest = ?"
+)
+_FORGET_JSON_LD_TYPES = (
+    "DELETE FROM json_ld_types WHERE block_id IN"
+    " (SELECT id FROM json_ld_blocks WHERE page_id = ?)"
+)
+
+_MARK_SITEMAP = "UPDATE pages SET in_sitemap = 1 WHERE id = ?"
+_MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
+
+_FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers",
+                     "page_console_messages", "json_ld_blocks")
 """The child tables of a fetched page (constant names: formatted into statements)."""
 
 
@@ -163,17 +183,53 @@ class PageRecorder:
         return page_id
 
     @serialised
+    def record_answered(self, items: list[PageItem]) -> int:
+        """Record URLs a page's resources answered (no request of their own): each is a page
+        row with its response's facts, its frontier row done (inserted done, or a pending one
+        marked done). A URL whose frontier row is leased or done already keeps what its own
+        request records. Returns how many were recorded."""
+        self._begin()
+        if self._budget.pages is not None:
+            self._budget.cap_for_crawl(len(items))
+        recorded = 0
+        for item in items:
+            row = self._conn.execute("SELECT scraped FROM pages WHERE url = ?",
+                                     (item.url,)).fetchone()
+            if row is not None and row[0]:
+                continue  # recorded already (fetched, or a redirect's destination)
+            mode = FollowMode.FULL if item.is_target else FollowMode.METADATA
+            if self._frontier.settle(frontier_key(item.url), item.url, item.depth, int(mode)):
+                self.record(item, [])
+                recorded += 1
+        return recorded
+
+    @serialised
     def record_sitemap(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
         """Mark ``(url, is_external)`` pages as listed in a sitemap; queue the in-scope ones."""
+        return self._record_listed(_MARK_SITEMAP, entries, depth)
+
+    @serialised
+    def record_inventory(self, entries: list[tuple[str, bool]], depth: int = 1,
+                         excluded: Collection[str] = ()) -> int:
+        """Mark ``(url, is_external)`` pages as listed in the inventory (``--inventory``);
+        queue the in-scope ones, as sitemap URLs are, but those ``excluded`` (``--exclude``,
+        ``--exclude-url``): they are skipped rows, as an excluded link is."""
+        return self._record_listed(_MARK_INVENTORY, entries, depth, excluded)
+
+    def _record_listed(self, mark: str, entries: list[tuple[str, bool]], depth: int,
+                       excluded: Collection[str] = ()) -> int:
         self._begin()
         if self._budget.pages is not None:
             self._budget.cap_for_crawl(len(entries))
         ids = self.ids({url: (external, depth) for url, external in entries})
-        self._conn.executemany(
-            "UPDATE pages SET in_sitemap = 1 WHERE id = ?", [(ids[url],) for url, _ in entries]
-        )
+        self._conn.executemany(mark, [(ids[url],) for url, _ in entries])
+        if excluded:
+            self._conn.executemany(
+                "UPDATE pages SET scraped = 1, is_skipped = 1, skip_reason = 'excluded'"
+                " WHERE id = ? AND scraped = 0", [(ids[url],) for url in excluded])
         added = self._frontier.add(
-            (frontier_key(url), url, depth, 0) for url, external in entries if not external
+            (frontier_key(url), url, depth, 0) for url, external in entries
+            if not external and url not in excluded
         )
         self._archive.dirty += 1
         return added
@@ -194,21 +250,58 @@ class PageRecorder:
         if item.images:
             conn.executemany(
                 "INSERT INTO images(page_id, src, current_src, alt, width, height, natural_width,"
-                " natural_height, is_lazy, viewport_width, source_code)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " natural_height, is_lazy, viewport_width, source_code, file_size)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (page_id, i.src, i.current_src, i.alt, i.width, i.height, i.natural_width,
-                     i.natural_height, i.is_lazy, i.viewport_width, i.source_code)
+                     i.natural_height, i.is_lazy, i.viewport_width, i.source_code, i.file_size)
                     for i in item.images
                 ],
             )
         if item.resources:
             self._insert_resources(page_id, item.resources)
+        conn.execute(_FORGET_JSON_LD_TYPES, (page_id,))
+        conn.execute("DELETE FROM json_ld_blocks WHERE page_id = ?", (page_id,))
+        if item.json_ld:
+            self._insert_json_ld(page_id, item.json_ld)
+        conn.execute("DELETE FROM page_console_messages WHERE page_id = ?", (page_id,))
+        if item.console:
+            self._insert_console(page_id, item.console)
         if item.html is not None:
             conn.execute(
                 "INSERT OR REPLACE INTO snapshots(page_id, encoding, html) VALUES (?, 'zlib', ?)",
                 (page_id, zlib.compress(item.html.encode("utf-8"), 1)),
             )
+
+    def _insert_json_ld(self, page_id: int, blocks: list[JsonLdBlock]) -> None:
+        conn = self._conn
+        for position, block in enumerate(blocks):
+            row = conn.execute(
+                "INSERT INTO json_ld_blocks(page_id, position, is_valid, error, source)"
+                " VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (page_id, position, block.is_valid, block.error, block.source),
+            ).fetchone()
+            if block.types:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO json_ld_types(block_id, type) VALUES (?, ?)",
+                    [(row[0], kind) for kind in block.types],
+                )
+
+    def _insert_console(self, page_id: int, records: list[ConsoleRecord]) -> None:
+        # A message shown by many pages (a shared script's warning) is one row: inserted by
+        # the first page, found by its digest for the others.
+        conn = self._conn
+        digests = [record.digest for record in records]
+        conn.executemany(
+            _RECORD_CONSOLE_MESSAGE,
+            [(digest, r.kind, r.level, r.text, r.source_url, r.line, r.column)
+             for digest, r in zip(digests, records, strict=True)],
+        )
+        conn.executemany(
+            _LINK_CONSOLE_MESSAGE,
+            [(page_id, position, r.count, digest)
+             for position, (digest, r) in enumerate(zip(digests, records, strict=True))],
+        )
 
     def _insert_links(self, page_id: int, links: list[LinkRecord], depth: int) -> None:
         # A page's links go to SQLite as JSON arrays, a statement for all of them, so the GIL
@@ -286,7 +379,8 @@ class PageRecorder:
     def unfetch_now_in_scope(self, is_in_scope: Callable[[str], bool]) -> list[tuple[int, str]]:
         """Out-of-scope rows now in scope lose their fetched facts, their ids kept.
 
-        Their child rows (anchors, images, headers, snapshot, resource referrers) are removed
+        Their child rows (anchors, images, headers, snapshot, resource referrers, console
+        messages, JSON-LD blocks) are removed
         and their fetched columns reset (``--append``). Returns (id, url).
         """
         self._begin()
@@ -297,6 +391,7 @@ class PageRecorder:
             if is_in_scope(url)
         ]
         ids = [(page_id,) for page_id, _ in rows]
+        self._conn.executemany(_FORGET_JSON_LD_TYPES, ids)
         for table in _FETCHED_CHILDREN:
             self._conn.executemany(f"DELETE FROM {table} WHERE page_id = ?", ids)
         self._conn.executemany(
@@ -309,6 +404,21 @@ class PageRecorder:
         for _, url in rows:
             self._ids.pop(url, None)
         return rows
+
+    @serialised
+    def unreachable(self, urls: tuple[str, ...]) -> dict[str, str]:
+        """Of ``urls``, those fetched with no HTTP answer (status -1, at the end of their
+        redirects): url -> the fetch error. A URL not fetched yet is not among them."""
+        found: dict[str, str] = {}
+        for url in urls:
+            row = self._conn.execute(
+                "SELECT coalesce(d.status, p.status), coalesce(d.status_text, p.status_text)"
+                " FROM pages p LEFT JOIN pages d ON d.id = p.redirect_dest_id WHERE p.url = ?",
+                (url,),
+            ).fetchone()
+            if row is not None and row[0] == -1:
+                found[url] = row[1] or ""
+        return found
 
     @serialised
     def set_url_order(self) -> None:

@@ -35,7 +35,7 @@ class RunLog:
 
     @serialised
     def start(self, kind: str) -> int:
-        """Start a run of ``kind`` (``crawl``, ``resume``, ``append``); committed at once."""
+        """Start a run of ``kind`` (``crawl``, ``resume``, ``append``, ``retry``); committed at once."""
         self._begin()
         cur = self._conn.execute(
             "INSERT INTO runs(kind, pid, started_at, status) VALUES (?, ?, ?, 'running')",

@@ -212,6 +212,64 @@ CREATE TABLE trap_events (
 )
 """
 
+_CONSOLE_MESSAGES: Final = """
+CREATE TABLE console_messages (
+    id INTEGER PRIMARY KEY,
+    digest TEXT NOT NULL UNIQUE,    -- sha1 of (kind, level, text, source_url, line, column)
+    kind TEXT NOT NULL,             -- console (console.log/warn/…), exception (uncaught)
+    level TEXT NOT NULL,            -- error, warning, info, log, debug
+    text TEXT NOT NULL,
+    source_url TEXT NOT NULL DEFAULT '',  -- '' when the browser did not say
+    line INTEGER NOT NULL DEFAULT 0,      -- 1-based; 0 when unknown
+    "column" INTEGER NOT NULL DEFAULT 0   -- 1-based; 0 when unknown
+);
+CREATE TABLE page_console_messages (
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    message_id INTEGER NOT NULL REFERENCES console_messages(id),
+    position INTEGER NOT NULL,      -- order of its first occurrence on the page, from 0
+    count INTEGER NOT NULL,         -- times the page showed it
+    PRIMARY KEY (page_id, message_id)
+) WITHOUT ROWID;
+CREATE INDEX page_console_messages_message ON page_console_messages(message_id)
+"""
+"""Console messages and uncaught exceptions of rendered pages (issue 13, item 10): a message
+shown by many pages (a shared script's warning) is one row, linked to each of its pages."""
+
+_JSON_LD: Final = """
+CREATE TABLE json_ld_blocks (
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    position INTEGER NOT NULL,      -- document order on the page, from 0
+    is_valid INTEGER NOT NULL,
+    error TEXT,                     -- why the block is not JSON-LD; NULL when valid
+    source TEXT NOT NULL            -- the block as written
+);
+CREATE INDEX json_ld_blocks_page_id ON json_ld_blocks(page_id);
+CREATE INDEX json_ld_blocks_invalid ON json_ld_blocks(page_id) WHERE is_valid = 0;
+CREATE TABLE json_ld_types (
+    block_id INTEGER NOT NULL REFERENCES json_ld_blocks(id),
+    type TEXT NOT NULL,             -- as written: Product, schema:Product, https://schema.org/…
+    PRIMARY KEY (block_id, type)
+) WITHOUT ROWID;
+CREATE INDEX json_ld_types_type ON json_ld_types(type, block_id)
+"""
+"""Every ``<script type="application/ld+json">`` of an in-scope page (issue 13, item 11) and
+the ``@type`` values of its top-level entities (:mod:`nitpicker.policy.extract.json_ld`)."""
+_PAGE_ORIGIN: Final = """
+ALTER TABLE pages ADD COLUMN in_inventory INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX pages_in_inventory ON pages(in_inventory) WHERE in_inventory = 1
+"""
+"""Where a page's URL came from besides links: ``in_inventory`` (``--inventory FILE``: URLs
+known from elsewhere), beside ``in_sitemap`` (0005)."""
+_IMAGE_SIZE: Final = """
+-- bytes (the Content-Length of the response the image was loaded with); NULL when unknown
+ALTER TABLE images ADD COLUMN file_size INTEGER;
+CREATE INDEX images_file_size ON images(file_size) WHERE file_size IS NOT NULL
+"""
+"""The file size of an image, for ``--image-file-size-threshold`` and ``images --oversized``:
+the ``Content-Length`` of the response the browser loaded the image with (NULL when unknown:
+no browser, no ``Content-Length``, a ``data:`` URL)."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -221,6 +279,10 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0006_links_capped",
      "ALTER TABLE pages ADD COLUMN links_capped INTEGER NOT NULL DEFAULT 0"),
     ("0007_trap_events", _TRAP_EVENTS),
+    ("0009_image_size", _IMAGE_SIZE),
+    ("0010_console_messages", _CONSOLE_MESSAGES),
+    ("0011_json_ld", _JSON_LD),
+    ("0012_page_origin", _PAGE_ORIGIN),
 )
 
 

@@ -16,7 +16,13 @@ from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
 from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.crawl.config import ConfigError, CrawlConfig
-from nitpicker.crawl.config_builder import GivenOptions, append_config, new_config, resume_config
+from nitpicker.crawl.config_builder import (
+    GivenOptions,
+    append_config,
+    new_config,
+    resume_config,
+    retry_failed_config,
+)
 from nitpicker.policy.request_headers import credentials_of
 from nitpicker.policy.urls import parse_url
 from nitpicker.query import ArchiveOpenError
@@ -87,9 +93,13 @@ def crawl(
     dedupe_map_cap: Annotated[int, typer.Option("--dedupe-map-cap", help="Most signatures the trap cap keeps in memory.")] = 100_000,
     sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True,
     deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False,
+    inventory: Annotated[Path | None, typer.Option("--inventory", help="Also crawl the URLs in this file (one a line: a CMS export, server logs) and label them, to find pages nothing links to.")] = None,
+    image_file_size_threshold: Annotated[int | None, typer.Option("--image-file-size-threshold", help="Bytes above which an image file is oversized (query images --oversized lists them).", show_default=False)] = None,
+    max_excluded_depth: Annotated[int, typer.Option("--max-excluded-depth", help="Accepted for the original's scripts and stored; not enforced (the original never enforced it).")] = 10,
     output: Annotated[str | None, typer.Option("--output", "-o", help="Archive path (.nitpicker is appended).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", "-R", help="Continue the interrupted crawl in this archive.")] = None,
     append: Annotated[Path | None, typer.Option("--append", "-A", help="Add the URLs as new roots to this archive and crawl on.")] = None,
+    retry_failed: Annotated[Path | None, typer.Option("--retry-failed", help="Fetch this archive's failed URLs (no answer, 5xx) again, and what they newly link to.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 (not 2) when only external URLs failed.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log every request; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
@@ -99,13 +109,20 @@ def crawl(
     Example: nitpicker crawl https://example.com/ -o example
     """
     options = given_options(ctx)
+    if append is not None and retry_failed is not None:
+        fail("--retry-failed and --append cannot be used together")
     if append is not None:
         _crawl_append(append, urls or [], options, list_urls=list_urls, list_file=list_file,
                       single=single, resume=resume, output=output, verbose=verbose,
                       silent=silent)
     try:
-        config = _build_config(options, urls=urls or [], list_urls=list_urls or [],
-                               list_file=list_file, resume=resume, output=output)
+        if retry_failed is not None:
+            config = _retry_failed(retry_failed, options, urls=urls or [],
+                                   others=bool(list_urls or list_file or resume or output),
+                                   silent=silent)
+        else:
+            config = _build_config(options, urls=urls or [], list_urls=list_urls or [],
+                                   list_file=list_file, resume=resume, output=output)
         _check_writable(config)
         if config.render:
             require_chromium()
@@ -186,6 +203,38 @@ def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
     raise typer.Exit(exit_code(result.counters, strict=config.strict))
 
 
+def _retry_failed(path: Path, options: GivenOptions, *, urls: list[str], others: bool,
+                  silent: bool) -> CrawlConfig:
+    """``--retry-failed FILE``: the run's config; exit 0 at once when nothing failed."""
+    from nitpicker.crawl.retry import retry_plan
+    from nitpicker.query import open_archive
+
+    if others or not all(_has_credentials(url) for url in urls):
+        raise ConfigError("--retry-failed takes no URLs and no --output, --resume, --list or "
+                          "--list-file: the archive holds the crawl (only a root crawled with "
+                          "credentials is given again, with them)")
+    if urls:
+        options = options.with_values(roots=tuple(urls))
+    path = path.expanduser().resolve()
+    check_archive_file(path)
+    config = retry_failed_config(path, options)  # a flag that would change the crawl: refused
+    conn = open_archive(path)
+    try:
+        plan = retry_plan(conn)
+    finally:
+        conn.close()
+    if not plan.retry:
+        if not silent:
+            left = (f" ({len(plan.capped)} failed URL(s) under capped traps are left as they are)"
+                    if plan.capped else "")
+            print(f"Nothing to retry: {path} has no failed URLs{left}")
+        raise typer.Exit(0)
+    if plan.pending:
+        raise ConfigError(f"{path} has {plan.pending} URL(s) not crawled yet: finish its crawl "
+                          "with --resume first, then --retry-failed")
+    return config
+
+
 _OPTIONS = {
     "single": "single", "recursive": "recursive", "fetch_external": "fetch_external",
     "image": "image", "render": "render", "exclude": "excludes",
@@ -196,6 +245,9 @@ _OPTIONS = {
     "max_archive_mb": "max_archive_mb", "dedupe_cap": "dedupe_cap",
     "dedupe_age_window": "dedupe_age_window", "dedupe_map_cap": "dedupe_map_cap",
     "sitemap": "sitemap", "deny_private_networks": "deny_private_networks", "strict": "strict",
+    "inventory": "inventory",
+    "image_file_size_threshold": "image_file_size_threshold",
+    "max_excluded_depth": "max_excluded_depth",
 }
 """The flags that are crawl options: parameter name → ``CrawlConfig`` field."""
 
@@ -204,7 +256,8 @@ def given_options(ctx: typer.Context) -> GivenOptions:
     """This command line's crawl options: their values, the ones given, the flags as typed."""
     values: dict[str, Any] = {}
     given: set[str] = set()
-    names = {"list_mode": "--list or --list-file", "resume": "--resume", "append": "--append"}
+    names = {"list_mode": "--list or --list-file", "resume": "--resume", "append": "--append",
+             "retry_failed": "--retry-failed"}
     for param in ctx.command.params:
         option = _OPTIONS.get(param.name or "")
         if option is None:

@@ -26,6 +26,7 @@ from typer.core import TyperGroup
 
 from nitpicker.cli.output import fail
 from nitpicker.query import (
+    CONSOLE_LEVELS,
     DUPLICATE_FIELDS,
     INTEGER_RANGES,
     LINK_TYPES,
@@ -43,8 +44,10 @@ from nitpicker.query import (
     get_resource_referrers,
     get_summary,
     get_violations,
+    list_console_messages,
     list_crawl_runs,
     list_images,
+    list_json_ld,
     list_links,
     list_pages,
     list_resources,
@@ -327,6 +330,7 @@ def images(
     missing_alt: Annotated[bool, typer.Option("--missing-alt", help="Alt absent or empty.")] = False,
     missing_dimensions: Annotated[bool, typer.Option("--missing-dimensions", help="Width or height absent or 0.")] = False,
     oversized_threshold: Annotated[int | None, typer.Option("--oversized-threshold", help="Natural width or height above N px.", show_default=False)] = None,
+    oversized: Annotated[bool, typer.Option("--oversized", help="File larger than the crawl's --image-file-size-threshold.")] = False,
     url_pattern: Annotated[str | None, typer.Option("--url-pattern", help="Src matching this SQL LIKE pattern (% any text, _ one character).", show_default=False)] = None,
     limit: Limit = None,
     offset: Offset = None,
@@ -338,7 +342,7 @@ def images(
     """
     _answer(ctx, list_images, pretty=pretty, missing_alt=missing_alt,
             missing_dimensions=missing_dimensions, oversized_threshold=oversized_threshold,
-            url_pattern=url_pattern, limit=limit, offset=offset)
+            oversized=oversized, url_pattern=url_pattern, limit=limit, offset=offset)
 
 
 @app.command()
@@ -456,3 +460,37 @@ def trap_events(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
     Example: nitpicker query site.nitpicker trap-events
     """
     _answer(ctx, list_trap_events, pretty=pretty, limit=limit, offset=offset)
+
+
+@app.command()
+def console(
+    ctx: typer.Context,
+    level: Annotated[str | None, typer.Option("--level", help=f"This level only: {', '.join(CONSOLE_LEVELS)}.", show_default=False)] = None,
+    url: Annotated[str | None, typer.Option("--url", help="The messages of this page only, in the order it showed them (also tried normalised).", show_default=False)] = None,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Console messages and uncaught exceptions of the rendered pages, each once with its pages.
+
+    Example: nitpicker query site.nitpicker console --level warning
+    """
+    _answer(ctx, list_console_messages, pretty=pretty, missing="Page not found", level=level,
+            url=url, limit=limit, offset=offset)
+
+
+@app.command()
+def json_ld(
+    ctx: typer.Context,
+    type_: Annotated[str | None, typer.Option("--type", help="Pages with a block of this @type only (exact: Product).", show_default=False)] = None,
+    invalid: Annotated[bool, typer.Option("--invalid", help="Pages with a block that is not valid JSON-LD only.")] = False,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Pages with JSON-LD blocks, their @types, and the blocks that do not parse.
+
+    Example: nitpicker query site.nitpicker json-ld --type Product
+    """
+    _answer(ctx, list_json_ld, pretty=pretty, type=type_, invalid=invalid, limit=limit,
+            offset=offset)

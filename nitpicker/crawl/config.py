@@ -62,6 +62,8 @@ INTEGER_OPTIONS: dict[str, tuple[int, int]] = {
     "dedupe_cap": (1, INTEGER_MAX),
     "dedupe_age_window": (1, INTEGER_MAX),
     "dedupe_map_cap": (1, INTEGER_MAX),
+    "max_excluded_depth": (0, INTEGER_MAX),
+    "image_file_size_threshold": (0, INTEGER_MAX),
 }
 """The accepted range of each integer option: ``--parallels`` up to 1000 concurrent requests,
 ``--interval`` up to one hour (in ms); the counts up to ``INTEGER_MAX``."""
@@ -114,12 +116,26 @@ class CrawlConfig:
     """Seed the frontier from robots.txt ``Sitemap:`` lines and ``/sitemap.xml``."""
     deny_private_networks: bool = False
     """Refuse loopback, private, link-local and metadata addresses (SSRF guard)."""
+    inventory: str = ""
+    """``--inventory FILE``: the file of URLs known from elsewhere (absolute path), or ``""``."""
+    inventory_urls: tuple[str, ...] = field(default=(), repr=False)
+    """The inventory's URLs, seeded when the archive is created; not stored in the archive's
+    config (the pages carry ``in_inventory``)."""
     output: str = ""
     """Absolute path of the archive file."""
     resume: bool = False
     append: tuple[str, ...] = ()
     """Roots added to an existing archive by ``--append`` (already part of ``roots``)."""
+    retry_failed: bool = False
+    """``--retry-failed``: a resume that first queues the archive's failed URLs again."""
     strict: bool = False
+    max_excluded_depth: int = 10
+    """The original's ``--max-excluded-depth`` (``maxExcludedDepth``): accepted and stored so
+    its users' scripts run, never enforced — the original never enforced it (SPEC §2.1, §12
+    Q4), and no depth limit applies to a crawl."""
+    image_file_size_threshold: int | None = None
+    """Bytes above which an image file is oversized (``--image-file-size-threshold``):
+    ``nitpicker query FILE images --oversized`` lists the images that exceed it."""
     headers: tuple[str, ...] = field(default=(), repr=False)
     """``--header 'Name: value'``: sent with in-scope requests only. The archive keeps the
     names (:meth:`to_json`), never the values."""
@@ -167,6 +183,9 @@ class CrawlConfig:
                 keyword_pattern(keyword)
             except ValueError as exc:
                 raise ConfigError(f"--exclude-keyword: {exc}") from exc
+        if self.inventory and not self.follows_links:
+            raise ConfigError("--inventory needs a crawl that follows links: not with --single, "
+                              "--no-recursive, --list or --list-file")
         if not self.output:
             raise ConfigError("no output archive path")
 
@@ -200,6 +219,7 @@ class CrawlConfig:
         data = dataclasses.asdict(self)
         data["headers"] = [name for name, _ in self.request_headers]
         data["credentials"] = [[root, user] for root, user, _ in self.credentials]
+        del data["inventory_urls"]
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
@@ -229,7 +249,8 @@ class CrawlConfig:
             if raw_key == "name" or raw_key.startswith("_"):
                 continue
             key = _ARGUMENT_ALIASES.get(raw_key, raw_key.replace("-", "_"))
-            if key not in known or key == "credentials":
+            # the URLs of inventory come from inventory=FILE; credentials from roots
+            if key not in known or key in ("inventory_urls", "credentials"):
                 raise ConfigError(f"unknown crawl argument {raw_key!r}")
             values[key] = _coerce(key, raw, known[key].type)
         from nitpicker.crawl.config_builder import GivenOptions, new_config, resume_config
@@ -238,6 +259,9 @@ class CrawlConfig:
         if "append" in values:
             raise ConfigError("append is not a crawl argument: add roots to an archive with "
                               "nitpicker crawl --append FILE URL… (it keeps a backup)")
+        if "retry_failed" in values:
+            raise ConfigError("retry_failed is not a crawl argument: fetch an archive's failed "
+                              "URLs again with nitpicker crawl --retry-failed FILE")
         if values.get("resume"):
             if not values.get("output"):
                 raise ConfigError("missing crawl argument: -a output=FILE (the archive to resume)")

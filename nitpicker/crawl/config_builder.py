@@ -8,7 +8,8 @@ their arguments (:meth:`CrawlConfig.from_spider_args`). Here, and only here:
 - a new crawl's options become a config (:func:`new_config`): excludes split, the built-in
   excluded URLs added once, the default User-Agent, the archive path resolved; the roots are
   validated by ``CrawlConfig`` itself;
-- a resume (:func:`resume_config`) and an append (:func:`append_config`) start from the
+- a resume (:func:`resume_config`), a retry of failed URLs (:func:`retry_failed_config`) and
+  an append (:func:`append_config`) start from the
   options stored in the archive. The options of :data:`RUNTIME_OPTIONS` (how the crawl runs)
   are this run's. Any other option given must be what the archive holds already — then it is
   honoured as is — or the run is refused with one line naming it: an option is never dropped
@@ -21,6 +22,7 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nitpicker.crawl.config import (
@@ -38,9 +40,9 @@ from nitpicker.policy.request_headers import HeaderError, parse_header, shown_ur
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
 
-__all__ = ["RUNTIME_OPTIONS", "GivenOptions", "append_config", "new_config", "resume_config"]
+__all__ = ["RUNTIME_OPTIONS", "GivenOptions", "append_config", "new_config", "resume_config",
+           "retry_failed_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +86,8 @@ def config_value(option: str, value: Any) -> Any:
         return DEFAULT_EXCLUDED_URLS + tuple(value or ())
     if option == "user_agent":
         return value or default_user_agent()
+    if option == "inventory":
+        return str(Path(value).expanduser().resolve()) if value else ""
     if isinstance(value, list):
         return tuple(value)
     return value
@@ -102,6 +106,11 @@ def new_config(options: GivenOptions, *, cwd: Path | None = None,
     values["recursive"] = values.get("recursive", True) and not single and not list_mode
     values["output"] = resolve_output_path(values.get("output") or "", roots[0] if roots else "",
                                            cwd)
+    if values.get("inventory"):
+        from nitpicker.crawl.inventory import read_inventory
+
+        values["inventory_urls"] = read_inventory(
+            Path(values["inventory"]), disable_queries=bool(values.get("disable_queries")))
     return CrawlConfig(**values)
 
 
@@ -115,6 +124,21 @@ def resume_config(path: Path, options: GivenOptions) -> CrawlConfig:
                                    **_secrets(info.config_json, options, options.name("resume"),
                                               options.values.get("roots") or ()))
     _refuse_changes(config, options, options.name("resume"), ("resume", "output"))
+    return config
+
+
+def retry_failed_config(path: Path, options: GivenOptions) -> CrawlConfig:
+    """The config of ``--retry-failed``: a resume (the archive's options, this run's runtime
+    options) that first queues the archive's failed URLs again."""
+    from nitpicker.crawl.append import stored_crawl_info
+
+    info = stored_crawl_info(path)
+    config = CrawlConfig.from_json(info.config_json, resume=True, retry_failed=True,
+                                   output=str(path), **_runtime(options),
+                                   **_secrets(info.config_json, options,
+                                              options.name("retry_failed"),
+                                              options.values.get("roots") or ()))
+    _refuse_changes(config, options, options.name("retry_failed"), ("retry_failed", "output"))
     return config
 
 
@@ -165,8 +189,8 @@ def _secrets(config_json: str, options: GivenOptions, mode: str,
             f"archive's crawl (the values are not stored): it had {stored}, this run gives "
             f"{', '.join(given) or 'none'}"
         )
-    stored = CrawlConfig.from_json(config_json)
-    credentials = given_credentials(urls, disable_queries=stored.disable_queries)
+    archived = CrawlConfig.from_json(config_json)
+    credentials = given_credentials(urls, disable_queries=archived.disable_queries)
     have = {root for root, _, _ in credentials}
     for root, user in users.items():
         if root not in have:

@@ -32,7 +32,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "disk_full": "failed: the disk (or the archive's size budget) is full",
     "db_error": "failed: the archive could not be written",
     "browser_crash": "failed: the browser crashed and could not be relaunched",
-    "network": "failed: no root URL could be fetched at all",
+    "network": "failed: no URL could be fetched at all (an append: none of its new roots)",
     "instance_lost": "failed: the process died without closing its run (found later)",
     "unknown": "failed: any other error",
 }

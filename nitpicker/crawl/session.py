@@ -129,14 +129,20 @@ class CrawlSession:
     def _start_run(self, writer: ArchiveWriter) -> None:
         """The open phase: the run's row, the roots, the size budget, the inbound index."""
         if self.config.resume:
+            kind = "resume"
             if self.config.append:
+                kind = "append"
                 self._prepare_append(writer)
-            writer.runs.start("append" if self.config.append else "resume")
+            elif self.config.retry_failed:
+                kind = "retry"
+                self._prepare_retry(writer)
+            writer.runs.start(kind)
         else:
             writer.runs.start("crawl")
             writer.frontier.add(
                 (frontier_key(root), root, 0, int(FollowMode.FULL)) for root in self.config.roots
             )
+            self._seed_inventory(writer)
             writer.commit()
         if self.max_archive_bytes:
             writer.set_size_budget(self.max_archive_bytes)
@@ -182,6 +188,50 @@ class CrawlSession:
         writer.commit()
         logger.info("append: %d new root(s), %d row(s) re-promoted into scope",
                     len(self.config.append), len(repromoted))
+
+    def _seed_inventory(self, writer: ArchiveWriter) -> None:
+        """``--inventory``: its URLs marked ``in_inventory`` and the in-scope ones queued, with
+        the roots (a root listed keeps depth 0)."""
+        urls = self.config.inventory_urls
+        if not urls:
+            return
+        roots = set(self.config.roots)
+        by_depth: dict[int, list[tuple[str, bool]]] = {0: [], 1: []}
+        excluded: set[str] = set()
+        for raw in urls:
+            parsed = self.policy_url(raw)
+            if parsed is not None and parsed.is_http:
+                external = not self.in_scope(parsed)
+                if not external and self.excludes.excludes_url(parsed):
+                    excluded.add(parsed.url)
+                by_depth[0 if parsed.url in roots else 1].append((parsed.url, external))
+        for depth, entries in by_depth.items():
+            if entries:
+                writer.pages.record_inventory(entries, depth, excluded)
+        logger.info("inventory: %d URL(s) listed, %d in scope", len(urls),
+                    sum(not external for entries in by_depth.values() for _, external in entries))
+
+    def _prepare_retry(self, writer: ArchiveWriter) -> None:
+        """``--retry-failed``: the failed URLs (not those of a capped trap) queued again."""
+        from nitpicker.crawl.retry import retry_plan
+
+        plan = retry_plan(writer.conn)
+        writer.frontier.requeue(plan.frontier_entries())
+        writer.commit()
+        logger.info("retry: %d failed URL(s) queued again, %d left under capped traps",
+                    len(plan.retry), len(plan.capped))
+
+    def _check_new_roots(self, writer: ArchiveWriter) -> None:
+        """``--append`` whose every new root was fetched with no HTTP answer failed
+        (``network``), whatever else the run fetched: the append is then undone."""
+        roots = self.config.append
+        if not roots:
+            return
+        unreachable = writer.pages.unreachable(roots)
+        if len(unreachable) == len(roots):
+            shown = "; ".join(f"{url} ({error})" for url, error in unreachable.items())
+            self.failure = RunFailure("network", f"every new root failed to fetch: {shown}")
+            logger.error("append failed (network): %s", self.failure.detail)
 
     def add_root(self, url: str) -> None:
         """A new scope entry found while crawling (a redirecting root's destination)."""
@@ -232,6 +282,7 @@ class CrawlSession:
             if self.failure is None:
                 writer.commit()
                 writer.frontier.release_leases()
+                self._check_new_roots(writer)
             else:
                 writer.rollback()
             writer.finish(order=self.failure is None)

@@ -30,6 +30,7 @@ from pydantic import Field
 
 from nitpicker import __version__
 from nitpicker.query import (
+    CONSOLE_LEVELS,
     DUPLICATE_FIELDS,
     LINK_TYPES,
     MISMATCH_TYPES,
@@ -182,8 +183,9 @@ SortOrder = Literal["asc", "desc"]
 LinkType = Literal["broken", "external", "orphaned"]
 DuplicateField = Literal["title", "description"]
 MismatchType = Literal["canonical", "og:title", "og:description"]
+ConsoleLevel = Literal["error", "warning", "info", "log", "debug"]
 
 assert get_args(SortField) == SORT_FIELDS and get_args(SortOrder) == SORT_ORDERS
 assert get_args(LinkType) == LINK_TYPES and get_args(DuplicateField) == DUPLICATE_FIELDS
-assert get_args(MismatchType) == MISMATCH_TYPES
+assert get_args(MismatchType) == MISMATCH_TYPES and get_args(ConsoleLevel) == CONSOLE_LEVELS
 

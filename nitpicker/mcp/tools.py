@@ -17,6 +17,7 @@ from pydantic import Field
 from nitpicker import query as q
 from nitpicker.mcp.server import (
     ArchiveId,
+    ConsoleLevel,
     DuplicateField,
     Limit,
     LinkType,
@@ -32,11 +33,13 @@ from nitpicker.mcp.server import (
 from nitpicker.query import (
     SQLITE_INTEGER_MAX,
     ArchiveSummary,
+    ConsoleMessage,
     CrawlRun,
     DuplicateCluster,
     DuplicateEntry,
     HeaderCheck,
     ImageItem,
+    JsonLdPage,
     LinkItem,
     MismatchEntry,
     OrphanItem,
@@ -215,7 +218,8 @@ def list_links(
     Both: items {source_url, dest_url, final_url (where dest_url redirects, or null), status,
     status_text, is_external, text}, grouped by target URL, then linking page.
     type=orphaned: internal HTML pages no other page links to (crawl roots included): items
-    {url, title, status}.
+    {url, title, status, in_sitemap, in_inventory} (the last two: listed in a sitemap, or in
+    the crawl's --inventory file of URLs known from elsewhere).
     """
     with registry.use(archive_id) as conn:
         return cast("Paged[LinkItem | OrphanItem]",
@@ -276,6 +280,9 @@ def list_images(
                                                      "natural width or height is above this "
                                                      "many pixels (known for pages rendered "
                                                      "in a browser).")] = None,
+    oversized: Annotated[bool, Field(description="Only images whose file is larger than "
+                                                 "the crawl's --image-file-size-threshold "
+                                                 "(an error when the crawl set none).")] = False,
     url_pattern: Annotated[str | None, Field(description="SQL LIKE pattern on the image "
                                                          "src.")] = None,
     limit: Limit = 100,
@@ -285,16 +292,66 @@ def list_images(
 
     Filters combine with AND. Items by page URL, then document order: page_url, src, alt
     (null when the attribute is absent), width, height, natural_width, natural_height,
-    is_lazy, viewport_width.
+    is_lazy, viewport_width, file_size (bytes, null when unknown).
     """
     with registry.use(archive_id) as conn:
         return q.list_images(conn, missing_alt=missing_alt,
                              missing_dimensions=missing_dimensions,
-                             oversized_threshold=oversized_threshold, url_pattern=url_pattern,
-                             limit=limit, offset=offset)
+                             oversized_threshold=oversized_threshold, oversized=oversized,
+                             url_pattern=url_pattern, limit=limit, offset=offset)
 
 
 # -- quality checks -----------------------------------------------------------------------------
+
+
+@tool
+def list_console_messages(
+    archive_id: ArchiveId,
+    level: Annotated[ConsoleLevel | None, Field(description="Only this level: error, warning, "
+                                                            "info, log or debug.")] = None,
+    url: Annotated[str | None, Field(description="Only the messages of this page (tried as "
+                                                 "given, then normalised), in the order it "
+                                                 "showed them.")] = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[ConsoleMessage]:
+    """Console messages (console.log, warn, error, ...) and uncaught JavaScript exceptions of
+    the pages rendered in the browser, each distinct message once with the pages that showed
+    it: use for JavaScript errors and deprecation warnings across a site.
+
+    Most severe first (error, warning, info, log, debug), then the most shared. Items: level,
+    kind (console or exception), text, source_url, line, column (1-based; null when unknown),
+    page_count, occurrences, pages (up to 100 URLs). Empty for a crawl made without the browser
+    (--no-render). Error "Page not found." when url names no page of the archive.
+    """
+    with registry.use(archive_id) as conn:
+        messages = q.list_console_messages(conn, level=level, url=url, limit=limit,
+                                           offset=offset)
+    if messages is None:
+        raise ValueError("Page not found.")
+    return messages
+
+
+@tool
+def list_json_ld(
+    archive_id: ArchiveId,
+    type: Annotated[str | None,  # (shadows the builtin: the argument's name in the spec)
+                    Field(description="Only pages with a block of this @type (exact, as "
+                                      "written: Product, BreadcrumbList).")] = None,
+    invalid: Annotated[bool, Field(description="Only pages with a JSON-LD block that does not "
+                                               "parse.")] = False,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[JsonLdPage]:
+    """Structured data: the pages with <script type="application/ld+json"> blocks, by URL.
+
+    Items: url, types (every @type of its blocks: top-level entities, top-level arrays and
+    @graph members), invalid_blocks, blocks (position, types, is_valid, error: the parse error
+    of a malformed block, with its line and column). Filters combine.
+    """
+    with registry.use(archive_id) as conn:
+        return q.list_json_ld(conn, type=type, invalid=invalid, limit=limit, offset=offset)
+
 
 
 @tool

@@ -26,6 +26,7 @@ from nitpicker.query._common import (
 )
 from nitpicker.query.clusters import DuplicateCluster, MetaSignatureFields, get_duplicate_clusters
 from nitpicker.query.connection import ArchiveOpenError, open_archive
+from nitpicker.query.console import CONSOLE_LEVELS, ConsoleMessage, list_console_messages
 from nitpicker.query.duplicates import (
     DUPLICATE_FIELDS,
     MISMATCH_TYPES,
@@ -35,8 +36,9 @@ from nitpicker.query.duplicates import (
     find_mismatches,
 )
 from nitpicker.query.headers import HeaderCheck, check_headers
-from nitpicker.query.images import ImageItem, list_images
+from nitpicker.query.images import ImageItem, file_size_threshold, list_images
 from nitpicker.query.info import CrawlInfo, crawl_info
+from nitpicker.query.json_ld import JsonLdBlockItem, JsonLdPage, list_json_ld
 from nitpicker.query.links import (
     LINK_TYPES,
     LinkItem,
@@ -78,6 +80,7 @@ from nitpicker.query.trap_events import TrapEvent, list_trap_events
 from nitpicker.query.violations import ViolationItem, get_violations
 
 __all__ = [
+    "CONSOLE_LEVELS",
     "DUPLICATE_FIELDS",
     "INTEGER_RANGES",
     "LINK_TYPES",
@@ -88,6 +91,7 @@ __all__ = [
     "STATUS_RANGE",
     "ArchiveOpenError",
     "ArchiveSummary",
+    "ConsoleMessage",
     "CrawlInfo",
     "CrawlRun",
     "DuplicateCluster",
@@ -96,6 +100,8 @@ __all__ = [
     "HeaderItem",
     "ImageItem",
     "InboundLink",
+    "JsonLdBlockItem",
+    "JsonLdPage",
     "LinkItem",
     "MetaSignatureFields",
     "MetadataFulfillment",
@@ -115,6 +121,7 @@ __all__ = [
     "check_headers",
     "check_integer",
     "crawl_info",
+    "file_size_threshold",
     "find_duplicates",
     "find_mismatches",
     "get_duplicate_clusters",
@@ -125,9 +132,11 @@ __all__ = [
     "get_violations",
     "latest_run",
     "list_broken_links",
+    "list_console_messages",
     "list_crawl_runs",
     "list_external_links",
     "list_images",
+    "list_json_ld",
     "list_links",
     "list_orphaned_pages",
     "list_pages",

@@ -57,6 +57,10 @@ class OrphanItem(TypedDict):
     url: str
     title: str
     status: int | None
+    in_sitemap: bool
+    """Listed in a sitemap: how the crawl found the page, when no link leads to it."""
+    in_inventory: bool
+    """Listed in the crawl's ``--inventory`` file (URLs known from elsewhere)."""
 
 
 _TARGET_COLUMNS = """t.id, t.url, f.url, coalesce(f.status, t.status),
@@ -88,8 +92,14 @@ _ORPHAN_WHERE = f"""{INTERNAL_HTML}
                     WHERE r.redirect_dest_id = p.id AND a.page_id != p.id)"""
 """Internal HTML pages no other page links to, neither directly nor through a redirect."""
 
-_ORPHANS_SQL = f"""SELECT p.url, p.title, p.status, count(*) OVER () FROM pages p
+_ORPHANS_SQL = f"""SELECT p.url, p.title, p.status, {{origins}}, count(*) OVER () FROM pages p
     WHERE {_ORPHAN_WHERE} ORDER BY p.url LIMIT :limit OFFSET :offset"""
+"""``{origins}``: the two origin columns; ``0`` for one an older archive does not have."""
+
+_ORIGIN_COLUMNS = ("in_sitemap", "in_inventory")
+"""Where an orphan's URL came from: migrations ``0005_in_sitemap`` and ``0012_page_origin``."""
+
+_PAGE_COLUMNS_SQL = "SELECT name FROM pragma_table_info('pages')"
 
 
 def _links_to_targets(conn: sqlite3.Connection, targets_sql: str, limit: int, offset: int
@@ -140,12 +150,20 @@ def list_orphaned_pages(conn: sqlite3.Connection, *, limit: int = 100, offset: i
                         ) -> Paged[OrphanItem]:
     """Internal HTML pages that no other page links to (a link to a URL that redirects to the
     page counts; a page's link to itself does not). Crawl roots nobody links to are orphans
-    too. Ordered by URL."""
+    too. Ordered by URL. Each says whether a sitemap or the crawl's ``--inventory`` listed
+    it: the pages that exist but that only those lead to."""
     check_paging(limit, offset)
+    columns = {name for (name,) in fetch_all(conn, _PAGE_COLUMNS_SQL)}
+    origins = ", ".join(f"p.{c}" if c in columns else "0" for c in _ORIGIN_COLUMNS)
+    sql = _ORPHANS_SQL.format(origins=origins)
     rows, total = fetch_counted(
-        conn, _ORPHANS_SQL, f"SELECT count(*) FROM pages p WHERE {_ORPHAN_WHERE}",
+        conn, sql, f"SELECT count(*) FROM pages p WHERE {_ORPHAN_WHERE}",
         {"limit": limit, "offset": offset}, offset)
-    items: list[OrphanItem] = [{"url": u, "title": t, "status": s} for u, t, s in rows]
+    items: list[OrphanItem] = [
+        {"url": u, "title": t, "status": s, "in_sitemap": bool(sitemap),
+         "in_inventory": bool(inventory)}
+        for u, t, s, sitemap, inventory in rows
+    ]
     return paged(items, total, limit, offset)
 
 

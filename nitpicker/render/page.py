@@ -22,7 +22,8 @@ path (SPEC §3.6):
 A page whose scripts stop answering (a step gets no answer within 10 s; a preset's scroll and
 images, within its lazy-image wait plus 15 s) fails the render with
 :class:`PageUnresponsiveError`. Every response the page loads is recorded by
-:meth:`RenderResult.on_response`; a request that got no response (refused, blocked by CORS,
+:meth:`RenderResult.on_response`, every console message and uncaught exception of its document
+by :class:`nitpicker.render.console.ConsoleLog`; a request that got no response (refused, blocked by CORS,
 aborted) by :meth:`RenderResult.on_request_failed` with status -1. Only the page's own
 requests count: its navigation's, and those made once its document is committed (a page
 reused from URL to URL may still finish requests of the previous one, whose timers and
@@ -44,6 +45,7 @@ from nitpicker.crawl.meta import (
     PLAYWRIGHT_PAGE_METHODS,
 )
 from nitpicker.policy.urls import parse_url
+from nitpicker.render.console import ConsoleLog
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -271,6 +273,8 @@ class RenderResult:
     images: list[dict[str, Any]] = field(default_factory=list)
     resources: dict[str, NetworkResource] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    #: the console messages and uncaught exceptions of the page's own document
+    console: ConsoleLog = field(default_factory=ConsoleLog, repr=False, compare=False)
     #: the page's DevTools session (set before navigation by :meth:`prepare`, or by a page pool
     #: reusing the page)
     devtools: PageSession | None = field(default=None, repr=False, compare=False)
@@ -291,6 +295,8 @@ class RenderResult:
             "requestfailed": self.on_request_failed,
             "response": self.on_response,
             "framenavigated": self.on_frame_navigated,
+            "console": self.console.on_console,
+            "pageerror": self.console.on_page_error,
         }
 
     async def prepare(self, page: Page, request: object) -> None:
@@ -320,6 +326,7 @@ class RenderResult:
         navigated after the navigation's request."""
         if self._navigated and frame.parent_frame is None:
             self._committed = True
+            self.console.listening = True
 
     def on_request(self, request: Request) -> None:
         """``page.on("request")``: the page's own requests are its navigation's, then those

@@ -40,10 +40,10 @@ from nitpicker.items import (
     PageItem,
     Redirect,
     ResourceRecord,
+    status_phrase,
     too_long_stand_in,
 )
-from nitpicker.policy.extract import extract
-from nitpicker.policy.urls import join_href
+from nitpicker.policy.extract import document_base, extract, resolve_meta_urls
 from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
 
@@ -68,13 +68,6 @@ GC_THRESHOLD = 10_000
 """Allocations between two young-generation collections (Python's default is 700)."""
 
 
-def _status_text(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
-
-
 def _impose(settings: BaseSettings, name: str, value: object) -> None:
     """Set ``name`` over whatever priority it has: an option that only restricts the crawl."""
     priority = max(settings.getpriority(name) or 0, SETTINGS_PRIORITIES["spider"])
@@ -86,6 +79,16 @@ def _dimension(value: str) -> float | None:
         return float(value.strip().removesuffix("px"))
     except ValueError:
         return None
+
+
+def _answers_link_check(resource: ResourceRecord) -> bool:
+    """Whether the browser's response for a resource is what a link check of its URL would
+    record: a final, whole answer (not a redirect, a revalidation, a range or a failure) that
+    is not an HTML page (a page linked and framed is crawled as a page)."""
+    status = resource.status
+    return (status is not None and status >= 200 and not 300 <= status < 400
+            and status != HTTPStatus.PARTIAL_CONTENT  # a range of a media file
+            and not is_html(resource.content_type.lower() if resource.content_type else None))
 
 
 class SiteSpider(Spider):
@@ -217,7 +220,7 @@ class SiteSpider(Spider):
             is_external=is_external,
             is_target=mode is FollowMode.FULL and not is_external,
             status=response.status,
-            status_text=_status_text(response.status),
+            status_text=status_phrase(response.status),
             content_type=content_type,
             content_length=self._content_length(response),
             headers=[
@@ -236,6 +239,10 @@ class SiteSpider(Spider):
 
     def _read_rendered(self, response: Response, item: PageItem, rendered: RenderResult) -> None:
         """A page the browser rendered: the same extraction over the rendered HTML."""
+        console = rendered.console
+        item.console = console.records
+        if console.dropped:
+            self.crawler.stats.inc_value("nitpicker/render/console_dropped", console.dropped)
         if rendered.html is None:
             item.status = -1
             item.is_target = False
@@ -245,7 +252,6 @@ class SiteSpider(Spider):
         self._read_html(response, rendered.html, item)
         if item.html is None:
             return  # skipped by a keyword
-        in_scope = self.session.in_scope
         item.images = [
             ImageRecord(
                 src=image["src"], alt=image["alt"], width=image["width"], height=image["height"],
@@ -256,6 +262,15 @@ class SiteSpider(Spider):
             for image in rendered.images
         ]
         by_url = {r.url: r for r in item.resources}
+        self._read_loaded(rendered, by_url)
+        item.resources = list(by_url.values())
+        item.loaded = {url: r for url, r in by_url.items() if _answers_link_check(r)}
+        if item.images:
+            self._image_sizes(item.images, by_url)
+
+    def _read_loaded(self, rendered: RenderResult, by_url: dict[str, ResourceRecord]) -> None:
+        """The responses the browser loaded, onto the page's resources (``by_url``)."""
+        in_scope = self.session.in_scope
         for loaded in rendered.resources.values():
             target = self.resolver.resolve(loaded.url, loaded.url)
             if target is None or not target.is_http:
@@ -275,7 +290,17 @@ class SiteSpider(Spider):
             record.compress = loaded.compress
             record.cdn = loaded.cdn
             record.headers = loaded.headers
-        item.resources = list(by_url.values())
+
+    def _image_sizes(self, images: list[ImageRecord], by_url: dict[str, ResourceRecord]) -> None:
+        """Each image's file size: the ``Content-Length`` of the response its shown source
+        (``currentSrc``, else ``src``) was loaded with."""
+        resolve = self.resolver.resolve
+        for image in images:
+            shown = image.current_src or image.src
+            target = resolve(shown, shown) if shown else None
+            record = by_url.get(target.url) if target is not None else None
+            if record is not None and record.status is not None and 200 <= record.status < 300:
+                image.file_size = record.content_length
 
     def _content_length(self, response: Response) -> int | None:
         raw = response.headers.get(b"Content-Length")
@@ -300,7 +325,9 @@ class SiteSpider(Spider):
 
     def _read_html(self, response: Response, html: str, item: PageItem) -> None:
         if not item.is_target:
-            item.meta = extract(html, max_anchors=0).meta
+            head = extract(html, max_anchors=0)
+            item.meta = head.meta
+            resolve_meta_urls(head.meta, document_base(response.url, head.base_href))
             return
         keyword = self.session.excludes.matched_keyword(html) if self.config.exclude_keywords else None
         if keyword is not None:
@@ -318,10 +345,10 @@ class SiteSpider(Spider):
             item.links_capped = True
             self.crawler.stats.inc_value("nitpicker/links/capped_pages")
         item.meta = found.meta
+        item.json_ld = found.json_ld
         item.html = html
-        base = response.url
-        if found.base_href:
-            base = join_href(base, found.base_href)
+        base = document_base(response.url, found.base_href)
+        resolve_meta_urls(found.meta, base)
         resolve = self.resolver.resolve
         links = item.links
         full = FollowMode.FULL

@@ -126,6 +126,21 @@ def trap_archive(archives: tuple[ArchiveFile, ArchiveFile]) -> ArchiveFile:
 
 
 @pytest.fixture(scope="session")
+def page_data_archive(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory
+                      ) -> ArchiveFile:
+    """``/console/`` and ``/json-ld/`` rendered in the browser: console messages, JSON-LD."""
+    output = tmp_path_factory.mktemp("page-data") / "page-data"
+    crawl = subprocess.run(
+        [sys.executable, "-m", "nitpicker.cli", "crawl", site.url("/console/"),
+         site.url("/json-ld/"), "--silent", "--retry", "0", "-o", str(output)],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, text=True, capture_output=True,
+        timeout=300, check=False,
+    )
+    assert crawl.returncode == 0, crawl.stderr
+    return ArchiveFile.record(output.with_suffix(".nitpicker"))
+
+
+@pytest.fixture(scope="session")
 async def client(anyio_backend: str, archive: ArchiveFile, opened_by_tools: Counter[Path]
                  ) -> AsyncIterator[Client]:
     """One ``nitpicker mcp`` process for the session, started in the archives' folder.

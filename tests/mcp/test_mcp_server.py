@@ -35,9 +35,11 @@ TOOLS = {
     "open_archive", "close_archive", "get_summary", "list_pages", "get_page_detail",
     "get_page_html", "list_links", "list_resources", "list_images", "get_violations",
     "find_duplicates", "find_mismatches", "get_resource_referrers", "check_headers",
-    "get_duplicate_clusters", "list_crawl_runs", "list_trap_events",
+    "get_duplicate_clusters", "list_crawl_runs", "list_trap_events", "list_console_messages",
+    "list_json_ld",
 }
-"""SPEC §6's 14 tools, the duplicate clusters, the runs and the trap cap's audit log."""
+"""SPEC §6's 14 tools, the duplicate clusters, the runs, the trap cap's audit log, the console
+messages and the JSON-LD blocks."""
 
 ABSOLUTE_PATH = re.compile(r"""(?:/[^\s'",)]+){2,}""")
 NOT_OPEN = "Use open_archive to load a .nitpicker file first."
@@ -130,6 +132,8 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         "get_duplicate_clusters": {"min_count": 2},
         "list_crawl_runs": {},
         "list_trap_events": {},
+        "list_console_messages": {},
+        "list_json_ld": {},
     }
     assert set(calls) | {"open_archive", "close_archive"} == TOOLS
     for tool, arguments in calls.items():
@@ -410,7 +414,8 @@ async def test_links_broken_external_orphaned(client: Client, opened: str, site:
 
     orphaned = await ok(client, "list_links", archive_id=opened, type="orphaned")
     assert orphaned["items"][0] == {"url": site.url("/error-status/"),
-                                    "title": "Error Status Top", "status": 200}
+                                    "title": "Error Status Top", "status": 200,
+                                    "in_sitemap": False, "in_inventory": False}
     assert sorted(page["url"] for page in orphaned["items"]) == sorted(site_roots)
 
 
@@ -443,7 +448,7 @@ async def test_resources_referrers_and_images(client: Client, opened: str,
     assert images["items"][0] == {
         "page_url": site.url("/query/images"), "src": site.url("/query/img/fine.png"),
         "alt": "Fine", "width": 10.0, "height": 10.0, "natural_width": None,
-        "natural_height": None, "is_lazy": False, "viewport_width": None}
+        "natural_height": None, "is_lazy": False, "viewport_width": None, "file_size": None}
     no_alt = await ok(client, "list_images", archive_id=opened, missing_alt=True)
     assert [(i["src"].rsplit("/", 1)[1], i["alt"]) for i in no_alt["items"]] == [
         ("no-alt.png", None), ("empty-alt.png", "")]
@@ -454,6 +459,9 @@ async def test_resources_referrers_and_images(client: Client, opened: str,
         "total"] == 1
     assert (await ok(client, "list_images", archive_id=opened, oversized_threshold=5))[
         "total"] == 0  # natural sizes come from a browser
+    assert await error(client, "list_images", archive_id=opened, oversized=True) == (
+        "Error executing tool list_images: oversized: this archive's crawl set no image file size threshold (crawl with "
+        "--image-file-size-threshold BYTES)")
 
 
 # -- quality checks and the crawl ---------------------------------------------------------------
@@ -521,6 +529,37 @@ async def test_clusters_runs_and_trap_events(client: Client, opened: str, site: 
         "items"]) == 1
     await ok(client, "close_archive", archive_id=trap)
     trap_archive.assert_untouched()
+
+
+async def test_console_messages_and_json_ld(client: Client, site: FixtureSite,
+                                            page_data_archive: ArchiveFile) -> None:
+    opened = await open_id(client, page_data_archive.path)
+    warnings = await ok(client, "list_console_messages", archive_id=opened, level="warning")
+    shared = warnings["items"][0]
+    assert (shared["text"], shared["page_count"], shared["source_url"], shared["line"]) == (
+        "shared: document.domain setter is deprecated", 4,
+        site.url("/console/assets/shared.js"), 1)
+    uncaught = await ok(client, "list_console_messages", archive_id=opened,
+                        url=site.url("/console/uncaught"))
+    assert [(m["kind"], m["text"]) for m in uncaught["items"]] == [
+        ("console", "shared: document.domain setter is deprecated"),
+        ("exception", "ReferenceError: undefinedWidget is not defined")]
+    assert await error(client, "list_console_messages", archive_id=opened,
+                       url=site.url("/nowhere")) == (
+        "Error executing tool list_console_messages: Page not found.")
+    assert "Input should be 'error', 'warning', 'info', 'log' or 'debug'" in await error(
+        client, "list_console_messages", archive_id=opened, level="warn")
+
+    products = await ok(client, "list_json_ld", archive_id=opened, type="Product")
+    assert [p["url"] for p in products["items"]] == [
+        site.url("/json-ld/malformed"), site.url("/json-ld/product")]
+    invalid = await ok(client, "list_json_ld", archive_id=opened, invalid=True)
+    assert [(p["url"], p["invalid_blocks"]) for p in invalid["items"]] == [
+        (site.url("/json-ld/malformed"), 2)]
+    scripted = await ok(client, "list_json_ld", archive_id=opened, type="FAQPage")
+    assert [p["url"] for p in scripted["items"]] == [site.url("/json-ld/scripted")]
+    await ok(client, "close_archive", archive_id=opened)
+    page_data_archive.assert_untouched()
 
 
 # -- bad arguments ------------------------------------------------------------------------------
@@ -601,7 +640,7 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
                 assert text.startswith(f"Error executing tool {tool.name}: "), text
                 assert name in text and reason in text, text
             checked.append((tool.name, name))
-    assert len(checked) == 32, checked
+    assert len(checked) == 36, checked
     assert {("list_pages", "status"), ("list_pages", "offset"), ("list_images",
             "oversized_threshold"), ("get_duplicate_clusters", "min_count")} <= set(checked)
 

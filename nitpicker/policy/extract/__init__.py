@@ -4,8 +4,9 @@
 repairs the markup exactly as it would to build a tree, but instead of a tree it calls back into a
 small Python object for every start tag, end tag and text chunk.  Nothing is kept but the facts a
 crawl needs: the ``<head>`` metadata (:class:`PageMeta`), the ``<base href>``, every link
-(:class:`AnchorRef`), every ``<img>`` (:class:`ImageRef`) and every sub-resource URL
-(:class:`ResourceRef`).
+(:class:`AnchorRef`), every ``<img>`` (:class:`ImageRef`), every sub-resource URL
+(:class:`ResourceRef`) and every JSON-LD block (:class:`JsonLdBlock`, parsed only when the page
+has one: :mod:`nitpicker.policy.extract.json_ld`).
 
 The values are those a browser's DOM would give (``querySelector`` and ``textContent``), so the
 result agrees with a selector-based reading of the tree lxml would build for the same text:
@@ -15,7 +16,8 @@ result agrees with a selector-based reading of the tree lxml would build for the
   ``name``/``property`` values of ``<meta>`` and the tokens of ``rel``;
 * text is ``textContent`` with runs of whitespace collapsed to one space and the ends stripped;
   ``<script>``/``<style>`` text never counts, ``<img alt>`` inside a link counts as a word;
-* URLs are returned raw (stripped of surrounding ASCII whitespace, never resolved).
+* URLs are returned raw (stripped of surrounding ASCII whitespace, never resolved);
+  :func:`resolve_meta_urls` makes the metadata's URLs absolute (the crawl stores them so).
 
 Text is collected cheaply: the target's ``data`` callback *is* ``list.append`` (a C builtin, so
 the many text chunks of a page cost no Python frame); start/end handlers only remember positions
@@ -34,15 +36,28 @@ from typing import Any
 from lxml import etree
 
 from nitpicker.policy.extract.facts import AnchorRef, Extracted, ImageRef, PageMeta, ResourceRef
+from nitpicker.policy.extract.json_ld import JsonLdBlock, read_json_ld
+from nitpicker.policy.extract.resolve import (
+    META_URL_FIELDS,
+    absolute_url,
+    document_base,
+    resolve_meta_urls,
+)
 from nitpicker.policy.extract.target import Target
 
 __all__ = [
+    "META_URL_FIELDS",
     "AnchorRef",
     "Extracted",
     "ImageRef",
+    "JsonLdBlock",
     "PageMeta",
     "ResourceRef",
+    "absolute_url",
+    "document_base",
     "extract",
+    "read_json_ld",
+    "resolve_meta_urls",
 ]
 
 

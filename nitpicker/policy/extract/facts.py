@@ -1,9 +1,11 @@
 """The page facts :func:`nitpicker.policy.extract.extract` returns: metadata, links, images,
-sub-resources (plain slotted dataclasses, the URLs raw as the markup wrote them)."""
+sub-resources, JSON-LD blocks (plain slotted dataclasses, the URLs raw as the markup wrote them)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from nitpicker.policy.extract.json_ld import JsonLdBlock
 
 __all__ = ["AnchorRef", "Extracted", "ImageRef", "PageMeta", "ResourceRef"]
 
@@ -72,5 +74,7 @@ class Extracted:
     anchors: list[AnchorRef] = field(default_factory=list)
     images: list[ImageRef] = field(default_factory=list)
     resources: list[ResourceRef] = field(default_factory=list)
+    json_ld: list[JsonLdBlock] = field(default_factory=list)
+    """Every ``<script type="application/ld+json">``, in document order."""
 
 

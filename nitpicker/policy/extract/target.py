@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 
 from nitpicker.policy.extract.facts import AnchorRef, Extracted, ImageRef, PageMeta, ResourceRef
+from nitpicker.policy.extract.json_ld import JsonLdBlock, is_json_ld_type, read_json_ld
 
 __all__ = ["Target"]
 
@@ -85,6 +86,8 @@ class _Target:
         "base_href",
         "data",
         "images",
+        "json_ld",
+        "json_ld_open",
         "meta",
         "open_anchors",
         "picture_depth",
@@ -111,6 +114,8 @@ class _Target:
         self.anchors: list[AnchorRef] = []
         self.images: list[ImageRef] = []
         self.resources: list[ResourceRef] = []
+        self.json_ld: list[JsonLdBlock] = []
+        self.json_ld_open = False  # the open <script> is a JSON-LD block
         # how many more links to collect
         self.room = sys.maxsize if max_anchors is None else max(0, max_anchors)
         # single-valued fields already set (first occurrence wins): "title", "lang", "base", ...
@@ -170,7 +175,8 @@ class _Target:
             self.end("a")
         if self.title_mark >= 0:
             _end_title(self)
-        return Extracted(self.meta, self.base_href, self.anchors, self.images, self.resources)
+        return Extracted(self.meta, self.base_href, self.anchors, self.images, self.resources,
+                         self.json_ld)
 
     # -- start handlers ---------------------------------------------------------------------
 
@@ -277,6 +283,9 @@ class _Target:
             src = src.strip(_ASCII_WS)
             if src:
                 self.resources.append(ResourceRef(src, "script"))
+        kind = attrib.get("type")
+        # Only a JSON-LD block is read (and parsed, when it closes): other pages pay one lookup.
+        self.json_ld_open = kind is not None and is_json_ld_type(kind)
         self.raw_mark = len(self.texts)
 
     def _start_style(self, attrib: dict[str, str]) -> None:
@@ -345,6 +354,9 @@ class _Target:
         mark = self.raw_mark
         if mark >= 0:
             self.raw_mark = -1
+            if self.json_ld_open:
+                self.json_ld_open = False
+                self.json_ld.append(read_json_ld("".join(self.texts[mark:])))
             del self.texts[mark:]
 
     def _end_svg(self) -> None:
