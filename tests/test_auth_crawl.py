@@ -280,3 +280,19 @@ def test_append_needs_the_secrets_given_again(fresh: AuthSite, tmp_path: Path) -
     assert {root: (user, pw) for root, user, pw in config.credentials} == {
         fresh.url("/private/"): (USER, PASSWORD), fresh.url("/empty/"): (EMPTY_USER, "")}
     assert config.request_headers == ((TOKEN_HEADER, TOKEN),)
+
+
+def test_retry_failed_needs_the_secrets_given_again(fresh: AuthSite, tmp_path: Path) -> None:
+    from nitpicker.crawl.config import ConfigError
+    from nitpicker.crawl.config_builder import GivenOptions, retry_failed_config
+
+    first = run("crawl", fresh.root(), "--header", HEADER, "-o", "out", "--max-pages", "1",
+                cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    archive = tmp_path / "out.nitpicker"
+    with_header = GivenOptions({"headers": [HEADER]}, frozenset({"headers"}))
+    with pytest.raises(ConfigError, match=f"user '{USER}'"):
+        retry_failed_config(archive, with_header)
+    config = retry_failed_config(archive, with_header.with_values(roots=(fresh.root(),)))
+    assert config.credentials == ((fresh.url("/private/"), USER, PASSWORD),)
+    assert config.retry_failed
