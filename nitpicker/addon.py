@@ -67,6 +67,9 @@ class Addon:
                 # Before robots.txt: a refused host's robots.txt is never fetched.
                 # NotConfigured unless NITPICKER_DENY_PRIVATE_NETWORKS (--deny-private-networks).
                 "nitpicker.middlewares.ssrf.PrivateNetworkGuard": 75,
+                # The root URLs' credentials and --header, on in-scope requests only (each
+                # redirect hop decided again). NotConfigured when the crawl has neither.
+                "nitpicker.middlewares.request_headers.ScopedHeadersMiddleware": 350,
                 # Scope is nitpicker's (out-of-scope URLs are checked, not dropped).
                 "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
                 # The last before the downloader: once the crawl stops, nothing starts.

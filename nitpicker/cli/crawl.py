@@ -23,6 +23,8 @@ from nitpicker.crawl.config_builder import (
     resume_config,
     retry_failed_config,
 )
+from nitpicker.policy.request_headers import credentials_of
+from nitpicker.policy.urls import parse_url
 from nitpicker.query import ArchiveOpenError
 from nitpicker.render.chromium import BrowserMissingError, require_chromium
 
@@ -78,6 +80,7 @@ def crawl(
     exclude_url: Annotated[list[str] | None, typer.Option("--exclude-url", help="Skip URLs starting with this prefix.")] = None,
     disable_queries: Annotated[bool, typer.Option("--disable-queries", "-Q", help="Drop query strings from every URL.")] = False,
     user_agent: Annotated[str | None, typer.Option("--user-agent", help="User-Agent header (default Nitpicker/<version>).")] = None,
+    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="Extra request header 'Name: value' on in-scope requests only; repeatable. The archive keeps the name only.")] = None,
     ignore_robots: Annotated[bool, typer.Option("--ignore-robots", help="Do not fetch or obey robots.txt.")] = False,
     parallels: Annotated[int, typer.Option("--parallels", "-P", help="Concurrent requests.")] = 10,
     interval: Annotated[int, typer.Option("--interval", "-I", help="Minimum delay between requests, in ms.")] = 0,
@@ -207,9 +210,12 @@ def _retry_failed(path: Path, options: GivenOptions, *, urls: list[str], others:
     from nitpicker.crawl.retry import retry_plan
     from nitpicker.query import open_archive
 
-    if urls or others:
+    if others or not all(_has_credentials(url) for url in urls):
         raise ConfigError("--retry-failed takes no URLs and no --output, --resume, --list or "
-                          "--list-file: the archive holds the crawl")
+                          "--list-file: the archive holds the crawl (only a root crawled with "
+                          "credentials is given again, with them)")
+    if urls:
+        options = options.with_values(roots=tuple(urls))
     path = path.expanduser().resolve()
     check_archive_file(path)
     config = retry_failed_config(path, options)  # a flag that would change the crawl: refused
@@ -234,7 +240,7 @@ _OPTIONS = {
     "single": "single", "recursive": "recursive", "fetch_external": "fetch_external",
     "image": "image", "render": "render", "exclude": "excludes",
     "exclude_keyword": "exclude_keywords", "exclude_url": "exclude_urls",
-    "disable_queries": "disable_queries", "user_agent": "user_agent",
+    "disable_queries": "disable_queries", "user_agent": "user_agent", "header": "headers",
     "ignore_robots": "ignore_robots", "parallels": "parallels", "interval": "interval",
     "retry": "retry", "max_pages": "max_pages", "max_duration": "max_duration",
     "max_archive_mb": "max_archive_mb", "dedupe_cap": "dedupe_cap",
@@ -277,8 +283,11 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
                 "--output flag is not supported with --resume. "
                 "The archive path is determined by the archive being resumed."
             )
-        if urls or list_urls or list_file:
-            raise ConfigError("--resume takes no URLs: the archive holds the crawl's roots")
+        if list_urls or list_file or not all(_has_credentials(url) for url in urls):
+            raise ConfigError("--resume takes no URLs: the archive holds the crawl's roots "
+                              "(only a root crawled with credentials is given again, with them)")
+        if urls:
+            options = options.with_values(roots=tuple(urls))
         return resume_config(resume.expanduser().resolve(), options)
     roots = list(urls)
     if list_file is not None:
@@ -290,6 +299,11 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
     new = options.with_values(roots=tuple(roots), list_mode=bool(list_urls or list_file),
                               output=output or "")
     return new_config(new, warn=_warn)
+
+
+def _has_credentials(url: str) -> bool:
+    parsed = parse_url(url)
+    return parsed is not None and credentials_of(parsed) is not None
 
 
 def _warn(message: str) -> None:

@@ -149,7 +149,8 @@ class RenderChoiceMiddleware:
             for key, value in request.meta.items()
             if key.startswith("nitpicker_") and key != META_PREFLIGHT
         }
-        meta.update(page_meta(RenderResult(self.render.options)))
+        meta.update(page_meta(RenderResult(self.render.options,
+                                           request_headers=self._session.request_headers)))
         meta.update(
             {
                 PLAYWRIGHT: True,
