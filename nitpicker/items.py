@@ -9,9 +9,9 @@ from http import HTTPStatus
 
 from nitpicker.policy.extract import JsonLdBlock, PageMeta
 
-__all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord", "PageItem",
-           "Redirect", "RedirectKind", "ResourceRecord", "answered_link", "status_phrase",
-           "too_long_stand_in"]
+__all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord",
+           "MissedPrediction", "PageItem", "Redirect", "RedirectKind", "ResourceRecord",
+           "answered_link", "status_phrase", "too_long_stand_in"]
 
 
 class FollowMode(IntEnum):
@@ -30,6 +30,9 @@ class FollowMode(IntEnum):
     INVALID = 4
     """A URL the archive cannot hold (longer than ``MAX_URL_LENGTH``): an error row, never
     fetched."""
+    PREDICTED = 6
+    """A page predicted ahead of a page's pager links (:mod:`nitpicker.policy.pagination`): a
+    frontier row only, fetched like ``FULL``; recorded only when it answers as a page."""
 
 
 MAX_URL_LENGTH = 8190
@@ -174,6 +177,9 @@ class PageItem:
     """Set when the redirect chain was handed over: ``url`` (this link's URL) was not fetched
     by this item, which records only its ``redirects`` (the hops, pointing at it); the URL is
     fetched by its own frontier row, once, whatever number of sources lead to it."""
+    predictions: list[tuple[str, str]] = field(default_factory=list)
+    """(frontier key, URL) of the pages predicted ahead of the page's pager links: queued as
+    ``PREDICTED`` frontier rows, never page rows."""
 
     @property
     def is_skipped(self) -> bool:
@@ -203,3 +209,16 @@ def answered_link(link: LinkRecord, resource: ResourceRecord, depth: int) -> Pag
         content_length=resource.content_length,
         headers=[(name.lower(), value) for name, value in resource.headers],
     )
+
+
+@dataclass(slots=True)
+class MissedPrediction:
+    """A predicted URL that did not answer as a page of its own (an error status, a network
+    error, a redirect, a skip): nothing is recorded for it. Its frontier row goes, or, when a
+    real link or a sitemap has reached the URL meanwhile, is queued again as a normal one."""
+
+    url: str
+    """The URL as predicted (the first of a redirect chain)."""
+    frontier_id: int | None
+    reason: str
+    """Why it missed: the status, ``redirected``, ``skipped`` or the error."""

@@ -183,3 +183,49 @@ def test_repromote_queues_new_and_done_rows_for_a_full_crawl(
         ("http://example.com/new", 1, 0, PENDING),
     ]
     assert frontier.pending == 2
+
+
+PREDICTED = 6  # FollowMode.PREDICTED
+
+
+def test_a_missed_prediction_leaves_no_row_and_its_key_can_be_queued_again(
+    writer: ArchiveWriter, frontier: FrontierStore
+) -> None:
+    frontier.add([frontier_entry("http://example.com/p/3", 2, PREDICTED)])
+    [(frontier_id, *_)] = frontier.lease(10)
+    assert frontier.drop_prediction(frontier_id) is False
+    assert frontier_rows(writer) == []
+    assert writer.conn.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
+    # Predicted again from another page: not queued, it missed once.
+    assert frontier.add([frontier_entry("http://example.com/p/3", 2, PREDICTED)]) == 0
+    assert frontier_rows(writer) == []
+    # A real link to it found later is queued (its key was forgotten with the row).
+    assert frontier.add([frontier_entry("http://example.com/p/3", 3)]) == 1
+    assert frontier_rows(writer) == [("http://example.com/p/3", 0, PENDING)]
+
+
+def test_a_missed_prediction_a_real_link_reached_is_queued_again_as_a_full_crawl(
+    writer: ArchiveWriter, frontier: FrontierStore
+) -> None:
+    frontier.add([frontier_entry("http://example.com/p/3", 2, PREDICTED)])
+    [(frontier_id, *_)] = frontier.lease(10)
+    # While it was in flight a page linked to it: its stub row exists, its key was known.
+    writer.pages.ids({"http://example.com/p/3": (False, 3)})
+    assert frontier.add([frontier_entry("http://example.com/p/3", 3)]) == 0
+    assert frontier.drop_prediction(frontier_id) is True
+    assert frontier_rows(writer) == [("http://example.com/p/3", 0, PENDING)]
+    assert frontier.pending == 1
+    assert frontier.lease(10) == [(frontier_id, "http://example.com/p/3", 2, 0)]
+
+
+def test_drop_prediction_leaves_other_rows_alone(
+    writer: ArchiveWriter, frontier: FrontierStore
+) -> None:
+    frontier.add([frontier_entry("http://example.com/p/3", 2)])
+    [(frontier_id, *_)] = frontier.lease(10)
+    assert frontier.drop_prediction(frontier_id) is False
+    assert frontier_rows(writer) == [("http://example.com/p/3", 0, LEASED)]
+
+
+def frontier_rows(writer: ArchiveWriter) -> list[tuple[str, int, int]]:
+    return writer.conn.execute("SELECT url, mode, state FROM frontier ORDER BY id").fetchall()

@@ -368,6 +368,8 @@ def _plans(conn: sqlite3.Connection, query: Callable[[], object]) -> list[str]:
         query()
     finally:
         conn.set_trace_callback(None)
+    # SQLite traces the statements a table-valued pragma runs inside another as "-- …" comments
+    statements = [sql for sql in statements if not sql.startswith("--")]
     return [row[3] for sql in statements for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
 
 

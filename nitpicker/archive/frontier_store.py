@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nitpicker.archive.connection import json_rows, serialised
+from nitpicker.items import FollowMode
 from nitpicker.policy.urls import frontier_key
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ FrontierEntry = tuple[int, str, int, int]
 """(frontier id, url, depth, mode)"""
 
 _KNOWN_KEYS_SIZE = 100_000
+_PREDICTED = int(FollowMode.PREDICTED)
 
 
 class FrontierStore:
@@ -38,6 +40,8 @@ class FrontierStore:
         self._mutex = archive.mutex
         self._begin = archive.begin
         self._known_keys: dict[str, None] = {}
+        self._missed_keys: dict[str, None] = {}
+        """Keys of predictions that missed: not predicted again (a real link still queues)."""
         self.pending = 0
         """Frontier rows in state pending (kept in step with every insert and lease)."""
 
@@ -51,10 +55,14 @@ class FrontierStore:
 
         Keys this writer has already sent to the frontier are skipped without a round trip
         to SQLite (most links of a page are the site's navigation, known long ago); the
-        memory of them is bounded and simply starts afresh when full.
+        memory of them is bounded and simply starts afresh when full. A predicted row
+        (``FollowMode.PREDICTED``) whose key already missed once is not queued again.
         """
         known = self._known_keys
         fresh = [entry for entry in entries if entry[0] not in known]
+        missed = self._missed_keys
+        if missed:
+            fresh = [e for e in fresh if e[3] != _PREDICTED or e[0] not in missed]
         if not fresh:
             return 0
         self._begin()
@@ -163,6 +171,35 @@ class FrontierStore:
         self._conn.execute("UPDATE frontier SET state = ? WHERE key = ?", (DONE, key))
         self.pending -= 1
         return True
+
+    @serialised
+    def drop_prediction(self, frontier_id: int) -> bool:
+        """A predicted row's URL missed (an error, a redirect, a skip): the row goes, and its
+        key is forgotten, so a real link found later queues the URL afresh. When a page row
+        exists for the URL already (a real link, a sitemap or a redirect reached it while it
+        was in flight), the row is queued again as a normal full crawl instead: the URL is then
+        fetched and recorded like any other. Returns whether it was queued again."""
+        self._begin()
+        row = self._conn.execute(
+            "SELECT key, url FROM frontier WHERE id = ? AND mode = ?",
+            (frontier_id, int(FollowMode.PREDICTED)),
+        ).fetchone()
+        if row is None:
+            return False
+        key, url = row
+        if self._conn.execute("SELECT 1 FROM pages WHERE url = ?", (url,)).fetchone():
+            self._conn.execute(
+                "UPDATE frontier SET state = ?, mode = ? WHERE id = ?",
+                (PENDING, int(FollowMode.FULL), frontier_id),
+            )
+            self.pending += 1
+            return True
+        self._conn.execute("DELETE FROM frontier WHERE id = ?", (frontier_id,))
+        self._known_keys.pop(key, None)
+        if len(self._missed_keys) >= _KNOWN_KEYS_SIZE:
+            self._missed_keys.clear()
+        self._missed_keys[key] = None
+        return False
 
     @serialised
     def release_leases(self) -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "META_FRONTIER_ID",
     "META_MODE",
     "META_PAGE",
+    "META_PREDICTED",
     "META_PREFLIGHT",
     "META_REDIRECT_REASON",
     "META_REDIRECT_TO",
@@ -53,6 +54,9 @@ META_FRONTIER_ID = "nitpicker_frontier_id"
 META_DEPTH = "nitpicker_depth"
 #: The :class:`~nitpicker.items.FollowMode` of the request (full or metadata-only).
 META_MODE = "nitpicker_mode"
+#: A URL predicted ahead of a page's pager links (:mod:`nitpicker.middlewares.pagination`):
+#: recorded only when it answers as a page.
+META_PREDICTED = "nitpicker_predicted"
 #: The HTTP request sent before a render, to learn whether the URL is HTML in scope.
 META_PREFLIGHT = "nitpicker_preflight"
 #: The browser request's :class:`~nitpicker.render.page.RenderResult`.

@@ -24,6 +24,7 @@ from nitpicker.crawl.meta import (
     META_DEPTH,
     META_FRONTIER_ID,
     META_MODE,
+    META_PREDICTED,
     META_REDIRECT_REASON,
     META_REDIRECT_TO,
     META_RENDER,
@@ -39,6 +40,7 @@ from nitpicker.items import (
     FollowMode,
     ImageRecord,
     LinkRecord,
+    MissedPrediction,
     PageItem,
     Redirect,
     RedirectKind,
@@ -47,6 +49,7 @@ from nitpicker.items import (
     too_long_stand_in,
 )
 from nitpicker.policy.extract import document_base, extract, resolve_meta_urls
+from nitpicker.policy.pagination import answered
 from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
 
@@ -150,7 +153,8 @@ class SiteSpider(Spider):
         priority of the setting: ``deny_private_networks`` turns the private-network guard on
         (an operator's ``NITPICKER_DENY_PRIVATE_NETWORKS = True`` is never turned off);
         ``sitemap`` off, or a crawl that does not follow links (``--single``, list mode, a
-        resume), turns the sitemap seeder off; a ``max_archive_mb`` given is the storage
+        resume), turns the sitemap seeder off; ``predict_pagination`` off, or a crawl that does
+        not follow links, turns predictive pagination off; a ``max_archive_mb`` given is the storage
         budget. What a crawl is (roots, scope, excludes, the archive, resume) is the session's,
         not a setting. Override to project options of your own.
         """
@@ -171,6 +175,8 @@ class SiteSpider(Spider):
             _impose(settings, "NITPICKER_DENY_PRIVATE_NETWORKS", True)
         if not (config.sitemap and config.follows_links and not config.resume):
             _impose(settings, "NITPICKER_SITEMAP_ENABLED", False)
+        if not (config.predict_pagination and config.follows_links):
+            _impose(settings, "NITPICKER_PREDICT_PAGINATION", False)
         if config.max_archive_mb:
             _impose(settings, "NITPICKER_ARCHIVE_MAX_MB", config.max_archive_mb)
 
@@ -209,8 +215,9 @@ class SiteSpider(Spider):
 
     # -- responses ----------------------------------------------------------------------------
 
-    def parse(self, response: Response) -> PageItem:
+    def parse(self, response: Response) -> PageItem | MissedPrediction:
         meta = response.meta
+        predicted = meta.get(META_PREDICTED)
         target = meta.get(META_REDIRECT_TO)
         rendered = meta.get(META_RENDER)
         handed_over = None
@@ -224,6 +231,8 @@ class SiteSpider(Spider):
             handed_over = self._handed_over(response, source, response.status,
                                             RedirectKind.SCRIPT, rendered.navigated_to)
         if handed_over is not None:
+            if predicted:  # a predicted URL that redirects is no page of its own: not recorded
+                return self._missed_prediction(meta, handed_over, response.url) or handed_over
             return handed_over
         mode = FollowMode(meta.get(META_MODE, FollowMode.FULL))
         final = self.resolver.resolve(response.url, response.url)
@@ -247,10 +256,14 @@ class SiteSpider(Spider):
             ],
             redirects=self._redirects(response),
         )
+        if predicted and (missed := self._missed_prediction(meta, item, response.url)):
+            return missed  # not worth reading
         if rendered is not None:
             self._read_rendered(response, item, rendered)
         elif is_html(content_type) and hasattr(response, "text"):
             self._read_html(response, response.text, item)
+        if predicted and (missed := self._missed_prediction(meta, item, response.url)):
+            return missed
         return item
 
     def _handed_over(self, response: Response, source_url: str, status: int, kind: str,
@@ -279,6 +292,19 @@ class SiteSpider(Spider):
             redirect_link=LinkRecord(target.url, target.key, target.fragment, "", is_external,
                                      FollowMode.FULL),
         )
+
+    def _missed_prediction(self, meta: dict[str, Any], item: PageItem,
+                           url: str) -> MissedPrediction | None:
+        """A predicted URL's result that is no page of its own (SPEC §3.9): not recorded."""
+        if answered(item.status, redirected=bool(item.redirects), skipped=item.is_skipped):
+            return None
+        chain = meta.get("redirect_urls") or []
+        leased = chain[0] if chain else url
+        parsed = self.resolver.resolve(leased, leased)
+        reason = (item.error or ("skipped" if item.is_skipped else "")
+                  or ("redirected" if item.redirects else str(item.status)))
+        return MissedPrediction(parsed.url if parsed is not None else leased,
+                                meta.get(META_FRONTIER_ID), reason)
 
     def _read_rendered(self, response: Response, item: PageItem, rendered: RenderResult) -> None:
         """A page the browser rendered: the same extraction over the rendered HTML."""
@@ -461,7 +487,7 @@ class SiteSpider(Spider):
                     and (source is None or parsed.key != source.key)):
                 frontier.release(parsed.key, fetch_again=fetch_last and n == last)
 
-    def errback(self, failure: Failure) -> PageItem | Request | None:
+    def errback(self, failure: Failure) -> PageItem | MissedPrediction | Request | None:
         request = failure.request  # type: ignore[attr-defined]
         meta = request.meta
         if meta.get(META_STOPPED):
@@ -499,10 +525,10 @@ class SiteSpider(Spider):
                 item.skip_reason = (
                     "blocked by robots.txt" if "robots.txt" in message else message or "ignored"
                 )
-                return item
-            item.status = -1
-            item.error = item.status_text = error
-            return item
+            else:
+                item.status = -1
+                item.error = item.status_text = error
+            return self._missed_prediction(meta, item, url) if meta.get(META_PREDICTED) else item
         item.status = -1
         item.error = item.status_text = describe_failure(failure)
         cancelled = failure.check(DownloadCancelledError)  # type: ignore[no-untyped-call]
@@ -515,4 +541,4 @@ class SiteSpider(Spider):
         if is_browser_request(meta):
             item.error = item.status_text = f"browser: {item.error}"
         logger.debug("fetch failed: %s: %s", url, item.error)
-        return item
+        return self._missed_prediction(meta, item, url) if meta.get(META_PREDICTED) else item
