@@ -12,38 +12,9 @@ from typing import Any
 
 import pytest
 
-from fixtures.site import FixtureSite
 from nitpicker.query import ArchiveOpenError, DiffInputError, UrlMap, compare_archives
 from nitpicker.query.diff import CATEGORY_NAMES, summarise_diff
-from tests.helpers import run
-
-
-class Crawls:
-    """The archives of ``/changes/``: ``old``, ``new`` (changed) and ``moved`` (changed, crawled
-    under the site's other host name), and the two base URLs."""
-
-    def __init__(self, directory: Path, base: str, moved_base: str) -> None:
-        self.dir = directory
-        self.old = directory / "old.nitpicker"
-        self.new = directory / "new.nitpicker"
-        self.moved = directory / "moved.nitpicker"
-        self.base = base
-        self.moved_base = moved_base
-
-
-@pytest.fixture(scope="module")
-def crawls(tmp_path_factory: pytest.TempPathFactory) -> Crawls:
-    directory = tmp_path_factory.mktemp("diff")
-    with FixtureSite() as site:
-        def crawl(root: str, name: str) -> None:
-            result = run("crawl", root, "-o", name, "--retry", "0", "--silent", cwd=directory)
-            assert result.returncode == 0, result.stderr
-
-        crawl(site.url("/changes/"), "old")
-        site.changed = True
-        crawl(site.url("/changes/"), "new")
-        crawl(f"{site.external_url}/changes/", "moved")
-        return Crawls(directory, site.base_url, site.external_url)
+from tests.helpers import ChangesCrawls as Crawls
 
 
 def expected(base: str, old_base: str | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -83,54 +54,54 @@ def all_items(old: Path, new: Path, url_map: UrlMap | None = None
         return diff.common_pages, {name: list(diff.items(name)) for name in CATEGORY_NAMES}
 
 
-def test_the_changed_site_gives_exactly_the_expected_diff(crawls: Crawls) -> None:
-    common, items = all_items(crawls.old, crawls.new)
+def test_the_changed_site_gives_exactly_the_expected_diff(changes_crawls: Crawls) -> None:
+    common, items = all_items(changes_crawls.old, changes_crawls.new)
     assert common == 5  # top, stays, retitled, linker, target
-    assert items == expected(crawls.base)
+    assert items == expected(changes_crawls.base)
 
 
 def test_the_diff_the_other_way_round_swaps_added_and_removed_and_fixes_the_link(
-        crawls: Crawls) -> None:
-    _, items = all_items(crawls.new, crawls.old)
-    assert [i["url"] for i in items["pages_added"]] == [f"{crawls.base}/changes/removed"]
-    assert [i["url"] for i in items["pages_removed"]] == [f"{crawls.base}/changes/added"]
+        changes_crawls: Crawls) -> None:
+    _, items = all_items(changes_crawls.new, changes_crawls.old)
+    assert [i["url"] for i in items["pages_added"]] == [f"{changes_crawls.base}/changes/removed"]
+    assert [i["url"] for i in items["pages_removed"]] == [f"{changes_crawls.base}/changes/added"]
     assert items["links_broken"] == [] and items["new_4xx"] == []
-    assert items["links_fixed"] == [{"source_url": f"{crawls.base}/changes/linker",
-                                     "dest_url": f"{crawls.base}/changes/target",
+    assert items["links_fixed"] == [{"source_url": f"{changes_crawls.base}/changes/linker",
+                                     "dest_url": f"{changes_crawls.base}/changes/target",
                                      "old_status": 404, "new_status": 200}]
     assert items["images_lost_alt"] == []  # it gained one
 
 
-def test_a_copy_of_an_archive_has_no_changes(crawls: Crawls, tmp_path: Path) -> None:
+def test_a_copy_of_an_archive_has_no_changes(changes_crawls: Crawls, tmp_path: Path) -> None:
     copy = tmp_path / "copy.nitpicker"
-    shutil.copyfile(crawls.new, copy)
-    common, items = all_items(crawls.new, copy)
+    shutil.copyfile(changes_crawls.new, copy)
+    common, items = all_items(changes_crawls.new, copy)
     assert common == 6
     assert all(found == [] for found in items.values()), items
 
 
-def test_map_matches_a_site_crawled_under_another_host(crawls: Crawls) -> None:
-    url_map = UrlMap(f"{crawls.base}/", f"{crawls.moved_base}/")
-    common, items = all_items(crawls.old, crawls.moved, url_map)
+def test_map_matches_a_site_crawled_under_another_host(changes_crawls: Crawls) -> None:
+    url_map = UrlMap(f"{changes_crawls.base}/", f"{changes_crawls.moved_base}/")
+    common, items = all_items(changes_crawls.old, changes_crawls.moved, url_map)
     assert common == 5
-    assert items == expected(crawls.moved_base, old_base=crawls.base)
+    assert items == expected(changes_crawls.moved_base, old_base=changes_crawls.base)
 
 
-def test_without_the_map_a_moved_site_has_no_urls_in_common(crawls: Crawls) -> None:
-    common, items = all_items(crawls.old, crawls.moved)
+def test_without_the_map_a_moved_site_has_no_urls_in_common(changes_crawls: Crawls) -> None:
+    common, items = all_items(changes_crawls.old, changes_crawls.moved)
     assert common == 0
     assert len(items["pages_added"]) == len(items["pages_removed"]) == 6
     assert items["page_changes"] == items["links_added"] == items["links_removed"] == []
 
 
-def test_summary_counts_every_item_and_keeps_the_first(crawls: Crawls) -> None:
-    with compare_archives(crawls.old, crawls.new) as diff:
+def test_summary_counts_every_item_and_keeps_the_first(changes_crawls: Crawls) -> None:
+    with compare_archives(changes_crawls.old, changes_crawls.new) as diff:
         summary = summarise_diff(diff, limit=1)
     assert summary["common_pages"] == 5
     changes = summary["categories"]["page_changes"]
     assert changes["count"] == 3 and len(changes["items"]) == 1
     assert changes["items"][0]["field"] == "title"
-    assert summary["old"]["base_url"] == f"{crawls.base}/changes/"
+    assert summary["old"]["base_url"] == f"{changes_crawls.base}/changes/"
 
 
 @pytest.mark.parametrize("text", ["no-equals", "=https://b/", "https://a/=", ""])
@@ -139,44 +110,44 @@ def test_url_map_refuses_what_is_not_two_prefixes(text: str) -> None:
         UrlMap.parse(text)
 
 
-def test_the_same_file_twice_is_refused(crawls: Crawls, tmp_path: Path) -> None:
+def test_the_same_file_twice_is_refused(changes_crawls: Crawls, tmp_path: Path) -> None:
     link = tmp_path / "link.nitpicker"
-    link.symlink_to(crawls.old)
+    link.symlink_to(changes_crawls.old)
     with pytest.raises(DiffInputError, match="same file"):
-        compare_archives(crawls.old, link)
+        compare_archives(changes_crawls.old, link)
 
 
-def test_a_newer_archive_is_refused(crawls: Crawls, tmp_path: Path) -> None:
+def test_a_newer_archive_is_refused(changes_crawls: Crawls, tmp_path: Path) -> None:
     newer = tmp_path / "newer.nitpicker"
-    shutil.copyfile(crawls.new, newer)
+    shutil.copyfile(changes_crawls.new, newer)
     conn = sqlite3.connect(newer)
     conn.execute("INSERT INTO migrations(name, applied_at) VALUES ('9999_future', '')")
     conn.commit()
     conn.close()
     with pytest.raises(ArchiveOpenError, match="newer nitpicker"):
-        compare_archives(crawls.old, newer)
+        compare_archives(changes_crawls.old, newer)
 
 
-def test_an_archive_a_live_crawl_holds_is_refused(crawls: Crawls, tmp_path: Path) -> None:
+def test_an_archive_a_live_crawl_holds_is_refused(changes_crawls: Crawls, tmp_path: Path) -> None:
     held = tmp_path / "held.nitpicker"
-    shutil.copyfile(crawls.new, held)
+    shutil.copyfile(changes_crawls.new, held)
     Path(f"{held}.lock").write_text(str(os.getpid()))
     with pytest.raises(DiffInputError, match="being written by a running crawl"):
-        compare_archives(crawls.old, held)
+        compare_archives(changes_crawls.old, held)
 
 
-def test_an_archive_without_the_trap_events_table_compares(crawls: Crawls,
+def test_an_archive_without_the_trap_events_table_compares(changes_crawls: Crawls,
                                                            tmp_path: Path) -> None:
     """An archive older than migration 0007 (no ``trap_events``) compares: no firings."""
     older = tmp_path / "older.nitpicker"
-    shutil.copyfile(crawls.old, older)
+    shutil.copyfile(changes_crawls.old, older)
     conn = sqlite3.connect(older)
     conn.execute("DROP TABLE trap_events")
     conn.execute("DELETE FROM migrations WHERE name = '0007_trap_events'")
     conn.commit()
     conn.close()
-    _, items = all_items(older, crawls.new)
-    assert items == expected(crawls.base)
+    _, items = all_items(older, changes_crawls.new)
+    assert items == expected(changes_crawls.base)
 
 
 def copy_with(source: Path, target: Path, *statements: tuple[str, tuple[Any, ...]]) -> Path:
@@ -195,11 +166,11 @@ _TRAP = ("INSERT INTO trap_events(run_id, signature, parent_path, count, first_u
 _RESOURCE = "INSERT INTO resources(url, kind, status) VALUES (?, ?, ?)"
 
 
-def test_trap_caps_new_are_the_signatures_old_never_capped(crawls: Crawls,
+def test_trap_caps_new_are_the_signatures_old_never_capped(changes_crawls: Crawls,
                                                           tmp_path: Path) -> None:
-    old = copy_with(crawls.old, tmp_path / "old.nitpicker",
+    old = copy_with(changes_crawls.old, tmp_path / "old.nitpicker",
                     (_TRAP, ("a" * 40, "/list", "http://x/list/1", "http://x/list/10")))
-    new = copy_with(crawls.new, tmp_path / "new.nitpicker",
+    new = copy_with(changes_crawls.new, tmp_path / "new.nitpicker",
                     (_TRAP, ("a" * 40, "/list", "http://x/list/1", "http://x/list/10")),
                     (_TRAP, ("b" * 40, "/cal", "http://x/cal/1", "http://x/cal/10")))
     _, items = all_items(old, new)
@@ -208,12 +179,12 @@ def test_trap_caps_new_are_the_signatures_old_never_capped(crawls: Crawls,
                                        "last_url": "http://x/cal/10"}]
 
 
-def test_resources_failing_are_those_that_did_not_fail_in_old(crawls: Crawls,
+def test_resources_failing_are_those_that_did_not_fail_in_old(changes_crawls: Crawls,
                                                              tmp_path: Path) -> None:
-    old = copy_with(crawls.old, tmp_path / "old.nitpicker",
+    old = copy_with(changes_crawls.old, tmp_path / "old.nitpicker",
                     (_RESOURCE, ("http://x/app.js", "script", 200)),
                     (_RESOURCE, ("http://x/old-broken.css", "stylesheet", 404)))
-    new = copy_with(crawls.new, tmp_path / "new.nitpicker",
+    new = copy_with(changes_crawls.new, tmp_path / "new.nitpicker",
                     (_RESOURCE, ("http://x/app.js", "script", 500)),
                     (_RESOURCE, ("http://x/old-broken.css", "stylesheet", 404)),
                     (_RESOURCE, ("http://x/font.woff", "font", -1)),
