@@ -85,12 +85,13 @@ class UrlMap:
     new_prefix: str
 
     @classmethod
-    def parse(cls, text: str) -> UrlMap:
-        """``OLD_PREFIX=NEW_PREFIX``; ``ValueError`` naming ``text`` when it is not that."""
+    def parse(cls, text: str, label: str = "--map") -> UrlMap:
+        """``OLD_PREFIX=NEW_PREFIX``; ``ValueError`` naming ``text`` (as ``label``) when it is
+        not that."""
         old, sep, new = text.partition("=")
         if not sep or not old or not new:
-            raise ValueError(f"Invalid --map: {text!r}. Expected OLD_PREFIX=NEW_PREFIX "
-                             "(https://staging.example.com/=https://example.com/)")
+            raise ValueError(f"Invalid {label}: {text!r}. Expected OLD_PREFIX=NEW_PREFIX, "
+                             "two URL prefixes")
         return cls(old, new)
 
     def params(self) -> dict[str, Any]:
