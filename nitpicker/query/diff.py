@@ -252,7 +252,7 @@ def _broken_links_sql(db: str, other: str) -> str:
             UNION ALL SELECT id FROM {db}.pages WHERE status = -1
         ), targets(id) AS MATERIALIZED (
             SELECT id FROM broken
-            UNION ALL SELECT r.id FROM broken b JOIN {db}.pages r ON r.redirect_dest_id = b.id
+            UNION ALL SELECT r.id FROM broken k JOIN {db}.pages r ON r.redirect_dest_id = k.id
         ), links AS MATERIALIZED (
             SELECT DISTINCT s.id AS source_id, s.url AS source_url, t.id AS target_id,
                 t.url AS dest_url, {_final_status(db, "t")} AS status
