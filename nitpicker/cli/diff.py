@@ -188,9 +188,9 @@ def _output(path: Path | None) -> Iterator[IO[str]]:
 
 @app.command()
 def diff(
-    old: Annotated[Path, typer.Argument(help="The earlier archive (.nitpicker).",
+    old: Annotated[Path, typer.Argument(metavar="OLD", help="The earlier archive (.nitpicker).",
                                         show_default=False)],
-    new: Annotated[Path, typer.Argument(help="The later archive (.nitpicker).",
+    new: Annotated[Path, typer.Argument(metavar="NEW", help="The later archive (.nitpicker).",
                                         show_default=False)],
     format_: Annotated[str, typer.Option("--format", "-f", help="text (a summary) or json "
                                          "(every item).")] = "text",
@@ -212,8 +212,8 @@ def diff(
     metadata, links added, removed, broken and fixed, resources now failing, images that
     lost their alt text, new trap-cap firings.
 
-    Both archives are opened read-only. Exit 0, or 1 when a --fail-on category is not empty
-    (what tripped it is printed) or on bad input.
+    Both archives are opened read-only. Exit 1 when a --fail-on category is not empty (each
+    tripped gate is printed), or on bad input; else 0.
 
     Example: nitpicker diff last-week.nitpicker today.nitpicker --fail-on new-broken-links
     """
