@@ -212,8 +212,7 @@ def diff(
     metadata, links added, removed, broken and fixed, resources now failing, images that
     lost their alt text, new trap-cap firings.
 
-    Both archives are opened read-only. Exit 1 when a --fail-on category is not empty (each
-    tripped gate is printed), or on bad input; else 0.
+    Both archives are opened read-only. Exit 1 when a --fail-on gate trips, or on bad input.
 
     Example: nitpicker diff last-week.nitpicker today.nitpicker --fail-on new-broken-links
     """
