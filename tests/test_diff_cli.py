@@ -148,11 +148,14 @@ def _not_archive(crawls: ChangesCrawls) -> str:
     (lambda c: "new.nitpicker", ["--limit", "-3"], "Error: --limit must not be negative, got -3"),
     (lambda c: "new.nitpicker", ["-o", "no/such/dir/report.txt"],
      "Error: Output directory does not exist: no/such/dir"),
+    (lambda c: "new.nitpicker", ["-o", "new.nitpicker"],
+     "Error: Output would overwrite an archive compared: new.nitpicker"),
 ])
 def test_bad_input_is_one_line_and_exit_1_and_writes_nothing(
         changes_crawls: ChangesCrawls, make_new, extra: list[str],  # type: ignore[no-untyped-def]
         message: str) -> None:
     report = changes_crawls.dir / "bad-input-report.txt"
+    archives = {path: path.read_bytes() for path in (changes_crawls.old, changes_crawls.new)}
     new = make_new(changes_crawls)
     result = diff(changes_crawls, "old.nitpicker", new, *extra,
                   *([] if "-o" in extra else ["-o", str(report)]))
@@ -161,3 +164,4 @@ def test_bad_input_is_one_line_and_exit_1_and_writes_nothing(
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert result.stdout == ""
     assert not report.exists()
+    assert all(path.read_bytes() == data for path, data in archives.items())

@@ -227,6 +227,8 @@ def diff(
             raise ValueError(f"Output directory does not exist: {output.parent}")
         if output is not None and output.is_dir():
             raise ValueError(f"Output is a directory: {output}")
+        if output is not None and output.resolve() in (old.resolve(), new.resolve()):
+            raise ValueError(f"Output would overwrite an archive compared: {output}")
         comparison = compare_archives(old, new, url_map=mapping)
     except (ValueError, ArchiveOpenError, DiffInputError) as exc:
         fail(str(exc), verbose_detail=traceback.format_exc() if verbose else None)
