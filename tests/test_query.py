@@ -288,6 +288,7 @@ def test_page_detail_of_a_redirect_destination_and_source(conn: sqlite3.Connecti
     source = get_page_detail(conn, u("/redirect/start"))
     assert source is not None
     assert (source["status"], source["redirect_to"]) == (301, u("/redirect/dest"))
+    assert (source["redirect_kind"], dest["redirect_kind"]) == ("http", None)
 
 
 def test_page_detail_lookup(conn: sqlite3.Connection, u: Any) -> None:

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
+    from nitpicker.query import PageDetail
+
 BASE = "https://site.example"
 
 _PAGE_DEFAULTS: dict[str, Any] = {
@@ -364,6 +366,8 @@ def _plans(conn: sqlite3.Connection, query: Callable[[], object]) -> list[str]:
         query()
     finally:
         conn.set_trace_callback(None)
+    # SQLite traces the statements a table-valued pragma runs inside another as "-- …" comments
+    statements = [sql for sql in statements if not sql.startswith("--")]
     return [row[3] for sql in statements for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
 
 
@@ -399,3 +403,33 @@ def test_queries_use_the_0002_indexes(build: Callable[..., Builder],
     _small_site(archive)
     conn = archive.close()
     assert any(index in line for line in _plans(conn, lambda: query(conn)))
+
+
+def test_page_detail_gives_the_redirect_kind_of_a_source(
+        build: Callable[..., Builder]) -> None:
+    archive = build()
+    dest = archive.page("/dest", title="Dest")
+    archive.page("/moved", status=301, redirect_dest_id=dest, redirect_kind="http")
+    archive.page("/scripted", status=200, redirect_dest_id=dest, redirect_kind="script")
+    conn = archive.close()
+    kinds = {path: _detail(conn, path)["redirect_kind"] for path in ("/dest", "/moved", "/scripted")}
+    assert kinds == {"/dest": None, "/moved": "http", "/scripted": "script"}
+
+
+def test_an_archive_from_before_0008_derives_the_redirect_kind(
+        build: Callable[..., Builder]) -> None:
+    """Readers never migrate: what 0008_redirect_kind would fill in (a meta refresh hop was
+    recorded with status 0)."""
+    archive = build(migrations="0001")
+    dest = archive.page("/dest", title="Dest")
+    archive.page("/moved", status=301, redirect_dest_id=dest)
+    archive.page("/refreshed", status=0, redirect_dest_id=dest)
+    conn = archive.close()
+    kinds = {path: _detail(conn, path)["redirect_kind"] for path in ("/dest", "/moved", "/refreshed")}
+    assert kinds == {"/dest": None, "/moved": "http", "/refreshed": "meta-refresh"}
+
+
+def _detail(conn: sqlite3.Connection, path: str) -> PageDetail:
+    detail = get_page_detail(conn, f"{BASE}{path}")
+    assert detail is not None, path
+    return detail

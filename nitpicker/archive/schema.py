@@ -212,6 +212,17 @@ CREATE TABLE trap_events (
 )
 """
 
+_REDIRECT_KIND: Final = """
+-- how a redirect source sent the crawler on: http, meta-refresh, script (NULL: not a source)
+ALTER TABLE pages ADD COLUMN redirect_kind TEXT;
+UPDATE pages SET redirect_kind = CASE WHEN status = 0 THEN 'meta-refresh' ELSE 'http' END
+    WHERE redirect_dest_id IS NOT NULL
+"""
+"""How a redirect source (``redirect_dest_id`` set) sent the crawler on: ``http`` (a 3xx
+``Location``), ``meta-refresh`` (``<meta http-equiv=refresh>``, read without a browser) or
+``script`` (the browser left the loaded page by itself: ``location.href = …`` on load). NULL
+on every other row. Rows written before it are filled from their status (a meta refresh hop
+was recorded with status 0)."""
 _CONSOLE_MESSAGES: Final = """
 CREATE TABLE console_messages (
     id INTEGER PRIMARY KEY,
@@ -279,6 +290,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0006_links_capped",
      "ALTER TABLE pages ADD COLUMN links_capped INTEGER NOT NULL DEFAULT 0"),
     ("0007_trap_events", _TRAP_EVENTS),
+    ("0008_redirect_kind", _REDIRECT_KIND),
     ("0009_image_size", _IMAGE_SIZE),
     ("0010_console_messages", _CONSOLE_MESSAGES),
     ("0011_json_ld", _JSON_LD),

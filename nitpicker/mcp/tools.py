@@ -169,7 +169,8 @@ def get_page_detail(
     Status and status text, content type and length, every metadata field (title,
     description, keywords, lang, canonical, robots flags, Open Graph, Twitter card), response
     headers, outbound links (document order, with the status at the end of their redirects),
-    inbound links (through: the URL the link names), redirect_from and redirect_to.
+    inbound links (through: the URL the link names), redirect_from, redirect_to and
+    redirect_kind (http, meta-refresh or script).
     outbound_total / inbound_total count all links when the lists are cut at link_limit.
     Error "Page not found." when the archive has no such URL.
     """
