@@ -443,10 +443,12 @@ class ArchiveDiff:
 
 
 def _map_to_new(url: str | None, params: dict[str, Any]) -> str | None:
-    prefix = params["old_prefix"]
+    """An OLD URL as NEW spells it (as :func:`_to_new` does in SQL)."""
+    prefix: str = params["old_prefix"]
+    new_prefix: str = params["new_prefix"]
     if url is None or not url.startswith(prefix):
         return url
-    return params["new_prefix"] + url[len(prefix):]
+    return new_prefix + url[len(prefix):]
 
 
 def _page_change_items(row: tuple[Any, ...], params: dict[str, Any]
