@@ -406,7 +406,7 @@ finally:
 
 @pytest.mark.parametrize("args", [["--help"], ["query", "ARCHIVE", "summary"],
                                   ["query", "ARCHIVE", "links", "--help"], ["crawl", "--help"],
-                                  ["mcp", "--help"]])
+                                  ["mcp", "--help"], ["diff", "--help"]])
 def test_help_and_queries_do_not_load_the_crawler(archive: str, args: list[str]) -> None:
     """``nitpicker query`` and ``--help`` do not pay for Scrapy, Twisted and Playwright: the
     crawl command imports them when it runs (they took 3 s to import on a loaded machine)."""

@@ -35,6 +35,7 @@ from nitpicker.query import (
     ArchiveSummary,
     ConsoleMessage,
     CrawlRun,
+    DiffSummary,
     DuplicateCluster,
     DuplicateEntry,
     HeaderCheck,
@@ -49,6 +50,7 @@ from nitpicker.query import (
     PageValues,
     ResourceItem,
     ResourceReferrers,
+    UrlMap,
     ViolationItem,
     trap_events,
 )
@@ -494,3 +496,35 @@ def list_trap_events(archive_id: ArchiveId, limit: Limit = 100, offset: Offset =
         return trap_events.list_trap_events(conn, limit=limit, offset=offset)
 
 
+
+
+# -- two archives -------------------------------------------------------------------------------
+
+
+@tool
+def compare_archives(
+    old_archive_id: Annotated[str, Field(description="The earlier crawl's archive ID (from "
+                                                     "open_archive).")],
+    new_archive_id: Annotated[str, Field(description="The later crawl's archive ID.")],
+    limit: Annotated[int, Field(ge=0, le=1000, description="Items listed per category "
+                                                           "(0-1000); counts are always "
+                                                           "complete.")] = 20,
+    url_map: Annotated[str | None, Field(description="OLD_PREFIX=NEW_PREFIX: compare OLD URLs "
+                                                     "with this prefix as NEW spells them "
+                                                     "(staging vs production, a domain "
+                                                     "move).")] = None,
+) -> DiffSummary:
+    """What changed between two crawls of a site (OLD, then NEW): pages_added, pages_removed,
+    page_changes (status, redirect_to, title, description, canonical, noindex, nofollow,
+    alternate, content_type, depth, inbound_links of pages in both: url, old_url, field, old,
+    new), new_4xx, new_5xx, links_added, links_removed, links_broken (broken in NEW, not in
+    OLD), links_fixed, resources_failing, images_lost_alt, trap_caps_new. Each category has
+    its count and its first `limit` items. common_pages is 0 when the archives share no URL
+    (use url_map for a moved site). Both archives stay read-only."""
+    mapping = UrlMap.parse(url_map, "url_map") if url_map is not None else None
+    old_path, new_path = registry.path(old_archive_id), registry.path(new_archive_id)
+    with q.compare_archives(old_path, new_path, url_map=mapping) as diff:
+        summary = q.summarise_diff(diff, limit)
+    summary["old"]["path"] = old_path.name  # the file, not where it lives
+    summary["new"]["path"] = new_path.name
+    return summary

@@ -27,6 +27,14 @@ from nitpicker.query._common import (
 from nitpicker.query.clusters import DuplicateCluster, MetaSignatureFields, get_duplicate_clusters
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.console import CONSOLE_LEVELS, ConsoleMessage, list_console_messages
+from nitpicker.query.diff import (
+    ArchiveDiff,
+    DiffInputError,
+    DiffSummary,
+    UrlMap,
+    compare_archives,
+    summarise_diff,
+)
 from nitpicker.query.duplicates import (
     DUPLICATE_FIELDS,
     MISMATCH_TYPES,
@@ -95,11 +103,14 @@ __all__ = [
     "SORT_ORDERS",
     "SQLITE_INTEGER_MAX",
     "STATUS_RANGE",
+    "ArchiveDiff",
     "ArchiveOpenError",
     "ArchiveSummary",
     "ConsoleMessage",
     "CrawlInfo",
     "CrawlRun",
+    "DiffInputError",
+    "DiffSummary",
     "DuplicateCluster",
     "DuplicateEntry",
     "HeaderCheck",
@@ -126,9 +137,11 @@ __all__ = [
     "StatusCount",
     "Summary",
     "TrapEvent",
+    "UrlMap",
     "ViolationItem",
     "check_headers",
     "check_integer",
+    "compare_archives",
     "crawl_info",
     "file_size_threshold",
     "find_duplicates",
@@ -153,5 +166,6 @@ __all__ = [
     "list_resources",
     "list_trap_events",
     "open_archive",
+    "summarise_diff",
     "summary",
 ]

@@ -38,10 +38,14 @@ TOOLS = {
     "get_page_html", "list_links", "list_resources", "list_images", "get_violations",
     "find_duplicates", "find_mismatches", "get_resource_referrers", "check_headers",
     "get_duplicate_clusters", "list_crawl_runs", "list_trap_events", "list_console_messages",
-    "list_json_ld", "get_page_values",
+    "list_json_ld", "get_page_values", "compare_archives",
 }
 """SPEC §6's 14 tools, the duplicate clusters, the runs, the trap cap's audit log, the console
-messages, the JSON-LD blocks and the analyze plugins' page values."""
+messages, the JSON-LD blocks, the analyze plugins' page values and the comparison of two
+archives."""
+
+TWO_ARCHIVES = {"compare_archives"}
+"""The tools that take two archive ids (``old_archive_id``, ``new_archive_id``)."""
 
 ABSOLUTE_PATH = re.compile(r"""(?:/[^\s'",)]+){2,}""")
 NOT_OPEN = "Use open_archive to load a .nitpicker file first."
@@ -138,7 +142,8 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         "list_console_messages": {},
         "list_json_ld": {},
     }
-    assert set(calls) | {"open_archive", "close_archive"} == TOOLS
+    # compare_archives, which takes two archives: test_compare_archives
+    assert set(calls) | {"open_archive", "close_archive"} | TWO_ARCHIVES == TOOLS
     for tool, arguments in calls.items():
         answer = await ok(client, tool, archive_id=archive_id, **arguments)
         assert answer, tool
@@ -595,6 +600,42 @@ async def test_console_messages_and_json_ld(client: Client, site: FixtureSite,
     page_data_archive.assert_untouched()
 
 
+async def test_compare_archives(client: Client, archive: ArchiveFile,
+                                trap_archive: ArchiveFile) -> None:
+    """The site (five roots) against ``/query/`` crawled with the trap cap: the trap cap's two
+    firings are new in the second, pages of the other roots are removed."""
+    site_id = await open_id(client, archive.path)
+    trap_id = await open_id(client, trap_archive.path)
+    forward = await ok(client, "compare_archives", old_archive_id=site_id,
+                       new_archive_id=trap_id, limit=1)
+    assert (forward["old"]["path"], forward["new"]["path"]) == ("site.nitpicker",
+                                                                 "trap.nitpicker")
+    categories = forward["categories"]
+    assert list(categories) == [
+        "pages_added", "pages_removed", "page_changes", "new_4xx", "new_5xx", "links_added",
+        "links_removed", "links_broken", "links_fixed", "resources_failing", "images_lost_alt",
+        "trap_caps_new"]
+    assert all(len(c["items"]) == min(c["count"], 1) for c in categories.values())
+    assert categories["trap_caps_new"]["count"] == 2
+    assert categories["trap_caps_new"]["items"][0]["parent_path"] in ("/query", "/query/archive")
+    assert categories["pages_removed"]["count"] > 0 and forward["common_pages"] > 0
+    backward = await ok(client, "compare_archives", old_archive_id=trap_id,
+                        new_archive_id=site_id, limit=0)
+    assert backward["categories"]["trap_caps_new"] == {"count": 0, "items": []}
+    assert backward["categories"]["pages_added"]["count"] == categories["pages_removed"]["count"]
+    assert await error(client, "compare_archives", old_archive_id=site_id,
+                       new_archive_id=trap_id, url_map="nothing") == (
+        "Error executing tool compare_archives: Invalid url_map: 'nothing'. Expected "
+        "OLD_PREFIX=NEW_PREFIX, two URL prefixes")
+    same = await error(client, "compare_archives", old_archive_id=site_id,
+                       new_archive_id=site_id)
+    assert same.startswith("Error executing tool compare_archives: OLD and NEW are the same file")
+    for opened_id in (site_id, trap_id):
+        await ok(client, "close_archive", archive_id=opened_id)
+    archive.assert_untouched()
+    trap_archive.assert_untouched()
+
+
 # -- bad arguments ------------------------------------------------------------------------------
 
 
@@ -603,8 +644,12 @@ async def test_unknown_archive_id_for_every_tool(client: Client, site: FixtureSi
                 "list_links": {"type": "broken"}, "find_mismatches": {"type": "canonical"},
                 "get_resource_referrers": {"resource_url": site.url("/style.css")},
                 "get_page_values": {"plugin": "search"}}
-    for tool in sorted(TOOLS - {"open_archive"}):
+    for tool in sorted(TOOLS - {"open_archive"} - TWO_ARCHIVES):
         text = await error(client, tool, archive_id="archive_999", **required.get(tool, {}))
+        assert text == f"Error executing tool {tool}: Archive not found: archive_999. {NOT_OPEN}"
+    for tool in sorted(TWO_ARCHIVES):
+        text = await error(client, tool, old_archive_id="archive_999",
+                           new_archive_id="archive_998")
         assert text == f"Error executing tool {tool}: Archive not found: archive_999. {NOT_OPEN}"
 
 
@@ -660,6 +705,8 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
         properties = tool.input_schema["properties"]
         arguments = {name: required.get(name) or properties[name].get("enum", [None])[0]
                      for name in tool.input_schema.get("required", []) if name != "archive_id"}
+        if tool.name in TWO_ARCHIVES:
+            arguments = {"old_archive_id": opened, "new_archive_id": opened}
         for name, schema in properties.items():
             integer = _integer_schema(schema)
             if integer is None:
