@@ -19,8 +19,8 @@ _ADDON = "addon"
 
 
 class Addon:
-    """Registers the frontier scheduler, policies, body guard, graceful stop and archive
-    pipeline, and sets the defaults of the ``NITPICKER_*`` settings
+    """Registers the frontier scheduler, policies, predictive pagination, body guard, graceful
+    stop and archive pipeline, and sets the defaults of the ``NITPICKER_*`` settings
     (:mod:`nitpicker.default_settings`)."""
 
     def update_settings(self, settings: BaseSettings) -> None:
@@ -31,6 +31,8 @@ class Addon:
                 "nitpicker.middlewares.follow.FollowMiddleware": 500,
                 # Output runs through spider middlewares in decreasing order: after follow.
                 "nitpicker.middlewares.trapcap.TrapCapMiddleware": 450,
+                # After the trap cap: a capped page's links are predicted no further.
+                "nitpicker.middlewares.pagination.PaginationMiddleware": 400,
                 # The spider yields items, never requests: these would only wrap every output
                 # in one more asynchronous layer (depth, referer and URL length are nitpicker's
                 # own; every HTTP status is recorded, so HttpError has nothing to filter).
@@ -65,6 +67,9 @@ class Addon:
                 # Before robots.txt: a refused host's robots.txt is never fetched.
                 # NotConfigured unless NITPICKER_DENY_PRIVATE_NETWORKS (--deny-private-networks).
                 "nitpicker.middlewares.ssrf.PrivateNetworkGuard": 75,
+                # The root URLs' credentials and --header, on in-scope requests only (each
+                # redirect hop decided again). NotConfigured when the crawl has neither.
+                "nitpicker.middlewares.request_headers.ScopedHeadersMiddleware": 350,
                 # Scope is nitpicker's (out-of-scope URLs are checked, not dropped).
                 "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
                 # The last before the downloader: once the crawl stops, nothing starts.

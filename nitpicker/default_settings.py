@@ -50,6 +50,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NITPICKER_SITEMAP_MAX_BYTES", 10 * MiB,
             "Largest sitemap document read (compressed or not); larger ones are skipped whole."),
     Setting("NITPICKER_SITEMAP_MAX_DOCUMENTS", 1000, "Most sitemap documents read in one crawl."),
+    # -- predictive pagination -----------------------------------------------------------------
+    Setting("NITPICKER_PREDICT_PAGINATION", True,
+            "False removes predictive pagination (--no-predict-pagination, or a crawl that does "
+            "not follow links, sets it False).", "predict_pagination"),
     # -- the archive ----------------------------------------------------------------------------
     Setting("NITPICKER_ARCHIVE_MAX_MB", 0.0,
             "Storage budget in MB (0: none), as --max-archive-mb (the option wins).",

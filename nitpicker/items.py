@@ -9,8 +9,9 @@ from http import HTTPStatus
 
 from nitpicker.policy.extract import JsonLdBlock, PageMeta
 
-__all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord", "PageItem",
-           "Redirect", "ResourceRecord", "answered_link", "status_phrase", "too_long_stand_in"]
+__all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord",
+           "MissedPrediction", "PageItem", "Redirect", "RedirectKind", "ResourceRecord",
+           "answered_link", "status_phrase", "too_long_stand_in"]
 
 
 class FollowMode(IntEnum):
@@ -29,6 +30,9 @@ class FollowMode(IntEnum):
     INVALID = 4
     """A URL the archive cannot hold (longer than ``MAX_URL_LENGTH``): an error row, never
     fetched."""
+    PREDICTED = 6
+    """A page predicted ahead of a page's pager links (:mod:`nitpicker.policy.pagination`): a
+    frontier row only, fetched like ``FULL``; recorded only when it answers as a page."""
 
 
 MAX_URL_LENGTH = 8190
@@ -86,6 +90,17 @@ class ResourceRecord:
     headers: list[tuple[str, str]] = field(default_factory=list)
 
 
+class RedirectKind:
+    """How a redirect source sent the crawler on (``pages.redirect_kind``)."""
+
+    HTTP = "http"
+    """A 3xx answer with a ``Location``."""
+    META_REFRESH = "meta-refresh"
+    """``<meta http-equiv=refresh>`` (read over HTTP, without a browser)."""
+    SCRIPT = "script"
+    """The browser left the loaded page by itself (``location.href = …`` on load)."""
+
+
 @dataclass(slots=True)
 class ConsoleRecord:
     """A console message or an uncaught exception of a rendered page (one per distinct
@@ -118,6 +133,9 @@ class Redirect:
 
     url: str
     status: int
+    kind: str = RedirectKind.HTTP
+    is_external: bool | None = None
+    """Whether the hop is out of scope (``None``: as the page it leads to)."""
 
 
 @dataclass(slots=True)
@@ -155,6 +173,13 @@ class PageItem:
     loaded: dict[str, ResourceRecord] = field(default_factory=dict)
     """Resources the browser loaded for this page that answer a link check of their URL (by
     URL): a link to one of them is recorded from the browser's response, not fetched again."""
+    redirect_link: LinkRecord | None = None
+    """Set when the redirect chain was handed over: ``url`` (this link's URL) was not fetched
+    by this item, which records only its ``redirects`` (the hops, pointing at it); the URL is
+    fetched by its own frontier row, once, whatever number of sources lead to it."""
+    predictions: list[tuple[str, str]] = field(default_factory=list)
+    """(frontier key, URL) of the pages predicted ahead of the page's pager links: queued as
+    ``PREDICTED`` frontier rows, never page rows."""
 
     @property
     def is_skipped(self) -> bool:
@@ -184,3 +209,16 @@ def answered_link(link: LinkRecord, resource: ResourceRecord, depth: int) -> Pag
         content_length=resource.content_length,
         headers=[(name.lower(), value) for name, value in resource.headers],
     )
+
+
+@dataclass(slots=True)
+class MissedPrediction:
+    """A predicted URL that did not answer as a page of its own (an error status, a network
+    error, a redirect, a skip): nothing is recorded for it. Its frontier row goes, or, when a
+    real link or a sitemap has reached the URL meanwhile, is queued again as a normal one."""
+
+    url: str
+    """The URL as predicted (the first of a redirect chain)."""
+    frontier_id: int | None
+    reason: str
+    """Why it missed: the status, ``redirected``, ``skipped`` or the error."""

@@ -7,6 +7,11 @@ archive worker's thread (:mod:`nitpicker.archive.worker`); the transaction is co
 without a crawl session); stats ``nitpicker/archive/pages``, ``nitpicker/archive/links_queued``.
 A link to a resource the browser already loaded for its page is answered by that response
 (recorded, not queued).
+
+A page's predicted pages (:mod:`nitpicker.middlewares.pagination`) are queued with its links, as
+``PREDICTED`` frontier rows. A :class:`~nitpicker.items.MissedPrediction` writes no page: its
+frontier row goes (stat ``nitpicker/pagination/missed``), or is queued again as a normal row when
+a real link or a sitemap reached the URL meanwhile (``nitpicker/pagination/requeued``).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from twisted.internet import task
 from nitpicker.crawl.failure import classify_exception
 from nitpicker.crawl.session import crawl_session
 from nitpicker.crawl.sitemaps import SitemapItem
-from nitpicker.items import FollowMode, PageItem, answered_link
+from nitpicker.items import FollowMode, MissedPrediction, PageItem, answered_link
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -75,6 +80,9 @@ class ArchivePipeline:
         if isinstance(item, SitemapItem):
             self._record_sitemap(item)
             return item
+        if isinstance(item, MissedPrediction):
+            self._drop_prediction(item)
+            return item
         if not isinstance(item, PageItem):
             return item
         session = self.session
@@ -118,7 +126,30 @@ class ArchivePipeline:
                         new_links.append((link.key, link.url, depth, int(link.mode)))
         if answered:
             writer.pages.record_answered(answered)
+        target = item.redirect_link
+        if target is not None and target.mode in _FOLLOWED:
+            # A redirect is not a link: its target is as deep as its source.
+            new_links.append((target.key, target.url, item.depth, int(target.mode)))
+        if item.predictions:
+            predicted = int(FollowMode.PREDICTED)
+            new_links.extend((key, url, depth, predicted) for key, url in item.predictions)
         writer.pages.record(item, new_links)
+        writer.maybe_commit()
+
+    def _drop_prediction(self, item: MissedPrediction) -> None:
+        """A predicted URL that missed: nothing recorded (it counts as fetched for
+        ``--max-pages``, as every fetched URL does)."""
+        session = self.session
+        logger.debug("predicted page missed (%s): %s", item.reason, item.url)
+        if session.failure is not None or item.frontier_id is None:
+            return
+        session.write_behind(self._write_drop, session.archive, item.frontier_id, self.stats)
+
+    @staticmethod
+    def _write_drop(writer: ArchiveWriter, frontier_id: int, stats: StatsCollector) -> None:
+        """On the archive worker's thread: the missed prediction's frontier row."""
+        requeued = writer.frontier.drop_prediction(frontier_id)
+        stats.inc_value("nitpicker/pagination/requeued" if requeued else "nitpicker/pagination/missed")
         writer.maybe_commit()
 
     def _record_sitemap(self, item: SitemapItem) -> None:

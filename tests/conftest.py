@@ -12,7 +12,7 @@ import pytest
 
 from fixtures.site import FixtureSite
 from nitpicker.archive.writer import ArchiveWriter
-from tests.helpers import writer_config
+from tests.helpers import ChangesCrawls, run, writer_config
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +29,20 @@ def writer(tmp_path: Path) -> Iterator[ArchiveWriter]:
     yield w
     with contextlib.suppress(sqlite3.ProgrammingError):  # the test closed it
         w.abandon()  # frees the lock when the test did not close
+
+
+@pytest.fixture(scope="session")
+def changes_crawls(tmp_path_factory: pytest.TempPathFactory) -> ChangesCrawls:
+    """``/changes/`` crawled before and after ``site.changed`` flips it (own fixture site:
+    the flip must not reach the shared one)."""
+    directory = tmp_path_factory.mktemp("diff")
+    with FixtureSite() as site:
+        def crawl(root: str, name: str) -> None:
+            result = run("crawl", root, "-o", name, "--retry", "0", "--silent", cwd=directory)
+            assert result.returncode == 0, result.stderr
+
+        crawl(site.url("/changes/"), "old")
+        site.changed = True
+        crawl(site.url("/changes/"), "new")
+        crawl(f"{site.external_url}/changes/", "moved")
+        return ChangesCrawls(directory, site.base_url, site.external_url)

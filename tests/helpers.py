@@ -217,3 +217,19 @@ HREFS = [
     "",
     "mailto:someone@example.com",
 ]
+
+
+# -- two crawls to compare (nitpicker diff) ---------------------------------------------------
+
+
+class ChangesCrawls:
+    """The archives of ``/changes/``: ``old``, ``new`` (changed) and ``moved`` (changed, crawled
+    under the site's other host name), and the two base URLs."""
+
+    def __init__(self, directory: Path, base: str, moved_base: str) -> None:
+        self.dir = directory
+        self.old = directory / "old.nitpicker"
+        self.new = directory / "new.nitpicker"
+        self.moved = directory / "moved.nitpicker"
+        self.base = base
+        self.moved_base = moved_base

@@ -123,6 +123,27 @@ def test_the_sitemap_seeder_runs_only_if_both_allow_it(
     assert (value is None or bool(value)) is enabled
 
 
+@pytest.mark.parametrize("priority", ["project", "cmdline"])
+@pytest.mark.parametrize(
+    ("operator", "options", "enabled"),
+    [
+        ({}, {}, True),
+        ({}, {"predict_pagination": False}, False),
+        ({"NITPICKER_PREDICT_PAGINATION": True}, {"predict_pagination": False}, False),
+        ({"NITPICKER_PREDICT_PAGINATION": False}, {}, False),  # the operator's off stays off
+        ({}, {"single": True}, False),  # a crawl that does not follow links
+        ({}, {"list_mode": True}, False),
+        ({}, {"resume": True}, True),  # a resume goes on predicting
+    ],
+)
+def test_predictive_pagination_runs_only_if_both_allow_it(
+    tmp_path: Path, operator: dict[str, Any], options: dict[str, Any], enabled: bool,
+    priority: str
+) -> None:
+    value = effective(tmp_path, "NITPICKER_PREDICT_PAGINATION", operator, priority, **options)
+    assert (value is None or bool(value)) is enabled
+
+
 @pytest.mark.parametrize(
     ("operator", "priority", "option", "budget"),
     [

@@ -121,6 +121,8 @@ PAGES = [
     ("/pagination/", 200, "Pagination Index"),
     ("/pagination/page/1", 200, "Page 1"),
     ("/pagination/page/10", 200, "Page 10"),
+    ("/pagination/links", 200, "Pagination Links"),
+    ("/pagination/runaway", 200, "Pagination Runaway"),
     ("/scroll-jack/", 200, "Scroll Jack Page"),
     ("/scroll-jack/mobile/", 200, "Mobile Redirect"),
     # extra routes of the port
@@ -141,6 +143,12 @@ PAGES = [
     ("/wide/", 200, "Wide Top"),
     ("/wide/p/1", 200, "Wide 1"),
     ("/wide/p/120", 200, "Wide 120"),
+    ("/pager/", 200, "Pager page 1"),
+    ("/pager/?page=2", 200, "Pager page 2"),
+    ("/pager/?page=200", 200, "Pager page 200"),
+    ("/pager/?page=201", 404, "Page not found"),
+    ("/pager/?page=0", 404, "Page not found"),
+    ("/pager/?page=x", 404, "Page not found"),
 ]
 
 
@@ -277,6 +285,25 @@ def test_pagination_chain(site: FixtureSite) -> None:
         assert code == 200
         expected = [f"/pagination/page/{n + 1}"] if n < 10 else []
         assert hrefs_of(body) == expected
+
+
+def test_pager_links_first_previous_next(site: FixtureSite) -> None:
+    assert hrefs_of(fetch(site.url("/pager/"))[2]) == ["/pager/", "/pager/?page=2"]
+    assert hrefs_of(fetch(site.url("/pager/?page=2"))[2]) == [
+        "/pager/", "/pager/", "/pager/?page=3"]
+    assert hrefs_of(fetch(site.url("/pager/?page=57"))[2]) == [
+        "/pager/", "/pager/?page=56", "/pager/?page=58"]
+    assert hrefs_of(fetch(site.url("/pager/?page=200"))[2]) == ["/pager/", "/pager/?page=199"]
+
+
+def test_pager_delay(site: FixtureSite) -> None:
+    site.pager_delay = 0.2
+    try:
+        started = time.monotonic()
+        fetch(site.url("/pager/?page=3"))
+        assert time.monotonic() - started >= 0.2
+    finally:
+        site.pager_delay = 0.0
 
 
 def test_scroll_jack(site: FixtureSite) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from nitpicker.archive import ArchiveWriter, FrontierStore
 from nitpicker.archive.frontier_store import DONE, LEASED, PENDING
+from nitpicker.policy.urls import frontier_key
 from tests.helpers import frontier_entry, frontier_states, writer_config
 
 
@@ -93,6 +94,44 @@ def test_release_leases_returns_unfetched_rows_to_pending(frontier: FrontierStor
     ]
 
 
+def test_claim_takes_a_new_or_pending_row_never_a_leased_or_done_one(
+    writer: ArchiveWriter, frontier: FrontierStore
+) -> None:
+    """A redirect chain may follow into a URL only when no other request has it."""
+    frontier.add([frontier_entry(f"http://example.com/{name}", 1)
+                  for name in ("pending", "leased", "done")])
+    leased = frontier.lease(3)[1:]  # /leased and /done (leased rows are taken in id order)
+    frontier.release(frontier_key("http://example.com/pending"))  # it was leased too: back
+    frontier.acknowledge(leased[1][0])
+    assert frontier.pending == 1
+    entry = frontier_entry
+    assert frontier.claim(*entry("http://example.com/new", 2)[:3]) is True
+    assert frontier.claim(*entry("http://example.com/pending", 2)[:3]) is True
+    assert frontier.pending == 0
+    assert frontier.claim(*entry("https://example.com/leased", 2)[:3]) is False
+    assert frontier.claim(*entry("http://example.com/done", 2)[:3]) is False
+    # a claimed URL is not claimed twice, and a link to it adds nothing
+    assert frontier.claim(*entry("http://example.com/new", 2)[:3]) is False
+    assert frontier.add([entry("http://example.com/new", 3)]) == 0
+    states = dict(writer.conn.execute("SELECT url, state FROM frontier"))
+    assert states == {
+        "http://example.com/pending": LEASED, "http://example.com/leased": LEASED,
+        "http://example.com/done": DONE, "http://example.com/new": LEASED,
+    }
+    # a chain that failed gives its claims back (or gives them up); a recorded one marks them
+    # done
+    frontier.release(frontier_key("http://example.com/leased"), fetch_again=False)
+    frontier.release(frontier_key("http://example.com/new"))
+    assert frontier.pending == 1
+    assert dict(writer.conn.execute("SELECT url, state FROM frontier"))[
+        "http://example.com/leased"] == DONE
+    frontier.mark_done(frontier_key("http://example.com/pending"))
+    frontier.mark_done(frontier_key("http://example.com/new"))
+    assert frontier.pending == 0
+    states = dict(writer.conn.execute("SELECT url, state FROM frontier"))
+    assert states["http://example.com/pending"] == states["http://example.com/new"] == DONE
+
+
 def test_reopen_turns_leased_rows_back_to_pending(tmp_path: Path, writer: ArchiveWriter) -> None:
     writer.frontier.add([frontier_entry(f"http://example.com/{n}", n) for n in range(4)])
     leased = writer.frontier.lease(3)
@@ -144,3 +183,49 @@ def test_repromote_queues_new_and_done_rows_for_a_full_crawl(
         ("http://example.com/new", 1, 0, PENDING),
     ]
     assert frontier.pending == 2
+
+
+PREDICTED = 6  # FollowMode.PREDICTED
+
+
+def test_a_missed_prediction_leaves_no_row_and_its_key_can_be_queued_again(
+    writer: ArchiveWriter, frontier: FrontierStore
+) -> None:
+    frontier.add([frontier_entry("http://example.com/p/3", 2, PREDICTED)])
+    [(frontier_id, *_)] = frontier.lease(10)
+    assert frontier.drop_prediction(frontier_id) is False
+    assert frontier_rows(writer) == []
+    assert writer.conn.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
+    # Predicted again from another page: not queued, it missed once.
+    assert frontier.add([frontier_entry("http://example.com/p/3", 2, PREDICTED)]) == 0
+    assert frontier_rows(writer) == []
+    # A real link to it found later is queued (its key was forgotten with the row).
+    assert frontier.add([frontier_entry("http://example.com/p/3", 3)]) == 1
+    assert frontier_rows(writer) == [("http://example.com/p/3", 0, PENDING)]
+
+
+def test_a_missed_prediction_a_real_link_reached_is_queued_again_as_a_full_crawl(
+    writer: ArchiveWriter, frontier: FrontierStore
+) -> None:
+    frontier.add([frontier_entry("http://example.com/p/3", 2, PREDICTED)])
+    [(frontier_id, *_)] = frontier.lease(10)
+    # While it was in flight a page linked to it: its stub row exists, its key was known.
+    writer.pages.ids({"http://example.com/p/3": (False, 3)})
+    assert frontier.add([frontier_entry("http://example.com/p/3", 3)]) == 0
+    assert frontier.drop_prediction(frontier_id) is True
+    assert frontier_rows(writer) == [("http://example.com/p/3", 0, PENDING)]
+    assert frontier.pending == 1
+    assert frontier.lease(10) == [(frontier_id, "http://example.com/p/3", 2, 0)]
+
+
+def test_drop_prediction_leaves_other_rows_alone(
+    writer: ArchiveWriter, frontier: FrontierStore
+) -> None:
+    frontier.add([frontier_entry("http://example.com/p/3", 2)])
+    [(frontier_id, *_)] = frontier.lease(10)
+    assert frontier.drop_prediction(frontier_id) is False
+    assert frontier_rows(writer) == [("http://example.com/p/3", 0, LEASED)]
+
+
+def frontier_rows(writer: ArchiveWriter) -> list[tuple[str, int, int]]:
+    return writer.conn.execute("SELECT url, mode, state FROM frontier ORDER BY id").fetchall()

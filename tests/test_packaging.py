@@ -28,8 +28,8 @@ def _normalise(name: str) -> str:
 def _imported_distributions(folder: str) -> set[str]:
     """The installed distributions whose modules the ``.py`` files under ``folder`` import
     (the standard library and the project's own packages left out)."""
-    own = {"nitpicker", "fixtures", "tests", "bench", "measuring", "crawl_throughput",
-           "query_latency"}
+    own = {"nitpicker", "nitpicker_plugins", "fixtures", "tests", "bench", "measuring",
+           "crawl_throughput", "query_latency"}
     modules: set[str] = set()
     for path in (ROOT / folder).rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -58,13 +58,19 @@ TEST = _names(PROJECT["optional-dependencies"].get("test", []))
 BENCH = _names(PROJECT["optional-dependencies"].get("bench", []))
 
 
+def _package_imports() -> set[str]:
+    """What the installed code imports: ``nitpicker`` and the bundled plugins (``plugins/``,
+    installed as ``nitpicker_plugins``)."""
+    return _imported_distributions("nitpicker") | _imported_distributions("plugins")
+
+
 def test_the_package_declares_what_it_imports() -> None:
-    assert _imported_distributions("nitpicker") - PACKAGE == set()
+    assert _package_imports() - PACKAGE == set()
 
 
 def test_every_dependency_is_imported_by_the_package() -> None:
     # Protego: Scrapy's robots.txt parser, whose ``sitemaps`` nitpicker/crawl/sitemaps.py reads.
-    assert PACKAGE - _imported_distributions("nitpicker") == {"protego"}
+    assert PACKAGE - _package_imports() == {"protego"}
 
 
 @pytest.mark.parametrize(("folder", "extra"), [("tests", TEST), ("bench", BENCH)])
@@ -74,6 +80,6 @@ def test_tests_and_benchmarks_declare_what_they_import(folder: str, extra: set[s
 
 def test_test_and_bench_only_packages_are_extras() -> None:
     only_outside = (_imported_distributions("tests") | _imported_distributions("bench")) - (
-        _imported_distributions("nitpicker"))
+        _package_imports())
     assert "psutil" in only_outside
     assert only_outside & PACKAGE == set()

@@ -47,6 +47,8 @@ def _new_links(item: PageItem) -> list[tuple[str, str, int, int]]:
 
 
 @pytest.fixture
+
+
 def writer(tmp_path: Path) -> Iterator[ArchiveWriter]:
     config = CrawlConfig(roots=(f"{SITE}/",), output=str(tmp_path / "a.nitpicker"))
     w = ArchiveWriter.create(config)
@@ -57,6 +59,8 @@ def writer(tmp_path: Path) -> Iterator[ArchiveWriter]:
 
 
 @pytest.fixture
+
+
 def pages(writer: ArchiveWriter) -> PageRecorder:
     return writer.pages
 
@@ -305,6 +309,8 @@ def test_record_again_replaces_console_messages_and_json_ld(
     assert conn.execute("SELECT position, is_valid FROM json_ld_blocks").fetchall() == [(0, 1)]
     assert conn.execute("SELECT type FROM json_ld_types").fetchall() == [("Event",)]
     assert conn.execute("SELECT count(*) FROM page_console_messages").fetchone()[0] == 0
+
+
 def _answered(path: str, mode: FollowMode = FollowMode.FULL) -> PageItem:
     """The row of a link to ``path`` that a loaded resource answered (an image, 200)."""
     resource = ResourceRecord(SITE + path, "image", False, status=200, status_text="OK",
@@ -322,6 +328,8 @@ def _answered(path: str, mode: FollowMode = FollowMode.FULL) -> PageItem:
         pytest.param(DONE, False, DONE, id="done: recorded already"),
     ],
 )
+
+
 def test_record_answered_settles_the_frontier_row(
     writer: ArchiveWriter, pages: PageRecorder, before: int | None, recorded: bool, state: int
 ) -> None:
@@ -363,3 +371,48 @@ def test_answered_link_is_what_a_fetch_records() -> None:
 
 def frontier_states_of(writer: ArchiveWriter) -> dict[str, int]:
     return dict(writer.conn.execute("SELECT url, state FROM frontier"))
+
+
+def _handed_over(source: str, target: str, *, status: int = 301, kind: str = "http",
+                 external: bool = False) -> PageItem:
+    """What the spider yields for a redirect handed over to the frontier."""
+    return PageItem(url=SITE + target, frontier_id=None, depth=1, is_external=False,
+                    is_target=False, redirects=[Redirect(SITE + source, status, kind, external)],
+                    redirect_link=_link(target))
+
+
+def test_a_handed_over_redirect_leaves_its_destination_as_its_own_crawl_recorded_it(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    dest = PageItem(url=f"{SITE}/dest", frontier_id=None, depth=1, is_external=False,
+                    is_target=True, status=200, links=[_link("/child")], html="<p>dest</p>")
+    pages.record(dest, _new_links(dest))
+    pages.record(_handed_over("/away", "/dest", status=302, external=True), [])
+    row = _page(writer, "/dest")
+    assert (row["is_target"], row["status"], row["redirect_dest_id"]) == (1, 200, None)
+    assert writer.conn.execute("SELECT count(*) FROM anchors WHERE page_id = ?",
+                               (row["id"],)).fetchone()[0] == 1
+    source = _page(writer, "/away")
+    assert (source["status"], source["is_external"], source["redirect_dest_id"],
+            source["redirect_kind"]) == (302, 1, row["id"], "http")
+
+
+def test_sources_follow_their_destination_when_it_turns_out_to_redirect(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    """/a was handed over to /b before /b was fetched; /b redirects (by script) to /c."""
+    pages.record(_handed_over("/a", "/b"), [])
+    assert _page(writer, "/b")["scraped"] == 0  # a stub until its own fetch
+    pages.record(_handed_over("/b", "/c", status=200, kind="script"), [])
+    c_id = _page(writer, "/c")["id"]
+    assert _page(writer, "/a")["redirect_dest_id"] == c_id
+    b = _page(writer, "/b")
+    assert (b["redirect_dest_id"], b["redirect_kind"], b["status"]) == (c_id, "script", 200)
+    # a later source to /b points where /b leads
+    pages.record(_handed_over("/z", "/b"), [])
+    assert _page(writer, "/z")["redirect_dest_id"] == c_id
+    # two URLs sending to each other: neither points at itself
+    pages.record(_handed_over("/c", "/a"), [])
+    rows = dict(writer.conn.execute("SELECT url, redirect_dest_id FROM pages"))
+    ids = dict(writer.conn.execute("SELECT url, id FROM pages"))
+    assert all(rows[url] != ids[url] for url in rows)

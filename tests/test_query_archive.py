@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
+    from nitpicker.query import PageDetail
+
 BASE = "https://site.example"
 
 _PAGE_DEFAULTS: dict[str, Any] = {
@@ -246,24 +248,26 @@ def test_resources_by_content_type_prefix(build: Callable[..., Builder]) -> None
 def test_violations_when_an_analyzer_wrote_them(build: Callable[..., Builder]) -> None:
     archive = build()
     a, b = archive.page("/a"), archive.page("/b")
-    archive.conn.execute("CREATE TABLE violations (page_id INTEGER, validator TEXT,"
-                         " severity TEXT, rule TEXT, message TEXT, code TEXT)")
     archive.conn.executemany(
-        "INSERT INTO violations VALUES (?, ?, ?, ?, ?, ?)",
-        [(b, "axe", "error", "image-alt", "Images must have alt text", "<img>"),
-         (a, "markuplint", "warning", "attr-duplication", "Duplicated attribute", None),
-         (a, "axe", "error", "color-contrast", "Low contrast", "<p>")])
+        "INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, message, code,"
+        " url, location) VALUES (?, ?, 'page', ?, ?, ?, ?, ?, ?, ?)",
+        [(b, "axe", "axe", "error", "image-alt", "Images must have alt text", "<img>",
+          f"{BASE}/b", None),
+         (a, "markuplint", "markuplint", "warning", "attr-duplication", "Duplicated attribute",
+          "", f"{BASE}/a", "3:7"),
+         (a, "axe", "axe", "error", "color-contrast", "Low contrast", "<p>", f"{BASE}/a", None)])
     conn = archive.close()
     every = get_violations(conn)
     assert [(i["url"], i["rule"]) for i in every["items"]] == [
         (f"{BASE}/a", "attr-duplication"), (f"{BASE}/a", "color-contrast"),
         (f"{BASE}/b", "image-alt")]
+    assert every["items"][0]["location"] == "3:7"
     axe = get_violations(conn, validator="axe", severity="error")
     assert [i["rule"] for i in axe["items"]] == ["color-contrast", "image-alt"]
     assert axe["total"] == 2
     assert get_violations(conn, rule="image-alt")["items"][0] == {
         "url": f"{BASE}/b", "validator": "axe", "severity": "error", "rule": "image-alt",
-        "message": "Images must have alt text", "code": "<img>"}
+        "message": "Images must have alt text", "code": "<img>", "location": None}
     assert get_violations(conn, validator="axe", limit=1, offset=1)["items"][0]["rule"] == (
         "image-alt")
 
@@ -364,6 +368,8 @@ def _plans(conn: sqlite3.Connection, query: Callable[[], object]) -> list[str]:
         query()
     finally:
         conn.set_trace_callback(None)
+    # SQLite traces the statements a table-valued pragma runs inside another as "-- …" comments
+    statements = [sql for sql in statements if not sql.startswith("--")]
     return [row[3] for sql in statements for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
 
 
@@ -399,3 +405,33 @@ def test_queries_use_the_0002_indexes(build: Callable[..., Builder],
     _small_site(archive)
     conn = archive.close()
     assert any(index in line for line in _plans(conn, lambda: query(conn)))
+
+
+def test_page_detail_gives_the_redirect_kind_of_a_source(
+        build: Callable[..., Builder]) -> None:
+    archive = build()
+    dest = archive.page("/dest", title="Dest")
+    archive.page("/moved", status=301, redirect_dest_id=dest, redirect_kind="http")
+    archive.page("/scripted", status=200, redirect_dest_id=dest, redirect_kind="script")
+    conn = archive.close()
+    kinds = {path: _detail(conn, path)["redirect_kind"] for path in ("/dest", "/moved", "/scripted")}
+    assert kinds == {"/dest": None, "/moved": "http", "/scripted": "script"}
+
+
+def test_an_archive_from_before_0008_derives_the_redirect_kind(
+        build: Callable[..., Builder]) -> None:
+    """Readers never migrate: what 0008_redirect_kind would fill in (a meta refresh hop was
+    recorded with status 0)."""
+    archive = build(migrations="0001")
+    dest = archive.page("/dest", title="Dest")
+    archive.page("/moved", status=301, redirect_dest_id=dest)
+    archive.page("/refreshed", status=0, redirect_dest_id=dest)
+    conn = archive.close()
+    kinds = {path: _detail(conn, path)["redirect_kind"] for path in ("/dest", "/moved", "/refreshed")}
+    assert kinds == {"/dest": None, "/moved": "http", "/refreshed": "meta-refresh"}
+
+
+def _detail(conn: sqlite3.Connection, path: str) -> PageDetail:
+    detail = get_page_detail(conn, f"{BASE}{path}")
+    assert detail is not None, path
+    return detail

@@ -58,7 +58,8 @@ def error(*args: str, cwd: Path | None = None) -> str:
 
 @pytest_twisted.async_fixture(scope="module")
 async def archive(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> str:
-    crawled = await crawl(tmp_path_factory.mktemp("query-cli"), [site.url(r) for r in ROOTS])
+    crawled = await crawl(tmp_path_factory.mktemp("query-cli"), [site.url(r) for r in ROOTS],
+                          predict_pagination=False)  # the counts are of linked pages
     crawled.conn.close()
     return str(crawled.path)
 
@@ -127,6 +128,7 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "oversized": ok(archive, "images", "--oversized-threshold", "100"),
         "violations": ok(archive, "violations", "--validator", "axe", "--severity", "error",
                          "--rule", "image-alt"),
+        "page-values": ok(archive, "page-values", "--plugin", "search", "--url-pattern", "%q%"),
         "duplicates": ok(archive, "duplicates", "--field", "description", "-l", "1"),
         "mismatches": ok(archive, "mismatches", "--type", "og:title"),
         "headers": ok(archive, "headers", "--missing-only", "--limit", "5"),
@@ -148,6 +150,8 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     assert answers["dimensions"]["total"] == 1
     assert answers["oversized"]["total"] == 0
     assert answers["violations"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    assert answers["page-values"] == {"plugin": "search", "headers": {}, "items": [],
+                                      "total": 0, "offset": 0, "limit": 100}
     assert answers["duplicates"]["items"][0]["count"] == 6
     assert answers["mismatches"]["total"] == 2
     assert (len(answers["headers"]["items"]), answers["headers"]["total"]) == (5, 27)
@@ -160,14 +164,14 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     assert answers["json-ld"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert {name for name in SUBCOMMANDS} == {
         "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
-        "images", "violations", "duplicates", "mismatches", "headers", "duplicate-clusters",
-        "runs", "trap-events", "console", "json-ld"}
+        "images", "violations", "page-values", "duplicates", "mismatches", "headers",
+        "duplicate-clusters", "runs", "trap-events", "console", "json-ld"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
-         "violations, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
+         "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
          "trap-events, console, json-ld")
 
 
@@ -245,7 +249,8 @@ def test_bad_flags(archive: str, args: list[str], message: str) -> None:
 
 def _required(subcommand: str) -> list[str]:
     """The required flags of ``subcommand``, each with a valid value."""
-    values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken"}
+    values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken",
+              "--plugin": "search"}
     flags = [param.opts[0] for param in SUBCOMMANDS[subcommand].params
              if param.required and param.param_type_name == "option"]
     return [token for flag in flags for token in (flag, values[flag])]
@@ -266,7 +271,7 @@ def test_every_integer_option_has_a_range() -> None:
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
                         "oversized_threshold", "max_length", "min_count", "sample"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 35  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 37  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)
@@ -333,6 +338,7 @@ FLAGS = {
     "images": {"--missing-alt", "--missing-dimensions", "--oversized-threshold", "--oversized",
                "--url-pattern", *PAGING},
     "violations": {"--validator", "--severity", "--rule", *PAGING},
+    "page-values": {"--plugin", "--url-pattern", *PAGING},
     "duplicates": {"--field", *PAGING},
     "mismatches": {"--type", *PAGING},
     "headers": {"--missing-only", *PAGING},
@@ -400,7 +406,7 @@ finally:
 
 @pytest.mark.parametrize("args", [["--help"], ["query", "ARCHIVE", "summary"],
                                   ["query", "ARCHIVE", "links", "--help"], ["crawl", "--help"],
-                                  ["mcp", "--help"]])
+                                  ["mcp", "--help"], ["diff", "--help"]])
 def test_help_and_queries_do_not_load_the_crawler(archive: str, args: list[str]) -> None:
     """``nitpicker query`` and ``--help`` do not pay for Scrapy, Twisted and Playwright: the
     crawl command imports them when it runs (they took 3 s to import on a loaded machine)."""

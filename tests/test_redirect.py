@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -14,7 +15,10 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from nitpicker.addon import Addon
-from nitpicker.middlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware
+from nitpicker.crawl.meta import META_DEPTH, META_MODE
+from nitpicker.items import FollowMode
+from nitpicker.middlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware, hands_over
+from nitpicker.policy.urls import ParsedUrl, parse_url
 
 PAGE = "http://example.com/a"
 SCRAPYS = "scrapy.downloadermiddlewares.redirect"
@@ -85,3 +89,50 @@ async def test_no_warning_at_engine_start(referer: bool, caplog: pytest.LogCaptu
     assert len(found) == 2
     for mw in found:
         assert mw is not None and (mw._referer_spider_middleware is not None) == referer
+
+
+class _Session:
+    """The parts of a crawl session the hand-over reads: scope ``http://site.test/``, and a
+    frontier whose rows can (or cannot) be claimed."""
+
+    def __init__(self, claimable: bool) -> None:
+        self.claimable = claimable
+        self.claimed: list[tuple[str, int]] = []
+        self.archive = SimpleNamespace(frontier=self)
+
+    def policy_url(self, url: str) -> ParsedUrl | None:
+        return parse_url(url)
+
+    def in_scope(self, url: ParsedUrl) -> bool:
+        return url.url.startswith("http://site.test/")
+
+    def claim(self, key: str, url: str, depth: int) -> bool:
+        self.claimed.append((url, depth))
+        return self.claimable
+
+
+@pytest.mark.parametrize(
+    ("mode", "chain", "target", "claimable", "handed_over", "claimed"),
+    [
+        # a full crawl follows into scope when it takes the target's row
+        (FollowMode.FULL, [], "http://site.test/b", True, False, True),
+        # another request has it (leased) or had it (done): the source is a redirect row only
+        (FollowMode.FULL, [], "http://site.test/b", False, True, True),
+        # a metadata-only check (an out-of-scope link) never follows into scope
+        (FollowMode.METADATA, [], "http://site.test/b", True, True, False),
+        # out of scope: followed within the request (checked, not crawled)
+        (FollowMode.FULL, [], "http://other.test/b", False, False, False),
+        (FollowMode.METADATA, [], "https://other.test/", False, False, False),
+        # a loop is followed, for REDIRECT_MAX_TIMES to end it
+        (FollowMode.FULL, ["http://site.test/b"], "https://site.test/b", False, False, False),
+        (FollowMode.FULL, [], "http://site.test/a#top", False, False, False),
+    ],
+)
+def test_hands_over_a_redirect_into_scope_unless_it_can_claim_the_target(
+        mode: FollowMode, chain: list[str], target: str, claimable: bool, handed_over: bool,
+        claimed: bool) -> None:
+    session = _Session(claimable)
+    request = Request("http://site.test/a", meta={
+        META_MODE: mode, META_DEPTH: 2, "redirect_urls": chain})
+    assert hands_over(session, request, target) is handed_over  # type: ignore[arg-type]
+    assert session.claimed == ([(parse_url(target).url, 2)] if claimed else [])  # type: ignore[union-attr]

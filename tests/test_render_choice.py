@@ -12,7 +12,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 
 from nitpicker.crawl.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
-from nitpicker.crawl.meta import META_PREFLIGHT, META_RENDER
+from nitpicker.crawl.meta import META_PREDICTED, META_PREFLIGHT, META_RENDER
 from nitpicker.items import FollowMode
 from nitpicker.render.choice import RenderChoiceMiddleware
 from nitpicker.render.page import RenderResult
@@ -98,3 +98,27 @@ def test_other_preflights_are_recorded_over_http(
     assert choice.stats.get_value("nitpicker/render/rendered") is None
     if stat is not None:
         assert choice.stats.get_value(stat) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "redirected", "rendered"),
+    [
+        (200, False, True),
+        (404, False, False),  # a predicted page past a pager's end: a miss, not rendered
+        (500, False, False),
+        (200, True, False),  # redirected: a miss too
+    ],
+)
+def test_a_predicted_page_is_rendered_only_if_it_answered(
+    tmp_path: Path, status: int, redirected: bool, rendered: bool
+) -> None:
+    choice = middleware(tmp_path)
+    meta: dict[str, Any] = {META_FRONTIER_ID: 7, META_DEPTH: 1, META_MODE: FollowMode.FULL,
+                            META_PREFLIGHT: True, META_PREDICTED: True}
+    if redirected:
+        meta.update({"redirect_urls": [f"{DOCS}p/9"], "redirect_reasons": [302]})
+    request = Request(f"{DOCS}p/10", meta=meta)
+    response = HtmlResponse(f"{DOCS}p/10", status=status, body=b"", request=request,
+                            headers={"Content-Type": "text/html; charset=utf-8"})
+    result = choice.process_response(request, response)
+    assert (result is not response) is rendered

@@ -144,13 +144,15 @@ def test_stop_with_an_interval_starts_no_queued_request_and_resume_completes(
         if entry == "scrapy":
             crawl = scrapy_crawl("-a", f"roots={site.url('/wide/')}", "-a", f"output={archive}",
                                  "-a", "render=false", "-a", f"interval={interval}",
+                                 "-a", "predict_pagination=false",  # the order is checked
                                  log=tmp_path / "scrapy.log")
             # robots.txt is the first request; the root and /sitemap.xml then wait a minute.
             crawl.wait_until(lambda: len(site.request_log) >= 1)
             time.sleep(1.0)
         else:
             crawl = nitpicker_crawl(site.url("/wide/"), "-o", str(archive), "--no-render",
-                                    "-I", str(interval), "-P", "10", cwd=tmp_path)
+                                    "-I", str(interval), "-P", "10",
+                                    "--no-predict-pagination", cwd=tmp_path)
             crawl.wait_until(lambda: len(wide_gets(site)) >= 4)  # /wide/ and three pages
         before = len(site.request_log)
         crawl.signal(sig)
@@ -191,7 +193,7 @@ def test_stop_while_a_request_is_held_for_retry_resumes_it(tmp_path: Path) -> No
     archive = tmp_path / "retried.nitpicker"
     with ThrottleSite(routes) as site:
         crawl = nitpicker_crawl(site.url("/"), "-o", str(archive), "--no-render", "--retry",
-                                "1000000", "-P", "2", cwd=tmp_path)
+                                "1000000", "-P", "2", "--no-predict-pagination", cwd=tmp_path)
         crawl.wait_until(lambda: any(hit.path == "/busy" for hit in site.hits))
         time.sleep(1.0)  # the retry and the other pages are now queued behind the hold
         before = len(site.hits)
@@ -340,7 +342,7 @@ def test_max_duration_starts_no_queued_request_after_the_deadline(
     with TimedSite() as site:
         crawl = nitpicker_crawl(site.url("/wide/"), "-o", str(archive), "--no-render",
                                 "--max-duration", str(deadline), "-I", str(interval),
-                                "-P", "10", cwd=tmp_path)
+                                "-P", "10", "--no-predict-pagination", cwd=tmp_path)
         crawl.ends_within(DEADLINE_BOUND)
         assert crawl.proc.returncode == 0, crawl.stderr()
         # The deadline is set when the spider opens, before its first request (robots.txt).

@@ -260,6 +260,7 @@ async def crawl_site(
         settings=settings,
         ignore_robots=True,
         sitemap=False,
+        predict_pagination=False,  # the scripted routes are counted: no predicted extras
         render=False,
         **options,
     )

@@ -5,6 +5,11 @@ at a time, so when the T-th page of a signature caps it, at most ``1 + 2 × (T -
 were ever queued (the entry, and two from each page counted before the firing). Those are
 fetched; nothing after. ``T`` is the page's threshold: ``ceil(0.3 × N)`` with ``og:url``
 naming the parent list, ``N`` without ``og:url``.
+
+Predictive pagination (on by default) adds to that bound: the pages predicted ahead of a trap's
+numbered links before the cap fired are already queued, and land (SPEC §9.4), at most
+``--parallels`` of them per series (:data:`PREDICTED`). The tests of the cap's own bound crawl
+with ``predict_pagination=False``.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ SAFETY = 3000
 """``--max-pages`` of the capped crawls: a broken cap fails the test instead of crawling on."""
 TRAP_T = TrapCap(CAP).threshold(TrapSignals(trap=(OG_URL_ELSEWHERE,)))  # 30
 PLAIN_T = TrapCap(CAP).threshold(TrapSignals())  # 100
+PREDICTED = 10
+"""Pages predicted ahead of a series: ``--parallels`` (default 10)."""
 
 # name -> (the path its URLs start with, the parent path of its pages, its entry on /trap/)
 TRAPS = {
@@ -92,7 +99,8 @@ async def test_cap_stops_the_trap(name: str, traps: TrapSite, tmp_path: Path) ->
     prefix, parent, entry = TRAPS[name]
     traps.clear_log()
     archive, stats = await crawl_with_stats(tmp_path, [traps.url("/trap/")], dedupe_cap=CAP,
-                                            max_pages=SAFETY, **only(name))
+                                            max_pages=SAFETY, predict_pagination=False,
+                                            **only(name))
     fetched = traps.fetched(prefix)
     assert TRAP_T <= len(fetched) <= bound(TRAP_T)
     assert last_run(archive)["status"] == "finished"  # it ended on its own: nothing pending
@@ -113,6 +121,21 @@ async def test_cap_stops_the_trap(name: str, traps: TrapSite, tmp_path: Path) ->
         # Past Number.MAX_SAFE_INTEGER the years print in scientific notation: fetched, then
         # stopped.
         assert any("e+" in target for target in fetched)
+
+
+@pytest.mark.parametrize("name", sorted(TRAPS))
+@pytest_twisted.ensureDeferred
+async def test_cap_stops_the_trap_with_predicted_pages(name: str, traps: TrapSite,
+                                                      tmp_path: Path) -> None:
+    """The cap fires at the same count with predictive pagination; the pages predicted before
+    it fired land, and the capped pages predict nothing further."""
+    prefix, parent, _ = TRAPS[name]
+    traps.clear_log()
+    archive, _ = await crawl_with_stats(tmp_path, [traps.url("/trap/")], dedupe_cap=CAP,
+                                        max_pages=SAFETY, **only(name))
+    assert TRAP_T <= len(traps.fetched(prefix)) <= bound(TRAP_T) + PREDICTED
+    assert last_run(archive)["status"] == "finished"
+    assert [(e["parent_path"], e["count"]) for e in events(archive)] == [(parent, TRAP_T)]
 
 
 @pytest.mark.parametrize("name", sorted(TRAPS))
@@ -166,11 +189,11 @@ def test_whole_site_every_trap_fired_once_with_its_parent_path(whole_site: dict[
 def test_whole_site_traps_are_bounded(whole_site: dict[str, Any]) -> None:
     fetched = whole_site["fetched"]
     for prefix in ("/trap/date/", "/trap/query", "/trap/session"):
-        assert TRAP_T <= len(fetched[prefix]) <= bound(TRAP_T), prefix
+        assert TRAP_T <= len(fetched[prefix]) <= bound(TRAP_T) + PREDICTED, prefix
     # No og:url: the cap fires at N, later than the og:url traps (at 30 % of N) — even though
     # each trap page carries 61 navigation links: the age window counts discovered links.
-    assert PLAIN_T <= len(fetched["/trap/plain/"]) <= bound(PLAIN_T)
-    assert len(fetched["/trap/plain/"]) > bound(TRAP_T)
+    assert PLAIN_T <= len(fetched["/trap/plain/"]) <= bound(PLAIN_T) + PREDICTED
+    assert len(fetched["/trap/plain/"]) > bound(TRAP_T) + PREDICTED
 
 
 def test_whole_site_legit_look_alikes_are_all_crawled(whole_site: dict[str, Any],
@@ -181,7 +204,13 @@ def test_whole_site_legit_look_alikes_are_all_crawled(whole_site: dict[str, Any]
     feed = {traps.url(f"/feed/?page={n}") for n in range(1, PAGER_PAGES + 1)}
     sections = {traps.url(f"/sections/s{i}/item") for i in range(1, SECTIONS + 1)}
     crawled = archive.urls("status = 200 AND is_target = 1")
-    assert pager <= crawled and len(fetched["/pager/page/"]) == PAGER_PAGES
+    assert pager <= crawled
+    # Each page fetched; past the last, at most PREDICTED predicted pages (404, not recorded).
+    beyond = {t for t in fetched["/pager/page/"] if int(t.rsplit("/", 1)[1]) > PAGER_PAGES}
+    assert len(set(fetched["/pager/page/"])) == PAGER_PAGES + len(beyond)
+    assert len(beyond) <= PREDICTED
+    marks = ",".join("?" * len(beyond))
+    assert not archive.urls(f"url IN ({marks})", *(traps.url(t) for t in beyond))
     # One title and og:url = the list on every feed page (a trap signal), but rel=prev/next:
     # the threshold is 5 × 100, so all 300 pages are crawled.
     assert feed <= crawled

@@ -11,7 +11,8 @@ The host's promises to a plugin:
   after Ctrl-C or an error), so a plugin starts its engine (a browser, a Node process) once.
 - ``each_page`` is called for every internal HTML page that has a snapshot, from at most
   ``concurrency`` threads at once; ``each_url`` (if the plugin has one) for every URL, internal
-  and external, from the host's main thread.
+  and external, from the host's main thread, after the pages: ``each_url(target: PageUrl) ->
+  Findings | None``. Its findings are recorded beside ``each_page``'s for the same page.
 - When a call raises, the host calls it once more for the same page (a plugin whose engine
   died restarts it on that call); a second failure is recorded as a plugin error for that page
   and the run goes on.
@@ -28,6 +29,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "AnalyzePlugin",
     "Findings",
+    "PageUrl",
     "PageValue",
     "PluginFactory",
     "Snapshot",
@@ -46,6 +48,15 @@ class Snapshot:
     page_id: int
     url: str
     html: str
+
+
+@dataclass(frozen=True, slots=True)
+class PageUrl:
+    """One URL of the archive as ``each_url`` sees it: fetched, not a redirect source."""
+
+    page_id: int
+    url: str
+    is_external: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nitpicker.archive.connection import json_rows, serialised
+from nitpicker.items import FollowMode
 from nitpicker.policy.urls import frontier_key
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ FrontierEntry = tuple[int, str, int, int]
 """(frontier id, url, depth, mode)"""
 
 _KNOWN_KEYS_SIZE = 100_000
+_PREDICTED = int(FollowMode.PREDICTED)
 
 
 class FrontierStore:
@@ -38,6 +40,8 @@ class FrontierStore:
         self._mutex = archive.mutex
         self._begin = archive.begin
         self._known_keys: dict[str, None] = {}
+        self._missed_keys: dict[str, None] = {}
+        """Keys of predictions that missed: not predicted again (a real link still queues)."""
         self.pending = 0
         """Frontier rows in state pending (kept in step with every insert and lease)."""
 
@@ -51,10 +55,14 @@ class FrontierStore:
 
         Keys this writer has already sent to the frontier are skipped without a round trip
         to SQLite (most links of a page are the site's navigation, known long ago); the
-        memory of them is bounded and simply starts afresh when full.
+        memory of them is bounded and simply starts afresh when full. A predicted row
+        (``FollowMode.PREDICTED``) whose key already missed once is not queued again.
         """
         known = self._known_keys
         fresh = [entry for entry in entries if entry[0] not in known]
+        missed = self._missed_keys
+        if missed:
+            fresh = [e for e in fresh if e[3] != _PREDICTED or e[0] not in missed]
         if not fresh:
             return 0
         self._begin()
@@ -93,16 +101,55 @@ class FrontierStore:
         self._begin()
         self._conn.execute("UPDATE frontier SET state = 2 WHERE id = ?", (frontier_id,))
 
-    def mark_done(self, key: str) -> None:
-        """A pending row with this key is done (its URL was recorded as a redirect's target).
+    @serialised
+    def claim(self, key: str, url: str, depth: int) -> bool:
+        """A full-crawl request is redirected to ``url`` (in scope): whether it may follow.
 
-        Called inside :meth:`nitpicker.archive.page_recorder.PageRecorder.record`, in its
-        transaction and under its lock.
+        It may when no other request has the URL: its row is then taken (a new row, or a
+        pending one) and leased, and the page recorded at the end of the redirect chain marks
+        it done. It may not when the row is leased (another request is fetching it) or done
+        (it was recorded): the redirect is then handed over (see
+        :mod:`nitpicker.middlewares.redirect`). A leased row goes back to pending if the run
+        stops first, as any leased row.
         """
-        cur = self._conn.execute(
-            "UPDATE frontier SET state = 2 WHERE key = ? AND state = 0", (key,)
+        self._begin()
+        conn = self._conn
+        if conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
+                        (LEASED, key, PENDING)).rowcount > 0:
+            self.pending -= 1
+            return True
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO frontier(key, url, depth, mode, state) VALUES (?, ?, ?, 0, ?)",
+            (key, url, depth, LEASED),
         )
-        self.pending -= max(cur.rowcount, 0)
+        self._known_keys[key] = None
+        return cur.rowcount > 0
+
+    @serialised
+    def release(self, key: str, *, fetch_again: bool = True) -> None:
+        """A row :meth:`claim` took for a redirect chain that failed: pending again, so that
+        its URL is fetched on its own, or (``fetch_again=False``) done, its failure recorded
+        under the chain's source."""
+        self._begin()
+        cur = self._conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
+                                 (PENDING if fetch_again else DONE, key, LEASED))
+        if fetch_again:
+            self.pending += max(cur.rowcount, 0)
+
+    def mark_done(self, key: str) -> None:
+        """The row with this key, pending or leased, is done (its URL was recorded at the end
+        of, or as a hop of, a redirect chain). Called inside
+        :meth:`nitpicker.archive.page_recorder.PageRecorder.record`, in its transaction and
+        under its lock.
+        """
+        conn = self._conn
+        cur = conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
+                           (DONE, key, PENDING))
+        if cur.rowcount > 0:
+            self.pending -= cur.rowcount
+            return
+        conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
+                     (DONE, key, LEASED))
 
     def settle(self, key: str, url: str, depth: int, mode: int) -> bool:
         """A URL answered without a request of its own: its row is done. ``True`` when it
@@ -124,6 +171,35 @@ class FrontierStore:
         self._conn.execute("UPDATE frontier SET state = ? WHERE key = ?", (DONE, key))
         self.pending -= 1
         return True
+
+    @serialised
+    def drop_prediction(self, frontier_id: int) -> bool:
+        """A predicted row's URL missed (an error, a redirect, a skip): the row goes, and its
+        key is forgotten, so a real link found later queues the URL afresh. When a page row
+        exists for the URL already (a real link, a sitemap or a redirect reached it while it
+        was in flight), the row is queued again as a normal full crawl instead: the URL is then
+        fetched and recorded like any other. Returns whether it was queued again."""
+        self._begin()
+        row = self._conn.execute(
+            "SELECT key, url FROM frontier WHERE id = ? AND mode = ?",
+            (frontier_id, int(FollowMode.PREDICTED)),
+        ).fetchone()
+        if row is None:
+            return False
+        key, url = row
+        if self._conn.execute("SELECT 1 FROM pages WHERE url = ?", (url,)).fetchone():
+            self._conn.execute(
+                "UPDATE frontier SET state = ?, mode = ? WHERE id = ?",
+                (PENDING, int(FollowMode.FULL), frontier_id),
+            )
+            self.pending += 1
+            return True
+        self._conn.execute("DELETE FROM frontier WHERE id = ?", (frontier_id,))
+        self._known_keys.pop(key, None)
+        if len(self._missed_keys) >= _KNOWN_KEYS_SIZE:
+            self._missed_keys.clear()
+        self._missed_keys[key] = None
+        return False
 
     @serialised
     def release_leases(self) -> None:

@@ -42,7 +42,7 @@ _RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth,
     og_description, og_url, og_image, twitter_card, is_skipped, skip_reason, fetched_at,
     links_capped)
 VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL,
+ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_kind = NULL,
     is_target = excluded.is_target, is_external = excluded.is_external,
     depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
     status_text = excluded.status_text, content_type = excluded.content_type,
@@ -60,9 +60,13 @@ ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL,
 RETURNING id"""
 
 _RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
-    fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?)
+    redirect_kind, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET scraped = 1, status = excluded.status,
-    redirect_dest_id = excluded.redirect_dest_id"""
+    redirect_dest_id = excluded.redirect_dest_id, redirect_kind = excluded.redirect_kind
+RETURNING id"""
+
+_REPOINT = "UPDATE pages SET redirect_dest_id = ? WHERE redirect_dest_id = ? AND id != ?"
+"""Sources that pointed at a URL now known to redirect: they point where it leads."""
 
 _RECORD_RESOURCE = (
     "INSERT INTO resources(url, kind, is_external, status, status_text, content_type,"
@@ -153,6 +157,20 @@ class PageRecorder:
         if budget.pages is not None:
             links = len(item.links)
             budget.cap_for_crawl(1 + links + len(item.redirects), links)
+        if item.redirect_link is not None:
+            page_id = self._record_handed_over(item)
+        else:
+            page_id = self._record_page(item)
+        frontier = self._frontier
+        if item.frontier_id is not None:
+            frontier.acknowledge(item.frontier_id)
+        if new_links:
+            frontier.add(new_links)
+        self._archive.dirty += 1
+        return page_id
+
+    def _record_page(self, item: PageItem) -> int:
+        """The page's row and children; its redirect hops point at it."""
         meta = item.meta
         values = (
             item.is_target, item.is_external, item.depth, item.status, item.status_text,
@@ -166,21 +184,50 @@ class PageRecorder:
         page_id = int(row[0])
         self._cache_id(item.url, page_id)
         self._replace_children(page_id, item)
+        if item.redirects:
+            self._record_hops(item, page_id, page_id)
+            self._frontier.mark_done(frontier_key(item.url))
+        return page_id
+
+    def _record_handed_over(self, item: PageItem) -> int:
+        """A redirect handed over: its hops point at the target's row (a stub until the target's
+        own row is fetched), or where the target leads when it is a redirect itself. The target
+        row is not touched: whatever its own fetch records stays."""
+        target = item.redirect_link
+        assert target is not None
+        conn = self._conn
+        dest_id = self.ids({target.url: (target.is_external, item.depth)})[target.url]
+        if target.mode in _UNFETCHED:
+            self._record_unfetched(target)
+        row = conn.execute("SELECT redirect_dest_id FROM pages WHERE id = ?", (dest_id,)).fetchone()
+        final_id = dest_id if row is None or row[0] is None else int(row[0])
+        self._record_hops(item, dest_id, final_id)
+        return dest_id
+
+    def _record_hops(self, item: PageItem, dest_id: int, final_id: int) -> None:
+        """The rows of ``item``'s redirect hops, pointing at ``final_id``; sources that pointed
+        at a hop point at ``final_id`` too (every source points at the page its redirects end
+        at). ``dest_id`` is the URL the last hop led to (``final_id`` unless it redirects)."""
+        conn = self._conn
+        frontier = self._frontier
+        fetched_at = now()
         for hop in item.redirects:
             if hop.url == item.url:
                 continue  # a self-redirect (e.g. an auth challenge) is not a source
-            self._conn.execute(
-                _RECORD_HOP, (hop.url, item.is_external, item.depth, hop.status, page_id, now())
-            )
-        frontier = self._frontier
-        if item.redirects:
-            frontier.mark_done(frontier_key(item.url))
-        if item.frontier_id is not None:
-            frontier.acknowledge(item.frontier_id)
-        if new_links:
-            frontier.add(new_links)
-        self._archive.dirty += 1
-        return page_id
+            external = item.is_external if hop.is_external is None else hop.is_external
+            (hop_id,) = conn.execute(
+                _RECORD_HOP,
+                (hop.url, external, item.depth, hop.status, final_id, hop.kind, fetched_at),
+            ).fetchone()
+            self._cache_id(hop.url, hop_id)
+            frontier.mark_done(frontier_key(hop.url))
+            if hop_id == final_id:
+                # Two URLs redirecting to each other, each met by its own request: the hop
+                # points at the URL it sends to, not at itself.
+                conn.execute("UPDATE pages SET redirect_dest_id = ? WHERE id = ?",
+                             (dest_id, hop_id))
+                continue
+            conn.execute(_REPOINT, (final_id, hop_id, final_id))
 
     @serialised
     def record_answered(self, items: list[PageItem]) -> int:

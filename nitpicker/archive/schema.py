@@ -212,6 +212,92 @@ CREATE TABLE trap_events (
 )
 """
 
+_ANALYSIS: Final = """
+CREATE TABLE analysis_runs (
+    id INTEGER PRIMARY KEY,
+    plugin TEXT NOT NULL,           -- the entry-point name (axe, search, …)
+    version TEXT NOT NULL,          -- the plugin's version
+    settings_hash TEXT NOT NULL,    -- sha256 of the settings as canonical JSON
+    settings TEXT NOT NULL,         -- the settings, JSON
+    headers TEXT NOT NULL,          -- JSON object: header key -> column title
+    pid INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    outcome TEXT NOT NULL,          -- running, finished, interrupted, failed, lost
+    pages_done INTEGER NOT NULL DEFAULT 0,
+    pages_skipped INTEGER NOT NULL DEFAULT 0,  -- already analysed with this version and settings
+    errors INTEGER NOT NULL DEFAULT 0,
+    detail TEXT                     -- why a failed run failed
+);
+CREATE INDEX analysis_runs_plugin ON analysis_runs(plugin, id);
+
+CREATE TABLE analyzed_pages (     -- the latest analysis of each page by each plugin
+    plugin TEXT NOT NULL,
+    phase TEXT NOT NULL,            -- page (each_page, the snapshot) or url (each_url)
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    run_id INTEGER NOT NULL REFERENCES analysis_runs(id),
+    version TEXT NOT NULL,
+    settings_hash TEXT NOT NULL,
+    ok INTEGER NOT NULL,            -- 1 analysed, 0 the plugin failed on it (a plugin error)
+    PRIMARY KEY (plugin, phase, page_id)
+) WITHOUT ROWID;
+
+CREATE TABLE page_values (        -- the cells of a plugin's per-page table
+    plugin TEXT NOT NULL,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    key TEXT NOT NULL,              -- the header key
+    phase TEXT NOT NULL,            -- page or url: which call gave it
+    value TEXT NOT NULL,            -- JSON: a string, number, boolean or null
+    note TEXT,
+    PRIMARY KEY (plugin, page_id, key)
+) WITHOUT ROWID;
+CREATE INDEX page_values_page ON page_values(page_id);
+
+CREATE TABLE violations (
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    plugin TEXT NOT NULL,
+    phase TEXT NOT NULL,            -- page or url: which call found it
+    validator TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    code TEXT NOT NULL DEFAULT '',
+    message TEXT NOT NULL,
+    url TEXT NOT NULL,              -- the URL the plugin reported (the page's, as a rule)
+    location TEXT                   -- line:col in the snapshot, when the plugin knows it
+);
+CREATE INDEX violations_plugin_page ON violations(plugin, page_id);
+CREATE INDEX violations_page ON violations(page_id);
+CREATE INDEX violations_validator ON violations(validator, severity, rule);
+CREATE INDEX violations_rule ON violations(rule);
+
+CREATE TABLE plugin_errors (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES analysis_runs(id),
+    plugin TEXT NOT NULL,
+    phase TEXT NOT NULL,            -- page or url
+    page_id INTEGER REFERENCES pages(id),
+    url TEXT NOT NULL,
+    message TEXT NOT NULL,          -- the second failure's exception, one line
+    created_at TEXT NOT NULL
+);
+CREATE INDEX plugin_errors_run ON plugin_errors(run_id);
+CREATE INDEX plugin_errors_plugin_page ON plugin_errors(plugin, page_id)
+"""
+"""What ``nitpicker analyze`` records (SPEC §7): one row per plugin run, the latest analysis of
+each page by each plugin (what a re-run skips), its table cells and violations, and the pages a
+plugin failed on."""
+_REDIRECT_KIND: Final = """
+-- how a redirect source sent the crawler on: http, meta-refresh, script (NULL: not a source)
+ALTER TABLE pages ADD COLUMN redirect_kind TEXT;
+UPDATE pages SET redirect_kind = CASE WHEN status = 0 THEN 'meta-refresh' ELSE 'http' END
+    WHERE redirect_dest_id IS NOT NULL
+"""
+"""How a redirect source (``redirect_dest_id`` set) sent the crawler on: ``http`` (a 3xx
+``Location``), ``meta-refresh`` (``<meta http-equiv=refresh>``, read without a browser) or
+``script`` (the browser left the loaded page by itself: ``location.href = …`` on load). NULL
+on every other row. Rows written before it are filled from their status (a meta refresh hop
+was recorded with status 0)."""
 _CONSOLE_MESSAGES: Final = """
 CREATE TABLE console_messages (
     id INTEGER PRIMARY KEY,
@@ -279,10 +365,12 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0006_links_capped",
      "ALTER TABLE pages ADD COLUMN links_capped INTEGER NOT NULL DEFAULT 0"),
     ("0007_trap_events", _TRAP_EVENTS),
+    ("0008_redirect_kind", _REDIRECT_KIND),
     ("0009_image_size", _IMAGE_SIZE),
     ("0010_console_messages", _CONSOLE_MESSAGES),
     ("0011_json_ld", _JSON_LD),
     ("0012_page_origin", _PAGE_ORIGIN),
+    ("0013_analysis", _ANALYSIS),
 )
 
 

@@ -1,7 +1,7 @@
 """The ``nitpicker`` command line: one module per command.
 
-Each command module owns a Typer app (``nitpicker.cli.crawl.app``, ``….query.app``,
-``….mcp.app``); this module adds them to the root app, whose group (:class:`NitpickerGroup`)
+Each command module owns a Typer app (``nitpicker.cli.crawl.app``, ``….analyze.app``,
+``….query.app``, ``….mcp.app``); this module adds them to the root app, whose group (:class:`NitpickerGroup`)
 turns every usage error into one ``Error:`` line.
 
 Ctrl-C before a crawl has started (while the command's modules import, the options are checked
@@ -122,13 +122,13 @@ def _root(
 
 
 def _add_commands() -> None:
-    """Add every command module's app: ``crawl``, ``view`` and ``mcp`` are one command each,
-    ``query`` a group of sub-commands. A module imports only what its options need; the crawler
-    (Scrapy, Twisted, Playwright), the MCP SDK and the viewer's web stack are imported inside
-    the command that runs them."""
-    from nitpicker.cli import crawl, mcp, query, view
+    """Add every command module's app: ``crawl``, ``analyze``, ``view`` and ``mcp`` are one
+    command each, ``query`` and ``diff`` groups or commands of their own. A module imports only
+    what its options need; the crawler (Scrapy, Twisted, Playwright), the MCP SDK and the
+    viewer's web stack are imported inside the command that runs them."""
+    from nitpicker.cli import analyze, crawl, diff, mcp, query, view
 
-    for command in (crawl, query, view, mcp):
+    for command in (crawl, analyze, query, diff, view, mcp):
         app.add_typer(command.app)
 
 

@@ -23,6 +23,8 @@ from nitpicker.crawl.config_builder import (
     resume_config,
     retry_failed_config,
 )
+from nitpicker.policy.request_headers import credentials_of
+from nitpicker.policy.urls import parse_url
 from nitpicker.query import ArchiveOpenError
 from nitpicker.render.chromium import BrowserMissingError, require_chromium
 
@@ -78,6 +80,7 @@ def crawl(
     exclude_url: Annotated[list[str] | None, typer.Option("--exclude-url", help="Skip URLs starting with this prefix.")] = None,
     disable_queries: Annotated[bool, typer.Option("--disable-queries", "-Q", help="Drop query strings from every URL.")] = False,
     user_agent: Annotated[str | None, typer.Option("--user-agent", help="User-Agent header (default Nitpicker/<version>).")] = None,
+    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="Extra request header 'Name: value' on in-scope requests only; repeatable. The archive keeps the name only.")] = None,
     ignore_robots: Annotated[bool, typer.Option("--ignore-robots", help="Do not fetch or obey robots.txt.")] = False,
     parallels: Annotated[int, typer.Option("--parallels", "-P", help="Concurrent requests.")] = 10,
     interval: Annotated[int, typer.Option("--interval", "-I", help="Minimum delay between requests, in ms.")] = 0,
@@ -89,6 +92,7 @@ def crawl(
     dedupe_age_window: Annotated[int, typer.Option("--dedupe-age-window", help="Newly discovered links after which a signature that never reached the cap is forgotten.")] = 5000,
     dedupe_map_cap: Annotated[int, typer.Option("--dedupe-map-cap", help="Most signatures the trap cap keeps in memory.")] = 100_000,
     sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True,
+    predict_pagination: Annotated[bool, typer.Option("--predict-pagination/--no-predict-pagination", help="Fetch the pages predicted ahead of pager links (/page/2, ?page=3) at once; only those that answer are recorded.")] = True,
     deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False,
     inventory: Annotated[Path | None, typer.Option("--inventory", help="Also crawl the URLs in this file (one a line: a CMS export, server logs) and label them, to find pages nothing links to.")] = None,
     image_file_size_threshold: Annotated[int | None, typer.Option("--image-file-size-threshold", help="Bytes above which an image file is oversized (query images --oversized lists them).", show_default=False)] = None,
@@ -206,9 +210,12 @@ def _retry_failed(path: Path, options: GivenOptions, *, urls: list[str], others:
     from nitpicker.crawl.retry import retry_plan
     from nitpicker.query import open_archive
 
-    if urls or others:
+    if others or not all(_has_credentials(url) for url in urls):
         raise ConfigError("--retry-failed takes no URLs and no --output, --resume, --list or "
-                          "--list-file: the archive holds the crawl")
+                          "--list-file: the archive holds the crawl (only a root crawled with "
+                          "credentials is given again, with them)")
+    if urls:
+        options = options.with_values(roots=tuple(urls))
     path = path.expanduser().resolve()
     check_archive_file(path)
     config = retry_failed_config(path, options)  # a flag that would change the crawl: refused
@@ -233,12 +240,13 @@ _OPTIONS = {
     "single": "single", "recursive": "recursive", "fetch_external": "fetch_external",
     "image": "image", "render": "render", "exclude": "excludes",
     "exclude_keyword": "exclude_keywords", "exclude_url": "exclude_urls",
-    "disable_queries": "disable_queries", "user_agent": "user_agent",
+    "disable_queries": "disable_queries", "user_agent": "user_agent", "header": "headers",
     "ignore_robots": "ignore_robots", "parallels": "parallels", "interval": "interval",
     "retry": "retry", "max_pages": "max_pages", "max_duration": "max_duration",
     "max_archive_mb": "max_archive_mb", "dedupe_cap": "dedupe_cap",
     "dedupe_age_window": "dedupe_age_window", "dedupe_map_cap": "dedupe_map_cap",
-    "sitemap": "sitemap", "deny_private_networks": "deny_private_networks", "strict": "strict",
+    "sitemap": "sitemap", "predict_pagination": "predict_pagination",
+    "deny_private_networks": "deny_private_networks", "strict": "strict",
     "inventory": "inventory",
     "image_file_size_threshold": "image_file_size_threshold",
     "max_excluded_depth": "max_excluded_depth",
@@ -275,8 +283,11 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
                 "--output flag is not supported with --resume. "
                 "The archive path is determined by the archive being resumed."
             )
-        if urls or list_urls or list_file:
-            raise ConfigError("--resume takes no URLs: the archive holds the crawl's roots")
+        if list_urls or list_file or not all(_has_credentials(url) for url in urls):
+            raise ConfigError("--resume takes no URLs: the archive holds the crawl's roots "
+                              "(only a root crawled with credentials is given again, with them)")
+        if urls:
+            options = options.with_values(roots=tuple(urls))
         return resume_config(resume.expanduser().resolve(), options)
     roots = list(urls)
     if list_file is not None:
@@ -288,6 +299,11 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
     new = options.with_values(roots=tuple(roots), list_mode=bool(list_urls or list_file),
                               output=output or "")
     return new_config(new, warn=_warn)
+
+
+def _has_credentials(url: str) -> bool:
+    parsed = parse_url(url)
+    return parsed is not None and credentials_of(parsed) is not None
 
 
 def _warn(message: str) -> None:

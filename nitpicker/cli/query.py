@@ -41,6 +41,7 @@ from nitpicker.query import (
     get_duplicate_clusters,
     get_page_detail,
     get_page_html,
+    get_page_values,
     get_resource_referrers,
     get_summary,
     get_violations,
@@ -361,6 +362,23 @@ def violations(
     """
     _answer(ctx, get_violations, pretty=pretty, validator=validator, severity=severity,
             rule=rule, limit=limit, offset=offset)
+
+
+@app.command()
+def page_values(
+    ctx: typer.Context,
+    plugin: Annotated[str, typer.Option("--plugin", help="The plugin (search, main-contents, markuplint, lighthouse, …).", show_default=False)],
+    url_pattern: Annotated[str | None, typer.Option("--url-pattern", help="Page URL matching this SQL LIKE pattern (% any text, _ one character).", show_default=False)] = None,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """A plugin's values per page (its report table), with its column titles.
+
+    Example: nitpicker query site.nitpicker page-values --plugin main-contents --limit 10
+    """
+    _answer(ctx, get_page_values, pretty=pretty, plugin=plugin, url_pattern=url_pattern,
+            limit=limit, offset=offset)
 
 
 @app.command()

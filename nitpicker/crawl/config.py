@@ -15,19 +15,32 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nitpicker import __version__
 from nitpicker.items import MAX_URL_LENGTH
 from nitpicker.messages import shown_integer
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern, split_globs
+from nitpicker.policy.request_headers import (
+    Credentials,
+    HeaderError,
+    credentials_of,
+    parse_header,
+    shown_url,
+)
 from nitpicker.policy.urls import is_valid_hostname, parse_url
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 __all__ = [
+    "SECRET_OPTIONS",
     "ConfigError",
     "CrawlConfig",
     "default_output_path",
+    "given_credentials",
     "resolve_output_path",
+    "stored_secret_names",
     "validate_url",
 ]
 
@@ -101,6 +114,8 @@ class CrawlConfig:
     """Most signatures the trap cap holds in memory (least recently seen go first)."""
     sitemap: bool = True
     """Seed the frontier from robots.txt ``Sitemap:`` lines and ``/sitemap.xml``."""
+    predict_pagination: bool = True
+    """Queue the pages predicted ahead of pager links (SPEC §3.9), ``--no-predict-pagination``."""
     deny_private_networks: bool = False
     """Refuse loopback, private, link-local and metadata addresses (SSRF guard)."""
     inventory: str = ""
@@ -123,12 +138,26 @@ class CrawlConfig:
     image_file_size_threshold: int | None = None
     """Bytes above which an image file is oversized (``--image-file-size-threshold``):
     ``nitpicker query FILE images --oversized`` lists the images that exceed it."""
+    headers: tuple[str, ...] = field(default=(), repr=False)
+    """``--header 'Name: value'``: sent with in-scope requests only. The archive keeps the
+    names (:meth:`to_json`), never the values."""
+    credentials: tuple[tuple[str, str, str], ...] = field(default=(), repr=False)
+    """``(root, user, password)`` of each root written with credentials (taken from the
+    roots, which are stored without them). The archive keeps the user names only."""
 
     def __post_init__(self) -> None:
         if not self.roots:
             raise ConfigError("no URL to crawl: give a URL, --list or --list-file")
         normalised = [validate_url(root, disable_queries=self.disable_queries) for root in self.roots]
+        credentials = _root_credentials(self.roots, normalised, self.credentials)
+        object.__setattr__(self, "credentials", credentials)
         object.__setattr__(self, "roots", tuple(dict.fromkeys(normalised)))
+        object.__setattr__(self, "headers", tuple(self.headers or ()))
+        try:
+            for header in self.headers:
+                parse_header(header)
+        except HeaderError as exc:
+            raise ConfigError(str(exc)) from exc
         if self.single and len(self.roots) > 1 and not self.list_mode:
             raise ConfigError("--single cannot be combined with multiple positional URLs")
         for name, (low, high) in INTEGER_OPTIONS.items():
@@ -176,15 +205,31 @@ class CrawlConfig:
         """The archive's name: its file name without ``.nitpicker``."""
         return Path(self.output).name.removesuffix(ARCHIVE_SUFFIX)
 
+    @property
+    def request_headers(self) -> tuple[tuple[str, str], ...]:
+        """The ``--header`` pairs, ``(name, value)``."""
+        return tuple(parse_header(header) for header in self.headers)
+
+    @property
+    def root_credentials(self) -> dict[str, Credentials]:
+        """Root URL → its credentials."""
+        return {root: Credentials(user, password) for root, user, password in self.credentials}
+
     def to_json(self) -> str:
+        """The options as the archive stores them: header names only, the users of the
+        credentials only (no value, no password)."""
         data = dataclasses.asdict(self)
+        data["headers"] = [name for name, _ in self.request_headers]
+        data["credentials"] = [[root, user] for root, user, _ in self.credentials]
         del data["inventory_urls"]
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str, **overrides: Any) -> CrawlConfig:
+        """The config stored by :meth:`to_json`, with ``overrides``. The secrets were not
+        stored: header values and passwords come from ``overrides`` or are absent."""
         data = json.loads(text)
-        known = {f.name for f in dataclasses.fields(cls)}
+        known = {f.name for f in dataclasses.fields(cls)} - set(SECRET_OPTIONS)
         values: dict[str, Any] = {
             k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known
         }
@@ -205,8 +250,9 @@ class CrawlConfig:
         for raw_key, raw in args.items():
             if raw_key == "name" or raw_key.startswith("_"):
                 continue
-            key = raw_key.replace("-", "_")
-            if key not in known or key == "inventory_urls":  # the URLs come from inventory=FILE
+            key = _ARGUMENT_ALIASES.get(raw_key, raw_key.replace("-", "_"))
+            # the URLs of inventory come from inventory=FILE; credentials from roots
+            if key not in known or key in ("inventory_urls", "credentials"):
                 raise ConfigError(f"unknown crawl argument {raw_key!r}")
             values[key] = _coerce(key, raw, known[key].type)
         from nitpicker.crawl.config_builder import GivenOptions, new_config, resume_config
@@ -225,6 +271,51 @@ class CrawlConfig:
         if not values.get("roots"):
             raise ConfigError("missing crawl argument: -a roots=URL[,URL…]")
         return new_config(options)
+
+
+SECRET_OPTIONS = ("headers", "credentials")
+"""Options whose values the archive does not keep (:meth:`CrawlConfig.to_json`)."""
+
+_ARGUMENT_ALIASES = {"header": "headers"}
+"""``-a header=…`` is ``-a headers=…``."""
+
+
+def stored_secret_names(config_json: str) -> tuple[list[str], dict[str, str]]:
+    """What an archive's stored config says of its secrets: the ``--header`` names, and
+    root → user of the roots crawled with credentials."""
+    data = json.loads(config_json)
+    names = [str(name) for name in data.get("headers") or ()]
+    users = {str(pair[0]): str(pair[1]) for pair in data.get("credentials") or ()}
+    return names, users
+
+
+def given_credentials(urls: Iterable[str], *,
+                      disable_queries: bool = False) -> tuple[tuple[str, str, str], ...]:
+    """``(root, user, password)`` of the URLs written with credentials (roots normalised)."""
+    raw = tuple(urls)
+    normalised = [validate_url(url, disable_queries=disable_queries) for url in raw]
+    return _root_credentials(raw, normalised, ())
+
+
+def _root_credentials(raw_roots: tuple[str, ...], normalised: list[str],
+                      given: tuple[tuple[str, str, str], ...]) -> tuple[tuple[str, str, str], ...]:
+    """``(root, user, password)`` of the roots written with credentials, and of ``given``;
+    ``ConfigError`` when one root is given two different ones."""
+    found: dict[str, tuple[str, str]] = {}
+    pairs: list[tuple[str, Credentials]] = [
+        (root, Credentials(user, password)) for root, user, password in given
+    ]
+    for raw, root in zip(raw_roots, normalised, strict=True):
+        parsed = parse_url(raw)
+        creds = credentials_of(parsed) if parsed is not None else None
+        if creds is not None:
+            pairs.append((root, creds))
+    for root, creds in pairs:
+        pair = (creds.username, creds.password)
+        if found.setdefault(root, pair) != pair:
+            raise ConfigError(f"two different credentials for one root: {root} (users "
+                              f"{found[root][0]!r} and {creds.username!r})")
+    return tuple((root, user, password) for root, (user, password) in found.items())
 
 
 def _flag(name: str) -> str:
@@ -259,10 +350,13 @@ def validate_url(url: str, *, disable_queries: bool = False) -> str:
     """
     parsed = parse_url(url, disable_queries=disable_queries)
     if parsed is None or not parsed.is_http or not is_valid_hostname(parsed.hostname):
-        raise ConfigError(f'Invalid URL: "{url}". Please provide a valid URL (e.g., https://example.com)')
+        raise ConfigError(
+            f'Invalid URL: "{shown_url(url)}". Please provide a valid URL (e.g., https://example.com)'
+        )
     if len(parsed.url) > MAX_URL_LENGTH:
         raise ConfigError(
-            f'URL too long ({len(parsed.url)} characters, at most {MAX_URL_LENGTH}): "{url[:100]}…"'
+            f'URL too long ({len(parsed.url)} characters, at most {MAX_URL_LENGTH}): '
+            f'"{shown_url(url)[:100]}…"'
         )
     return parsed.url
 
@@ -291,6 +385,8 @@ def _coerce(key: str, raw: Any, annotation: Any) -> Any:
     if kind.startswith("tuple"):
         if key == "excludes":
             return tuple(split_globs(raw))
+        if key == "headers":  # a value may hold commas: one header a line
+            return tuple(line.removesuffix("\r") for line in raw.split("\n") if line.strip())
         return tuple(v.strip() for v in raw.split(",") if v.strip())
     return raw
 

@@ -26,13 +26,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nitpicker.crawl.config import (
+    SECRET_OPTIONS,
     ConfigError,
     CrawlConfig,
     default_user_agent,
+    given_credentials,
     resolve_output_path,
+    stored_secret_names,
     validate_url,
 )
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, split_globs
+from nitpicker.policy.request_headers import HeaderError, parse_header, shown_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -116,7 +120,9 @@ def resume_config(path: Path, options: GivenOptions) -> CrawlConfig:
 
     info = stored_crawl_info(path)
     config = CrawlConfig.from_json(info.config_json, resume=True, output=str(path),
-                                   **_runtime(options))
+                                   **_runtime(options),
+                                   **_secrets(info.config_json, options, options.name("resume"),
+                                              options.values.get("roots") or ()))
     _refuse_changes(config, options, options.name("resume"), ("resume", "output"))
     return config
 
@@ -128,7 +134,10 @@ def retry_failed_config(path: Path, options: GivenOptions) -> CrawlConfig:
 
     info = stored_crawl_info(path)
     config = CrawlConfig.from_json(info.config_json, resume=True, retry_failed=True,
-                                   output=str(path), **_runtime(options))
+                                   output=str(path), **_runtime(options),
+                                   **_secrets(info.config_json, options,
+                                              options.name("retry_failed"),
+                                              options.values.get("roots") or ()))
     _refuse_changes(config, options, options.name("retry_failed"), ("retry_failed", "output"))
     return config
 
@@ -151,6 +160,7 @@ def append_config(path: Path, new_urls: Sequence[str], options: GivenOptions) ->
         info.config_json, roots=(*info.roots, *added), append=fresh or tuple(added),
         recursive=True, single=False, list_mode=False, resume=True, output=str(path),
         **_runtime(options),
+        **_secrets(info.config_json, options, options.name("append"), new_urls),
     )
     _refuse_changes(config, options, options.name("append"), ("append", "output", "roots"))
     return config
@@ -160,11 +170,44 @@ def _runtime(options: GivenOptions) -> dict[str, Any]:
     return {key: options.values.get(key, _DEFAULTS[key]) for key in RUNTIME_OPTIONS}
 
 
+def _secrets(config_json: str, options: GivenOptions, mode: str,
+             urls: Sequence[str]) -> dict[str, Any]:
+    """The secrets of a resumed or appended crawl, given anew: the archive keeps the names of
+    its ``--header`` and the users of its credentials, not their values. The same header
+    names must be given again, and each root crawled with credentials given again with them
+    (among the URLs); ``ConfigError`` naming what is missing otherwise."""
+    names, users = stored_secret_names(config_json)
+    headers = tuple(options.values.get("headers") or ())
+    try:
+        given = sorted({parse_header(header)[0].lower() for header in headers})
+    except HeaderError as exc:
+        raise ConfigError(str(exc)) from exc
+    if given != sorted({name.lower() for name in names}):
+        stored = ", ".join(names) or "none"
+        raise ConfigError(
+            f"{options.name('headers')} must be given again with {mode}, the same names as the "
+            f"archive's crawl (the values are not stored): it had {stored}, this run gives "
+            f"{', '.join(given) or 'none'}"
+        )
+    archived = CrawlConfig.from_json(config_json)
+    credentials = given_credentials(urls, disable_queries=archived.disable_queries)
+    have = {root for root, _, _ in credentials}
+    for root, user in users.items():
+        if root not in have:
+            example = shown_url(root.replace("://", f"://{user}:secret@", 1))
+            raise ConfigError(
+                f"the archive's crawl sent credentials to {root} (user {user!r}), which are not "
+                f"stored: give that root again with them ({mode} FILE '{example}')"
+            )
+    return {"headers": headers, "credentials": credentials}
+
+
 def _refuse_changes(config: CrawlConfig, options: GivenOptions, mode: str,
                     exempt: tuple[str, ...]) -> None:
     """``ConfigError`` naming the first option given that would change what the archive's
-    crawl is: it keeps its options (only :data:`RUNTIME_OPTIONS` may be given anew)."""
-    for option in sorted(options.given - {*RUNTIME_OPTIONS, *exempt}):
+    crawl is: it keeps its options (only :data:`RUNTIME_OPTIONS` may be given anew; the
+    secrets, :data:`SECRET_OPTIONS`, must be)."""
+    for option in sorted(options.given - {*RUNTIME_OPTIONS, *SECRET_OPTIONS, *exempt}):
         kept = getattr(config, option)
         value = options.values[option]
         if option == "roots":

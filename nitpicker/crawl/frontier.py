@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
 
-from nitpicker.crawl.meta import META_DEPTH, META_FRONTIER_ID, META_MODE
+from nitpicker.crawl.meta import META_DEPTH, META_FRONTIER_ID, META_MODE, META_PREDICTED
 from nitpicker.crawl.session import crawl_session
+from nitpicker.items import FollowMode
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -95,12 +96,20 @@ class FrontierScheduler(BaseScheduler):
         self._leased.extend(rows)
 
     def request_for(self, url: str, *, frontier_id: int, depth: int, mode: int) -> Request:
-        """The request for one frontier row. Override to add headers or meta."""
+        """The request for one frontier row. Override to add headers or meta.
+
+        A predicted row (``FollowMode.PREDICTED``) is fetched as a full crawl, marked
+        ``nitpicker_predicted``.
+        """
         spider: Any = self.crawler.spider
+        meta = {META_FRONTIER_ID: frontier_id, META_DEPTH: depth, META_MODE: mode}
+        if mode == FollowMode.PREDICTED:
+            meta[META_MODE] = FollowMode.FULL
+            meta[META_PREDICTED] = True
         return Request(
             url,
             callback=spider.parse,
             errback=spider.errback,
             dont_filter=True,
-            meta={META_FRONTIER_ID: frontier_id, META_DEPTH: depth, META_MODE: mode},
+            meta=meta,
         )

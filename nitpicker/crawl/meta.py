@@ -25,7 +25,10 @@ __all__ = [
     "META_FRONTIER_ID",
     "META_MODE",
     "META_PAGE",
+    "META_PREDICTED",
     "META_PREFLIGHT",
+    "META_REDIRECT_REASON",
+    "META_REDIRECT_TO",
     "META_RENDER",
     "META_SITEMAP",
     "META_STOPPED",
@@ -51,10 +54,18 @@ META_FRONTIER_ID = "nitpicker_frontier_id"
 META_DEPTH = "nitpicker_depth"
 #: The :class:`~nitpicker.items.FollowMode` of the request (full or metadata-only).
 META_MODE = "nitpicker_mode"
+#: A URL predicted ahead of a page's pager links (:mod:`nitpicker.middlewares.pagination`):
+#: recorded only when it answers as a page.
+META_PREDICTED = "nitpicker_predicted"
 #: The HTTP request sent before a render, to learn whether the URL is HTML in scope.
 META_PREFLIGHT = "nitpicker_preflight"
 #: The browser request's :class:`~nitpicker.render.page.RenderResult`.
 META_RENDER = "nitpicker_render"
+#: Set on a request whose redirect was not followed but handed over to the frontier
+#: (:mod:`nitpicker.middlewares.redirect`): the target URL as the redirect gave it.
+META_REDIRECT_TO = "nitpicker_redirect_to"
+#: With ``nitpicker_redirect_to``: the redirect's reason (its status, or ``"meta refresh"``).
+META_REDIRECT_REASON = "nitpicker_redirect_reason"
 #: The pooled browser page a browser request holds while it downloads.
 META_PAGE = "nitpicker_page"
 #: Set on the second try of a browser request after a browser failure.

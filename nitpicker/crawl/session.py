@@ -23,6 +23,7 @@ from nitpicker.items import FollowMode
 from nitpicker.policy.excludes import Excludes
 from nitpicker.policy.follow import FollowPolicy
 from nitpicker.policy.links import LinkResolver
+from nitpicker.policy.request_headers import RequestHeaders
 from nitpicker.policy.scope import Scope
 from nitpicker.policy.urls import ParsedUrl, frontier_key
 
@@ -66,6 +67,9 @@ class CrawlSession:
         )
         self.policy = follow_policy(config, self.scope, self.excludes)
         self.resolver = LinkResolver(disable_queries=config.disable_queries)
+        headers = RequestHeaders(self.scope, config.root_credentials, config.request_headers)
+        self.request_headers: RequestHeaders | None = headers if headers else None
+        """The root URLs' credentials and ``--header``, scoped; ``None`` when there are none."""
         self.scope_version = 0
         """Bumped when a root is added during the crawl (cached scope decisions are stale)."""
         self.counters = CrawlCounters()

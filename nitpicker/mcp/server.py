@@ -39,6 +39,7 @@ from nitpicker.query import (
     SQLITE_INTEGER_MAX,
     STATUS_RANGE,
     ArchiveOpenError,
+    DiffInputError,
 )
 from nitpicker.query.archives import ArchiveRegistry, UnknownArchiveError
 
@@ -78,7 +79,7 @@ def _reporting_errors(fn: _F) -> _F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (ValueError, UnknownArchiveError, ArchiveOpenError) as exc:
+        except (ValueError, UnknownArchiveError, ArchiveOpenError, DiffInputError) as exc:
             raise ToolError(sanitize(str(exc))) from exc
         except sqlite3.DatabaseError as exc:
             raise ToolError(sanitize(f"Corrupt archive ({exc})")) from exc

@@ -35,6 +35,7 @@ from nitpicker.query import (
     ArchiveSummary,
     ConsoleMessage,
     CrawlRun,
+    DiffSummary,
     DuplicateCluster,
     DuplicateEntry,
     HeaderCheck,
@@ -46,8 +47,10 @@ from nitpicker.query import (
     Paged,
     PageDetail,
     PageListItem,
+    PageValues,
     ResourceItem,
     ResourceReferrers,
+    UrlMap,
     ViolationItem,
     trap_events,
 )
@@ -167,7 +170,8 @@ def get_page_detail(
     Status and status text, content type and length, every metadata field (title,
     description, keywords, lang, canonical, robots flags, Open Graph, Twitter card), response
     headers, outbound links (document order, with the status at the end of their redirects),
-    inbound links (through: the URL the link names), redirect_from and redirect_to.
+    inbound links (through: the URL the link names), redirect_from, redirect_to and
+    redirect_kind (http, meta-refresh or script).
     outbound_total / inbound_total count all links when the lists are cut at link_limit.
     Error "Page not found." when the archive has no such URL.
     """
@@ -366,12 +370,34 @@ def get_violations(
 ) -> Paged[ViolationItem]:
     """Violations found by the analyze plugins (accessibility, markup, text), by page URL.
 
-    Items: url, validator, severity, rule, message, code. Filters match exactly. Empty until
-    an analyzer has run on the archive.
+    Items: url, validator, severity, rule, message, code, location (line:col in the page's
+    snapshot, when known). Filters match exactly. Empty until an analyzer has run on the
+    archive (nitpicker analyze).
     """
     with registry.use(archive_id) as conn:
         return q.get_violations(conn, validator=validator, severity=severity, rule=rule,
                                 limit=limit, offset=offset)
+
+
+@tool
+def get_page_values(
+    archive_id: ArchiveId,
+    plugin: Annotated[str, Field(description="The analyze plugin (search, main-contents, "
+                                             "markuplint, lighthouse, …).")],
+    url_pattern: Annotated[str | None, Field(description="Only page URLs matching this SQL "
+                                                         "LIKE pattern (% any text).")] = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> PageValues:
+    """One analyze plugin's values per page: its report table (word counts, keyword hits,
+    Lighthouse scores, markuplint error counts …).
+
+    Returns plugin, headers (key → column title) and items: url, values (key → value, note),
+    by URL. Empty until the plugin has run on the archive (nitpicker analyze).
+    """
+    with registry.use(archive_id) as conn:
+        return q.get_page_values(conn, plugin, url_pattern=url_pattern, limit=limit,
+                                 offset=offset)
 
 
 @tool
@@ -470,3 +496,35 @@ def list_trap_events(archive_id: ArchiveId, limit: Limit = 100, offset: Offset =
         return trap_events.list_trap_events(conn, limit=limit, offset=offset)
 
 
+
+
+# -- two archives -------------------------------------------------------------------------------
+
+
+@tool
+def compare_archives(
+    old_archive_id: Annotated[str, Field(description="The earlier crawl's archive ID (from "
+                                                     "open_archive).")],
+    new_archive_id: Annotated[str, Field(description="The later crawl's archive ID.")],
+    limit: Annotated[int, Field(ge=0, le=1000, description="Items listed per category "
+                                                           "(0-1000); counts are always "
+                                                           "complete.")] = 20,
+    url_map: Annotated[str | None, Field(description="OLD_PREFIX=NEW_PREFIX: compare OLD URLs "
+                                                     "with this prefix as NEW spells them "
+                                                     "(staging vs production, a domain "
+                                                     "move).")] = None,
+) -> DiffSummary:
+    """What changed between two crawls of a site (OLD, then NEW): pages_added, pages_removed,
+    page_changes (status, redirect_to, title, description, canonical, noindex, nofollow,
+    alternate, content_type, depth, inbound_links of pages in both: url, old_url, field, old,
+    new), new_4xx, new_5xx, links_added, links_removed, links_broken (broken in NEW, not in
+    OLD), links_fixed, resources_failing, images_lost_alt, trap_caps_new. Each category has
+    its count and its first `limit` items. common_pages is 0 when the archives share no URL
+    (use url_map for a moved site). Both archives stay read-only."""
+    mapping = UrlMap.parse(url_map, "url_map") if url_map is not None else None
+    old_path, new_path = registry.path(old_archive_id), registry.path(new_archive_id)
+    with q.compare_archives(old_path, new_path, url_map=mapping) as diff:
+        summary = q.summarise_diff(diff, limit)
+    summary["old"]["path"] = old_path.name  # the file, not where it lives
+    summary["new"]["path"] = new_path.name
+    return summary

@@ -2,8 +2,9 @@
 
 A spider middleware: for each ``PageItem`` the spider yields it sets each link's mode
 (full crawl, metadata only, unfetched row, excluded) and whether it is out of scope, through
-the session's :class:`~nitpicker.policy.follow.FollowPolicy`. Later middlewares (the trap cap) see
-the decided links. Always enabled by the add-on (``NotConfigured`` for a spider without a
+the session's :class:`~nitpicker.policy.follow.FollowPolicy`; the same for the target of a
+handed-over redirect (``PageItem.redirect_link``: queued as a link to it would be). Later
+middlewares (the trap cap) see the decided links. Always enabled by the add-on (``NotConfigured`` for a spider without a
 crawl session).
 """
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from nitpicker.crawl.session import CrawlSession
+    from nitpicker.items import LinkRecord
 
 __all__ = ["FollowMiddleware"]
 
@@ -45,9 +47,21 @@ class FollowMiddleware:
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         async for item in result:
-            if isinstance(item, PageItem) and item.links:
-                self.decide(item)
+            if isinstance(item, PageItem):
+                if item.links:
+                    self.decide(item)
+                elif item.redirect_link is not None:
+                    self._decide_redirect(item.redirect_link)
             yield item
+
+    def _decide_redirect(self, link: LinkRecord) -> None:
+        """The mode of a handed-over redirect's target, as a link to it would get."""
+        session = self.session
+        parsed = parse_url(link.url, disable_queries=session.policy.config.disable_queries)
+        if parsed is None:
+            link.mode, link.is_external = FollowMode.STUB, True
+        else:
+            link.mode, link.is_external = session.policy.should_follow(parsed)
 
     def decide(self, item: PageItem) -> None:
         session = self.session

@@ -89,6 +89,14 @@ class Scope:
                 return entry
         return None
 
+    def entries_of(self, hostname: str, port: int | None) -> list[ScopeEntry]:
+        """The entries on ``hostname`` and ``port``, deepest first."""
+        return self._by_host.get((hostname, port), [])
+
+    def hosts(self) -> list[tuple[str, int | None]]:
+        """The hosts and ports of the entries."""
+        return list(self._by_host)
+
     def __contains__(self, url: ParsedUrl) -> bool:
         return self.find(url) is not None
 

@@ -33,6 +33,14 @@ from nitpicker.query.clusters import (
 )
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.console import CONSOLE_LEVELS, ConsoleMessage, list_console_messages
+from nitpicker.query.diff import (
+    ArchiveDiff,
+    DiffInputError,
+    DiffSummary,
+    UrlMap,
+    compare_archives,
+    summarise_diff,
+)
 from nitpicker.query.distribution import Distributions, LabelCount, get_distributions
 from nitpicker.query.duplicates import (
     DUPLICATE_FIELDS,
@@ -60,6 +68,12 @@ from nitpicker.query.page_assets import (
     PageResource,
     list_page_images,
     list_page_resources,
+)
+from nitpicker.query.page_values import (
+    PageValueCell,
+    PageValues,
+    PluginPageValues,
+    get_page_values,
 )
 from nitpicker.query.pages import (
     SORT_FIELDS,
@@ -102,12 +116,15 @@ __all__ = [
     "SORT_ORDERS",
     "SQLITE_INTEGER_MAX",
     "STATUS_RANGE",
+    "ArchiveDiff",
     "ArchiveOpenError",
     "ArchiveSummary",
     "ClusterPage",
     "ConsoleMessage",
     "CrawlInfo",
     "CrawlRun",
+    "DiffInputError",
+    "DiffSummary",
     "Distributions",
     "DuplicateCluster",
     "DuplicateEntry",
@@ -129,15 +146,20 @@ __all__ = [
     "PageImage",
     "PageListItem",
     "PageResource",
+    "PageValueCell",
+    "PageValues",
     "Paged",
+    "PluginPageValues",
     "ResourceItem",
     "ResourceReferrers",
     "StatusCount",
     "Summary",
     "TrapEvent",
+    "UrlMap",
     "ViolationItem",
     "check_headers",
     "check_integer",
+    "compare_archives",
     "crawl_info",
     "file_size_threshold",
     "find_duplicates",
@@ -147,6 +169,7 @@ __all__ = [
     "get_page_detail",
     "get_page_html",
     "get_page_json_ld",
+    "get_page_values",
     "get_resource_referrers",
     "get_summary",
     "get_violations",
@@ -166,5 +189,6 @@ __all__ = [
     "list_resources",
     "list_trap_events",
     "open_archive",
+    "summarise_diff",
     "summary",
 ]

@@ -111,6 +111,12 @@ class ArchiveRegistry:
         with self._lock:
             return self._entry(archive_id).conn
 
+    def path(self, archive_id: str) -> Path:
+        """The real path of the file ``archive_id`` names (to attach it: ``compare_archives``)."""
+        with self._lock:
+            self._entry(archive_id)
+            return self._paths[archive_id]
+
     @contextmanager
     def use(self, archive_id: str) -> Iterator[sqlite3.Connection]:
         """The connection of ``archive_id``, held by this thread alone until the block ends."""

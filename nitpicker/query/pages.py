@@ -220,6 +220,10 @@ class PageDetail(TypedDict):
     twitter_card: str
     redirect_to: str | None
     """The final URL when this URL is a redirect source."""
+    redirect_kind: str | None
+    """How this URL sends on when it is a redirect source: ``http`` (a 3xx answer),
+    ``meta-refresh`` (``<meta http-equiv=refresh>``, read without a browser) or ``script``
+    (the browser left the loaded page by itself); ``None`` otherwise."""
     response_headers: list[HeaderItem]
     outbound_links: list[OutboundLink]
     outbound_total: int
@@ -229,14 +233,22 @@ class PageDetail(TypedDict):
     """URLs that redirect to this page."""
 
 
-_DETAIL_COLUMNS = (
+_DETAIL_COLUMNS = (  # redirect_kind last: an archive before 0008 derives it
     "status", "status_text", "content_type", "content_length", "is_external", "is_target",
     "is_skipped", "skip_reason", "depth", "fetched_at", "title", "description", "keywords",
     "lang", "canonical", "alternate", "noindex", "nofollow", "noarchive", "og_type", "og_title",
-    "og_site_name", "og_description", "og_url", "og_image", "twitter_card",
+    "og_site_name", "og_description", "og_url", "og_image", "twitter_card", "redirect_kind",
 )
 _BOOLEAN_COLUMNS = frozenset({"is_external", "is_target", "is_skipped", "noindex", "nofollow",
                               "noarchive"})
+
+_HAS_REDIRECT_KIND_SQL = "SELECT 1 FROM migrations WHERE name = '0008_redirect_kind'"
+_REDIRECT_KIND_BEFORE_0008 = (
+    "CASE WHEN p.redirect_dest_id IS NULL THEN NULL WHEN p.status = 0 THEN 'meta-refresh'"
+    " ELSE 'http' END"
+)
+"""``redirect_kind`` of an archive from before migration ``0008_redirect_kind`` (readers never
+migrate): what the migration fills in (a meta refresh hop was recorded with status 0)."""
 
 _OUTBOUND_SQL = """SELECT t.url, a.text, a.hash, coalesce(f.status, t.status), t.is_external, f.url
     FROM anchors a JOIN pages t ON t.id = a.href_id LEFT JOIN pages f ON f.id = t.redirect_dest_id
@@ -267,7 +279,10 @@ def get_page_detail(conn: sqlite3.Connection, url: str, *, link_limit: int = 100
     if found is None:
         return None
     page_id, page_url = found
-    columns = ", ".join(f"p.{c}" for c in _DETAIL_COLUMNS)
+    columns = ", ".join(f"p.{c}" for c in _DETAIL_COLUMNS[:-1])
+    kind = ("p.redirect_kind" if fetch_one(conn, _HAS_REDIRECT_KIND_SQL) is not None
+            else _REDIRECT_KIND_BEFORE_0008)
+    columns = f"{columns}, {kind}"
     row = fetch_one(conn, f"SELECT {columns}, f.url FROM pages p"
                           " LEFT JOIN pages f ON f.id = p.redirect_dest_id WHERE p.id = ?",
                     (page_id,))

@@ -1,9 +1,10 @@
 """Violations found by the analyze plugins (axe, markuplint, textlint, lighthouse, …).
 
-No analyzer writes them yet. Until one has, an archive has no ``violations`` table and the
-answer is empty; the table is never created here (readers never change the schema).
-The expected table: ``violations(page_id → pages.id, validator, severity, rule, message,
-code)``.
+``nitpicker analyze`` writes them (migration ``0013_analysis``: ``violations(page_id →
+pages.id, plugin, validator, severity, rule, code, message, url, location)``), the latest
+analysis of each page by each plugin. An archive no analyzer has opened has no such table:
+the answer is then empty, and the table is never created here (readers never change the
+schema).
 """
 
 from __future__ import annotations
@@ -22,11 +23,15 @@ __all__ = ["ViolationItem", "get_violations", "has_violations_table"]
 
 class ViolationItem(TypedDict):
     url: str
+    """The page's URL."""
     validator: str
     severity: str
     rule: str
     message: str
     code: str | None
+    """The offending markup (axe), or empty."""
+    location: str | None
+    """``line:col`` in the page's snapshot, when the plugin knows it."""
 
 
 def has_violations_table(conn: sqlite3.Connection) -> bool:
@@ -58,16 +63,17 @@ def get_violations(
     condition = " AND ".join(where)
     rows = fetch_all(
         conn,
-        "SELECT p.url, v.validator, v.severity, v.rule, v.message, v.code FROM violations v"
-        f" JOIN pages p ON p.id = v.page_id WHERE {condition} ORDER BY p.url, v.rowid"
+        "SELECT p.url, v.validator, v.severity, v.rule, v.message, v.code, v.location"
+        " FROM violations v JOIN pages p ON p.id = v.page_id"
+        f" WHERE {condition} ORDER BY p.url, v.rowid"
         " LIMIT ? OFFSET ?",
         [*params, limit, offset],
     )
     total = fetch_one(conn, f"SELECT count(*) FROM violations v WHERE {condition}", params)
     items: list[ViolationItem] = [
         {"url": url, "validator": validator_, "severity": severity_, "rule": rule_,
-         "message": message, "code": code}
-        for url, validator_, severity_, rule_, message, code in rows
+         "message": message, "code": code, "location": location}
+        for url, validator_, severity_, rule_, message, code, location in rows
     ]
     return paged(items, total[0] if total else 0, limit, offset)
 

@@ -3,7 +3,8 @@
 Only in-scope HTML pages are rendered. A full-crawl request is first sent over HTTP as a
 *preflight* whose download stops after the headers (see BodyGuard); when the answer is
 HTML in scope, the middleware replaces it with a browser request for the final URL, carrying
-the redirect chain the preflight followed. Non-HTML answers are recorded from the preflight
+the redirect chain the preflight followed (a predicted page whose preflight missed, see
+:mod:`nitpicker.middlewares.pagination`, is not rendered: it is not recorded). Non-HTML answers are recorded from the preflight
 headers; external and metadata-only URLs never open a browser. A downloader middleware,
 enabled by the add-on, active when ``CrawlConfig.render`` is on (the default; ``--no-render``
 turns it off, and then neither Playwright nor scrapy-playwright is imported).
@@ -27,7 +28,9 @@ from scrapy.exceptions import NotConfigured
 from nitpicker.crawl.meta import (
     META_MODE,
     META_PAGE,
+    META_PREDICTED,
     META_PREFLIGHT,
+    META_REDIRECT_TO,
     META_RENDER,
     PLAYWRIGHT,
     PLAYWRIGHT_PAGE,
@@ -38,6 +41,7 @@ from nitpicker.crawl.meta import (
 )
 from nitpicker.crawl.session import crawl_session
 from nitpicker.items import FollowMode
+from nitpicker.policy.pagination import answered
 from nitpicker.render.page import RenderResult, page_meta
 from nitpicker.render.settings import RenderSettings
 
@@ -96,8 +100,13 @@ class RenderChoiceMiddleware:
             meta[META_PREFLIGHT] = True
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
-        if not request.meta.get(META_PREFLIGHT) or is_browser_request(request.meta):
-            return response
+        meta = request.meta
+        if not meta.get(META_PREFLIGHT) or is_browser_request(meta) or META_REDIRECT_TO in meta:
+            return response  # (a redirect handed over to the frontier is not a page)
+        if meta.get(META_PREDICTED) and not answered(
+            response.status, redirected=bool(meta.get("redirect_urls")), skipped=False
+        ):
+            return response  # a predicted page that missed: nothing to render, nothing recorded
         if not is_html(media_type(response.headers)):
             self.stats.inc_value("nitpicker/render/not_html")
             return response
@@ -140,7 +149,8 @@ class RenderChoiceMiddleware:
             for key, value in request.meta.items()
             if key.startswith("nitpicker_") and key != META_PREFLIGHT
         }
-        meta.update(page_meta(RenderResult(self.render.options)))
+        meta.update(page_meta(RenderResult(self.render.options,
+                                           request_headers=self._session.request_headers)))
         meta.update(
             {
                 PLAYWRIGHT: True,

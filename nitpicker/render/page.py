@@ -44,12 +44,16 @@ from nitpicker.crawl.meta import (
     PLAYWRIGHT_PAGE_INIT_CALLBACK,
     PLAYWRIGHT_PAGE_METHODS,
 )
+from nitpicker.policy.urls import parse_url
 from nitpicker.render.console import ConsoleLog
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from playwright.async_api import CDPSession, Frame, Page, Request, Response
+
+    from nitpicker.policy.request_headers import RequestHeaders
+    from nitpicker.policy.urls import ParsedUrl
 
 __all__ = [
     "DEVICE_PRESETS",
@@ -138,6 +142,11 @@ def detect_cdn(headers: dict[str, str]) -> str | None:
     return None
 
 
+def _host_port(host: str, port: int | None) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"{shown}:{port}" if port is not None else shown
+
+
 def _is_main_document(request: Request) -> bool:
     if request.resource_type != "document" or request.service_worker is not None:
         return False
@@ -159,6 +168,10 @@ class PageSession:
         self.session = session
         self.preset = DESKTOP
         self.scripts_stopped = False
+        self._headers: RequestHeaders | None = None
+        self._page_url: ParsedUrl | None = None
+        self._patterns: list[dict[str, str]] | None = None
+        self._continuing: set[asyncio.Task[None]] = set()
 
     @classmethod
     async def attach(cls, page: Page) -> PageSession:
@@ -188,6 +201,62 @@ class PageSession:
         if self.preset != DESKTOP:
             await self.emulate(DESKTOP)
 
+    async def add_headers(self, headers: RequestHeaders, page_url: ParsedUrl | None) -> None:
+        """From now on, the page's requests to the hosts of the crawl's roots carry the
+        crawl's headers (:meth:`RequestHeaders.for_page` for a document,
+        :meth:`RequestHeaders.for_resource` for a sub-resource of ``page_url``).
+
+        Through the DevTools ``Fetch`` domain, paused at the request stage for those hosts
+        only: a request elsewhere is never paused nor changed. Every redirect hop is paused
+        (when on such a host) and decided on its own URL; Chromium does not carry headers set
+        this way to the next hop, so a hop that leaves for another host goes without them.
+        (Playwright's ``route.continue_(headers=…)`` would: it applies them to every hop.)
+        """
+        self._headers, self._page_url = headers, page_url
+        patterns = [
+            {"urlPattern": f"{scheme}://{_host_port(host, port)}/*", "requestStage": "Request"}
+            for host, port in headers.origins()
+            for scheme in ("http", "https")
+        ]
+        if patterns == self._patterns:
+            return
+        if self._patterns is None:
+            self.session.on("Fetch.requestPaused", self._on_paused)
+        await self.session.send("Fetch.enable", {"patterns": patterns})
+        self._patterns = patterns
+
+    def _on_paused(self, event: dict[str, Any]) -> None:
+        task = asyncio.ensure_future(self._continue(event))
+        self._continuing.add(task)
+        task.add_done_callback(self._continuing.discard)
+
+    async def _continue(self, event: dict[str, Any]) -> None:
+        """Continue a paused request, with the crawl's headers when they go with it (and
+        without them otherwise). Its headers are never logged."""
+        from playwright.async_api import Error as PlaywrightError
+
+        params: dict[str, Any] = {"requestId": event["requestId"]}
+        policy = self._headers
+        if policy is not None:
+            request = event["request"]
+            url = parse_url(request["url"])
+            if event.get("resourceType") == "Document":
+                found = policy.for_page(url)
+            else:
+                found = policy.for_resource(url, self._page_url)
+            sent: dict[str, str] = request.get("headers") or {}
+            names = policy.names
+            if found or any(name.lower() in names for name in sent):
+                params["headers"] = [
+                    *({"name": name, "value": value} for name, value in sent.items()
+                      if name.lower() not in names),
+                    *({"name": name, "value": value} for name, value in found),
+                ]
+        try:
+            await self.session.send("Fetch.continueRequest", params)
+        except PlaywrightError as exc:  # the request went away (the page navigated, closed)
+            logger.debug("could not continue a paused request: %s", str(exc).splitlines()[0])
+
     async def allow_scripts(self) -> None:
         """Scripts run again (the page is about to navigate to its next URL)."""
         if self.scripts_stopped:
@@ -206,9 +275,15 @@ class RenderResult:
     errors: list[str] = field(default_factory=list)
     #: the console messages and uncaught exceptions of the page's own document
     console: ConsoleLog = field(default_factory=ConsoleLog, repr=False, compare=False)
+    #: the URL the page navigated to by itself once loaded (a script's ``location.href = …``,
+    #: a ``<meta http-equiv=refresh>``): the page is then a redirect source, not a page
+    navigated_to: str | None = None
     #: the page's DevTools session (set before navigation by :meth:`prepare`, or by a page pool
     #: reusing the page)
     devtools: PageSession | None = field(default=None, repr=False, compare=False)
+    #: the crawl's scoped headers (root credentials, ``--header``), added by the page's DevTools
+    #: session to its requests; ``None`` when the crawl has none
+    request_headers: RequestHeaders | None = field(default=None, repr=False, compare=False)
     _navigated: bool = field(default=False, repr=False, compare=False)
     _committed: bool = field(default=False, repr=False, compare=False)
     _own: set[Request] = field(default_factory=set, repr=False, compare=False)
@@ -236,6 +311,12 @@ class RenderResult:
             self.devtools = await PageSession.attach(page)
         else:
             await _answered(self.devtools.allow_scripts(), "allow scripts")
+        if self.request_headers is not None:
+            url = getattr(request, "url", None)
+            await _answered(
+                self.devtools.add_headers(self.request_headers,
+                                          parse_url(url) if isinstance(url, str) else None),
+                "request headers")
 
     def detach(self, page: Page) -> None:
         """Remove this result's handlers from ``page`` (before the page renders another URL)."""
@@ -256,6 +337,10 @@ class RenderResult:
         before: its timers and ``pagehide``/``unload`` handlers (an analytics beacon) are not
         this page's."""
         if _is_main_document(request):
+            if self._committed and request.redirected_from is None:
+                # A new navigation of the loaded document (an HTTP redirect of the first one
+                # has ``redirected_from``): the page sends the browser on by itself.
+                self.navigated_to = request.url
             self._navigated = True
         elif not self._committed:
             return
@@ -430,8 +515,16 @@ async def render_page(page: Page, result: RenderResult) -> RenderResult:
     if result.devtools is None:
         result.devtools = await _answered(PageSession.attach(page), "DevTools session")
     devtools = result.devtools
-    result.html = await _answered(page.content(), "snapshot")
-    if options.images:
+    from playwright.async_api import Error as PlaywrightError
+
+    try:
+        result.html = await _answered(page.content(), "snapshot")
+    except PlaywrightError:
+        if result.navigated_to is None:
+            raise
+        # The page is navigating away by itself: it is recorded as a redirect, nothing more
+        # is read from it.
+    if options.images and result.navigated_to is None:
         for preset in DEVICE_PRESETS:
             try:
                 found = await _preset_images(page, preset, devtools, options)

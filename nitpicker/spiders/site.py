@@ -24,6 +24,9 @@ from nitpicker.crawl.meta import (
     META_DEPTH,
     META_FRONTIER_ID,
     META_MODE,
+    META_PREDICTED,
+    META_REDIRECT_REASON,
+    META_REDIRECT_TO,
     META_RENDER,
     META_STOPPED,
     is_browser_request,
@@ -37,13 +40,16 @@ from nitpicker.items import (
     FollowMode,
     ImageRecord,
     LinkRecord,
+    MissedPrediction,
     PageItem,
     Redirect,
+    RedirectKind,
     ResourceRecord,
     status_phrase,
     too_long_stand_in,
 )
 from nitpicker.policy.extract import document_base, extract, resolve_meta_urls
+from nitpicker.policy.pagination import answered
 from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
 
@@ -147,7 +153,8 @@ class SiteSpider(Spider):
         priority of the setting: ``deny_private_networks`` turns the private-network guard on
         (an operator's ``NITPICKER_DENY_PRIVATE_NETWORKS = True`` is never turned off);
         ``sitemap`` off, or a crawl that does not follow links (``--single``, list mode, a
-        resume), turns the sitemap seeder off; a ``max_archive_mb`` given is the storage
+        resume), turns the sitemap seeder off; ``predict_pagination`` off, or a crawl that does
+        not follow links, turns predictive pagination off; a ``max_archive_mb`` given is the storage
         budget. What a crawl is (roots, scope, excludes, the archive, resume) is the session's,
         not a setting. Override to project options of your own.
         """
@@ -168,6 +175,8 @@ class SiteSpider(Spider):
             _impose(settings, "NITPICKER_DENY_PRIVATE_NETWORKS", True)
         if not (config.sitemap and config.follows_links and not config.resume):
             _impose(settings, "NITPICKER_SITEMAP_ENABLED", False)
+        if not (config.predict_pagination and config.follows_links):
+            _impose(settings, "NITPICKER_PREDICT_PAGINATION", False)
         if config.max_archive_mb:
             _impose(settings, "NITPICKER_ARCHIVE_MAX_MB", config.max_archive_mb)
 
@@ -206,8 +215,25 @@ class SiteSpider(Spider):
 
     # -- responses ----------------------------------------------------------------------------
 
-    def parse(self, response: Response) -> PageItem:
+    def parse(self, response: Response) -> PageItem | MissedPrediction:
         meta = response.meta
+        predicted = meta.get(META_PREDICTED)
+        target = meta.get(META_REDIRECT_TO)
+        rendered = meta.get(META_RENDER)
+        handed_over = None
+        if target is not None:
+            reason = meta.get(META_REDIRECT_REASON)
+            kind = RedirectKind.HTTP if isinstance(reason, int) else RedirectKind.META_REFRESH
+            handed_over = self._handed_over(response, response.url, response.status, kind, target)
+        elif rendered is not None and rendered.navigated_to is not None:
+            # The page left for another by itself once loaded: a redirect made by its script.
+            source = response.request.url if response.request is not None else response.url
+            handed_over = self._handed_over(response, source, response.status,
+                                            RedirectKind.SCRIPT, rendered.navigated_to)
+        if handed_over is not None:
+            if predicted:  # a predicted URL that redirects is no page of its own: not recorded
+                return self._missed_prediction(meta, handed_over, response.url) or handed_over
+            return handed_over
         mode = FollowMode(meta.get(META_MODE, FollowMode.FULL))
         final = self.resolver.resolve(response.url, response.url)
         url = final.url if final is not None else response.url
@@ -230,12 +256,55 @@ class SiteSpider(Spider):
             ],
             redirects=self._redirects(response),
         )
-        rendered = meta.get(META_RENDER)
+        if predicted and (missed := self._missed_prediction(meta, item, response.url)):
+            return missed  # not worth reading
         if rendered is not None:
             self._read_rendered(response, item, rendered)
         elif is_html(content_type) and hasattr(response, "text"):
             self._read_html(response, response.text, item)
+        if predicted and (missed := self._missed_prediction(meta, item, response.url)):
+            return missed
         return item
+
+    def _handed_over(self, response: Response, source_url: str, status: int, kind: str,
+                     target_url: str) -> PageItem | None:
+        """A redirect not followed (see :mod:`nitpicker.middlewares.redirect`), or a page that
+        navigated away by script: the hops up to ``source_url`` are recorded as redirects to
+        ``target_url``, which the frontier fetches on its own. ``None`` when the target is the
+        source itself (a page that reloads) or not an http(s) URL."""
+        resolve = self.resolver.resolve
+        source = resolve(source_url, source_url)
+        target = resolve(source_url, target_url)
+        if source is None or target is None or not target.is_http or target.key == source.key:
+            return None
+        in_scope = self.session.in_scope
+        is_external = not in_scope(target)
+        meta = response.meta
+        hops = self._redirects(response)
+        hops.append(Redirect(source.url, status, kind, not in_scope(source)))
+        return PageItem(
+            url=target.url,
+            frontier_id=meta.get(META_FRONTIER_ID),
+            depth=meta.get(META_DEPTH, 0),
+            is_external=is_external,
+            is_target=False,
+            redirects=hops,
+            redirect_link=LinkRecord(target.url, target.key, target.fragment, "", is_external,
+                                     FollowMode.FULL),
+        )
+
+    def _missed_prediction(self, meta: dict[str, Any], item: PageItem,
+                           url: str) -> MissedPrediction | None:
+        """A predicted URL's result that is no page of its own (SPEC §3.9): not recorded."""
+        if answered(item.status, redirected=bool(item.redirects), skipped=item.is_skipped):
+            return None
+        chain = meta.get("redirect_urls") or []
+        leased = chain[0] if chain else url
+        parsed = self.resolver.resolve(leased, leased)
+        reason = (item.error or ("skipped" if item.is_skipped else "")
+                  or ("redirected" if item.redirects else str(item.status)))
+        return MissedPrediction(parsed.url if parsed is not None else leased,
+                                meta.get(META_FRONTIER_ID), reason)
 
     def _read_rendered(self, response: Response, item: PageItem, rendered: RenderResult) -> None:
         """A page the browser rendered: the same extraction over the rendered HTML."""
@@ -317,10 +386,15 @@ class SiteSpider(Spider):
         urls = response.meta.get("redirect_urls") or []
         reasons = response.meta.get("redirect_reasons") or []
         hops = []
+        in_scope = self.session.in_scope
         for hop_url, reason in zip(urls, reasons, strict=False):
             parsed = self.resolver.resolve(hop_url, hop_url)
             if parsed is not None:
-                hops.append(Redirect(parsed.url, reason if isinstance(reason, int) else 0))
+                if isinstance(reason, int):
+                    hops.append(Redirect(parsed.url, reason, RedirectKind.HTTP, not in_scope(parsed)))
+                else:
+                    hops.append(Redirect(parsed.url, 0, RedirectKind.META_REFRESH,
+                                         not in_scope(parsed)))
         return hops
 
     def _read_html(self, response: Response, html: str, item: PageItem) -> None:
@@ -398,7 +472,22 @@ class SiteSpider(Spider):
             return f"Too large: {message}"
         return None
 
-    def errback(self, failure: Failure) -> PageItem | Request | None:
+    def _release_claims(self, leased: str, hops: list[str], *, fetch_last: bool) -> None:
+        """A redirect chain from ``leased`` failed: the frontier rows of the in-scope URLs it
+        followed (claimed by it, see :mod:`nitpicker.middlewares.redirect`) are done, its
+        failure recorded under ``leased``; with ``fetch_last`` the last one, whose fetch failed,
+        is fetched again on its own (once: it has no chain then)."""
+        session = self.session
+        source = session.policy_url(leased)
+        frontier = session.archive.frontier
+        last = len(hops) - 1
+        for n, hop in enumerate(hops):
+            parsed = session.policy_url(hop)
+            if (parsed is not None and session.in_scope(parsed)
+                    and (source is None or parsed.key != source.key)):
+                frontier.release(parsed.key, fetch_again=fetch_last and n == last)
+
+    def errback(self, failure: Failure) -> PageItem | MissedPrediction | Request | None:
         request = failure.request  # type: ignore[attr-defined]
         meta = request.meta
         if meta.get(META_STOPPED):
@@ -423,17 +512,23 @@ class SiteSpider(Spider):
             is_external=is_external,
             is_target=False,
         )
-        if failure.check(IgnoreRequest):  # type: ignore[no-untyped-call]
+        ignored = failure.check(IgnoreRequest)  # type: ignore[no-untyped-call]
+        if chain:
+            # Given up (too many redirects, a loop): nothing more to fetch. A fetch that failed
+            # (not in the browser, which has tried twice): the URL is tried on its own.
+            self._release_claims(leased, [*chain[1:], request.url],
+                                 fetch_last=not ignored and not is_browser_request(meta))
+        if ignored:
             message = failure.getErrorMessage()
             error = self._ignored_as_error(message, [*chain, request.url])
             if error is None:
                 item.skip_reason = (
                     "blocked by robots.txt" if "robots.txt" in message else message or "ignored"
                 )
-                return item
-            item.status = -1
-            item.error = item.status_text = error
-            return item
+            else:
+                item.status = -1
+                item.error = item.status_text = error
+            return self._missed_prediction(meta, item, url) if meta.get(META_PREDICTED) else item
         item.status = -1
         item.error = item.status_text = describe_failure(failure)
         cancelled = failure.check(DownloadCancelledError)  # type: ignore[no-untyped-call]
@@ -446,4 +541,4 @@ class SiteSpider(Spider):
         if is_browser_request(meta):
             item.error = item.status_text = f"browser: {item.error}"
         logger.debug("fetch failed: %s: %s", url, item.error)
-        return item
+        return self._missed_prediction(meta, item, url) if meta.get(META_PREDICTED) else item

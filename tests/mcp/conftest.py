@@ -69,7 +69,7 @@ def site() -> Iterator[FixtureSite]:
 def _crawl(output: Path, roots: list[str], *options: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "nitpicker.cli", "crawl", *roots, "--no-render", "--silent",
-         "--retry", "0", *options, "-o", str(output)],
+         "--retry", "0", "--no-predict-pagination", *options, "-o", str(output)],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )

@@ -8,6 +8,8 @@ Run apart from the main suite (anyio cannot run inside pytest-twisted's reactor)
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 import sqlite3
 import subprocess
@@ -36,10 +38,14 @@ TOOLS = {
     "get_page_html", "list_links", "list_resources", "list_images", "get_violations",
     "find_duplicates", "find_mismatches", "get_resource_referrers", "check_headers",
     "get_duplicate_clusters", "list_crawl_runs", "list_trap_events", "list_console_messages",
-    "list_json_ld",
+    "list_json_ld", "get_page_values", "compare_archives",
 }
 """SPEC §6's 14 tools, the duplicate clusters, the runs, the trap cap's audit log, the console
-messages and the JSON-LD blocks."""
+messages, the JSON-LD blocks, the analyze plugins' page values and the comparison of two
+archives."""
+
+TWO_ARCHIVES = {"compare_archives"}
+"""The tools that take two archive ids (``old_archive_id``, ``new_archive_id``)."""
 
 ABSOLUTE_PATH = re.compile(r"""(?:/[^\s'",)]+){2,}""")
 NOT_OPEN = "Use open_archive to load a .nitpicker file first."
@@ -126,6 +132,7 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         "get_resource_referrers": {"resource_url": style},
         "list_images": {},
         "get_violations": {},
+        "get_page_values": {"plugin": "search"},
         "find_duplicates": {},
         "find_mismatches": {"type": "canonical"},
         "check_headers": {},
@@ -135,7 +142,8 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         "list_console_messages": {},
         "list_json_ld": {},
     }
-    assert set(calls) | {"open_archive", "close_archive"} == TOOLS
+    # compare_archives, which takes two archives: test_compare_archives
+    assert set(calls) | {"open_archive", "close_archive"} | TWO_ARCHIVES == TOOLS
     for tool, arguments in calls.items():
         answer = await ok(client, tool, archive_id=archive_id, **arguments)
         assert answer, tool
@@ -501,6 +509,36 @@ async def test_duplicates_mismatches_headers_violations(client: Client, opened: 
     assert violations == {"items": [], "total": 0, "offset": 0, "limit": 100}
 
 
+async def test_page_values_and_violations_of_an_analysed_archive(
+        client: Client, archive: ArchiveFile, site: FixtureSite, tmp_path: Path) -> None:
+    copy = _copy(archive.path, tmp_path / "analysed.nitpicker")
+    (tmp_path / "nitpicker.toml").write_text(
+        '[plugins.analyze.search]\nkeywords = ["Page"]\n[plugins.analyze.main-contents]\n')
+    done = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "nitpicker.cli", "analyze", str(copy), "--all", "--silent",
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, stderr = await done.communicate()
+    assert done.returncode == 0, stderr.decode()
+    archive_id = await open_id(client, copy)
+    try:
+        values = await ok(client, "get_page_values", archive_id=archive_id,
+                          plugin="main-contents", url_pattern="%/recursive/%", limit=2)
+        assert values["headers"]["wordCount"] == "Word count"
+        assert values["total"] == 4
+        assert [item["url"] for item in values["items"]] == [
+            site.url("/recursive/"), site.url("/recursive/page-a")]
+        assert values["items"][0]["values"]["element"]["value"] is None  # no <main> there
+        search = await ok(client, "get_page_values", archive_id=archive_id, plugin="search",
+                          url_pattern="%/recursive/page-a")
+        assert search["items"] == [{"url": site.url("/recursive/page-a"),
+                                    "values": {"keyword:Page": {"value": 3, "note": None}}}]  # title, two links
+        none = await ok(client, "get_violations", archive_id=archive_id)
+        assert none["total"] == 0  # neither plugin reports violations
+    finally:
+        await ok(client, "close_archive", archive_id=archive_id)
+
+
 async def test_clusters_runs_and_trap_events(client: Client, opened: str, site: FixtureSite,
                                              trap_archive: ArchiveFile) -> None:
     clusters = await ok(client, "get_duplicate_clusters", archive_id=opened, min_count=3,
@@ -562,15 +600,56 @@ async def test_console_messages_and_json_ld(client: Client, site: FixtureSite,
     page_data_archive.assert_untouched()
 
 
+async def test_compare_archives(client: Client, archive: ArchiveFile,
+                                trap_archive: ArchiveFile) -> None:
+    """The site (five roots) against ``/query/`` crawled with the trap cap: the trap cap's two
+    firings are new in the second, pages of the other roots are removed."""
+    site_id = await open_id(client, archive.path)
+    trap_id = await open_id(client, trap_archive.path)
+    forward = await ok(client, "compare_archives", old_archive_id=site_id,
+                       new_archive_id=trap_id, limit=1)
+    assert (forward["old"]["path"], forward["new"]["path"]) == ("site.nitpicker",
+                                                                 "trap.nitpicker")
+    categories = forward["categories"]
+    assert list(categories) == [
+        "pages_added", "pages_removed", "page_changes", "new_4xx", "new_5xx", "links_added",
+        "links_removed", "links_broken", "links_fixed", "resources_failing", "images_lost_alt",
+        "trap_caps_new"]
+    assert all(len(c["items"]) == min(c["count"], 1) for c in categories.values())
+    assert categories["trap_caps_new"]["count"] == 2
+    assert categories["trap_caps_new"]["items"][0]["parent_path"] in ("/query", "/query/archive")
+    assert categories["pages_removed"]["count"] > 0 and forward["common_pages"] > 0
+    backward = await ok(client, "compare_archives", old_archive_id=trap_id,
+                        new_archive_id=site_id, limit=0)
+    assert backward["categories"]["trap_caps_new"] == {"count": 0, "items": []}
+    assert backward["categories"]["pages_added"]["count"] == categories["pages_removed"]["count"]
+    assert await error(client, "compare_archives", old_archive_id=site_id,
+                       new_archive_id=trap_id, url_map="nothing") == (
+        "Error executing tool compare_archives: Invalid url_map: 'nothing'. Expected "
+        "OLD_PREFIX=NEW_PREFIX, two URL prefixes")
+    same = await error(client, "compare_archives", old_archive_id=site_id,
+                       new_archive_id=site_id)
+    assert same.startswith("Error executing tool compare_archives: OLD and NEW are the same file")
+    for opened_id in (site_id, trap_id):
+        await ok(client, "close_archive", archive_id=opened_id)
+    archive.assert_untouched()
+    trap_archive.assert_untouched()
+
+
 # -- bad arguments ------------------------------------------------------------------------------
 
 
 async def test_unknown_archive_id_for_every_tool(client: Client, site: FixtureSite) -> None:
     required = {"get_page_detail": {"url": site.url("/")}, "get_page_html": {"url": site.url("/")},
                 "list_links": {"type": "broken"}, "find_mismatches": {"type": "canonical"},
-                "get_resource_referrers": {"resource_url": site.url("/style.css")}}
-    for tool in sorted(TOOLS - {"open_archive"}):
+                "get_resource_referrers": {"resource_url": site.url("/style.css")},
+                "get_page_values": {"plugin": "search"}}
+    for tool in sorted(TOOLS - {"open_archive"} - TWO_ARCHIVES):
         text = await error(client, tool, archive_id="archive_999", **required.get(tool, {}))
+        assert text == f"Error executing tool {tool}: Archive not found: archive_999. {NOT_OPEN}"
+    for tool in sorted(TWO_ARCHIVES):
+        text = await error(client, tool, old_archive_id="archive_999",
+                           new_archive_id="archive_998")
         assert text == f"Error executing tool {tool}: Archive not found: archive_999. {NOT_OPEN}"
 
 
@@ -619,12 +698,15 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
     status, status_min, status_max, oversized_threshold and min_count were passed to SQLite,
     and the answer was a bare "Error executing tool" with a traceback on the server's stderr.)
     """
-    required = {"url": "http://localhost/", "resource_url": "http://localhost/x.css"}
+    required = {"url": "http://localhost/", "resource_url": "http://localhost/x.css",
+                "plugin": "search"}
     checked = []
     for tool in (await client.list_tools()).tools:
         properties = tool.input_schema["properties"]
         arguments = {name: required.get(name) or properties[name].get("enum", [None])[0]
                      for name in tool.input_schema.get("required", []) if name != "archive_id"}
+        if tool.name in TWO_ARCHIVES:
+            arguments = {"old_archive_id": opened, "new_archive_id": opened}
         for name, schema in properties.items():
             integer = _integer_schema(schema)
             if integer is None:
@@ -640,7 +722,7 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
                 assert text.startswith(f"Error executing tool {tool.name}: "), text
                 assert name in text and reason in text, text
             checked.append((tool.name, name))
-    assert len(checked) == 36, checked
+    assert len(checked) == 38, checked
     assert {("list_pages", "status"), ("list_pages", "offset"), ("list_images",
             "oversized_threshold"), ("get_duplicate_clusters", "min_count")} <= set(checked)
 

@@ -1,0 +1,336 @@
+"""The analysis writer: what ``nitpicker analyze`` records in an archive (migration
+``0013_analysis``).
+
+:meth:`AnalysisStore.open` checks the file (read-only), takes the archive lock, refuses an
+archive with no snapshot to analyse, and only then migrates: an archive it refuses is left
+byte for byte as it was. The lock is held until :meth:`close`.
+
+Per plugin run: :meth:`start_run` opens its row, :meth:`record` stores one page's findings
+(replacing what the same plugin recorded for that page before), :meth:`record_error` a page the
+plugin failed on, :meth:`end_run` closes the row with its outcome and counts. Writes are
+batched: :meth:`maybe_commit` commits every ``max_items`` pages or ``max_seconds``, so Ctrl-C
+or a kill loses at most one batch, which a re-run analyses again.
+
+Reading snapshots for the runner (:meth:`pending_snapshots`) goes through a second, read-only
+connection, in pages of ``batch`` rows by page id: memory does not grow with the archive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import time
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from nitpicker.analyze.plugin import Findings, PageUrl, Snapshot
+from nitpicker.archive.connection import connect, now
+from nitpicker.archive.lock import ArchiveLock
+from nitpicker.archive.schema import SchemaError, migrate
+from nitpicker.archive.writer import ArchiveError, check_archive_file
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+__all__ = ["PAGE", "URL", "AnalysisStore", "RunKey", "settings_hash"]
+
+PAGE: Final = "page"
+"""The phase of ``each_page`` (a snapshot)."""
+URL: Final = "url"
+"""The phase of ``each_url`` (a URL, internal or external)."""
+
+logger = logging.getLogger(__name__)
+
+_ANALYSABLE: Final = (
+    "p.scraped = 1 AND p.is_external = 0 AND p.content_type = 'text/html'"
+    " AND p.redirect_dest_id IS NULL"
+)
+"""Internal HTML pages (a snapshot is kept only for those)."""
+
+_COUNT_SNAPSHOTS: Final = (
+    f"SELECT count(*) FROM pages p JOIN snapshots s ON s.page_id = p.id WHERE {_ANALYSABLE}"
+)
+
+_NOT_DONE: Final = (
+    "NOT EXISTS (SELECT 1 FROM analyzed_pages a WHERE a.plugin = :plugin AND a.phase = :phase"
+    " AND a.page_id = p.id AND a.version = :version AND a.settings_hash = :hash AND a.ok = 1)"
+)
+
+_PENDING_PAGE: Final = (
+    "SELECT p.id, p.url, s.encoding, s.html FROM pages p JOIN snapshots s ON s.page_id = p.id"
+    f" WHERE {_ANALYSABLE} AND p.id > :after AND ({_NOT_DONE} OR :force)"
+    " ORDER BY p.id LIMIT :batch"
+)
+
+_COUNT_PENDING: Final = (
+    "SELECT count(*) FROM pages p JOIN snapshots s ON s.page_id = p.id"
+    f" WHERE {_ANALYSABLE} AND ({_NOT_DONE} OR :force)"
+)
+
+_FETCHED_URL: Final = "p.status IS NOT NULL AND p.redirect_dest_id IS NULL"
+"""Every URL ``each_url`` sees: fetched (or tried: status -1), not a redirect source."""
+
+_PENDING_URL: Final = (
+    f"SELECT p.id, p.url, p.is_external FROM pages p WHERE {_FETCHED_URL} AND p.id > :after"
+    f" AND ({_NOT_DONE} OR :force) ORDER BY p.id LIMIT :batch"
+)
+
+_COUNT_URLS: Final = f"SELECT count(*) FROM pages p WHERE {_FETCHED_URL}"
+
+_COUNT_PENDING_URLS: Final = (
+    f"SELECT count(*) FROM pages p WHERE {_FETCHED_URL} AND ({_NOT_DONE} OR :force)"
+)
+
+
+def settings_hash(settings: Mapping[str, Any]) -> str:
+    """The settings' fingerprint: sha256 of their canonical JSON (keys sorted)."""
+    canonical = json.dumps(settings, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                           default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class RunKey:
+    """What makes two analyses of a page the same: plugin, version and settings."""
+
+    __slots__ = ("hash", "plugin", "version")
+
+    def __init__(self, plugin: str, version: str, settings: Mapping[str, Any]) -> None:
+        self.plugin = plugin
+        self.version = version
+        self.hash = settings_hash(settings)
+
+    def params(self, phase: str = PAGE) -> dict[str, str]:
+        return {"plugin": self.plugin, "version": self.version, "hash": self.hash,
+                "phase": phase}
+
+
+class AnalysisStore:
+    """The one writer of analysis results into an archive, holding its lock."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, reader: sqlite3.Connection,
+                 lock: ArchiveLock) -> None:
+        self.path = path
+        self.conn = conn
+        self._reader = reader
+        self._lock = lock
+        self._dirty = 0
+        self._last_commit = time.monotonic()
+
+    @classmethod
+    def open(cls, path: Path) -> AnalysisStore:
+        """Check, lock and migrate the archive; raise ``ArchiveError`` (one line) when it is
+        not an archive, is locked, or has no snapshot. Nothing is written before all three
+        checks have passed."""
+        check_archive_file(path)
+        lock = ArchiveLock(path)
+        try:
+            lock.acquire()
+        except OSError as exc:  # a read-only directory: no lock can be taken
+            raise ArchiveError(f"{path}: cannot take the archive lock ({exc})") from exc
+        try:
+            reader = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                snapshots = int(reader.execute(_COUNT_SNAPSHOTS).fetchone()[0])
+            except sqlite3.DatabaseError as exc:
+                reader.close()
+                raise ArchiveError(f"{path}: corrupt archive ({exc})") from exc
+            if not snapshots:
+                reader.close()
+                raise ArchiveError(
+                    f"{path}: the archive has no HTML snapshot to analyse (no internal HTML "
+                    "page was crawled)")
+            conn = connect(path)
+            try:
+                migrate(conn)
+            except SchemaError as exc:
+                conn.close()
+                reader.close()
+                raise ArchiveError(f"{path}: {exc}") from exc
+            store = cls(path, conn, reader, lock)
+            store._mark_lost()
+        except BaseException:
+            lock.release()
+            raise
+        return store
+
+    # -- reading what to analyse -------------------------------------------------------------
+
+    def pending_count(self, key: RunKey, *, force: bool) -> int:
+        """Pages with a snapshot that this plugin, version and settings have not analysed
+        (every one with ``force``)."""
+        row = self._reader.execute(_COUNT_PENDING, {**key.params(), "force": int(force)})
+        return int(row.fetchone()[0])
+
+    def snapshot_count(self) -> int:
+        return int(self._reader.execute(_COUNT_SNAPSHOTS).fetchone()[0])
+
+    def url_count(self) -> int:
+        """URLs ``each_url`` sees (fetched, not redirect sources)."""
+        return int(self._reader.execute(_COUNT_URLS).fetchone()[0])
+
+    def pending_url_count(self, key: RunKey, *, force: bool) -> int:
+        row = self._reader.execute(_COUNT_PENDING_URLS,
+                                   {**key.params(URL), "force": int(force)})
+        return int(row.fetchone()[0])
+
+    def pending_urls(self, key: RunKey, *, force: bool, batch: int = 500) -> Iterator[PageUrl]:
+        """The URLs ``each_url`` has not seen with this version and settings, by page id."""
+        after = 0
+        params: dict[str, Any] = {**key.params(URL), "force": int(force), "batch": batch}
+        while True:
+            rows = self._reader.execute(_PENDING_URL, {**params, "after": after}).fetchall()
+            if not rows:
+                return
+            for page_id, url, is_external in rows:
+                yield PageUrl(page_id=page_id, url=url, is_external=bool(is_external))
+            after = rows[-1][0]
+    def pending_snapshots(self, key: RunKey, *, force: bool, batch: int = 50
+                          ) -> Iterator[Snapshot]:
+        """The pages to analyse, by page id, read ``batch`` rows at a time.
+
+        The reader sees the file as committed: a page recorded in this run is committed
+        before the next batch is read or is past the last id read, so nothing is read twice.
+        """
+        after = 0
+        params: dict[str, Any] = {**key.params(), "force": int(force), "batch": batch}
+        while True:
+            rows = self._reader.execute(_PENDING_PAGE, {**params, "after": after}).fetchall()
+            if not rows:
+                return
+            for page_id, url, encoding, blob in rows:
+                data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
+                yield Snapshot(page_id=page_id, url=url,
+                               html=data.decode("utf-8", errors="replace"))
+            after = rows[-1][0]
+            del rows
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def start_run(self, key: RunKey, settings: Mapping[str, Any],
+                  headers: Mapping[str, str]) -> int:
+        cursor = self.conn.execute(
+            "INSERT INTO analysis_runs(plugin, version, settings_hash, settings, headers, pid,"
+            " started_at, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
+            (key.plugin, key.version, key.hash,
+             json.dumps(settings, ensure_ascii=False, sort_keys=True, default=str),
+             json.dumps(dict(headers), ensure_ascii=False), os.getpid(), now()),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def _begin(self) -> None:
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+
+    @contextlib.contextmanager
+    def _one_page(self) -> Iterator[None]:
+        """One page's writes, all or none, inside the open batch: a Ctrl-C between two of
+        them must not commit a page whose old findings are gone and new ones missing."""
+        self._begin()
+        self.conn.execute("SAVEPOINT page")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK TO page")
+            self.conn.execute("RELEASE page")
+            raise
+        self.conn.execute("RELEASE page")
+
+    def _forget(self, key: RunKey, phase: str, page_id: int) -> None:
+        for table in ("page_values", "violations"):  # names from this tuple, never input
+            self.conn.execute(
+                f"DELETE FROM {table} WHERE plugin = ? AND phase = ? AND page_id = ?",
+                (key.plugin, phase, page_id))
+
+    def _mark(self, key: RunKey, phase: str, run_id: int, page_id: int, ok: bool) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO analyzed_pages(plugin, phase, page_id, run_id, version,"
+            " settings_hash, ok) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (key.plugin, phase, page_id, run_id, key.version, key.hash, int(ok)),
+        )
+        self._dirty += 1
+
+    def record(self, key: RunKey, run_id: int, item: Snapshot | PageUrl,
+               findings: Findings | None, phase: str = PAGE) -> None:
+        """Store one page's findings (``None``: analysed, nothing to record), replacing what
+        this plugin's ``phase`` recorded for the page before."""
+        with self._one_page():
+            self._record(key, run_id, item, findings, phase)
+
+    def _record(self, key: RunKey, run_id: int, item: Snapshot | PageUrl,
+                findings: Findings | None, phase: str) -> None:
+        self._forget(key, phase, item.page_id)
+        if findings is not None:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO page_values(plugin, page_id, key, phase, value, note)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(key.plugin, item.page_id, name, phase,
+                  json.dumps(cell.value, ensure_ascii=False), cell.note)
+                 for name, cell in findings.values.items()],
+            )
+            self.conn.executemany(
+                "INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, code,"
+                " message, url, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(item.page_id, key.plugin, phase, v.validator, v.severity, v.rule,
+                  v.code or "", v.message, v.url or item.url, v.location)
+                 for v in findings.violations],
+            )
+        self._mark(key, phase, run_id, item.page_id, ok=True)
+
+    def record_error(self, key: RunKey, run_id: int, item: Snapshot | PageUrl, message: str,
+                     phase: str = PAGE) -> None:
+        """The plugin failed twice on this page: a plugin error; the page is analysed again by
+        the next run."""
+        with self._one_page():
+            self._forget(key, phase, item.page_id)
+            self.conn.execute(
+                "INSERT INTO plugin_errors(run_id, plugin, phase, page_id, url, message,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, key.plugin, phase, item.page_id, item.url, message, now()),
+            )
+            self._mark(key, phase, run_id, item.page_id, ok=False)
+
+    def maybe_commit(self, max_items: int = 100, max_seconds: float = 0.5) -> None:
+        if self._dirty >= max_items or (
+                self._dirty and time.monotonic() - self._last_commit >= max_seconds):
+            self.commit()
+
+    def commit(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+        self._dirty = 0
+        self._last_commit = time.monotonic()
+
+    def end_run(self, run_id: int, outcome: str, *, done: int, skipped: int, errors: int,
+                detail: str | None = None) -> None:
+        self.commit()
+        self.conn.execute(
+            "UPDATE analysis_runs SET ended_at = ?, outcome = ?, pages_done = ?,"
+            " pages_skipped = ?, errors = ?, detail = ? WHERE id = ?",
+            (now(), outcome, done, skipped, errors, detail, run_id),
+        )
+
+    def _mark_lost(self) -> None:
+        """Runs a killed process left ``running`` are ``lost`` (their committed pages stay)."""
+        self.conn.execute(
+            "UPDATE analysis_runs SET outcome = 'lost' WHERE outcome = 'running' AND pid != ?",
+            (os.getpid(),))
+
+    def close(self) -> None:
+        """Commit, fold the WAL back into the file, release the lock."""
+        try:
+            self.commit()
+            self._reader.close()
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try:
+                self.conn.execute("PRAGMA journal_mode=DELETE")
+            except sqlite3.OperationalError as exc:  # a reader has the file open
+                logger.warning("archive left in WAL mode (%s): %s", exc, self.path)
+            self.conn.close()
+        finally:
+            self._lock.release()

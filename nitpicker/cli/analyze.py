@@ -1,0 +1,258 @@
+"""``nitpicker analyze FILE``: run the analyzer plugins over an archive's snapshots.
+
+Which plugins (SPEC §2.2): ``--all`` → every configured one; ``--plugin NAME`` → those
+(any installed plugin); otherwise every configured one when stdin or stdout is not a terminal,
+and an interactive choice when both are. The plugins, the config and the runner live in
+:mod:`nitpicker.analyze`; the archive writes in :mod:`nitpicker.archive.analysis_store`.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sqlite3
+import sys
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from nitpicker.analyze.config import ConfigError, cli_overrides, load_config, plugin_name
+from nitpicker.analyze.discovery import PluginLoadError, discover, load_plugin
+from nitpicker.analyze.runner import PluginRun, RunSummary, analyze_plugin
+from nitpicker.archive.analysis_store import AnalysisStore
+from nitpicker.archive.lock import ArchiveLockError
+from nitpicker.archive.writer import ArchiveError, check_archive_file
+from nitpicker.cli.output import fail
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from importlib.metadata import EntryPoint
+
+    from rich.console import Console
+
+__all__ = ["analyze", "app", "choose_interactively", "select_plugins"]
+
+logger = logging.getLogger(__name__)
+
+app = typer.Typer()
+
+INTERRUPTED_EXIT = 130
+
+
+class SelectionError(Exception):
+    """``--plugin`` names a plugin that is not installed, or nothing is left to run."""
+
+
+def select_plugins(*, all_: bool, named: Sequence[str], configured: Sequence[str],
+                   known: Sequence[str], interactive: bool,
+                   labels: Mapping[str, str] | None = None) -> list[str]:
+    """The plugins to run, in order (SPEC §2.2's priority)."""
+    if all_:
+        return list(configured)
+    if named:
+        wanted = [plugin_name(name) for name in named]
+        unknown = [raw for raw, name in zip(named, wanted, strict=True) if name not in known]
+        if unknown:
+            raise SelectionError(
+                f"Unknown plugin(s): {', '.join(unknown)}. Known plugins: {', '.join(known)}")
+        return list(dict.fromkeys(wanted))
+    if not interactive:
+        return list(configured)
+    return choose_interactively(configured, labels or {})
+
+
+def choose_interactively(choices: Sequence[str], labels: Mapping[str, str]) -> list[str]:
+    """Ask which plugins to run: numbers separated by spaces or commas, Enter for all."""
+    typer.echo("What do you analyze?", err=True)
+    for number, name in enumerate(choices, 1):
+        label = labels.get(name, "")
+        typer.echo(f"  {number}) {name}" + (f" — {label}" if label and label != name else ""),
+                   err=True)
+    while True:
+        answer = typer.prompt("Plugins (e.g. 1 3; Enter for all)", default="",
+                              show_default=False, err=True)
+        tokens = answer.replace(",", " ").split()
+        if not tokens:
+            return list(choices)
+        picked: list[str] = []
+        for token in tokens:
+            if token.isdigit() and 1 <= int(token) <= len(choices):
+                picked.append(choices[int(token) - 1])
+            elif plugin_name(token) in choices:
+                picked.append(plugin_name(token))
+            else:
+                typer.echo(f"Not a choice: {token!r}", err=True)
+                break
+        else:
+            return list(dict.fromkeys(picked))
+
+
+def _is_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+@app.command()
+def analyze(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The .nitpicker archive.",
+                                         show_default=False)],
+    all_: Annotated[bool, typer.Option("--all", help="Run every configured plugin, without asking.")] = False,
+    plugin: Annotated[list[str] | None, typer.Option("--plugin", help="Run this plugin (repeatable): axe, markuplint, textlint, search, main-contents, lighthouse, or an installed one.", show_default=False)] = None,
+    search_keywords: Annotated[list[str] | None, typer.Option("--search-keywords", help="search: the keywords (repeatable; /regex/flags allowed).", show_default=False)] = None,
+    search_scope: Annotated[str | None, typer.Option("--search-scope", help="search: only inside the element this CSS selector finds.", show_default=False)] = None,
+    main_content_selector: Annotated[str | None, typer.Option("--main-content-selector", help="main-contents: the CSS selector tried first for the main content.", show_default=False)] = None,
+    axe_lang: Annotated[str | None, typer.Option("--axe-lang", help="axe: the language of its messages (BCP 47, e.g. ja).", show_default=False)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Analyse again pages already analysed with the same plugin version and settings.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Log each page's errors; show tracebacks.")] = False,
+    silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
+) -> None:
+    """Run analyzer plugins over an archive's HTML snapshots and store what they find.
+
+    Findings go into the archive: nitpicker query FILE violations, nitpicker query FILE
+    page-values --plugin NAME. A re-run skips the pages each plugin has already analysed.
+
+    Example: nitpicker analyze site.nitpicker --plugin search --search-keywords "lorem"
+    """
+    verbose = verbose and not silent
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.ERROR if silent
+                        else logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+    try:
+        check_archive_file(file)
+    except ArchiveError as exc:
+        fail(str(exc))
+    points = discover()
+    known = list(points)
+    try:
+        config = load_config(Path.cwd(), known)
+    except ConfigError as exc:
+        fail(str(exc))
+    configured = [entry.name for entry in config.plugins]
+    overrides = cli_overrides(search_keywords=search_keywords, search_scope=search_scope,
+                              main_content_selector=main_content_selector, axe_lang=axe_lang)
+    interactive = not all_ and not plugin and _is_terminal()
+    labels = _labels(configured, points, config.settings_of, overrides) if interactive else {}
+    try:
+        names = select_plugins(all_=all_, named=plugin or [], configured=configured,
+                               known=known, interactive=interactive, labels=labels)
+    except SelectionError as exc:
+        fail(str(exc))
+    if not names:
+        fail("No plugins to run: the config enables none and --plugin names none"
+             + (f" ({config.source})" if config.source else ""))
+    missing = [name for name in names if name not in points]
+    if missing:  # configured bundled plugins absent from this installation
+        fail(f"Plugin(s) not installed: {', '.join(missing)}. Known plugins: {', '.join(known)}")
+    runs, load_errors = _load(names, points, config.settings_of, overrides, verbose=verbose)
+    if not runs:
+        fail(f"No plugin could be loaded ({load_errors} failed; see above)")
+    try:
+        store = AnalysisStore.open(file)
+    except (ArchiveError, ArchiveLockError) as exc:
+        fail(str(exc))
+    try:
+        summaries = _run_all(store, runs, force=force, silent=silent, verbose=verbose)
+    except sqlite3.DatabaseError as exc:  # a corrupt file, a full disk: the archive's fault
+        fail(f"{file}: {exc}", verbose_detail=traceback.format_exc() if verbose else None)
+    failed = load_errors + sum(1 for s in summaries if s.outcome == "failed")
+    raise typer.Exit(1 if failed else 0)
+
+
+def _labels(names: Sequence[str], points: Mapping[str, EntryPoint], file_settings: Any,
+            overrides: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Each plugin's label for the interactive choice (making a plugin starts no engine);
+    one that cannot be made says so there, and again when it is chosen."""
+    labels: dict[str, str] = {}
+    for name in names:
+        if name not in points:
+            continue
+        settings = {**file_settings(name), **overrides.get(name, {})}
+        try:
+            labels[name] = str(load_plugin(points[name], settings).label)
+        except PluginLoadError:
+            labels[name] = "(cannot be loaded)"
+    return labels
+
+
+def _load(names: Sequence[str], points: Mapping[str, EntryPoint],
+          file_settings: Any, overrides: Mapping[str, Mapping[str, Any]], *,
+          verbose: bool) -> tuple[list[PluginRun], int]:
+    """Make every selected plugin; each one that cannot be made is one ``Error:`` line."""
+    runs: list[PluginRun] = []
+    errors = 0
+    for name in names:
+        settings = {**file_settings(name), **overrides.get(name, {})}
+        try:
+            runs.append(PluginRun(name, load_plugin(points[name], settings), settings))
+        except PluginLoadError as exc:
+            errors += 1
+            if verbose and exc.__cause__ is not None:
+                traceback.print_exception(exc.__cause__, file=sys.stderr)
+            print(f"Error: {exc}", file=sys.stderr)
+    return runs, errors
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM (a service manager, ``kill``) stops like Ctrl-C: what is done is kept."""
+    raise KeyboardInterrupt
+
+
+def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, silent: bool,
+             verbose: bool) -> list[RunSummary]:
+    from rich.console import Console  # the progress display: imported only to run
+
+    from nitpicker.cli.analyze_progress import RichProgress, SilentProgress
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    summaries: list[RunSummary] = []
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    # The live display only on a terminal: elsewhere (a log, a pipe) the summary lines say it
+    progress = RichProgress(console) if console.is_terminal and not silent else SilentProgress()
+    try:
+        with progress:
+            for run in runs:
+                summary = analyze_plugin(store, run, force=force, progress=progress)
+                summaries.append(summary)
+                if not silent:
+                    _print_summary(console, summary)
+                elif summary.outcome == "failed":
+                    print(f"Error: plugin {summary.name} failed: {summary.detail}",
+                          file=sys.stderr)
+    except KeyboardInterrupt:
+        store.close()
+        done = sum(s.done for s in summaries) + progress.done_in_current()
+        print(f"Interrupted: the {done} page analyses finished are kept; run the same command "
+              "again to continue", file=sys.stderr)
+        raise typer.Exit(INTERRUPTED_EXIT) from None
+    except BaseException:
+        store.close()
+        raise
+    store.close()
+    if not silent:
+        errors = sum(s.errors for s in summaries)
+        console.print(f"Analysed with {len(summaries)} plugin(s): "
+                      f"{sum(s.violations for s in summaries)} violations, "
+                      f"{sum(s.values for s in summaries)} values, {errors} page error(s).")
+    return summaries
+
+
+def _print_summary(console: Console, summary: RunSummary) -> None:
+    from rich.markup import escape
+
+    if summary.outcome == "failed":
+        console.print(f"[red]Error:[/red] plugin {escape(summary.name)} failed: "
+                      f"{escape(summary.detail or 'unknown error')}")
+        return
+    skipped = f", {summary.skipped} already analysed" if summary.skipped else ""
+    if summary.urls is not None:
+        skipped += f", {summary.urls} URLs"
+    console.print(
+        f"{escape(summary.name)}: {summary.done} pages{skipped}, {summary.violations} "
+        f"violations, {summary.values} values, {summary.errors} errors in "
+        f"{summary.elapsed:.1f} s ({summary.rate:.1f} pages/s)")
+    if summary.done and not summary.values and not summary.violations:
+        # Violations count as data (the original warned for axe and textlint: SPEC §12 Q11)
+        console.print(
+            f"[yellow]Note:[/yellow] {escape(summary.name)} produced no data for "
+            f"{summary.done} pages ({summary.errors} errors): check its settings")

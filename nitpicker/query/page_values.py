@@ -1,0 +1,115 @@
+"""A plugin's per-page table: the values ``nitpicker analyze`` recorded, page by page.
+
+The rows of ``page_values`` (migration ``0013_analysis``) of one plugin, grouped by page and
+ordered by URL, with the plugin's column titles (the ``headers`` of its latest run). An archive
+no analyzer has opened has no such table: the answer is then empty.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from typing_extensions import TypedDict
+
+from nitpicker.query._common import check_paging, fetch_all, fetch_counted, fetch_one
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["PageValueCell", "PageValues", "PluginPageValues", "get_page_values"]
+
+Scalar = str | int | float | bool | None
+
+
+class PageValueCell(TypedDict):
+    value: Scalar
+    """A string, number, boolean or null, as the plugin gave it."""
+    note: str | None
+
+
+class PluginPageValues(TypedDict):
+    url: str
+    """The page's URL."""
+    values: dict[str, PageValueCell]
+    """Header key → cell."""
+
+
+class PageValues(TypedDict):
+    """One page of a plugin's table, with its column titles."""
+
+    plugin: str
+    headers: dict[str, str]
+    """Header key → column title, from the plugin's latest run."""
+    items: list[PluginPageValues]
+    total: int
+    """Pages with at least one value."""
+    offset: int
+    limit: int
+
+
+_PAGES: Final = """
+SELECT p.id, p.url, count(*) OVER ()
+FROM pages p
+WHERE p.id IN (SELECT v.page_id FROM page_values v WHERE v.plugin = :plugin)
+  AND (:pattern IS NULL OR p.url LIKE :pattern)
+ORDER BY p.url
+LIMIT :limit OFFSET :offset
+"""
+
+_COUNT: Final = """
+SELECT count(*) FROM pages p
+WHERE p.id IN (SELECT v.page_id FROM page_values v WHERE v.plugin = :plugin)
+  AND (:pattern IS NULL OR p.url LIKE :pattern)
+"""
+
+_CELLS: Final = """
+SELECT v.page_id, v.key, v.value, v.note FROM page_values v
+WHERE v.plugin = :plugin AND v.page_id IN (SELECT value FROM json_each(:ids))
+"""
+
+_HEADERS: Final = "SELECT headers FROM analysis_runs WHERE plugin = ? ORDER BY id DESC LIMIT 1"
+
+
+def _has_analysis(conn: sqlite3.Connection) -> bool:
+    row = fetch_one(conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                    ("page_values",))
+    return row is not None
+
+
+def get_page_values(
+    conn: sqlite3.Connection,
+    plugin: str,
+    *,
+    url_pattern: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> PageValues:
+    """The values ``plugin`` recorded, one item per page (by URL); ``url_pattern`` is an SQL
+    LIKE pattern on the page URL. Header keys come in the order of the plugin's headers."""
+    check_paging(limit, offset)
+    answer: PageValues = {"plugin": plugin, "headers": {}, "items": [], "total": 0,
+                          "offset": offset, "limit": limit}
+    if not _has_analysis(conn):
+        return answer
+    headers_row = fetch_one(conn, _HEADERS, (plugin,))
+    headers: dict[str, str] = json.loads(headers_row[0]) if headers_row else {}
+    params: dict[str, Any] = {"plugin": plugin, "pattern": url_pattern, "limit": limit,
+                              "offset": offset}
+    rows, total = fetch_counted(conn, _PAGES, _COUNT, params, offset)
+    order = {key: index for index, key in enumerate(headers)}
+    cells: dict[int, list[tuple[str, PageValueCell]]] = {}
+    if rows:
+        ids = json.dumps([row[0] for row in rows])
+        for page_id, key, value, note in fetch_all(conn, _CELLS, {"plugin": plugin, "ids": ids}):
+            cells.setdefault(page_id, []).append((key, {"value": json.loads(value),
+                                                        "note": note}))
+    answer["headers"] = headers
+    answer["total"] = total
+    answer["items"] = [
+        {"url": url, "values": dict(sorted(cells.get(page_id, []),
+                                           key=lambda cell: (order.get(cell[0], len(order)),
+                                                             cell[0])))}
+        for page_id, url in rows
+    ]
+    return answer

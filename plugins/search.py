@@ -1,0 +1,177 @@
+"""``search``: keyword and selector hits on each page (SPEC §7.3, ``@nitpicker/analyze-search``).
+
+Settings:
+
+- ``keywords``: a list of strings or ``{"search": …, "title": …}`` tables. A string written
+  ``/pattern/flags`` is a regular expression (flags ``i``, ``m``, ``s``; ``g``, ``u``, ``y``
+  accepted and ignored), any other string is matched literally. Matches are counted in the
+  text nodes (not inside ``<script>``, ``<style>``, ``<template>`` or comments) and in the
+  attribute values, but ``href``, ``src``, ``srcset``, ``id``, ``class``, ``style``, ``d`` and
+  ``data-*``.
+- ``selectors``: the same shape, CSS selectors: a cell ``true`` when the page has a match.
+- ``scope``: a CSS selector; only inside the first element it finds (default the whole page).
+  A page without it gets no row.
+
+Cells: ``keyword:<search>`` → the number of matches (0 included), titled ``Search keyword:
+<title>``; ``selector:<search>`` → ``true`` (no cell when absent), titled ``Search selector:
+<title>``. Unlike the original, a ``{search, title}`` item is searched by ``search`` and
+titled by ``title`` (SPEC §12 Q8). No violations.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from cssselect import SelectorError
+from lxml import etree, html
+from lxml.cssselect import CSSSelector
+
+from nitpicker.analyze.plugin import Findings, PageValue, Snapshot
+
+__all__ = ["SearchPlugin", "create", "parse_html", "to_regex"]
+
+_SKIPPED_ELEMENTS: Final = frozenset({"script", "style", "template", "noscript"})
+_SKIPPED_ATTRIBUTES: Final = frozenset({"href", "src", "srcset", "id", "class", "style", "d"})
+_FLAGS: Final = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "g": 0, "u": 0, "y": 0}
+_REGEX_LITERAL: Final = re.compile(r"^/(.+)/([a-z]*)$", re.DOTALL)
+
+
+def to_regex(term: str) -> re.Pattern[str]:
+    """``/pattern/flags`` as a regular expression, anything else matched literally
+    (the original's ``strToRegex``). Raises ``ValueError`` naming a bad one."""
+    literal = _REGEX_LITERAL.match(term)
+    if not literal:
+        return re.compile(re.escape(term))
+    pattern, flags = literal.groups()
+    value = 0
+    for flag in flags:
+        if flag not in _FLAGS:
+            raise ValueError(f"unknown regular expression flag {flag!r} in {term!r}")
+        value |= _FLAGS[flag]
+    try:
+        return re.compile(pattern, value)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {term!r}: {exc}") from exc
+
+
+def compile_selector(selector: str, setting: str) -> CSSSelector:
+    """A CSS selector, or ``ValueError`` naming it and the setting it came from."""
+    try:
+        return CSSSelector(selector, translator="html")
+    except SelectorError as exc:
+        raise ValueError(f"invalid CSS selector in {setting}: {selector!r} ({exc})") from exc
+
+
+def parse_html(text: str) -> etree._Element | None:
+    """The page's root element, or ``None`` for a snapshot with no markup at all."""
+    if not text.strip():
+        return None
+    try:
+        return html.document_fromstring(text)
+    except (etree.ParserError, ValueError):  # nothing parsable (only a comment, …)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Term:
+    search: str
+    title: str
+
+
+def _terms(value: Any, setting: str) -> list[_Term]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, Sequence):
+        raise TypeError(f"{setting} must be a list, not {value!r}")
+    terms = []
+    for item in value:
+        if isinstance(item, str) and item:
+            terms.append(_Term(item, item))
+        elif isinstance(item, Mapping) and isinstance(item.get("search"), str) and item["search"]:
+            title = item.get("title")
+            terms.append(_Term(item["search"], title if isinstance(title, str) and title
+                               else item["search"]))
+        else:
+            raise ValueError(f"{setting}: each item must be a string or a table with 'search' "
+                             f"(and 'title'), not {item!r}")
+    return terms
+
+
+def text_and_attributes(root: etree._Element) -> Iterator[str]:
+    """The text nodes and the searched attribute values under ``root`` (included)."""
+    for node in root.iter():
+        if node is not root and node.tail:
+            parent = node.getparent()
+            if parent is None or parent.tag not in _SKIPPED_ELEMENTS:
+                yield node.tail
+        if not isinstance(node.tag, str):  # a comment or processing instruction
+            continue
+        if node.tag in _SKIPPED_ELEMENTS:
+            continue
+        if node.text:
+            yield node.text
+        for name, value in node.attrib.items():
+            if name not in _SKIPPED_ATTRIBUTES and not name.startswith("data-"):
+                yield value
+
+
+class SearchPlugin:
+    """Counts keyword matches and finds selectors on each page."""
+
+    label = "Keyword search"
+    version = "1.0"
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        scope = settings.get("scope")
+        if scope is not None and not isinstance(scope, str):
+            raise ValueError(f"scope must be a CSS selector, not {scope!r}")
+        self._scope = compile_selector(scope, "scope") if scope else None
+        self._keywords = [(term, to_regex(term.search))
+                          for term in _terms(settings.get("keywords"), "keywords")]
+        self._selectors = [(term, compile_selector(term.search, "selectors"))
+                           for term in _terms(settings.get("selectors"), "selectors")]
+        headers = {f"keyword:{term.search}": f"Search keyword: {term.title}"
+                   for term, _ in self._keywords}
+        headers.update({f"selector:{term.search}": f"Search selector: {term.title}"
+                        for term, _ in self._selectors})
+        self.headers: dict[str, str] = headers
+        self.concurrency = max(1, min(4, os.cpu_count() or 1))
+
+    def open(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def each_page(self, snapshot: Snapshot) -> Findings | None:
+        if not self.headers:  # nothing to search for
+            return None
+        root = parse_html(snapshot.html)
+        if root is None:
+            return None
+        if self._scope is not None:
+            found = self._scope(root)
+            if not found:
+                return None
+            root = found[0]
+        values: dict[str, PageValue] = {}
+        if self._keywords:
+            texts = list(text_and_attributes(root))
+            for term, regex in self._keywords:
+                hits = sum(1 for text in texts for _ in regex.finditer(text))
+                values[f"keyword:{term.search}"] = PageValue(hits)
+        for term, selector in self._selectors:
+            if selector(root):
+                values[f"selector:{term.search}"] = PageValue(True)
+        return Findings(values=values)
+
+
+def create(settings: Mapping[str, Any]) -> SearchPlugin:
+    """The entry point's factory (``nitpicker.analyze``: ``search``)."""
+    return SearchPlugin(settings)

@@ -1,0 +1,167 @@
+"""``nitpicker diff OLD NEW`` (``nitpicker/cli/diff.py``): the reports, the ``--fail-on``
+gate's exit codes, ``--map``, and one line for each bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from nitpicker.query import compare_archives, summarise_diff
+from tests.helpers import ChangesCrawls, run
+
+
+def diff(crawls: ChangesCrawls, *args: str):  # type: ignore[no-untyped-def]
+    return run("diff", *args, cwd=crawls.dir)
+
+
+def test_the_text_report_counts_every_category_and_lists_the_first_items(
+        changes_crawls: ChangesCrawls) -> None:
+    result = diff(changes_crawls, "old.nitpicker", "new.nitpicker", "--limit", "2")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    base = changes_crawls.base
+    assert "pages: 5 in both, 1 added, 1 removed" in out
+    assert "page_changes            3  changed facts of pages in both" in out
+    assert f"  {base}/changes/retitled  title: 'Old Title' -> 'New Title'" in out
+    assert f"  {base}/changes/target  status: 200 -> 404" in out
+    assert "  … and 1 more" in out  # the third change, beyond --limit 2
+    assert f"  {base}/changes/linker -> {base}/changes/target  (200 -> 404)" in out
+    assert "No URLs in common" not in out
+    assert result.stderr == ""
+
+
+def test_the_json_report_has_every_item(changes_crawls: ChangesCrawls, tmp_path: Path) -> None:
+    report = tmp_path / "diff.json"
+    report.write_text("an older report")  # replaced
+    result = diff(changes_crawls, "old.nitpicker", "new.nitpicker", "--format", "json",
+                  "--limit", "1", "-o", str(report))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(report.read_text())
+    with compare_archives(changes_crawls.old, changes_crawls.new) as expected:
+        summary = summarise_diff(expected)
+    assert data["schema"] == 1
+    assert data["common_pages"] == 5 and data["url_map"] is None
+    assert data["categories"] == summary["categories"]
+    assert len(data["categories"]["page_changes"]["items"]) == 3  # --limit is the text's
+    assert [p.name for p in tmp_path.iterdir()] == ["diff.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize(("fail_on", "code", "tripped"), [
+    (None, 0, []),
+    ("new-5xx", 0, []),
+    ("new-broken-links", 1, ["new-broken-links"]),
+    ("new-4xx", 1, ["new-4xx"]),
+    ("removed-pages", 1, ["removed-pages"]),
+    ("new-5xx,removed-pages,new-broken-links", 1, ["removed-pages", "new-broken-links"]),
+])
+def test_the_gate_exits_1_when_a_chosen_category_is_not_empty(
+        changes_crawls: ChangesCrawls, fail_on: str | None, code: int,
+        tripped: list[str]) -> None:
+    args = ["old.nitpicker", "new.nitpicker", "-f", "json", "-o", "report.json"]
+    result = diff(changes_crawls, *args, *(["--fail-on", fail_on] if fail_on else []))
+    assert result.returncode == code, result.stderr
+    lines = result.stderr.splitlines()
+    assert [line.split(":", 2)[1].strip() for line in lines] == tripped
+    assert all(line.startswith("Gate tripped: ") for line in lines)
+    if "new-broken-links" in tripped:
+        base = changes_crawls.base
+        assert (f"Gate tripped: new-broken-links: 1 ({base}/changes/linker -> "
+                f"{base}/changes/target  (200 -> 404))") in lines
+
+
+def test_the_gate_the_other_way_round(changes_crawls: ChangesCrawls) -> None:
+    """NEW → OLD: the broken link is fixed (no new broken link), a page is removed."""
+    result = diff(changes_crawls, "new.nitpicker", "old.nitpicker",
+                  "--fail-on", "new-broken-links,new-4xx")
+    assert result.returncode == 0, result.stderr
+    result = diff(changes_crawls, "new.nitpicker", "old.nitpicker", "--fail-on",
+                  "removed-pages")
+    assert result.returncode == 1
+    assert f"removed-pages: 1 ({changes_crawls.base}/changes/added  200  'Added')" in \
+        result.stderr
+
+
+def test_map_compares_a_moved_site(changes_crawls: ChangesCrawls) -> None:
+    old, moved = changes_crawls.base, changes_crawls.moved_base
+    result = diff(changes_crawls, "old.nitpicker", "moved.nitpicker", "-f", "json",
+                  "--map", f"{old}/={moved}/", "--fail-on", "removed-pages")
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data["url_map"] == {"old_prefix": f"{old}/", "new_prefix": f"{moved}/"}
+    assert data["common_pages"] == 5
+    assert data["categories"]["pages_removed"]["items"] == [
+        {"url": f"{old}/changes/removed", "status": 200, "title": "Removed"}]
+    assert data["categories"]["page_changes"]["count"] == 3
+    assert result.stderr.startswith("Gate tripped: removed-pages: 1 ")
+
+
+def test_no_urls_in_common_is_said_up_front(changes_crawls: ChangesCrawls) -> None:
+    result = diff(changes_crawls, "old.nitpicker", "moved.nitpicker")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2].startswith("No URLs in common: OLD (")
+    assert "--map OLD_PREFIX=NEW_PREFIX" in lines[2]
+    assert lines[3] == "pages: 0 in both, 6 added, 6 removed"
+    as_json = diff(changes_crawls, "old.nitpicker", "moved.nitpicker", "-f", "json")
+    assert as_json.returncode == 0
+    assert as_json.stderr.startswith("Note: No URLs in common")
+    assert json.loads(as_json.stdout)["common_pages"] == 0
+
+
+def _newer(crawls: ChangesCrawls) -> str:
+    shutil.copyfile(crawls.new, crawls.dir / "newer.nitpicker")
+    conn = sqlite3.connect(crawls.dir / "newer.nitpicker")
+    conn.execute("INSERT INTO migrations(name, applied_at) VALUES ('9999_future', '')")
+    conn.commit()
+    conn.close()
+    return "newer.nitpicker"
+
+
+def _held(crawls: ChangesCrawls) -> str:
+    shutil.copyfile(crawls.new, crawls.dir / "held.nitpicker")
+    (crawls.dir / "held.nitpicker.lock").write_text(str(os.getpid()))  # this process: alive
+    return "held.nitpicker"
+
+
+def _not_archive(crawls: ChangesCrawls) -> str:
+    (crawls.dir / "notes.txt").write_text("not an archive")
+    return "notes.txt"
+
+
+@pytest.mark.parametrize(("make_new", "extra", "message"), [
+    (lambda c: "old.nitpicker", [], "Error: OLD and NEW are the same file: old.nitpicker"),
+    (_not_archive, [], "Error: Not a nitpicker archive: notes.txt"),
+    (lambda c: "missing.nitpicker", [], "Error: Archive not found: missing.nitpicker"),
+    (_newer, [], "Error: newer.nitpicker: written by a newer nitpicker (schema 9999_future)"),
+    (_held, [], "Error: held.nitpicker is being written by a running crawl (PID "),
+    (lambda c: "new.nitpicker", ["--map", "nothing"], "Error: Invalid --map: 'nothing'."),
+    (lambda c: "new.nitpicker", ["--fail-on", "new-4xx,new-violations"],
+     ("Error: Invalid --fail-on: 'new-violations'. Must be one of: new-broken-links, new-4xx, "
+     "new-5xx, removed-pages")),
+    (lambda c: "new.nitpicker", ["--format", "html"],
+     "Error: Invalid --format: 'html'. Must be one of: text, json"),
+    (lambda c: "new.nitpicker", ["--limit", "-3"], "Error: --limit must not be negative, got -3"),
+    (lambda c: "new.nitpicker", ["-o", "no/such/dir/report.txt"],
+     "Error: Output directory does not exist: no/such/dir"),
+    (lambda c: "new.nitpicker", ["-o", "new.nitpicker"],
+     "Error: Output would overwrite an archive compared: new.nitpicker"),
+])
+def test_bad_input_is_one_line_and_exit_1_and_writes_nothing(
+        changes_crawls: ChangesCrawls, make_new, extra: list[str],  # type: ignore[no-untyped-def]
+        message: str) -> None:
+    report = changes_crawls.dir / "bad-input-report.txt"
+    archives = {path: path.read_bytes() for path in (changes_crawls.old, changes_crawls.new)}
+    new = make_new(changes_crawls)
+    result = diff(changes_crawls, "old.nitpicker", new, *extra,
+                  *([] if "-o" in extra else ["-o", str(report)]))
+    assert result.returncode == 1
+    assert result.stderr.startswith(message), result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stdout == ""
+    assert not report.exists()
+    assert all(path.read_bytes() == data for path, data in archives.items())
