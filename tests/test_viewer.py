@@ -25,8 +25,9 @@ import requests
 from twisted.internet.defer import Deferred
 
 from fixtures.traps import TrapSite
+from nitpicker.archive.schema import migrate
 from nitpicker.cli.view import is_loopback
-from nitpicker.query import get_summary, open_archive
+from nitpicker.query import get_summary, get_violations, open_archive
 from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
 from nitpicker.viewer import APP_CSP, SNAPSHOT_CSP
 from tests.helpers import crawl
@@ -573,3 +574,47 @@ async def test_duplicate_clusters_drill_down(trap_viewer: Viewer) -> None:
         assert page.url.startswith(trap_viewer.url + "a/0/cluster?signature=")
 
     await in_browser(browse)
+
+
+# -- analyzer findings ----------------------------------------------------------------------------
+
+
+def test_violations_on_the_page_detail_and_by_page(archive: Path, tmp_path: Path,
+                                                   site: FixtureSite) -> None:
+    analysed = tmp_path / "analysed.nitpicker"
+    shutil.copy(archive, analysed)
+    conn = sqlite3.connect(analysed)
+    migrate(conn)  # the analysis tables, as `nitpicker analyze` creates them
+    page_id = conn.execute("SELECT id FROM pages WHERE url = ?",
+                           (site.url("/viewer/hostile"),)).fetchone()[0]
+    conn.executemany(
+        "INSERT INTO violations (page_id, plugin, phase, validator, severity, rule, message, url,"
+        " location) VALUES (?, 'markuplint', 'page', 'markuplint', ?, ?, ?, ?, ?)",
+        [(page_id, "error", "no-inline-handler", "<img onerror> is <b>bad</b>",
+          site.url("/viewer/hostile"), "12:3"),
+         (page_id, "warning", "require-alt", "alt missing", site.url("/viewer/hostile"), None)])
+    conn.commit()
+    conn.close()
+    reader = open_archive(analysed)
+    try:
+        mine = get_violations(reader, url=site.url("/viewer/hostile"))
+        assert [v["rule"] for v in mine["items"]] == ["no-inline-handler", "require-alt"]
+        assert get_violations(reader, url=site.url("/viewer/"))["total"] == 0
+        assert get_violations(reader, url=site.url("/nowhere"))["total"] == 0
+    finally:
+        reader.close()
+    server = Viewer(str(analysed))
+    try:
+        detail = server.get(page_path(site.url("/viewer/hostile")))
+        assert 'id="violations"' in detail.text
+        assert "&lt;img onerror&gt; is &lt;b&gt;bad&lt;/b&gt;" in detail.text
+        assert data(server, page_path(site.url("/viewer/hostile")))["violations"]["total"] == 2
+        assert 'id="violations"' not in server.get(page_path(site.url("/viewer/"))).text
+        by_rule = data(server, "/a/0/violations?rule=require-alt")["violations"]["items"]
+        assert [v["message"] for v in by_rule] == ["alt missing"]
+        by_page = data(server, f"/a/0/violations?url={quote(site.url('/viewer/'), safe='')}")
+        assert by_page["violations"]["total"] == 0
+        summary = data(server, "/a/0/")
+        assert summary["distributions"]["validator"] == [{"label": "markuplint", "count": 2}]
+    finally:
+        assert server.stop()[0] == 0

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict
 
-from nitpicker.query._common import Paged, check_paging, fetch_all, fetch_one, paged
+from nitpicker.query._common import (
+    Paged,
+    check_paging,
+    fetch_all,
+    fetch_one,
+    find_page_id,
+    paged,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -47,10 +54,12 @@ def get_violations(
     validator: str | None = None,
     severity: str | None = None,
     rule: str | None = None,
+    url: str | None = None,
     limit: int = 100,
     offset: int = 0,
 ) -> Paged[ViolationItem]:
-    """Violations ordered by page URL; ``validator``, ``severity``, ``rule`` match exactly."""
+    """Violations ordered by page URL; ``validator``, ``severity``, ``rule`` match exactly;
+    ``url``: one page's (none when the archive has no such page)."""
     check_paging(limit, offset)
     if not has_violations_table(conn):
         return paged([], 0, limit, offset)
@@ -60,6 +69,10 @@ def get_violations(
         if value is not None:
             where.append(f"v.{column} = ?")  # column names from the tuple above, never input
             params.append(value)
+    if url is not None:
+        found = find_page_id(conn, url)
+        where.append("v.page_id = ?")
+        params.append(found[0] if found else -1)
     condition = " AND ".join(where)
     rows = fetch_all(
         conn,

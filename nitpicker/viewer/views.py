@@ -139,7 +139,8 @@ def _required_url(params: Mapping[str, str]) -> str:
 
 def page_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
     """Everything recorded about one page: HTTP facts, headers, metadata, redirects, links out
-    and in, images, resources, console messages, JSON-LD, and whether a snapshot exists."""
+    and in, images, resources, violations, console messages, JSON-LD, and whether a snapshot
+    exists."""
     url = _required_url(params)
     detail = get_page_detail(archive.conn, url, link_limit=DETAIL_LINK_LIMIT)
     if detail is None:
@@ -147,13 +148,14 @@ def page_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dic
     images = list_page_images(archive.conn, detail["url"], limit=PAGE_SIZE * 4)
     resources = list_page_resources(archive.conn, detail["url"], limit=PAGE_SIZE * 4)
     console = list_console_messages(archive.conn, url=detail["url"], limit=PAGE_SIZE * 2)
+    violations = get_violations(archive.conn, url=detail["url"], limit=PAGE_SIZE * 4)
     json_ld = get_page_json_ld(archive.conn, detail["url"])
     has_snapshot = get_page_html(archive.conn, detail["url"], max_length=0) is not None
     chain = [*detail["redirect_from"], detail["url"]]
     if detail["redirect_to"]:
         chain.append(detail["redirect_to"])
     return "page.html", {"page": detail, "images": images, "resources": resources,
-                         "console": console, "json_ld": json_ld, "has_snapshot": has_snapshot,
+                         "console": console, "violations": violations, "json_ld": json_ld, "has_snapshot": has_snapshot,
                          "redirect_chain": chain}
 
 
@@ -257,11 +259,11 @@ def images_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, d
 
 def violations_view(archive: OpenArchive, params: Mapping[str, str]
                     ) -> tuple[str, dict[str, Any]]:
-    """Analyzer findings, filtered by validator, severity and rule (exact)."""
+    """Analyzer findings, filtered by validator, severity, rule and page (exact)."""
     number = _page_number(params)
     limit, offset = _window(number)
-    filters = {name: text_param(params, name, max_length=200)
-               for name in ("validator", "severity", "rule")}
+    filters = {name: text_param(params, name, max_length=2000)
+               for name in ("validator", "severity", "rule", "url")}
     result = get_violations(archive.conn, limit=limit, offset=offset,
                             **{k: v or None for k, v in filters.items()})
     return "violations.html", {"violations": result, "filters": filters, "page": number}
