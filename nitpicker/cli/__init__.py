@@ -125,9 +125,9 @@ def _add_commands() -> None:
     """Add every command module's app: ``crawl`` and ``mcp`` are one command each, ``query`` a
     group of sub-commands. A module imports only what its options need; the crawler (Scrapy,
     Twisted, Playwright) and the MCP SDK are imported inside the command that runs them."""
-    from nitpicker.cli import crawl, mcp, query
+    from nitpicker.cli import crawl, mcp, query, report
 
-    for command in (crawl, query, mcp):
+    for command in (crawl, query, report, mcp):
         app.add_typer(command.app)
 
 

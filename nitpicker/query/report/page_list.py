@@ -121,7 +121,7 @@ def parent_index_url(url: str) -> str | None:
     path = parts.path or "/"
     if path == "/":
         return None
-    trimmed = path[:-1] if path.endswith("/") else path
+    trimmed = path.removesuffix("/")
     parent = trimmed[: trimmed.rfind("/") + 1]
     return f"{parts.scheme}://{parts.netloc}{parent}"
 
