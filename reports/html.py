@@ -29,7 +29,8 @@ STYLE: Final = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
 h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem}
 nav a{margin-right:.8rem}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(720px,1fr));gap:1rem}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(560px,1fr));gap:1rem}
+svg.chart{max-width:100%;height:auto}
 figure{margin:0;border:1px solid #ddd;padding:.5rem}figcaption{font-weight:600}
 svg.chart rect{fill:#3b6fb6}svg.chart text{font-size:12px;fill:#222}
 svg.chart text.empty{fill:#777;font-style:italic}
