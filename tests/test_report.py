@@ -20,6 +20,7 @@ from nitpicker.query import open_archive
 from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, charts, select_sheets
 from nitpicker.query.report.page_list import (
     HEADERS,
+    is_bad_link,
     parent_index_url,
     path_cells,
     strip_parent_title,
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 
     from fixtures.site import FixtureSite
 
-ROOTS = ("/recursive/", "/redirect/", "/meta/", "/error-status/", "/files/", "/resources/")
+ROOTS = ("/recursive/", "/redirect/", "/meta/", "/error-status/", "/files/", "/resources/",
+         "/errors/")
 
 #: SPEC §8.2: every sheet's header texts, in order (Page List: before the plugin columns).
 EXPECTED_HEADERS = {
@@ -138,6 +140,9 @@ def test_page_list_cells(conn: sqlite3.Connection) -> None:
     assert bad.note is not None and "404 Not Found" in bad.note
     assert top[column["Internal Links"]].value == 4
     assert not top[column["Language"]].error
+    errors = by_url(rows, column["URL"], "/errors/")
+    assert errors[column["Internal Bad Links"]].value == 1  # /errors/reset: no response (-1)
+    assert "-1" in (errors[column["Internal Bad Links"]].note or "")
     full = by_url(rows, column["URL"], "/meta/full")
     assert full[column["Language"]] == Cell("ja")
     assert full[column["og:url"]].link == full[column["og:url"]].value != ""
@@ -189,6 +194,14 @@ def test_parent_index_url(url: str, parent: str | None) -> None:
 def test_path_cells(url: str, cells: list[str]) -> None:
     values = [c.value for c in path_cells(url)]
     assert values == cells + [None] * (10 - len(cells))
+
+
+@pytest.mark.parametrize(("status", "skipped", "bad"), [
+    (None, 0, True), (-1, 0, True), (404, 0, True), (500, 0, True), (401, 0, False),
+    (200, 0, False), (301, 0, False), (None, 1, False),
+])
+def test_bad_links(status: int | None, skipped: int, bad: bool) -> None:
+    assert is_bad_link(status, skipped) is bad
 
 
 @pytest.mark.parametrize(("segment", "red"), [

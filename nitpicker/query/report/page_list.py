@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterator
 
-__all__ = ["HEADERS", "MAX_PATHS", "page_list_count", "page_list_rows", "page_list_spec",
+__all__ = ["HEADERS", "MAX_PATHS", "is_bad_link", "page_list_count", "page_list_rows", "page_list_spec",
            "path_cells", "strip_parent_title"]
 
 MAX_PATHS: Final = 10
@@ -134,7 +134,7 @@ def strip_parent_title(title: str, parent_title: str | None) -> str:
     return rest or title
 
 
-def _bad(status: int | None, skipped: int) -> bool:
+def is_bad_link(status: int | None, skipped: int) -> bool:
     """A bad link: no status or a fetch error, or 400 and above but 401; skipped links aren't."""
     if skipped:
         return False
@@ -201,7 +201,7 @@ def _link_cells(conn: sqlite3.Connection, page_id: object) -> list[Cell]:
             _ANCHORS, (page_id,)):
         side = bool(external)
         counts[side] += 1
-        if _bad(status, skipped):
+        if is_bad_link(status, skipped):
             bad[side].append(f"{text} ({status if status is not None else ''} "
                              f"{status_text or ''} {href} => {final})")
     return [
