@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import unquote, urlsplit
 
 from nitpicker.query._common import INTERNAL_HTML
@@ -157,10 +157,9 @@ def _title_lookup(conn: sqlite3.Connection) -> Callable[[str], str | None]:
     return title_of
 
 
-def _row(conn: sqlite3.Connection, page: tuple[object, ...],
+def _row(conn: sqlite3.Connection, page: tuple[Any, ...],
          title_of: Callable[[str], str | None]) -> Row:
     page_id, url, title, status, lang, *meta = page
-    assert isinstance(url, str) and isinstance(title, str)
     parts = urlsplit(url)
     parent = parent_index_url(url)
     short = strip_parent_title(title, title_of(parent) if parent else None)
@@ -185,7 +184,7 @@ def _row(conn: sqlite3.Connection, page: tuple[object, ...],
     ]
     for header, value in zip(_META_HEADERS, meta, strict=True):
         if header in ("noindex", "nofollow", "noarchive"):
-            row.append(Cell(bool(value) and "true" or "false"))
+            row.append(Cell("true" if value else "false"))
         elif header == "og:url" and value:
             row.append(Cell(str(value), link=str(value)))
         else:
