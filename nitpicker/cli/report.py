@@ -8,6 +8,7 @@ overwritten, and a report that fails half-way is removed.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 import traceback
 from pathlib import Path
@@ -28,6 +29,8 @@ from nitpicker.report import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.progress import Progress, TaskID
 
     from nitpicker.report import Reporter
@@ -41,9 +44,16 @@ app = typer.Typer()
 def report(
     file: Annotated[Path, typer.Argument(help="The .nitpicker archive to report on.",
                                          show_default=False)],
-    format_: Annotated[str, typer.Option(
-        "--format", "-f", help="Report format: xlsx (one workbook), csv (a folder of one file"
-        " per sheet) or html (one self-contained file with charts).")] = "xlsx",
+    format_: Annotated[str | None, typer.Option(
+        "--format", "-f", help="Report format: xlsx (one workbook, the default), csv (a folder"
+        " of one file per sheet) or html (one self-contained file with charts).",
+        show_default=False)] = None,
+    sheet_url: Annotated[str | None, typer.Option(
+        "--sheet", "-S", help="Write the report into this Google Sheets spreadsheet instead"
+        " (one new tab per sheet).", show_default=False)] = None,
+    credentials: Annotated[Path, typer.Option(
+        "--credentials", "-C", help="Service-account JSON key for --sheet.")] = Path(
+        "credentials.json"),
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Where to write the report; never overwritten. Default: beside"
         " the archive (site.xlsx, site.html, site-csv/).", show_default=False)] = None,
@@ -58,19 +68,18 @@ def report(
 
     Example: nitpicker report site.nitpicker --format html -o report.html
     """
+    if sheet_url is not None:
+        if format_ is not None or output is not None:
+            fail("--sheet writes to Google Sheets: leave out --format and --output")
+        _to_sheets(file, sheet_url, credentials, sheet, silent)
+        return
+    format_ = format_ or "xlsx"
     try:
         reporter = load_reporter(format_)
         sheets = select_sheets(sheet)
     except (ReportError, ValueError) as exc:
         fail(str(exc))
-    holder = ArchiveLock(file).live_holder()
-    if holder is not None:
-        fail(f"Archive is being written by a running crawl (PID {holder}): {file}; "
-             "wait for it to finish")
-    try:
-        conn = open_archive(file)
-    except ArchiveOpenError as exc:
-        fail(str(exc))
+    conn = _open(file)
     path = output if output is not None else reporter.default_path(file)
     try:
         source = ReportSource(conn, sheets)
@@ -85,22 +94,81 @@ def report(
     typer.echo(f"Report written: {path}", err=True)
 
 
+def _open(file: Path) -> sqlite3.Connection:
+    holder = ArchiveLock(file).live_holder()
+    if holder is not None:
+        fail(f"Archive is being written by a running crawl (PID {holder}): {file}; "
+             "wait for it to finish")
+    try:
+        return open_archive(file)
+    except ArchiveOpenError as exc:
+        fail(str(exc))
+
+
+def _to_sheets(file: Path, url: str, credentials: Path, names: list[str] | None,
+               silent: bool) -> None:
+    """``--sheet URL``: the report as new tabs of a Google spreadsheet."""
+    try:
+        from nitpicker_reports.google_sheets import (
+            SheetsError,
+            SheetsReporter,
+            client_from_service_account,
+        )
+    except ImportError as exc:
+        fail(f"--sheet needs gspread: pip install gspread ({exc})")
+    try:
+        sheets = select_sheets(names)
+    except ValueError as exc:
+        fail(str(exc))
+    conn = _open(file)
+    progress = None if silent else _progress(0)
+
+    def waiting(wait: float, code: int) -> None:
+        if progress is not None:
+            progress[0].update(progress[1], description=f"Waiting {wait:.0f}s ({code})")
+
+    reporter = None
+    try:
+        reporter = SheetsReporter(client_from_service_account(credentials, waiting), url)
+        source = ReportSource(conn, sheets)
+        reporter.check(source)  # before the progress line: a refusal is one line
+        if progress is None:
+            reporter.write(source)
+        else:
+            sheets_reporter = reporter
+            _run_with_progress(source, progress, lambda: sheets_reporter.write(source))
+    except SheetsError as exc:
+        sent = f" ({reporter.sent_rows} rows sent before it stopped)" if reporter and \
+            reporter.sent_rows else ""
+        fail(f"{exc}{sent}")
+    finally:
+        conn.close()
+    typer.echo(f"Report written: {url}", err=True)
+
+
+def _run_with_progress(source: ReportSource, progress: tuple[Progress, TaskID],
+                       work: Callable[[], None]) -> None:
+    bar, task = progress
+    bar.update(task, total=source.total_rows())
+    started = time.monotonic()
+
+    def advance(rows: int) -> None:
+        elapsed = time.monotonic() - started
+        done = bar.tasks[0].completed + rows
+        bar.update(task, advance=rows, rate=done / elapsed if elapsed else 0.0,
+                   description="Report")
+
+    source.on_rows = advance
+    with bar:
+        work()
+
+
 def _write(writer: Reporter, source: ReportSource, path: Path, silent: bool) -> None:
     check_output(path)  # before the progress line: one line, nothing else
     if silent:
         write_report(writer, source, path)
         return
-    progress, task = _progress(source.total_rows())
-    started = time.monotonic()
-
-    def advance(rows: int) -> None:
-        elapsed = time.monotonic() - started
-        done = progress.tasks[0].completed + rows
-        progress.update(task, advance=rows, rate=done / elapsed if elapsed else 0.0)
-
-    source.on_rows = advance
-    with progress:
-        write_report(writer, source, path)
+    _run_with_progress(source, _progress(0), lambda: write_report(writer, source, path))
 
 
 def _progress(total: int) -> tuple[Progress, TaskID]:
@@ -115,8 +183,8 @@ def _progress(total: int) -> tuple[Progress, TaskID]:
     )
 
     progress = Progress(
-        TextColumn("[bold]Report"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("rows · {task.fields[rate]:.0f} rows/s · left"), TimeRemainingColumn(),
         TimeElapsedColumn(), console=Console(stderr=True), transient=False,
     )
-    return progress, progress.add_task("report", total=total, rate=0.0)
+    return progress, progress.add_task("Report", total=total, rate=0.0)

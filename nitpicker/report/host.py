@@ -45,13 +45,14 @@ class ReportSource:
     conn: sqlite3.Connection
     sheets: list[Sheet]
     on_rows: Callable[[int], None] = field(default=lambda _n: None)
+    chunk_rows: int = 2500
 
     def specs(self) -> list[SheetSpec]:
         return [sheet.spec(self.conn) for sheet in self.sheets]
 
     def rows(self, sheet: Sheet) -> Iterator[list[Row]]:
         """The sheet's rows, chunk by chunk; each chunk is counted once it has been handed on."""
-        for chunk in sheet.rows(self.conn):
+        for chunk in sheet.rows(self.conn, self.chunk_rows):
             yield chunk
             self.on_rows(len(chunk))
 
