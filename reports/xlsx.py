@@ -3,7 +3,8 @@
 XlsxWriter's ``constant_memory`` mode flushes each row as the next begins, so memory stays
 flat however large the archive. Headers bold; the red error format (background red 0.9, white
 text, SPEC §8.2); frozen panes and hidden path columns from the sheet spec; links as
-hyperlinks (as text past Excel's 65,530 a sheet); notes as cell comments.
+hyperlinks (as text past Excel's 65,530 a sheet); notes as cell comments. A sheet longer than
+Excel's 1,048,576 rows goes on in ``<name> 2``, ``<name> 3``, … with the same header.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from xlsxwriter.format import Format
     from xlsxwriter.worksheet import Worksheet
 
-    from nitpicker.query.report import Cell, Sheet
+    from nitpicker.query.report import Cell, Sheet, SheetSpec
     from nitpicker.report import ReportSource
 
 __all__ = ["ERROR_BACKGROUND", "XlsxReporter"]
@@ -33,10 +34,15 @@ ERROR_BACKGROUND: Final = "#E60000"
 MAX_CELL: Final = 32_767
 MAX_URL: Final = 2_079
 MAX_URLS: Final = 65_530
+MAX_ROWS: Final = 1_048_576
+"""Excel's rows a worksheet; a longer sheet goes on in ``<name> 2``, ``<name> 3``, …"""
 
 
 class XlsxReporter:
-    """``nitpicker report FILE --format xlsx``."""
+    """``nitpicker report FILE --format xlsx``; ``max_rows`` a worksheet (Excel's by default)."""
+
+    def __init__(self, max_rows: int = MAX_ROWS) -> None:
+        self.max_rows = max_rows
 
     def default_path(self, archive: Path) -> Path:
         return archive.with_suffix(".xlsx")
@@ -49,7 +55,7 @@ class XlsxReporter:
         formats = _Formats(workbook)
         try:
             for sheet in source.sheets:
-                _write_sheet(workbook.add_worksheet(sheet.name), sheet, source, formats)
+                _write_sheet(workbook, sheet, source, formats, self.max_rows)
         finally:
             workbook.close()
 
@@ -63,18 +69,30 @@ class _Formats:
                                                "font_color": "#FFFFFF", "underline": 1})
 
 
-def _write_sheet(worksheet: Worksheet, sheet: Sheet, source: ReportSource,
-                 formats: _Formats) -> None:
-    spec = sheet.spec(source.conn)
+def _new_worksheet(workbook: xlsxwriter.Workbook, name: str, spec: SheetSpec,
+                   formats: _Formats) -> Worksheet:
+    worksheet = workbook.add_worksheet(name)
     if spec.freeze_rows or spec.freeze_cols:
         worksheet.freeze_panes(spec.freeze_rows, spec.freeze_cols)
     for column in spec.hidden_columns:
         worksheet.set_column(column, column, None, None, {"hidden": True})
     worksheet.write_row(0, 0, spec.headers, formats.header)
+    return worksheet
+
+
+def _write_sheet(workbook: xlsxwriter.Workbook, sheet: Sheet, source: ReportSource,
+                 formats: _Formats, limit: int) -> None:
+    spec = sheet.spec(source.conn)
+    worksheet = _new_worksheet(workbook, spec.name, spec, formats)
+    part = 1
     row_number = 1
     links = 0
     for chunk in source.rows(sheet):
         for row in chunk:
+            if row_number == limit:
+                part += 1
+                worksheet = _new_worksheet(workbook, f"{spec.name} {part}", spec, formats)
+                row_number, links = 1, 0
             for column, cell in enumerate(row):
                 links += _write_cell(worksheet, row_number, column, cell, formats,
                                      links < MAX_URLS)

@@ -318,6 +318,23 @@ def test_report_xlsx_read_back(archive_path: Path, tmp_path: Path) -> None:
     assert workbook["Violations"].max_row == 1  # headers only: never analysed
 
 
+def test_xlsx_sheet_longer_than_a_worksheet_goes_on(conn: sqlite3.Connection,
+                                                   tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    from nitpicker_reports.xlsx import XlsxReporter
+
+    out = tmp_path / "short.xlsx"
+    write_report(XlsxReporter(max_rows=6), ReportSource(conn, select_sheets(["Links"])), out)
+    workbook = openpyxl.load_workbook(out)
+    expected = select_sheets(["Links"])[0].count(conn)
+    parts = -(-expected // 5)
+    assert workbook.sheetnames == ["Links", *(f"Links {n}" for n in range(2, parts + 1))]
+    rows = [r for ws in workbook for r in ws.iter_rows(min_row=2, values_only=True)]
+    assert len(rows) == expected
+    assert all([c.value for c in ws[1]] == EXPECTED_HEADERS["Links"] for ws in workbook)
+    assert all(ws.freeze_panes == "B3" for ws in workbook)
+
+
 def test_report_csv_folder(archive_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "csv"
     result = run("report", str(archive_path), "--format", "csv", "-o", str(out), cwd=tmp_path)
