@@ -69,17 +69,20 @@ _ANCHORS: Final = """SELECT a.text, h.url, h.is_external, h.is_skipped,
     FROM anchors a JOIN pages h ON h.id = a.href_id LEFT JOIN pages d ON d.id = h.redirect_dest_id
     WHERE a.page_id = ? ORDER BY a.id"""
 
-_REFERRERS: Final = """SELECT DISTINCT s.url FROM anchors a JOIN pages s ON s.id = a.page_id
+_REFERRERS: Final = """SELECT DISTINCT s.url FROM anchors a CROSS JOIN pages s ON s.id = a.page_id
     WHERE a.href_id IN (SELECT ?1 UNION ALL SELECT id FROM pages WHERE redirect_dest_id = ?1)
       AND s.id != ?1 AND s.is_external = 0
     ORDER BY s.url LIMIT ?2"""
 
 _REFERRER_COUNT: Final = """SELECT count(DISTINCT a.page_id) FROM anchors a
-    JOIN pages s ON s.id = a.page_id
+    CROSS JOIN pages s ON s.id = a.page_id
     WHERE a.href_id IN (SELECT ?1 UNION ALL SELECT id FROM pages WHERE redirect_dest_id = ?1)
       AND s.id != ?1 AND s.is_external = 0"""
 
 _TITLE: Final = "SELECT title FROM pages WHERE url = ?"
+
+# CROSS JOIN keeps SQLite's join order (anchors first, found by target): left to itself the
+# planner walks every in-scope page in URL order to satisfy the ORDER BY, per page listed.
 
 
 def page_list_count(conn: sqlite3.Connection) -> int:
