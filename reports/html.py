@@ -147,6 +147,7 @@ def _cell(cell: Cell) -> str:
     if cell.note:
         attrs += f' title="{escape(cell.note)}"'
     text = "" if cell.value is None else escape(str(cell.value))
-    if cell.link and cell.link.startswith(("http://", "https://")):
-        text = f'<a href="{escape(cell.link)}">{text}</a>'
+    link = cell.link or (cell.value if isinstance(cell.value, str) else None)
+    if link and link.startswith(("http://", "https://")):  # every web URL is a link here
+        text = f'<a href="{escape(link)}">{text}</a>'
     return f"<td{attrs}>{text}</td>"

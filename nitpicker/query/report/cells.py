@@ -33,7 +33,12 @@ NOTE_LINES: Final = 100
 
 @dataclass(frozen=True, slots=True)
 class Cell:
-    """One cell: its value, an optional note (a comment), a hyperlink, and the red flag."""
+    """One cell: its value, an optional note (a comment), a hyperlink, and the red flag.
+
+    Hyperlinks are set where the original report has them (the Page List's URL and og:url)
+    and on the Links sheet's URL: a workbook keeps every hyperlink in memory until it is
+    closed, so the relational tables (a row per link) carry their URLs as plain text.
+    """
 
     value: str | int | float | None
     note: str | None = None

@@ -62,7 +62,7 @@ def images_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Itera
     """One row per image of an in-scope page (one per device width when rendered)."""
     for chunk in stream(conn, _IMAGES, (), chunk_rows):
         yield [
-            [Cell(page, link=page), Cell(src), Cell(current), Cell(alt), Cell(width),
+            [Cell(page), Cell(src), Cell(current), Cell(alt), Cell(width),
              Cell(height), Cell("true" if lazy else "false"), Cell(source)]
             for page, src, current, alt, width, height, lazy, source in chunk
         ]
@@ -82,7 +82,7 @@ def violations_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
     for chunk in stream(conn, _VIOLATIONS, (), chunk_rows):
         yield [
             [Cell(validator), Cell(severity), Cell(rule), Cell(code), Cell(message),
-             Cell(url, link=url)]
+             Cell(url)]
             for validator, severity, rule, code, message, url in chunk
         ]
 
@@ -96,8 +96,8 @@ def discrepancies_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
     """One row per link whose text is not the linked page's title."""
     for chunk in stream(conn, _DISCREPANCIES, (), chunk_rows):
         yield [
-            [Cell(LINK_TEXT_VS_TITLE), Cell(page, link=page), Cell(text), Cell(title),
-             Cell(target, link=target), Cell("")]
+            [Cell(LINK_TEXT_VS_TITLE), Cell(page), Cell(text), Cell(title),
+             Cell(target), Cell("")]
             for page, text, title, target in chunk
         ]
 

@@ -128,7 +128,7 @@ def referrers_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
         for url, through, source, hash_, text, status, status_text, content_type in chunk:
             code = status if isinstance(status, int) else -1
             rows.append([
-                Cell(url, link=url,
+                Cell(url,
                      note=f"[REDIRECTED FROM] {through}" if through else None),
                 Cell(_from(source, hash_)),
                 Cell(_referrer_text(text)),

@@ -62,7 +62,7 @@ def resources_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
         for resource_id, url, status, status_text, content_type, length, pages in chunk:
             referrers = [r[0] for r in conn.execute(_REFERRERS, (resource_id, NOTE_LINES))]
             rows.append([
-                Cell(url, link=url),
+                Cell(url),
                 Cell(status),
                 Cell(status_text or ""),
                 Cell(content_type or ""),
@@ -83,8 +83,8 @@ def resources_table_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
         rows: list[Row] = []
         for page_url, url, status, status_text, content_type, length in chunk:
             rows.append([
-                Cell(page_url, link=page_url),
-                Cell(url, link=url),
+                Cell(page_url),
+                Cell(url),
                 Cell(status, error=status is not None and is_error_status(status)),
                 Cell(status_text or ""),
                 Cell(content_type or ""),
