@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -81,7 +82,8 @@ def _measure(command: list[str]) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--sizes", default="10000,100000",
+                        help="page counts asked of build_archive (it makes at least ~9,500)")
     parser.add_argument("--per-page", type=int, default=20)
     parser.add_argument("--baseline", nargs=2, metavar=("ARCHIVE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -99,10 +101,12 @@ def main() -> None:
                       "--format", "xlsx", "--silent", "-o", str(Path(tmp) / f"{size}.xlsx")]
             bare = [sys.executable, __file__, "--baseline", str(archive),
                     str(Path(tmp) / f"{size}-bare.xlsx")]
+            with sqlite3.connect(archive) as conn:
+                pages = conn.execute("SELECT count(*) FROM pages").fetchone()[0]
             r_time, r_rss = _measure(report)
             b_time, b_rss = _measure(bare)
             rss[size] = r_rss
-            print(f"{size:>8,} pages  report {r_time:7.1f} s {r_rss:6.0f} MB   "
+            print(f"{pages:>8,} pages  report {r_time:7.1f} s {r_rss:6.0f} MB   "
                   f"bare {b_time:7.1f} s {b_rss:6.0f} MB   time ratio {r_time / b_time:4.2f}",
                   flush=True)
     if len(sizes) > 1:
