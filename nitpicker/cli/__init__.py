@@ -122,13 +122,13 @@ def _root(
 
 
 def _add_commands() -> None:
-    """Add every command module's app: ``crawl``, ``analyze``, ``view`` and ``mcp`` are one
-    command each, ``query`` and ``diff`` groups or commands of their own. A module imports only
-    what its options need; the crawler (Scrapy, Twisted, Playwright), the MCP SDK and the
-    viewer's web stack are imported inside the command that runs them."""
-    from nitpicker.cli import analyze, crawl, diff, mcp, query, view
+    """Add every command module's app: ``crawl``, ``analyze``, ``report``, ``view`` and ``mcp``
+    are one command each, ``query`` and ``diff`` groups or commands of their own. A module
+    imports only what its options need; the crawler (Scrapy, Twisted, Playwright), the MCP SDK
+    and the viewer's web stack are imported inside the command that runs them."""
+    from nitpicker.cli import analyze, crawl, diff, mcp, query, report, view
 
-    for command in (crawl, analyze, query, diff, view, mcp):
+    for command in (crawl, analyze, query, report, diff, view, mcp):
         app.add_typer(command.app)
 
 

@@ -1,0 +1,109 @@
+"""The report's sheets (SPEC §8.2): their specs and row builders, streamed from the archive.
+
+Every writer (XLSX, CSV, HTML, Google Sheets) takes its rows from here, so a row holds the
+same cells whatever the format::
+
+    for sheet in SHEETS:
+        spec = sheet.spec(conn)            # name, header texts in order, frozen/hidden columns
+        for chunk in sheet.rows(conn):     # lists of rows of Cells, CHUNK_ROWS at a time
+            ...
+
+Builders stream with a cursor (``fetchmany``): a sheet is never held in memory. They work on
+any archive: one never analysed has an empty Violations sheet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from nitpicker.query.report import charts
+from nitpicker.query.report.cells import CHUNK_ROWS, NOTE_LINES, Cell, Row, SheetSpec
+from nitpicker.query.report.findings import (
+    DISCREPANCIES,
+    IMAGES,
+    SUMMARY,
+    VIOLATIONS,
+    discrepancies_count,
+    discrepancies_rows,
+    images_count,
+    images_rows,
+    summary_count,
+    summary_rows,
+    violations_count,
+    violations_rows,
+)
+from nitpicker.query.report.links import (
+    LINKS,
+    REFERRERS_TABLE,
+    links_count,
+    links_rows,
+    referrers_count,
+    referrers_rows,
+)
+from nitpicker.query.report.page_list import page_list_count, page_list_rows, page_list_spec
+from nitpicker.query.report.resources import (
+    RESOURCES,
+    RESOURCES_TABLE,
+    resources_count,
+    resources_rows,
+    resources_table_count,
+    resources_table_rows,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Iterator
+
+__all__ = ["CHUNK_ROWS", "NOTE_LINES", "SHEETS", "SHEET_NAMES", "Cell", "Row", "Sheet",
+           "SheetSpec", "charts", "select_sheets"]
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One sheet of the report: how to get its spec, its row count and its rows."""
+
+    name: str
+    spec_of: Callable[[sqlite3.Connection], SheetSpec]
+    count: Callable[[sqlite3.Connection], int]
+    build: Callable[[sqlite3.Connection, int], Iterator[list[Row]]]
+
+    def spec(self, conn: sqlite3.Connection) -> SheetSpec:
+        return self.spec_of(conn)
+
+    def rows(self, conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
+             ) -> Iterator[list[Row]]:
+        return self.build(conn, chunk_rows)
+
+
+def _fixed(spec: SheetSpec) -> Callable[[sqlite3.Connection], SheetSpec]:
+    return lambda _conn: spec
+
+
+SHEETS: Final = (
+    Sheet("Page List", page_list_spec, page_list_count, page_list_rows),
+    Sheet("Links", _fixed(LINKS), links_count, links_rows),
+    Sheet("Resources", _fixed(RESOURCES), resources_count, resources_rows),
+    Sheet("Images", _fixed(IMAGES), images_count, images_rows),
+    Sheet("Violations", _fixed(VIOLATIONS), violations_count, violations_rows),
+    Sheet("Discrepancies", _fixed(DISCREPANCIES), discrepancies_count, discrepancies_rows),
+    Sheet("Summary", _fixed(SUMMARY), summary_count, summary_rows),
+    Sheet("Referrers Relational Table", _fixed(REFERRERS_TABLE), referrers_count,
+          referrers_rows),
+    Sheet("Resources Relational Table", _fixed(RESOURCES_TABLE), resources_table_count,
+          resources_table_rows),
+)
+"""The nine sheets, in the order of SPEC §8.2."""
+
+SHEET_NAMES: Final = tuple(sheet.name for sheet in SHEETS)
+
+
+def select_sheets(names: list[str] | None) -> list[Sheet]:
+    """The sheets named (all nine when ``None``), in report order; an unknown name raises."""
+    if not names:
+        return list(SHEETS)
+    unknown = [n for n in names if n not in SHEET_NAMES]
+    if unknown:
+        allowed = ", ".join(SHEET_NAMES)
+        raise ValueError(f"Unknown sheet {unknown[0]!r}: choose from {allowed}")
+    return [s for s in SHEETS if s.name in names]

@@ -1,0 +1,87 @@
+"""What a report row is made of: cells with a value, a note, a link and an error flag.
+
+One source of truth for every writer (XLSX, CSV, HTML, Google Sheets): the row builders in
+this package decide what each cell holds and whether it is red; a writer only lays it out.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+__all__ = [
+    "CHUNK_ROWS",
+    "NOTE_LINES",
+    "Cell",
+    "Row",
+    "SheetSpec",
+    "is_error_status",
+    "note_of",
+    "stream",
+]
+
+CHUNK_ROWS: Final = 2500
+"""Rows per chunk a builder yields (the Sheets API's batch of SPEC §8.1)."""
+
+NOTE_LINES: Final = 100
+"""At most this many lines in one note; a longer list ends with ``… and N more``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One cell: its value, an optional note (a comment), a hyperlink, and the red flag.
+
+    Hyperlinks are set where the original report has them (the Page List's URL and og:url)
+    and on the Links sheet's URL: a workbook keeps every hyperlink in memory until it is
+    closed, so the relational tables (a row per link) carry their URLs as plain text.
+    """
+
+    value: str | int | float | None
+    note: str | None = None
+    link: str | None = None
+    error: bool = False
+
+
+Row = list[Cell]
+
+
+@dataclass(frozen=True)
+class SheetSpec:
+    """A sheet's name, its header texts in order, frozen rows/columns and hidden columns."""
+
+    name: str
+    headers: tuple[str, ...]
+    freeze_rows: int = 0
+    freeze_cols: int = 0
+    hidden_columns: tuple[int, ...] = field(default=())
+
+
+def is_error_status(status: int | None) -> bool:
+    """The red status rule: not a 2xx or 3xx (no status, a fetch error, 4xx, 5xx)."""
+    return status is None or not 200 <= status <= 399
+
+
+def note_of(lines: Sequence[str], total: int | None = None) -> str | None:
+    """A note from its lines (``None`` when there are none), capped at :data:`NOTE_LINES`."""
+    total = len(lines) if total is None else total
+    if not total:
+        return None
+    shown = list(lines[:NOTE_LINES])
+    if total > len(shown):
+        shown.append(f"… and {total - len(shown)} more")
+    return "\n".join(shown)
+
+
+def stream(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = (),
+           chunk_rows: int = CHUNK_ROWS) -> Iterator[list[Any]]:
+    """The rows ``sql`` answers, ``chunk_rows`` at a time: never the whole result in memory."""
+    cursor = conn.execute(sql, params)
+    try:
+        while rows := cursor.fetchmany(chunk_rows):
+            yield rows
+    finally:
+        cursor.close()

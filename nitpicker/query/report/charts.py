@@ -1,0 +1,81 @@
+"""The figures the HTML report draws: distributions and top lists over the archive."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from nitpicker.query._common import INTERNAL_HTML
+from nitpicker.query.violations import has_violations_table
+
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["SIZE_BUCKETS", "Bar", "broken_links_by_source", "pages_by_depth",
+           "size_distribution", "status_distribution", "top_violation_pages",
+           "top_violation_rules"]
+
+Bar = tuple[str, int]
+"""One bar: its label and its value."""
+
+SIZE_BUCKETS: Final = ((10_000, "< 10 KB"), (100_000, "10–100 KB"), (1_000_000, "100 KB–1 MB"),
+                       (10_000_000, "1–10 MB"))
+
+_STATUS: Final = """SELECT coalesce(p.status, 'none'), count(*) FROM pages p
+    GROUP BY p.status ORDER BY p.status IS NULL, p.status"""
+
+_DEPTH: Final = f"""SELECT p.depth, count(*) FROM pages p WHERE {INTERNAL_HTML}
+    GROUP BY p.depth ORDER BY p.depth"""
+
+_SIZES: Final = f"""SELECT CASE {' '.join(f'WHEN p.content_length < {limit} THEN {n}'
+                                       for n, (limit, _) in enumerate(SIZE_BUCKETS))}
+    ELSE {len(SIZE_BUCKETS)} END, count(*) FROM pages p
+    WHERE {INTERNAL_HTML} AND p.content_length IS NOT NULL GROUP BY 1 ORDER BY 1"""
+
+_BROKEN_BY_SOURCE: Final = """SELECT s.url, count(*) FROM anchors a
+    JOIN pages h ON h.id = a.href_id LEFT JOIN pages d ON d.id = h.redirect_dest_id
+    JOIN pages s ON s.id = a.page_id
+    WHERE h.is_skipped = 0 AND (coalesce(d.status, h.status) IS NULL
+       OR coalesce(d.status, h.status) < 0
+       OR (coalesce(d.status, h.status) >= 400 AND coalesce(d.status, h.status) != 401))
+    GROUP BY s.url ORDER BY count(*) DESC, s.url LIMIT ?"""
+
+_VIOLATION_RULES: Final = """SELECT v.validator || ': ' || v.rule, count(*) FROM violations v
+    GROUP BY v.validator, v.rule ORDER BY count(*) DESC, 1 LIMIT ?"""
+
+_VIOLATION_PAGES: Final = """SELECT p.url, count(*) FROM violations v
+    JOIN pages p ON p.id = v.page_id GROUP BY p.url ORDER BY count(*) DESC, p.url LIMIT ?"""
+
+
+def status_distribution(conn: sqlite3.Connection) -> list[Bar]:
+    """Recorded URLs per HTTP status (``-1`` a fetch error, ``none`` never fetched)."""
+    return [(str(s), int(n)) for s, n in conn.execute(_STATUS)]
+
+
+def pages_by_depth(conn: sqlite3.Connection) -> list[Bar]:
+    """In-scope HTML pages per crawl depth."""
+    return [(str(d) if d is not None else "?", int(n)) for d, n in conn.execute(_DEPTH)]
+
+
+def size_distribution(conn: sqlite3.Connection) -> list[Bar]:
+    """In-scope HTML pages per response size (``Content-Length``) bucket."""
+    labels = [label for _, label in SIZE_BUCKETS] + ["≥ 10 MB"]
+    return [(labels[b], int(n)) for b, n in conn.execute(_SIZES)]
+
+
+def broken_links_by_source(conn: sqlite3.Connection, limit: int = 20) -> list[Bar]:
+    """The pages with the most bad links (no status, fetch error, 4xx but 401, 5xx)."""
+    return [(u, int(n)) for u, n in conn.execute(_BROKEN_BY_SOURCE, (limit,))]
+
+
+def top_violation_rules(conn: sqlite3.Connection, limit: int = 20) -> list[Bar]:
+    """The most frequent ``validator: rule`` pairs; empty when never analysed."""
+    if not has_violations_table(conn):
+        return []
+    return [(r, int(n)) for r, n in conn.execute(_VIOLATION_RULES, (limit,))]
+
+
+def top_violation_pages(conn: sqlite3.Connection, limit: int = 20) -> list[Bar]:
+    """The pages with the most violations; empty when never analysed."""
+    if not has_violations_table(conn):
+        return []
+    return [(u, int(n)) for u, n in conn.execute(_VIOLATION_PAGES, (limit,))]

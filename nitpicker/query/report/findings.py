@@ -1,0 +1,114 @@
+"""The Images, Violations, Discrepancies and Summary sheets (SPEC §8.2, §12 Q6 and Q13).
+
+Violations come from the analyze plugins' ``violations`` table: an archive never analysed has
+none, and the sheet is empty (headers only). Discrepancies always have six cells (``Type``
+first, SPEC §12 Q6) and list the links whose text differs from the linked page's title.
+Summary is implemented (SPEC §12 Q13): the archive's counts, one metric a row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import astuple, fields
+from typing import TYPE_CHECKING, Final
+
+from nitpicker.query._common import INTERNAL_HTML
+from nitpicker.query.report.cells import CHUNK_ROWS, Cell, Row, SheetSpec, stream
+from nitpicker.query.summary import summary
+from nitpicker.query.violations import has_violations_table
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterator
+
+__all__ = ["DISCREPANCIES", "IMAGES", "LINK_TEXT_VS_TITLE", "SUMMARY", "VIOLATIONS",
+           "discrepancies_count", "discrepancies_rows", "images_count", "images_rows",
+           "summary_count", "summary_rows", "violations_count", "violations_rows"]
+
+IMAGES: Final = SheetSpec(
+    "Images",
+    ("Page URL", "Image path (src)", "Image Path (currentSrc)", "Alternative Text",
+     "Displayed Width", "Displayed Height", "Lazy Loading", "Source Code"),
+)
+VIOLATIONS: Final = SheetSpec(
+    "Violations", ("Validator", "Severity", "Rule", "Code", "Message", "URL"),
+)
+DISCREPANCIES: Final = SheetSpec(
+    "Discrepancies", ("Type", "Left URL", "Left", "Right", "Right URL", "Note"),
+)
+SUMMARY: Final = SheetSpec("Summary", ("Metric", "Value"), freeze_rows=1)
+
+LINK_TEXT_VS_TITLE: Final = "Link Text vs Page Title"
+
+_IMAGES_FROM: Final = "FROM images i JOIN pages p ON p.id = i.page_id WHERE p.is_external = 0"
+_IMAGES: Final = f"""SELECT p.url, i.src, i.current_src, i.alt, i.width, i.height, i.is_lazy,
+    i.source_code {_IMAGES_FROM} ORDER BY p.url, i.id"""
+
+_VIOLATIONS: Final = """SELECT v.validator, v.severity, v.rule, v.code, v.message, p.url
+    FROM violations v JOIN pages p ON p.id = v.page_id ORDER BY p.url, v.rowid"""
+
+_DISCREPANCIES_FROM: Final = f"""FROM pages p JOIN anchors a ON a.page_id = p.id
+    JOIN pages h ON h.id = a.href_id JOIN pages d ON d.id = coalesce(h.redirect_dest_id, h.id)
+    WHERE {INTERNAL_HTML} AND +p.is_target = 1 AND d.is_external = 0
+      AND d.content_type = 'text/html' AND trim(a.text) != trim(d.title)"""
+_DISCREPANCIES: Final = f"""SELECT p.url, a.text, d.title, d.url {_DISCREPANCIES_FROM}
+    ORDER BY p."order" IS NULL, p."order", p.url, a.id"""
+
+
+def images_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute(f"SELECT count(*) {_IMAGES_FROM}").fetchone()[0])
+
+
+def images_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[list[Row]]:
+    """One row per image of an in-scope page (one per device width when rendered)."""
+    for chunk in stream(conn, _IMAGES, (), chunk_rows):
+        yield [
+            [Cell(page), Cell(src), Cell(current), Cell(alt), Cell(width),
+             Cell(height), Cell("true" if lazy else "false"), Cell(source)]
+            for page, src, current, alt, width, height, lazy, source in chunk
+        ]
+
+
+def violations_count(conn: sqlite3.Connection) -> int:
+    if not has_violations_table(conn):
+        return 0
+    return int(conn.execute("SELECT count(*) FROM violations").fetchone()[0])
+
+
+def violations_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
+                    ) -> Iterator[list[Row]]:
+    """One row per violation; none when the archive was never analysed."""
+    if not has_violations_table(conn):
+        return
+    for chunk in stream(conn, _VIOLATIONS, (), chunk_rows):
+        yield [
+            [Cell(validator), Cell(severity), Cell(rule), Cell(code), Cell(message),
+             Cell(url)]
+            for validator, severity, rule, code, message, url in chunk
+        ]
+
+
+def discrepancies_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute(f"SELECT count(*) {_DISCREPANCIES_FROM}").fetchone()[0])
+
+
+def discrepancies_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
+                       ) -> Iterator[list[Row]]:
+    """One row per link whose text is not the linked page's title."""
+    for chunk in stream(conn, _DISCREPANCIES, (), chunk_rows):
+        yield [
+            [Cell(LINK_TEXT_VS_TITLE), Cell(page), Cell(text), Cell(title),
+             Cell(target), Cell("")]
+            for page, text, title, target in chunk
+        ]
+
+
+def summary_count(conn: sqlite3.Connection) -> int:
+    return len(fields(summary(conn)))
+
+
+def summary_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
+                 ) -> Iterator[list[Row]]:
+    """The archive's counts (:func:`nitpicker.query.summary.summary`), one a row."""
+    facts = summary(conn)
+    names = [f.name.replace("_", " ") for f in fields(facts)]
+    yield [[Cell(name), Cell(value)] for name, value in zip(names, astuple(facts), strict=True)]

@@ -1,0 +1,93 @@
+"""The Resources and Resources Relational Table sheets (SPEC §8.2): what the pages loaded.
+
+A resource's status is known only once a browser loaded it: an unknown status is an empty
+cell, never red (a crawl over plain HTTP knows none).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from nitpicker.query.report.cells import (
+    CHUNK_ROWS,
+    NOTE_LINES,
+    Cell,
+    Row,
+    SheetSpec,
+    is_error_status,
+    note_of,
+    stream,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterator
+
+__all__ = ["RESOURCES", "RESOURCES_TABLE", "resources_count", "resources_rows",
+           "resources_table_count", "resources_table_rows"]
+
+RESOURCES: Final = SheetSpec(
+    "Resources",
+    ("URL", "Status Code", "Status Text", "Content Type", "Content Length", "Referrers"),
+)
+
+RESOURCES_TABLE: Final = SheetSpec(
+    "Resources Relational Table",
+    ("Referred Page (From)", "Resource (To)", "Resource Status Code", "Resource Status Text",
+     "Resource Content Type", "Resource Size"),
+    freeze_rows=2, freeze_cols=1,
+)
+
+_RESOURCES: Final = """SELECT r.id, r.url, r.status, r.status_text, r.content_type,
+    r.content_length, (SELECT count(*) FROM resource_referrers rr WHERE rr.resource_id = r.id)
+    FROM resources r ORDER BY r.url"""
+
+_REFERRERS: Final = """SELECT p.url FROM resource_referrers rr JOIN pages p ON p.id = rr.page_id
+    WHERE rr.resource_id = ? ORDER BY p.url LIMIT ?"""
+
+_RELATIONAL: Final = """SELECT p.url, r.url, r.status, r.status_text, r.content_type,
+    r.content_length FROM resource_referrers rr JOIN resources r ON r.id = rr.resource_id
+    JOIN pages p ON p.id = rr.page_id ORDER BY r.url, p.url"""
+
+
+def resources_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM resources").fetchone()[0])
+
+
+def resources_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
+                   ) -> Iterator[list[Row]]:
+    """One row per resource (``N pages``, their URLs in the note)."""
+    for chunk in stream(conn, _RESOURCES, (), chunk_rows):
+        rows: list[Row] = []
+        for resource_id, url, status, status_text, content_type, length, pages in chunk:
+            referrers = [r[0] for r in conn.execute(_REFERRERS, (resource_id, NOTE_LINES))]
+            rows.append([
+                Cell(url),
+                Cell(status),
+                Cell(status_text or ""),
+                Cell(content_type or ""),
+                Cell(length),
+                Cell(f"{pages} pages", note=note_of(referrers, pages)),
+            ])
+        yield rows
+
+
+def resources_table_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM resource_referrers").fetchone()[0])
+
+
+def resources_table_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
+                         ) -> Iterator[list[Row]]:
+    """One row per (resource, page that loaded it), by resource URL."""
+    for chunk in stream(conn, _RELATIONAL, (), chunk_rows):
+        rows: list[Row] = []
+        for page_url, url, status, status_text, content_type, length in chunk:
+            rows.append([
+                Cell(page_url),
+                Cell(url),
+                Cell(status, error=status is not None and is_error_status(status)),
+                Cell(status_text or ""),
+                Cell(content_type or ""),
+                Cell(length),
+            ])
+        yield rows

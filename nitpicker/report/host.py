@@ -1,0 +1,115 @@
+"""Reporter discovery, the source a reporter reads, and the all-or-nothing write."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Protocol
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable, Iterator
+
+    from nitpicker.query.report import Row, Sheet, SheetSpec
+
+__all__ = ["REPORT_GROUP", "ReportError", "ReportSource", "Reporter", "available_formats",
+           "check_output", "load_reporter", "write_report"]
+
+logger = logging.getLogger(__name__)
+
+REPORT_GROUP: Final = "nitpicker.report"
+
+
+class ReportError(Exception):
+    """A report cannot be written (unknown format, output path taken, …): one line for a user."""
+
+
+class Reporter(Protocol):
+    """What a reporter is: a default output name and a writer into a path that is free."""
+
+    def default_path(self, archive: Path) -> Path:
+        """Where the report of ``archive`` goes when no ``-o`` is given."""
+
+    def write(self, source: ReportSource, path: Path) -> None:
+        """Write the report to ``path`` (which does not exist yet)."""
+
+
+@dataclass
+class ReportSource:
+    """The archive's sheets as a reporter reads them; ``on_rows`` hears of every chunk written."""
+
+    conn: sqlite3.Connection
+    sheets: list[Sheet]
+    on_rows: Callable[[int], None] = field(default=lambda _n: None)
+    chunk_rows: int = 2500
+
+    def specs(self) -> list[SheetSpec]:
+        return [sheet.spec(self.conn) for sheet in self.sheets]
+
+    def rows(self, sheet: Sheet) -> Iterator[list[Row]]:
+        """The sheet's rows, chunk by chunk; each chunk is counted once it has been handed on."""
+        for chunk in sheet.rows(self.conn, self.chunk_rows):
+            yield chunk
+            self.on_rows(len(chunk))
+
+    def total_rows(self) -> int:
+        return sum(sheet.count(self.conn) for sheet in self.sheets)
+
+
+def available_formats() -> list[str]:
+    """The formats of every installed reporter, sorted."""
+    return sorted(ep.name for ep in entry_points(group=REPORT_GROUP))
+
+
+def load_reporter(fmt: str) -> Reporter:
+    """The reporter registered for ``fmt``; an unknown format names the installed ones."""
+    found = [ep for ep in entry_points(group=REPORT_GROUP) if ep.name == fmt]
+    if not found:
+        choices = ", ".join(available_formats()) or "none installed"
+        raise ReportError(f"Unknown report format: {fmt!r} (choose from {choices})")
+    factory = found[0].load()
+    reporter: Reporter = factory()
+    return reporter
+
+
+def _partial_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.partial-{os.getpid()}")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def check_output(path: Path) -> None:
+    """Refuse an output path that exists (never overwritten) or whose directory does not."""
+    if path.exists() or path.is_symlink():
+        raise ReportError(f"Output path exists, not overwritten: {path}")
+    if not path.parent.is_dir():
+        raise ReportError(f"Output directory not found: {path.parent}")
+
+
+def write_report(reporter: Reporter, source: ReportSource, path: Path) -> None:
+    """Write the report into a hidden partial path beside ``path``, then move it into place.
+
+    An existing ``path`` is never overwritten (``ReportError``). Whatever stops the write (an
+    error, Ctrl-C) removes the partial report: nothing half-written is left behind.
+    """
+    check_output(path)
+    partial = _partial_path(path)
+    _remove(partial)
+    try:
+        reporter.write(source, partial)
+        if path.exists():
+            raise ReportError(f"Output path appeared while writing, not overwritten: {path}")
+        partial.rename(path)
+    except BaseException:
+        _remove(partial)
+        raise
+    logger.debug("report written to %s", path)

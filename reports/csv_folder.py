@@ -1,0 +1,41 @@
+"""The ``csv`` reporter: a folder with one UTF-8 CSV file per sheet, header row first.
+
+Values only: CSV has no notes, colours or links (a link's cell holds its URL as text). File
+names are the sheet names in lower case with dashes (``page-list.csv``).
+"""
+
+from __future__ import annotations
+
+import csv
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from nitpicker.report import ReportSource
+
+__all__ = ["CsvReporter", "file_name"]
+
+
+def file_name(sheet_name: str) -> str:
+    """``Referrers Relational Table`` → ``referrers-relational-table.csv``."""
+    return sheet_name.lower().replace(" ", "-") + ".csv"
+
+
+class CsvReporter:
+    """``nitpicker report FILE --format csv``."""
+
+    def default_path(self, archive: Path) -> Path:
+        return archive.with_name(f"{archive.stem}-csv")
+
+    def write(self, source: ReportSource, path: Path) -> None:
+        path.mkdir()
+        for sheet in source.sheets:
+            spec = sheet.spec(source.conn)
+            with (path / file_name(spec.name)).open("w", encoding="utf-8", newline="") as out:
+                writer = csv.writer(out)
+                writer.writerow(spec.headers)
+                for chunk in source.rows(sheet):
+                    writer.writerows(
+                        ["" if c.value is None else c.value for c in row] for row in chunk
+                    )

@@ -1,0 +1,420 @@
+"""``nitpicker report`` and the report's row builders (nitpicker.query.report) over a crawl of
+the fixture site: the nine sheets and their headers, the cell rules, the XLSX read back with
+openpyxl, the CSV folder, the HTML opened in headless Chromium, and the bad-input rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import pytest_twisted
+
+from nitpicker.query import open_archive
+from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, charts, select_sheets
+from nitpicker.query.report.page_list import (
+    HEADERS,
+    is_bad_link,
+    parent_index_url,
+    path_cells,
+    strip_parent_title,
+)
+from nitpicker.render.chromium import find_chromium
+from nitpicker.report import ReportError, ReportSource, write_report
+from tests.helpers import ROOT, crawl, run
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from fixtures.site import FixtureSite
+
+ROOTS = ("/recursive/", "/redirect/", "/meta/", "/error-status/", "/files/", "/resources/",
+         "/errors/")
+
+#: SPEC §8.2: every sheet's header texts, in order (Page List: before the plugin columns).
+EXPECTED_HEADERS = {
+    "Page List": [
+        "Title", "Full Title", "URL", "Protocol", "Domain",
+        *(f"path{n}" for n in range(1, 11)),
+        "Status Code", "Redirect From", "Language", "Internal Links", "Internal Bad Links",
+        "External Links", "External Bad Links", "Internal Referrers", "description",
+        "keywords", "noindex", "nofollow", "noarchive", "canonical", "alternate",
+        "twitter:card", "og:site_name", "og:url", "og:title", "og:description", "og:type",
+        "og:image",
+    ],
+    "Links": ["URL", "Page Title", "Status Code", "Status Text", "Content Type",
+              "Redirect From", "Referrers", "Headers", "Remarks"],
+    "Resources": ["URL", "Status Code", "Status Text", "Content Type", "Content Length",
+                  "Referrers"],
+    "Images": ["Page URL", "Image path (src)", "Image Path (currentSrc)", "Alternative Text",
+               "Displayed Width", "Displayed Height", "Lazy Loading", "Source Code"],
+    "Violations": ["Validator", "Severity", "Rule", "Code", "Message", "URL"],
+    "Discrepancies": ["Type", "Left URL", "Left", "Right", "Right URL", "Note"],
+    "Summary": ["Metric", "Value"],
+    "Referrers Relational Table": ["Link (To)", "Referrer (From)", "Referrer Content",
+                                   "Link Status Code", "Link Status Text", "Link Content Type"],
+    "Resources Relational Table": ["Referred Page (From)", "Resource (To)",
+                                   "Resource Status Code", "Resource Status Text",
+                                   "Resource Content Type", "Resource Size"],
+}
+
+
+@pytest_twisted.async_fixture(scope="module")
+async def archive_path(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    archive = await crawl(tmp_path_factory.mktemp("report"), [site.url(r) for r in ROOTS])
+    archive.conn.close()
+    return archive.path
+
+
+@pytest.fixture(scope="module")
+def analysed_path(archive_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the archive with two violations, as an analyzer would have stored them."""
+    copy = tmp_path_factory.mktemp("analysed") / "analysed.nitpicker"
+    shutil.copy(archive_path, copy)
+    conn = sqlite3.connect(copy)
+    with conn:
+        conn.execute("CREATE TABLE violations (page_id INTEGER NOT NULL REFERENCES pages(id),"
+                     " validator TEXT, severity TEXT, rule TEXT, message TEXT, code TEXT)")
+        page_id = conn.execute("SELECT id FROM pages WHERE url LIKE '%/meta/minimal'").fetchone()
+        conn.executemany("INSERT INTO violations VALUES (?, 'axe', 'error', ?, ?, ?)",
+                         [(page_id[0], "image-alt", "Images need alt", "<img>"),
+                          (page_id[0], "html-has-lang", "No lang", "<html>")])
+    conn.close()
+    return copy
+
+
+@pytest.fixture
+def conn(archive_path: Path) -> Iterator[sqlite3.Connection]:
+    connection = open_archive(archive_path)
+    yield connection
+    connection.close()
+
+
+def sheet_rows(conn: sqlite3.Connection, name: str, chunk_rows: int = 2500
+               ) -> list[list[Cell]]:
+    (sheet,) = select_sheets([name])
+    return [row for chunk in sheet.rows(conn, chunk_rows) for row in chunk]
+
+
+def by_url(rows: list[list[Cell]], column: int, suffix: str) -> list[Cell]:
+    (row,) = [r for r in rows if str(r[column].value).endswith(suffix)]
+    return row
+
+
+# -- the row builders -------------------------------------------------------------------------
+
+
+def test_the_nine_sheets_in_order_with_their_exact_headers(conn: sqlite3.Connection) -> None:
+    assert list(SHEET_NAMES) == list(EXPECTED_HEADERS)
+    for sheet in SHEETS:
+        spec = sheet.spec(conn)
+        assert list(spec.headers) == EXPECTED_HEADERS[sheet.name]
+        rows = sheet_rows(conn, sheet.name)
+        assert len(rows) == sheet.count(conn), sheet.name
+        assert all(len(row) == len(spec.headers) for row in rows), sheet.name
+
+
+def test_rows_come_in_chunks_of_the_size_asked(conn: sqlite3.Connection) -> None:
+    (sheet,) = select_sheets(["Links"])
+    sizes = [len(chunk) for chunk in sheet.rows(conn, 4)]
+    assert sizes[:-1] == [4] * (len(sizes) - 1) and 0 < sizes[-1] <= 4
+    assert sum(sizes) == sheet.count(conn) > 8
+
+
+def test_page_list_cells(conn: sqlite3.Connection) -> None:
+    rows = sheet_rows(conn, "Page List")
+    column = {h: i for i, h in enumerate(HEADERS)}
+    not_found = by_url(rows, column["URL"], "/error-status/not-found")
+    assert not_found[column["Status Code"]] == Cell(404, error=True)
+    assert not_found[column["path2"]].value == "/not-found"
+    assert not_found[column["Protocol"]] == Cell("http:", error=True)
+    top = by_url(rows, column["URL"], "/error-status/")
+    bad = top[column["Internal Bad Links"]]
+    assert bad.value == 3 and bad.error  # not-found, server-error, forbidden
+    assert bad.note is not None and "404 Not Found" in bad.note
+    assert top[column["Internal Links"]].value == 4
+    assert not top[column["Language"]].error
+    errors = by_url(rows, column["URL"], "/errors/")
+    assert errors[column["Internal Bad Links"]].value == 1  # /errors/reset: no response (-1)
+    assert "-1" in (errors[column["Internal Bad Links"]].note or "")
+    full = by_url(rows, column["URL"], "/meta/full")
+    assert full[column["Language"]] == Cell("ja")
+    assert full[column["og:url"]].link == full[column["og:url"]].value != ""
+    dest = by_url(rows, column["URL"], "/redirect/dest")
+    assert dest[column["Redirect From"]].value == 2  # start → middle → dest: both point at dest
+    assert dest[column["Redirect From"]].note == "\n".join(
+        u.replace("dest", hop) for u in [str(dest[column["URL"]].value)]
+        for hop in ("middle", "start"))
+    assert dest[column["Internal Referrers"]].value == 1
+    assert dest[column["Internal Referrers"]].error  # fewer than 2
+    assert "/redirect/" in (dest[column["Internal Referrers"]].note or "")
+
+
+def test_page_list_hides_the_path_columns_deeper_than_any_page(
+        conn: sqlite3.Connection) -> None:
+    spec = select_sheets(["Page List"])[0].spec(conn)
+    first = HEADERS.index("path1")
+    assert spec.hidden_columns == tuple(range(first + 2, first + 10))  # /a/b at most
+    assert (spec.freeze_rows, spec.freeze_cols) == (1, 1)
+
+
+@pytest.mark.parametrize(("title", "parent", "expected"), [
+    ("About | Example", "Example", "About"),
+    ("About ｜ Example", "Example", "About"),
+    ("Example", "Example", "Example"),
+    ("About", None, "About"),
+    ("About", "Example", "About"),
+])
+def test_title_minus_the_parent_index_title(title: str, parent: str | None,
+                                            expected: str) -> None:
+    assert strip_parent_title(title, parent) == expected
+
+
+@pytest.mark.parametrize(("url", "parent"), [
+    ("http://h/a/b/c.html", "http://h/a/b/"),
+    ("http://h/a/b/", "http://h/a/"),
+    ("http://h/a", "http://h/"),
+    ("http://h/", None),
+])
+def test_parent_index_url(url: str, parent: str | None) -> None:
+    assert parent_index_url(url) == parent
+
+
+@pytest.mark.parametrize(("url", "cells"), [
+    ("http://h/a/%E6%97%A5/x?q=1", ["/a", "/日", "/x?q=1"]),
+    ("http://h/?q=1", ["/?q=1"]),
+    ("http://h/", []),
+])
+def test_path_cells(url: str, cells: list[str]) -> None:
+    values = [c.value for c in path_cells(url)]
+    assert values == cells + [None] * (10 - len(cells))
+
+
+@pytest.mark.parametrize(("status", "skipped", "bad"), [
+    (None, 0, True), (-1, 0, True), (404, 0, True), (500, 0, True), (401, 0, False),
+    (200, 0, False), (301, 0, False), (None, 1, False),
+])
+def test_bad_links(status: int | None, skipped: int, bad: bool) -> None:
+    assert is_bad_link(status, skipped) is bad
+
+
+@pytest.mark.parametrize(("segment", "red"), [
+    ("/_drafts", True), ("/page_", True), ("/about-copy", True), ("/dummy", True),
+    ("/about", False), ("/under_score", False),
+])
+def test_suspicious_path_segments_are_red(segment: str, red: bool) -> None:
+    assert path_cells(f"http://h{segment}")[0].error is red
+
+
+def test_links_and_referrers(conn: sqlite3.Connection) -> None:
+    links = sheet_rows(conn, "Links")
+    dest = by_url(links, 0, "/redirect/dest")
+    assert dest[5].value == 2 and dest[5].note is not None and "/redirect/middle" in dest[5].note
+    assert dest[6].value == "2 Elements"  # /redirect/ → start → dest, and dest → start itself
+    assert "[REDIRECTED FROM]" in (dest[6].note or "")
+    server_error = by_url(links, 0, "/error-status/server-error")
+    assert server_error[2] == Cell(500, error=True)
+    table = sheet_rows(conn, "Referrers Relational Table")
+    via = [r for r in table if str(r[0].value).endswith("/redirect/dest")]
+    assert via and all(r[0].note and r[0].note.startswith("[REDIRECTED FROM]") for r in via)
+
+
+def test_violations_empty_without_analysis_and_listed_with(
+        conn: sqlite3.Connection, analysed_path: Path) -> None:
+    assert sheet_rows(conn, "Violations") == []
+    assert charts.top_violation_rules(conn) == []
+    analysed = open_archive(analysed_path)
+    try:
+        rows = sheet_rows(analysed, "Violations")
+        assert [r[2].value for r in rows] == ["image-alt", "html-has-lang"]
+        assert str(rows[0][5].value).endswith("/meta/minimal")
+        assert charts.top_violation_pages(analysed)[0][1] == 2
+    finally:
+        analysed.close()
+
+
+def test_discrepancies_have_six_cells_and_a_type(conn: sqlite3.Connection) -> None:
+    rows = sheet_rows(conn, "Discrepancies")
+    assert rows
+    assert {r[0].value for r in rows} == {"Link Text vs Page Title"}
+    assert all(r[2].value != r[3].value for r in rows)
+
+
+def test_charts(conn: sqlite3.Connection) -> None:
+    statuses = dict(charts.status_distribution(conn))
+    assert statuses["404"] == 1 and statuses["500"] == 1 and statuses["200"] > 10
+    assert dict(charts.pages_by_depth(conn))["0"] == len(ROOTS)
+    assert dict(charts.broken_links_by_source(conn))
+    assert sum(n for _, n in charts.size_distribution(conn)) > 0
+
+
+# -- writing without half-files ----------------------------------------------------------------
+
+
+class _Failing:
+    def default_path(self, archive: Path) -> Path:
+        return archive.with_suffix(".x")
+
+    def write(self, source: ReportSource, path: Path) -> None:
+        path.write_text("half")
+        raise OSError(28, "No space left on device")
+
+
+def test_a_failed_report_leaves_nothing(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    target = tmp_path / "report.x"
+    with pytest.raises(OSError, match="No space"):
+        write_report(_Failing(), ReportSource(conn, list(SHEETS)), target)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_output_is_never_overwritten(conn: sqlite3.Connection,
+                                                  tmp_path: Path) -> None:
+    target = tmp_path / "report.x"
+    target.write_text("mine")
+    with pytest.raises(ReportError, match="exists"):
+        write_report(_Failing(), ReportSource(conn, list(SHEETS)), target)
+    assert target.read_text() == "mine"
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def _column(ws: Any, index: int) -> bool:
+    """Whether the worksheet's column ``index`` (0-based) is hidden."""
+    for dim in ws.column_dimensions.values():
+        if dim.min and dim.min <= index + 1 <= dim.max and dim.hidden:
+            return True
+    return False
+
+
+def test_report_xlsx_read_back(archive_path: Path, tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    out = tmp_path / "report.xlsx"
+    result = run("report", str(archive_path), "--format", "xlsx", "-o", str(out), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    workbook = openpyxl.load_workbook(out)
+    assert workbook.sheetnames == list(SHEET_NAMES)
+    for name, headers in EXPECTED_HEADERS.items():
+        assert [c.value for c in workbook[name][1]] == headers, name
+    pages = workbook["Page List"]
+    assert pages.freeze_panes == "B2"
+    assert workbook["Links"].freeze_panes == "B3"
+    first_path = HEADERS.index("path1")
+    assert not _column(pages, first_path + 1) and _column(pages, first_path + 2)
+    status = HEADERS.index("Status Code") + 1
+    (row,) = [r for r in pages.iter_rows(min_row=2)
+              if str(r[2].value).endswith("/error-status/not-found")]
+    assert row[status - 1].value == 404
+    assert row[status - 1].fill.fgColor.rgb == "FFE60000"
+    assert row[status - 1].font.color.rgb == "FFFFFFFF"
+    assert row[2].hyperlink is not None and row[2].hyperlink.target == row[2].value
+    assert row[0].comment is not None and row[0].comment.text.startswith("Full-title:")
+    assert workbook["Violations"].max_row == 1  # headers only: never analysed
+
+
+def test_xlsx_sheet_longer_than_a_worksheet_goes_on(conn: sqlite3.Connection,
+                                                   tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    from nitpicker_reports.xlsx import XlsxReporter
+
+    out = tmp_path / "short.xlsx"
+    write_report(XlsxReporter(max_rows=6), ReportSource(conn, select_sheets(["Links"])), out)
+    workbook = openpyxl.load_workbook(out)
+    expected = select_sheets(["Links"])[0].count(conn)
+    parts = -(-expected // 5)
+    assert workbook.sheetnames == ["Links", *(f"Links {n}" for n in range(2, parts + 1))]
+    rows = [r for ws in workbook for r in ws.iter_rows(min_row=2, values_only=True)]
+    assert len(rows) == expected
+    assert all([c.value for c in ws[1]] == EXPECTED_HEADERS["Links"] for ws in workbook)
+    assert all(ws.freeze_panes == "B3" for ws in workbook)
+
+
+def test_report_csv_folder(archive_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "csv"
+    result = run("report", str(archive_path), "--format", "csv", "-o", str(out), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    files = sorted(p.name for p in out.iterdir())
+    assert files == sorted(n.lower().replace(" ", "-") + ".csv" for n in SHEET_NAMES)
+    import csv
+
+    with (out / "links.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == EXPECTED_HEADERS["Links"]
+    assert any(r[0].endswith("/error-status/not-found") and r[2] == "404" for r in rows)
+
+
+def test_report_default_path_and_exit_1_when_it_exists(archive_path: Path,
+                                                       tmp_path: Path) -> None:
+    archive = tmp_path / "site.nitpicker"
+    shutil.copy(archive_path, archive)
+    first = run("report", str(archive), "--format", "html", "--silent", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    report = tmp_path / "site.html"
+    before = report.read_bytes()
+    again = run("report", str(archive), "--format", "html", cwd=tmp_path)
+    assert again.returncode == 1
+    assert again.stderr.strip().splitlines() == [
+        f"Error: Output path exists, not overwritten: {report}"]
+    assert report.read_bytes() == before
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--format", "pdf"], "Error: Unknown report format: 'pdf' (choose from csv, html, xlsx)"),
+    (["--only", "Nope"], "Error: Unknown sheet 'Nope'"),
+    (["-o", "/nonexistent-dir/r.xlsx"], "Error: Output directory not found: /nonexistent-dir"),
+])
+def test_report_bad_input(archive_path: Path, tmp_path: Path, args: list[str],
+                          message: str) -> None:
+    result = run("report", str(archive_path), *args, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith(message)
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_report_refuses_an_archive_a_crawl_is_writing(archive_path: Path,
+                                                      tmp_path: Path) -> None:
+    archive = tmp_path / "busy.nitpicker"
+    shutil.copy(archive_path, archive)
+    Path(f"{archive}.lock").write_text(str(os.getpid()))  # this test process: alive
+    result = run("report", str(archive), "--format", "csv", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "being written by a running crawl" in result.stderr
+    assert not (tmp_path / "busy-csv").exists()
+
+
+needs_chromium = pytest.mark.skipif(find_chromium() is None, reason="no Chromium")
+
+
+@needs_chromium
+def test_report_html_renders_its_charts_in_chromium(analysed_path: Path,
+                                                    tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    result = run("report", str(analysed_path), "--format", "html", "-o", str(out),
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    html = out.read_text(encoding="utf-8")
+    assert "<script" not in html and "://cdn" not in html
+    screenshot = tmp_path / "report.png"
+    browser = subprocess.run(
+        [sys.executable, "-m", "tests.report_browser.open_report", str(out), str(screenshot),
+         str(find_chromium())],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert browser.returncode == 0, browser.stderr
+    seen = json.loads(browser.stdout)
+    assert seen["requests"] == []  # self-contained: nothing fetched
+    chart_ids = {c["id"] for c in seen["charts"]}
+    assert chart_ids == {"chart-status", "chart-depth", "chart-size", "chart-violation-rules",
+                         "chart-violation-pages", "chart-broken-links"}
+    for chart in seen["charts"]:
+        assert chart["width"] > 0 and chart["height"] > 0, chart
+        assert chart["bars"] == chart["drawn"] == chart["declared"] > 0, chart
+    assert screenshot.stat().st_size > 10_000
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
