@@ -13,6 +13,7 @@ import pytest
 import pytest_twisted
 
 from fixtures.site import FixtureSite
+from nitpicker.archive.schema import migrate
 from nitpicker.crawl.failure import ERROR_CODES, RunFailure, classify_exception, outcome_of_close
 from tests.helpers import crawl, kill_after
 
@@ -95,12 +96,24 @@ async def test_unreachable_root_is_a_network_failure(tmp_path: Path) -> None:
 async def test_full_archive_fails_with_disk_full_and_keeps_committed_pages(
     site: FixtureSite, tmp_path: Path
 ) -> None:
-    archive = await crawl(tmp_path, [site.url("/wide/")], parallels=2, max_archive_mb=0.25)
+    # room for a few pages beyond an empty archive (whose size grows with the schema)
+    archive = await crawl(tmp_path, [site.url("/wide/")], parallels=2,
+                          max_archive_mb=(_empty_archive_bytes(tmp_path) + 120 * 1024) / 2**20)
     _, status, _, code, phase = runs(archive.path)[-1]
     assert (status, code, phase) == ("failed", "disk_full", "crawl")
     assert archive.rows("PRAGMA integrity_check")[0][0] == "ok"
     recorded = len(archive.urls("status = 200"))
     assert 0 < recorded < 121
+
+
+def _empty_archive_bytes(folder: Path) -> int:
+    conn = sqlite3.connect(folder / "empty.nitpicker", isolation_level=None)
+    try:
+        migrate(conn)
+        return int(conn.execute("PRAGMA page_count").fetchone()[0]) * int(
+            conn.execute("PRAGMA page_size").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def _start(*args: str, cwd: Path) -> subprocess.Popen[str]:
