@@ -106,13 +106,6 @@ class BrowserEngine:
         and return its result."""
         return self._call(self._evaluate(url, html, function, arg))
 
-    @property
-    def browser_pid(self) -> int | None:
-        """The browser process's id, for tests that kill it (``None`` when not running)."""
-        browser = self._browser
-        process = getattr(getattr(browser, "_impl_obj", None), "_browser_process", None)
-        return getattr(process, "pid", None)
-
     def close(self) -> None:
         """Close the browser and stop the loop thread."""
         with self._lock:
