@@ -1,0 +1,129 @@
+"""The Node worker client (plugins/_node.py) with a small worker script of the tests' own
+(speaking plugins/node/protocol.mjs): answers in any order, errors, a worker that died or
+hung, and the markuplint plugin's worker killed between two pages."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import urllib.request
+from typing import TYPE_CHECKING
+
+import pytest
+
+from nitpicker.analyze.plugin import Snapshot
+from nitpicker_plugins import markuplint
+from nitpicker_plugins._node import NODE_SCRIPTS, NodeWorker, NodeWorkerError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from fixtures.site import FixtureSite
+
+#: echoes after `wait` ms; `fail` answers with an error; `exit` ends the process
+ECHO = """
+import { serve, settings } from %r;
+const { prefix } = settings();
+serve(async ({ text, wait = 0, fail, exit }) => {
+  if (exit) { console.error('dying on request'); process.exit(3); }
+  await new Promise((resolve) => setTimeout(resolve, wait));
+  if (fail) throw new Error(`failed on ${text}`);
+  return `${prefix}${text}`;
+});
+"""
+
+
+@pytest.fixture
+def echo(tmp_path: Path) -> Path:
+    script = tmp_path / "echo-worker.mjs"
+    script.write_text(ECHO % str(NODE_SCRIPTS / "protocol.mjs"))
+    return script
+
+
+def test_requests_in_flight_are_answered_each_to_its_caller(echo: Path) -> None:
+    worker = NodeWorker(str(echo), {"prefix": "> "}, name="echo", timeout=30)
+    answers: dict[str, str] = {}
+
+    def ask(text: str, wait: int) -> None:
+        answers[text] = worker.request({"text": text, "wait": wait})
+
+    try:
+        slow = threading.Thread(target=ask, args=("slow", 1500))
+        slow.start()
+        time.sleep(0.5)
+        started = time.monotonic()
+        ask("fast", 0)
+        fast_took = time.monotonic() - started
+        slow.join()
+    finally:
+        worker.close()
+    assert answers == {"slow": "> slow", "fast": "> fast"}
+    assert fast_took < 1.0  # not queued behind the slow one
+    assert worker.starts == 1
+
+
+def test_an_error_answer_raises_and_the_worker_lives_on(echo: Path) -> None:
+    worker = NodeWorker(str(echo), {"prefix": ""}, name="echo", timeout=30)
+    try:
+        with pytest.raises(NodeWorkerError, match="failed on x"):
+            worker.request({"text": "x", "fail": True})
+        assert worker.request({"text": "y"}) == "y"
+    finally:
+        worker.close()
+    assert worker.starts == 1
+
+
+def test_a_worker_that_died_fails_its_request_and_the_next_one_starts_it(echo: Path) -> None:
+    worker = NodeWorker(str(echo), {"prefix": ""}, name="echo", timeout=30)
+    try:
+        with pytest.raises(NodeWorkerError, match="exited with code 3: dying on request"):
+            worker.request({"text": "x", "exit": True})
+        assert worker.request({"text": "again"}) == "again"
+    finally:
+        worker.close()
+    assert worker.starts == 2
+
+
+def test_a_worker_that_hangs_is_killed_and_replaced(echo: Path) -> None:
+    worker = NodeWorker(str(echo), {"prefix": ""}, name="echo", timeout=2)
+    try:
+        worker.start()
+        first = worker.pid
+        with pytest.raises(NodeWorkerError, match="no answer in 2s"):
+            worker.request({"text": "x", "wait": 60_000})
+        assert worker.request({"text": "y"}) == "y"
+        assert worker.pid != first
+    finally:
+        worker.close()
+
+
+def test_close_ends_the_process(echo: Path) -> None:
+    worker = NodeWorker(str(echo), {"prefix": ""}, name="echo", timeout=30)
+    worker.request({"text": "x"})
+    pid = worker.pid
+    assert pid is not None
+    worker.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_killed_markuplint_worker_is_restarted_by_the_next_page(site: FixtureSite) -> None:
+    url = site.url("/analyze/markuplint")
+    with urllib.request.urlopen(url) as response:  # noqa: S310 - the local fixture site
+        page = Snapshot(1, url, response.read().decode("utf-8"))
+    plugin = markuplint.create({})
+    try:
+        plugin.open()
+        first = plugin.each_page(page)
+        pid = plugin.worker.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)  # the worker's reader sees the pipe close
+        again = plugin.each_page(page)
+        assert plugin.worker.starts == 2
+        assert plugin.worker.pid != pid
+    finally:
+        plugin.close()
+    assert again == first
