@@ -20,7 +20,8 @@ Settings: ``lang`` (axe's messages in ``axe-core/locales/<lang>.json``, e.g. ``j
 unknown language falls back to English with a warning), ``concurrency`` (pages audited at
 once, default 2), ``timeout`` (seconds per page, default 60), ``styles`` (fetch the site's
 stylesheets, default ``true``), ``rules`` (axe rule id → ``true``/``false``, e.g.
-``{"color-contrast": false}`` for the original's behaviour).
+``{"color-contrast": false}`` for the original's behaviour; merged over
+:data:`DEFAULT_RULES`).
 """
 
 from __future__ import annotations
@@ -54,11 +55,15 @@ logger = logging.getLogger(__name__)
 NAME = "axe"
 VERSION = "1"
 
+#: rules switched from axe's defaults: frames are not loaded (a snapshot is one document), so
+#: ``frame-tested`` would flag every ``<iframe>`` as "not tested"
+DEFAULT_RULES = {"frame-tested": False}
+
 #: runs in the page after axe is there: the results the plugin records, small enough to send
 AUDIT = """async ([locale, rules]) => {
   try {
     if (locale) axe.configure({ locale });
-    const options = { resultTypes: ['violations', 'incomplete'] };
+    const options = { resultTypes: ['violations', 'incomplete'], iframes: false };
     if (rules) options.rules = rules;
     const found = await axe.run(document, options);
     const brief = (result) => ({
@@ -88,7 +93,8 @@ class AxePlugin:
         tool = node_package_version(node_modules, "axe-core")
         self.version = f"{VERSION}+axe-core-{tool}"
         self.locale = _locale(node_modules, string_setting(settings, NAME, "lang"))
-        self.rules = {rule: {"enabled": bool(on)} for rule, on in (rules or {}).items()} or None
+        self.rules = {rule: {"enabled": bool(on)}
+                      for rule, on in {**DEFAULT_RULES, **(rules or {})}.items()}
         self.engine = BrowserEngine(
             chromium=require_chromium(),
             init_script=(node_modules / "axe-core" / "axe.min.js").read_text("utf-8"),
