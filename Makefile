@@ -51,7 +51,7 @@ endif
 # ruff (lint) first, then two pytest runs: the crawler's tests under the Twisted asyncio reactor, then the MCP
 # server's (anyio) tests without it. Any non-zero exit — pytest's 5 (no tests) too — fails.
 test: install
-	$(VENV)/bin/ruff check nitpicker tests bench fixtures
+	$(VENV)/bin/ruff check nitpicker plugins tests bench fixtures
 	$(PY) -m pytest
 	$(PY) -m pytest -p no:twisted -o addopts="" -q tests/mcp
 

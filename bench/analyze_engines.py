@@ -25,14 +25,14 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import psutil
+from nitpicker_plugins import axe, markuplint, textlint
+from nitpicker_plugins._node import NodeWorker, find_node_modules
 
 from nitpicker.analyze.plugin import Snapshot
 from nitpicker.render.chromium import CHROMIUM_ARGS, require_chromium
-from nitpicker_plugins import axe, markuplint, textlint
-from nitpicker_plugins._node import NodeWorker, find_node_modules
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -86,7 +86,7 @@ class TreeMemory:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    def __enter__(self) -> TreeMemory:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

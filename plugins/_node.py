@@ -91,7 +91,7 @@ class _Process:
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str], name: str) -> None:
         self.name = name
-        self.popen = subprocess.Popen(  # noqa: S603 - argv is ours: node + a bundled script
+        self.popen = subprocess.Popen(
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=dict(env), cwd=NODE_SCRIPTS)
         self.pending: dict[int, Future[Any]] = {}

@@ -30,8 +30,6 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.analyze.plugin import Findings, Violation
-from nitpicker.render.chromium import require_chromium
 from nitpicker_plugins._browser import BrowserEngine
 from nitpicker_plugins._node import find_node_modules
 from nitpicker_plugins._settings import (
@@ -42,6 +40,9 @@ from nitpicker_plugins._settings import (
     positive_number,
     string_setting,
 )
+
+from nitpicker.analyze.plugin import Findings, Violation
+from nitpicker.render.chromium import require_chromium
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -80,9 +81,9 @@ AUDIT = """async ([locale, rules]) => {
 
 class AxePlugin:
     label = "axe: アクセシビリティチェック"
-    headers: Mapping[str, str] = {}
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.headers: dict[str, str] = {}
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
         self.timeout = positive_number(settings, NAME, "timeout", 60.0)
         styles = settings.get("styles", True)

@@ -22,8 +22,6 @@ import logging
 import math
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.analyze.plugin import Findings, PageValue
-from nitpicker.render.chromium import CHROMIUM_ARGS, require_chromium
 from nitpicker_plugins._node import NodeWorker, find_node_modules
 from nitpicker_plugins._settings import (
     node_package_version,
@@ -31,6 +29,9 @@ from nitpicker_plugins._settings import (
     positive_int,
     positive_number,
 )
+
+from nitpicker.analyze.plugin import Findings, PageValue
+from nitpicker.render.chromium import CHROMIUM_ARGS, require_chromium
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -60,9 +61,9 @@ def score_value(score: float) -> int:
 
 class LighthousePlugin:
     label = "Lighthouse: パフォーマンス監査"
-    headers = CATEGORIES
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.headers: dict[str, str] = dict(CATEGORIES)
         self.concurrency = positive_int(settings, NAME, "concurrency", 1, most=2)
         timeout = positive_number(settings, NAME, "timeout", 180.0)
         config = object_setting(settings, NAME, "config")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.analyze.plugin import Findings, PageValue, Violation
 from nitpicker_plugins._node import NodeWorker, find_node_modules
 from nitpicker_plugins._settings import (
     node_package_version,
@@ -26,6 +25,8 @@ from nitpicker_plugins._settings import (
     positive_int,
     positive_number,
 )
+
+from nitpicker.analyze.plugin import Findings, PageValue, Violation
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -42,9 +43,9 @@ VERSION = "1"
 
 class MarkuplintPlugin:
     label = "markuplint: HTMLマークアップ検証"
-    headers = {"markuplint": "markuplint"}
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.headers: dict[str, str] = {"markuplint": "markuplint"}
         config = object_setting(settings, NAME, "config")
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
         timeout = positive_number(settings, NAME, "timeout", 120.0)

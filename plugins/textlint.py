@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.analyze.plugin import Findings, Violation
 from nitpicker_plugins._node import NodeWorker, find_node_modules
 from nitpicker_plugins._settings import (
     node_package_version,
@@ -25,6 +24,8 @@ from nitpicker_plugins._settings import (
     positive_int,
     positive_number,
 )
+
+from nitpicker.analyze.plugin import Findings, Violation
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -70,9 +71,9 @@ _SEVERITIES = {"warning", "error"}
 
 class TextlintPlugin:
     label = "textlint: テキスト校正"
-    headers: Mapping[str, str] = {}
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.headers: dict[str, str] = {}
         rules = {**DEFAULT_RULES, **(object_setting(settings, NAME, "rules") or {})}
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
         timeout = positive_number(settings, NAME, "timeout", 120.0)

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 import pytest
-
-from nitpicker.analyze.plugin import AnalyzePlugin, Snapshot
 from nitpicker_plugins import axe
 from nitpicker_plugins._browser import BrowserEngineError
 from nitpicker_plugins._settings import SettingError
+
+from nitpicker.analyze.plugin import AnalyzePlugin, Snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def snapshot(site: FixtureSite, path: str, page_id: int = 1) -> Snapshot:
     url = site.url(path)
-    with urllib.request.urlopen(url) as response:  # noqa: S310 - the local fixture site
+    with urllib.request.urlopen(url) as response:
         return Snapshot(page_id, url, response.read().decode("utf-8"))
 
 

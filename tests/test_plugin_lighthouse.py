@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
-from nitpicker.analyze.plugin import AnalyzePlugin, Snapshot
 from nitpicker_plugins import lighthouse
 from nitpicker_plugins._settings import SettingError
+
+from nitpicker.analyze.plugin import AnalyzePlugin, Snapshot
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite

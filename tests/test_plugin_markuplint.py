@@ -8,10 +8,10 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
-from nitpicker.analyze.plugin import AnalyzePlugin, PageValue, Snapshot
 from nitpicker_plugins import markuplint
 from nitpicker_plugins._settings import SettingError
+
+from nitpicker.analyze.plugin import AnalyzePlugin, PageValue, Snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -28,7 +28,7 @@ EXPECTED = [
 
 def snapshot(site: FixtureSite, path: str) -> Snapshot:
     url = site.url(path)
-    with urllib.request.urlopen(url) as response:  # noqa: S310 - the local fixture site
+    with urllib.request.urlopen(url) as response:
         return Snapshot(1, url, response.read().decode("utf-8"))
 
 

@@ -12,10 +12,10 @@ import urllib.request
 from typing import TYPE_CHECKING
 
 import pytest
-
-from nitpicker.analyze.plugin import Snapshot
 from nitpicker_plugins import markuplint
 from nitpicker_plugins._node import NODE_SCRIPTS, NodeWorker, NodeWorkerError
+
+from nitpicker.analyze.plugin import Snapshot
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -111,7 +111,7 @@ def test_close_ends_the_process(echo: Path) -> None:
 
 def test_killed_markuplint_worker_is_restarted_by_the_next_page(site: FixtureSite) -> None:
     url = site.url("/analyze/markuplint")
-    with urllib.request.urlopen(url) as response:  # noqa: S310 - the local fixture site
+    with urllib.request.urlopen(url) as response:
         page = Snapshot(1, url, response.read().decode("utf-8"))
     plugin = markuplint.create({})
     try:

@@ -8,10 +8,10 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
-from nitpicker.analyze.plugin import AnalyzePlugin, Snapshot
 from nitpicker_plugins import textlint
 from nitpicker_plugins._settings import SettingError
+
+from nitpicker.analyze.plugin import AnalyzePlugin, Snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -27,7 +27,7 @@ EXPECTED = [
 
 
 def snapshot(site: FixtureSite, path: str, url: str | None = None) -> Snapshot:
-    with urllib.request.urlopen(site.url(path)) as response:  # noqa: S310 - the fixture site
+    with urllib.request.urlopen(site.url(path)) as response:
         return Snapshot(1, url or site.url(path), response.read().decode("utf-8"))
 
 
