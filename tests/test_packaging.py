@@ -28,7 +28,8 @@ def _normalise(name: str) -> str:
 def _imported_distributions(folder: str) -> set[str]:
     """The installed distributions whose modules the ``.py`` files under ``folder`` import
     (the standard library and the project's own packages left out)."""
-    own = {"nitpicker", "fixtures", "tests", "bench", "measuring", "crawl_throughput"}
+    own = {"nitpicker", "nitpicker_plugins", "fixtures", "tests", "bench", "measuring",
+           "crawl_throughput"}
     modules: set[str] = set()
     for path in (ROOT / folder).rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -59,6 +60,11 @@ BENCH = _names(PROJECT["optional-dependencies"].get("bench", []))
 
 def test_the_package_declares_what_it_imports() -> None:
     assert _imported_distributions("nitpicker") - PACKAGE == set()
+
+
+def test_the_bundled_plugins_import_only_what_the_package_declares() -> None:
+    """``plugins/`` installs with the package (as ``nitpicker_plugins``): no extra of its own."""
+    assert _imported_distributions("plugins") - PACKAGE == set()
 
 
 def test_every_dependency_is_imported_by_the_package() -> None:
