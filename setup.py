@@ -14,4 +14,6 @@ PLUGINS = [f"nitpicker_plugins{p[len('plugins'):]}"
 setup(
     packages=find_packages(include=["nitpicker", "nitpicker.*"]) + PLUGINS,
     package_dir={"nitpicker_plugins": "plugins"},
+    # the Node worker scripts the markuplint, textlint and Lighthouse plugins start
+    package_data={"nitpicker_plugins": ["node/*.mjs"]},
 )

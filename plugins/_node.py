@@ -14,8 +14,10 @@ starts **one** worker process for the whole run and feeds it pages over stdin:
 - a request that gets no answer within its timeout kills the worker (it is stuck), so the next
   request starts a fresh one.
 
-The worker scripts import their tools by name, so Node resolves them from the ``node_modules``
-directory that ``npm ci`` fills at the repository's root (an ancestor of the scripts).
+The worker scripts import their tools by name: Node finds them in the ``node_modules``
+directory that ``npm ci`` fills at the repository's root (an ancestor of the scripts), or, when
+the scripts are installed elsewhere, in the directory :func:`find_node_modules` found
+(``plugins/node/resolve.mjs``, registered with ``node --import``).
 """
 
 from __future__ import annotations
@@ -221,12 +223,15 @@ class NodeWorker:
     """
 
     def __init__(self, script: str, settings: Mapping[str, Any], *, name: str,
-                 timeout: float, env: Mapping[str, str] | None = None) -> None:
+                 timeout: float, node_modules: Path | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
         self.script = NODE_SCRIPTS / script
         self.settings = dict(settings)
         self.name = name
         self.timeout = timeout
         self.env = {**os.environ, **(env or {})}
+        if node_modules is not None:  # where plugins/node/resolve.mjs finds the tools
+            self.env["NITPICKER_NODE_MODULES"] = str(node_modules)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._process: _Process | None = None
@@ -275,7 +280,8 @@ class NodeWorker:
                 logger.warning("%s worker died (exit code %s); starting it again",
                                self.name, process.popen.poll())
                 process.kill()
-            argv = [node_executable(), str(self.script), json.dumps(self.settings)]
+            argv = [node_executable(), "--import", (NODE_SCRIPTS / "register.mjs").as_uri(),
+                    str(self.script), json.dumps(self.settings)]
             process = _Process(argv, self.env, self.name)
             self._process = process
             self.starts += 1

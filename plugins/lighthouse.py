@@ -67,14 +67,15 @@ class LighthousePlugin:
         self.concurrency = positive_int(settings, NAME, "concurrency", 1, most=2)
         timeout = positive_number(settings, NAME, "timeout", 180.0)
         config = object_setting(settings, NAME, "config")
-        tool = node_package_version(find_node_modules("lighthouse"), "lighthouse")
+        node_modules = find_node_modules("lighthouse")
+        tool = node_package_version(node_modules, "lighthouse")
         self.version = f"{VERSION}+lighthouse-{tool}"
         chrome = require_chromium()
         self.worker = NodeWorker(
             "lighthouse-worker.mjs",
             {"chrome": chrome, "flags": CHROMIUM_ARGS, "concurrency": self.concurrency,
              "config": config},
-            name=NAME, timeout=timeout, env={"CHROME_PATH": chrome})
+            name=NAME, timeout=timeout, node_modules=node_modules, env={"CHROME_PATH": chrome})
 
     def open(self) -> None:
         self.worker.start()

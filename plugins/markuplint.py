@@ -49,10 +49,11 @@ class MarkuplintPlugin:
         config = object_setting(settings, NAME, "config")
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
         timeout = positive_number(settings, NAME, "timeout", 120.0)
-        tool = node_package_version(find_node_modules("markuplint"), "markuplint")
+        node_modules = find_node_modules("markuplint")
+        tool = node_package_version(node_modules, "markuplint")
         self.version = f"{VERSION}+markuplint-{tool}"
         self.worker = NodeWorker("markuplint-worker.mjs", {"config": config},
-                                 name=NAME, timeout=timeout)
+                                 name=NAME, timeout=timeout, node_modules=node_modules)
 
     def open(self) -> None:
         self.worker.start()

@@ -77,10 +77,11 @@ class TextlintPlugin:
         rules = {**DEFAULT_RULES, **(object_setting(settings, NAME, "rules") or {})}
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
         timeout = positive_number(settings, NAME, "timeout", 120.0)
-        tool = node_package_version(find_node_modules("textlint"), "textlint")
+        node_modules = find_node_modules("textlint")
+        tool = node_package_version(node_modules, "textlint")
         self.version = f"{VERSION}+textlint-{tool}"
         self.worker = NodeWorker("textlint-worker.mjs", {"rules": rules},
-                                 name=NAME, timeout=timeout)
+                                 name=NAME, timeout=timeout, node_modules=node_modules)
 
     def open(self) -> None:
         self.worker.start()
