@@ -57,9 +57,9 @@ class BrowserEngineError(RuntimeError):
 
 @dataclass(slots=True)
 class _Document:
-    """The snapshot a page is loading: served once, to the page's first navigation."""
+    """The snapshot a page is loading: served once, to the page's first navigation (compared
+    by order, not by URL, which Chromium may have re-encoded)."""
 
-    url: str
     html: str
     served: bool = False
 
@@ -175,8 +175,11 @@ class BrowserEngine:
         context = await self._ensure_browser()
         page = await self._take_page(context)
         reusable = False
-        self._documents[page] = _Document(_without_fragment(url), html)
+        self._documents[page] = _Document(html)
         try:
+            if _without_fragment(page.url) == _without_fragment(url):
+                # only the fragment would change: no request, the old document would stay
+                await page.goto("about:blank")
             await page.goto(url, wait_until="load", timeout=self.timeout * 1000)
             result = await asyncio.wait_for(page.evaluate(function, arg), self.timeout)
             reusable = True

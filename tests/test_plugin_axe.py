@@ -96,6 +96,19 @@ def test_pages_in_parallel_each_get_their_own_results(plugin: axe.AxePlugin,
         assert all(v.url == page.url for v in findings.violations)
 
 
+def test_a_url_differing_only_by_fragment_loads_the_new_snapshot(site: FixtureSite) -> None:
+    """A reused page at ``/x`` asked for ``/x#top`` would only scroll (no request, the old
+    document stays): the new snapshot must be what is audited."""
+    plugin = axe.create({"concurrency": 1})
+    faulty = snapshot(site, "/analyze/axe")
+    clean = Snapshot(2, faulty.url + "#top", snapshot(site, "/analyze/clean").html)
+    try:
+        assert "image-alt" in by_rule(plugin.each_page(faulty))
+        assert plugin.each_page(clean).violations == []
+    finally:
+        plugin.close()
+
+
 def test_lang_loads_the_locale(site: FixtureSite) -> None:
     plugin = axe.create({"lang": "ja", "concurrency": 1})
     try:
