@@ -12,7 +12,10 @@ starts **one** worker process for the whole run and feeds it pages over stdin:
   the requests that were in flight fail with :class:`NodeWorkerError`, which the host retries
   once (``nitpicker.analyze.plugin``);
 - a request that gets no answer within its timeout kills the worker (it is stuck), so the next
-  request starts a fresh one.
+  request starts a fresh one;
+- with ``recycle_after``, a process that served that many requests is replaced by a fresh one
+  (it finishes the requests it has, then exits): a tool whose memory grows page after page
+  (markuplint keeps about 1 MB of every page it lints) stays bounded.
 
 The worker scripts import their tools by name: Node finds them in the ``node_modules``
 directory that ``npm ci`` fills at the repository's root (an ancestor of the scripts), or, when
@@ -100,6 +103,8 @@ class _Process:
         self.lock = threading.Lock()  # guards pending and the stdin writes
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         self.dead = False
+        #: requests sent to this process
+        self.requests = 0
         self._reader = threading.Thread(target=self._read_answers, name=f"{name}-stdout",
                                         daemon=True)
         self._errors = threading.Thread(target=self._read_stderr, name=f"{name}-stderr",
@@ -120,6 +125,7 @@ class _Process:
             if self.dead:
                 raise NodeWorkerError(f"{self.name} worker is not running")
             self.pending[request_id] = future
+            self.requests += 1
             try:
                 stdin.write(line.encode("utf-8"))
                 stdin.flush()
@@ -224,6 +230,7 @@ class NodeWorker:
 
     def __init__(self, script: str, settings: Mapping[str, Any], *, name: str,
                  timeout: float, node_modules: Path | None = None,
+                 recycle_after: int | None = None,
                  env: Mapping[str, str] | None = None) -> None:
         self.script = NODE_SCRIPTS / script
         self.settings = dict(settings)
@@ -232,9 +239,12 @@ class NodeWorker:
         self.env = {**os.environ, **(env or {})}
         if node_modules is not None:  # where plugins/node/resolve.mjs finds the tools
             self.env["NITPICKER_NODE_MODULES"] = str(node_modules)
+        #: requests a process serves before a fresh one replaces it (``None``: never)
+        self.recycle_after = recycle_after
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._process: _Process | None = None
+        self._retiring: list[threading.Thread] = []
         #: how many processes this worker has started (1 + restarts)
         self.starts = 0
 
@@ -268,15 +278,26 @@ class NodeWorker:
         """Stop the process (waits up to ``timeout`` seconds for it to finish its work)."""
         with self._lock:
             process, self._process = self._process, None
+            retiring, self._retiring = self._retiring, []
         if process is not None:
             process.close(min(self.timeout, 10.0))
+        for thread in retiring:
+            thread.join(self.timeout)
 
     def _running(self) -> _Process:
         with self._lock:
             process = self._process
             if process is not None and process.alive:
-                return process
-            if process is not None:
+                if self.recycle_after is None or process.requests < self.recycle_after:
+                    return process
+                # it served its share: it finishes its requests and exits on its own
+                logger.info("%s worker served %d requests; starting a fresh one",
+                            self.name, process.requests)
+                retiring = threading.Thread(target=process.close, args=(self.timeout,),
+                                            name=f"{self.name}-retire", daemon=True)
+                retiring.start()
+                self._retiring = [t for t in self._retiring if t.is_alive()] + [retiring]
+            elif process is not None:
                 logger.warning("%s worker died (exit code %s); starting it again",
                                self.name, process.popen.poll())
                 process.kill()

@@ -9,7 +9,9 @@ snapshot.
 Settings: ``rules`` (rule id → ``true`` | ``false`` | options, merged over
 :data:`DEFAULT_RULES`; ``false`` turns a default off; a rule ``x`` is loaded from the npm
 package ``textlint-rule-x``), ``concurrency`` (requests in flight, default 2), ``timeout``
-(seconds per page, default 120; the first page also waits for the dictionaries to load).
+(seconds per page, default 120; the first page also waits for the dictionaries to load),
+``recycle`` (pages a Node process lints before a fresh one replaces it, default 1000; 0:
+never).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from nitpicker_plugins._node import NodeWorker, find_node_modules
 from nitpicker_plugins._settings import (
+    SettingError,
     node_package_version,
     object_setting,
     positive_int,
@@ -77,11 +80,16 @@ class TextlintPlugin:
         rules = {**DEFAULT_RULES, **(object_setting(settings, NAME, "rules") or {})}
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
         timeout = positive_number(settings, NAME, "timeout", 120.0)
+        recycle = settings.get("recycle", 1000)
+        if isinstance(recycle, bool) or not isinstance(recycle, int) or recycle < 0:
+            raise SettingError(
+                f"{NAME}: setting 'recycle' must be a whole number ≥ 0, got {recycle!r}")
         node_modules = find_node_modules("textlint")
         tool = node_package_version(node_modules, "textlint")
         self.version = f"{VERSION}+textlint-{tool}"
         self.worker = NodeWorker("textlint-worker.mjs", {"rules": rules},
-                                 name=NAME, timeout=timeout, node_modules=node_modules)
+                                 name=NAME, timeout=timeout, node_modules=node_modules,
+                                 recycle_after=recycle or None)
 
     def open(self) -> None:
         self.worker.start()

@@ -79,6 +79,7 @@ def test_config_setting_replaces_the_defaults(site: FixtureSite) -> None:
     ({"config": "strict"}, "'config'"),
     ({"concurrency": True}, "'concurrency'"),
     ({"timeout": 0}, "'timeout'"),
+    ({"recycle": -1}, "'recycle'"),
 ])
 def test_bad_settings_are_named(settings: dict[str, Any], named: str) -> None:
     with pytest.raises(SettingError, match=named):

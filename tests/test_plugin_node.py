@@ -100,6 +100,30 @@ def test_a_worker_that_hangs_is_killed_and_replaced(echo: Path) -> None:
         worker.close()
 
 
+def test_a_worker_is_recycled_after_its_share_of_requests(echo: Path) -> None:
+    """A fresh process replaces one that served ``recycle_after`` requests; a request still in
+    flight on the old one is answered; the old one exits."""
+    worker = NodeWorker(str(echo), {"prefix": ""}, name="echo", timeout=60, recycle_after=2)
+    answers: list[str] = []
+    try:
+        assert worker.request({"text": "1"}) == "1"
+        first = worker.pid
+        slow = threading.Thread(
+            target=lambda: answers.append(worker.request({"text": "slow", "wait": 3000})))
+        slow.start()
+        time.sleep(0.5)
+        assert worker.request({"text": "3"}) == "3"  # served by a fresh process
+        assert worker.pid != first
+        slow.join()
+        assert answers == ["slow"]
+        assert worker.starts == 2
+    finally:
+        worker.close()
+    assert first is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(first, 0)
+
+
 def test_close_ends_the_process(echo: Path) -> None:
     worker = NodeWorker(str(echo), {"prefix": ""}, name="echo", timeout=30)
     worker.request({"text": "x"})
