@@ -15,7 +15,7 @@ starts **one** worker process for the whole run and feeds it pages over stdin:
   request starts a fresh one;
 - with ``recycle_after``, a process that served that many requests is replaced by a fresh one
   (it finishes the requests it has, then exits): a tool whose memory grows page after page
-  (markuplint keeps about 1 MB of every page it lints) stays bounded.
+  (markuplint keeps 1–2 MB of every page it lints) stays bounded.
 
 The worker scripts import their tools by name: Node finds them in the ``node_modules``
 directory that ``npm ci`` fills at the repository's root (an ancestor of the scripts), or, when

@@ -11,7 +11,7 @@ host's threads send it. Output, per page:
 Settings: ``config`` (a markuplint config object; without one markuplint's defaults apply,
 and no ``.markuplintrc`` is searched for), ``concurrency`` (requests in flight, default 2),
 ``timeout`` (seconds per page, default 120), ``recycle`` (pages a Node process lints before a
-fresh one replaces it, default 200: markuplint keeps about 1 MB of every page; 0: never).
+fresh one replaces it, default 200: markuplint keeps 1–2 MB of every page; 0: never).
 """
 
 from __future__ import annotations
