@@ -7,10 +7,12 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# the Node tools of the analyze plugins (package.json, package-lock.json), installed by npm ci
+NODE_STAMP := node_modules/.installed
 
-.PHONY: install system crawl test bench clean
+.PHONY: install system crawl test bench bench-analyze clean
 
-install: $(STAMP)
+install: $(STAMP) $(NODE_STAMP)
 
 # System packages a fresh Debian machine may lack (only when missing; needs root or sudo).
 system:
@@ -18,6 +20,8 @@ system:
 	$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || need="$$need python3-venv"; \
 	command -v sqlite3 >/dev/null || need="$$need sqlite3"; \
 	command -v chromium >/dev/null || need="$$need chromium"; \
+	command -v node >/dev/null || need="$$need nodejs"; \
+	command -v npm >/dev/null || need="$$need npm"; \
 	if [ -n "$$need" ]; then \
 	  echo "Installing system packages:$$need"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -29,6 +33,13 @@ $(STAMP): pyproject.toml | system
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
 	@touch $(STAMP)
+
+# npm ci only when package.json or the lock changed since the last install (it empties node_modules)
+$(NODE_STAMP): package.json package-lock.json | system
+	@node -e "process.exit(+process.versions.node.split('.')[0] >= 20 ? 0 : 1)" || \
+	  { echo "Error: the analyze plugins need Node.js 20 or newer (textlint 15), found $$(node --version)"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $(NODE_STAMP)
 
 crawl: install
 ifeq ($(strip $(URL)),)
@@ -47,5 +58,8 @@ test: install
 bench: install
 	$(PY) bench/crawl_throughput.py
 
+bench-analyze: install
+	$(PY) bench/analyze_engines.py
+
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache
+	rm -rf $(VENV) *.egg-info .pytest_cache node_modules

@@ -18,4 +18,6 @@ REPORTS = [f"nitpicker_reports{p[len('reports'):]}"
 setup(
     packages=find_packages(include=["nitpicker", "nitpicker.*"]) + PLUGINS + REPORTS,
     package_dir={"nitpicker_plugins": "plugins", "nitpicker_reports": "reports"},
+    # the Node worker scripts the markuplint, textlint and Lighthouse plugins start
+    package_data={"nitpicker_plugins": ["node/*.mjs"]},
 )

@@ -68,6 +68,11 @@ def test_the_package_declares_what_it_imports() -> None:
     assert _package_imports() - PACKAGE == set()
 
 
+def test_the_bundled_plugins_import_only_what_the_package_declares() -> None:
+    """``plugins/`` installs with the package (as ``nitpicker_plugins``): no extra of its own."""
+    assert _imported_distributions("plugins") - PACKAGE == set()
+
+
 def test_every_dependency_is_imported_by_the_package() -> None:
     # Protego: Scrapy's robots.txt parser, whose ``sitemaps`` nitpicker/crawl/sitemaps.py reads.
     assert PACKAGE - _package_imports() == {"protego"}

@@ -1,0 +1,143 @@
+"""axe: accessibility audit of every snapshot with axe-core in a real browser (SPEC §7.3).
+
+One Chromium (the crawl's, ``nitpicker.render.chromium``) with a bounded set of reused pages
+(``concurrency``) audits the snapshots the host's threads hand it; Playwright's asyncio API
+runs on one thread of its own (:class:`~nitpicker_plugins._browser.BrowserEngine`). Each
+snapshot is loaded *at its page URL*: the browser asks for the URL and gets the snapshot, so
+relative links, ``<base>`` and stylesheets resolve as on the site. The snapshot's scripts do
+not run (the document is served with ``Content-Security-Policy: script-src 'none'``, axe is
+injected by the browser's DevTools), stylesheets are fetched from the site once per run (they
+decide the layout, which colour contrast needs), and images, fonts, frames and media are not
+fetched at all.
+
+Output: no columns; one violation per axe result with an impact, from ``violations`` **and**
+``incomplete`` ("needs review"): ``validator`` ``axe``, ``severity`` the impact
+(``minor``/``moderate``/``serious``/``critical``), ``rule`` the rule id, ``code`` the HTML of
+the nodes one per line, ``message`` ``<description> <help>(<helpUrl>)``. When axe itself
+fails on a page, one violation ``UNKNOWN_RULE`` carries the error.
+
+Settings: ``lang`` (axe's messages in ``axe-core/locales/<lang>.json``, e.g. ``ja``; an
+unknown language falls back to English with a warning), ``concurrency`` (pages audited at
+once, default 2), ``timeout`` (seconds per page, default 60), ``styles`` (fetch the site's
+stylesheets, default ``true``), ``rules`` (axe rule id → ``true``/``false``, e.g.
+``{"color-contrast": false}`` for the original's behaviour; merged over
+:data:`DEFAULT_RULES`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from nitpicker_plugins._browser import BrowserEngine
+from nitpicker_plugins._node import find_node_modules
+from nitpicker_plugins._settings import (
+    SettingError,
+    node_package_version,
+    object_setting,
+    positive_int,
+    positive_number,
+    string_setting,
+)
+
+from nitpicker.analyze.plugin import Findings, Violation
+from nitpicker.render.chromium import require_chromium
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from nitpicker.analyze.plugin import Snapshot
+
+__all__ = ["AxePlugin", "create"]
+
+logger = logging.getLogger(__name__)
+
+NAME = "axe"
+VERSION = "1"
+
+#: rules switched from axe's defaults: frames are not loaded (a snapshot is one document), so
+#: ``frame-tested`` would flag every ``<iframe>`` as "not tested"
+DEFAULT_RULES = {"frame-tested": False}
+
+#: runs in the page after axe is there: the results the plugin records, small enough to send
+AUDIT = """async ([locale, rules]) => {
+  try {
+    if (locale) axe.configure({ locale });
+    const options = { resultTypes: ['violations', 'incomplete'], iframes: false };
+    if (rules) options.rules = rules;
+    const found = await axe.run(document, options);
+    const brief = (result) => ({
+      id: result.id, impact: result.impact, description: result.description,
+      help: result.help, helpUrl: result.helpUrl,
+      nodes: result.nodes.map((node) => node.html ?? (node.target ?? []).join('')),
+    });
+    return { results: [...found.incomplete, ...found.violations].map(brief) };
+  } catch (error) {
+    return { error: String(error && error.message || error) };
+  }
+}"""
+
+
+class AxePlugin:
+    label = "axe: アクセシビリティチェック"
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.headers: dict[str, str] = {}
+        self.concurrency = positive_int(settings, NAME, "concurrency", 2)
+        self.timeout = positive_number(settings, NAME, "timeout", 60.0)
+        styles = settings.get("styles", True)
+        if not isinstance(styles, bool):
+            raise SettingError(f"{NAME}: setting 'styles' must be true or false, got {styles!r}")
+        rules = object_setting(settings, NAME, "rules")
+        node_modules = find_node_modules("axe-core")
+        tool = node_package_version(node_modules, "axe-core")
+        self.version = f"{VERSION}+axe-core-{tool}"
+        self.locale = _locale(node_modules, string_setting(settings, NAME, "lang"))
+        self.rules = {rule: {"enabled": bool(on)}
+                      for rule, on in {**DEFAULT_RULES, **(rules or {})}.items()}
+        self.engine = BrowserEngine(
+            chromium=require_chromium(),
+            init_script=(node_modules / "axe-core" / "axe.min.js").read_text("utf-8"),
+            pages=self.concurrency, timeout=self.timeout, styles=styles)
+
+    def open(self) -> None:
+        self.engine.start()
+
+    def close(self) -> None:
+        self.engine.close()
+
+    def each_page(self, snapshot: Snapshot) -> Findings:
+        answer = self.engine.evaluate(snapshot.url, snapshot.html, AUDIT,
+                                      [self.locale, self.rules])
+        if "error" in answer:
+            return Findings(violations=[Violation(
+                validator=NAME, severity="error", rule="UNKNOWN_RULE",
+                message=str(answer["error"]), url=snapshot.url)])
+        return Findings(violations=[
+            Violation(
+                validator=NAME, severity=str(result["impact"]), rule=result["id"] or "UNKNOWN_RULE",
+                code="\n".join(str(node) for node in result["nodes"]),
+                message=f"{result['description'] or ''} {result['help'] or ''}"
+                        f"({result['helpUrl'] or ''})",
+                url=snapshot.url)
+            for result in answer["results"]
+            if result["impact"] is not None
+        ])
+
+
+def _locale(node_modules: Any, lang: str | None) -> dict[str, Any] | None:
+    """axe's messages in ``lang`` (``None``: English, axe's own)."""
+    if lang is None or lang == "en":
+        return None
+    path = node_modules / "axe-core" / "locales" / f"{lang}.json"
+    if "/" in lang or not path.is_file():
+        logger.warning("axe has no messages in %r; using English", lang)
+        return None
+    locale: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    return locale
+
+
+def create(settings: Mapping[str, Any]) -> AxePlugin:
+    """The entry point's factory (``nitpicker.analyze``)."""
+    return AxePlugin(settings)

@@ -1,0 +1,86 @@
+"""markuplint: HTML markup validation of every snapshot (SPEC §7.3).
+
+One long-lived Node process (``plugins/node/markuplint-worker.mjs``) lints the snapshots the
+host's threads send it. Output, per page:
+
+- the ``markuplint`` column: the number of violations, its note one ``<message> (<rule>)``
+  line per violation;
+- one violation per finding: ``validator`` ``markuplint``, markuplint's severity, its rule id,
+  ``code`` empty, ``location`` ``line:col`` in the snapshot.
+
+Settings: ``config`` (a markuplint config object; without one markuplint's defaults apply,
+and no ``.markuplintrc`` is searched for), ``concurrency`` (requests in flight, default 2),
+``timeout`` (seconds per page, default 120), ``recycle`` (pages a Node process lints before a
+fresh one replaces it, default 200: markuplint keeps 1–2 MB of every page; 0: never).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from nitpicker_plugins._node import NodeWorker, find_node_modules
+from nitpicker_plugins._settings import (
+    SettingError,
+    node_package_version,
+    object_setting,
+    positive_int,
+    positive_number,
+)
+
+from nitpicker.analyze.plugin import Findings, PageValue, Violation
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from nitpicker.analyze.plugin import Snapshot
+
+__all__ = ["MarkuplintPlugin", "create"]
+
+logger = logging.getLogger(__name__)
+
+NAME = "markuplint"
+VERSION = "1"
+
+
+class MarkuplintPlugin:
+    label = "markuplint: HTMLマークアップ検証"
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.headers: dict[str, str] = {"markuplint": "markuplint"}
+        config = object_setting(settings, NAME, "config")
+        self.concurrency = positive_int(settings, NAME, "concurrency", 2)
+        timeout = positive_number(settings, NAME, "timeout", 120.0)
+        recycle = settings.get("recycle", 200)
+        if isinstance(recycle, bool) or not isinstance(recycle, int) or recycle < 0:
+            raise SettingError(
+                f"{NAME}: setting 'recycle' must be a whole number ≥ 0, got {recycle!r}")
+        node_modules = find_node_modules("markuplint")
+        tool = node_package_version(node_modules, "markuplint")
+        self.version = f"{VERSION}+markuplint-{tool}"
+        self.worker = NodeWorker("markuplint-worker.mjs", {"config": config},
+                                 name=NAME, timeout=timeout, node_modules=node_modules,
+                                 recycle_after=recycle or None)
+
+    def open(self) -> None:
+        self.worker.start()
+
+    def close(self) -> None:
+        self.worker.close()
+
+    def each_page(self, snapshot: Snapshot) -> Findings:
+        found = self.worker.request({"url": snapshot.url, "html": snapshot.html})
+        violations = [
+            Violation(validator=NAME, severity=str(item["severity"]), rule=str(item["rule"]),
+                      message=str(item["message"]), url=snapshot.url, code="",
+                      location=f"{item['line']}:{item['col']}")
+            for item in found
+        ]
+        note = "\n".join(f"{v.message} ({v.rule})" for v in violations) or None
+        return Findings(values={"markuplint": PageValue(len(violations), note)},
+                        violations=violations)
+
+
+def create(settings: Mapping[str, Any]) -> MarkuplintPlugin:
+    """The entry point's factory (``nitpicker.analyze``)."""
+    return MarkuplintPlugin(settings)

@@ -1,0 +1,180 @@
+"""The axe plugin (plugins/axe.py) in the real Chromium on the fixture pages under
+``fixtures/site/analyze/``: the rules it reports, the snapshot served at its URL (relative
+stylesheet found, scripts not run), locales, settings, concurrency and a browser that died."""
+
+from __future__ import annotations
+
+import os
+import signal
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import psutil
+import pytest
+from nitpicker_plugins import axe
+from nitpicker_plugins._browser import BrowserEngineError
+from nitpicker_plugins._settings import SettingError
+
+from nitpicker.analyze.plugin import AnalyzePlugin, Snapshot
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from fixtures.site import FixtureSite
+
+
+def snapshot(site: FixtureSite, path: str, page_id: int = 1) -> Snapshot:
+    url = site.url(path)
+    with urllib.request.urlopen(url) as response:
+        return Snapshot(page_id, url, response.read().decode("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def plugin() -> Iterator[axe.AxePlugin]:
+    found = axe.create({})
+    found.open()
+    yield found
+    found.close()
+
+
+def by_rule(findings: Any) -> dict[str, Any]:
+    return {v.rule: v for v in findings.violations}
+
+
+def test_factory_builds_a_plugin_of_the_contract(plugin: axe.AxePlugin) -> None:
+    assert isinstance(plugin, AnalyzePlugin)
+    assert plugin.label == "axe: アクセシビリティチェック"
+    assert plugin.headers == {}
+    assert plugin.version.startswith("1+axe-core-4.")
+
+
+def test_known_violations_with_impact_as_severity(plugin: axe.AxePlugin, site: FixtureSite) -> None:
+    page = snapshot(site, "/analyze/axe")
+    found = by_rule(plugin.each_page(page))
+    assert {"image-alt", "link-name", "color-contrast"} <= set(found)
+    assert found["image-alt"].severity == "critical"
+    assert found["link-name"].severity == "serious"
+    assert found["link-name"].code == '<a href="/analyze/next"></a>'
+    assert found["link-name"].message == (
+        "Ensure links have discernible text Links must have discernible text"
+        "(https://dequeuniversity.com/rules/axe/4.14/link-name?application=axeAPI)")
+    for violation in found.values():
+        assert violation.validator == "axe"
+        assert violation.url == page.url
+        assert violation.location is None
+
+
+def test_stylesheet_resolves_against_the_page_url(plugin: axe.AxePlugin,
+                                                  site: FixtureSite) -> None:
+    """The low contrast comes from ``axe.css``, linked relatively: found only when the
+    snapshot is loaded at its URL and the stylesheet is fetched."""
+    contrast = by_rule(plugin.each_page(snapshot(site, "/analyze/axe")))["color-contrast"]
+    assert contrast.code.startswith('<p class="faint">')
+
+
+def test_the_snapshots_scripts_do_not_run(plugin: axe.AxePlugin, site: FixtureSite) -> None:
+    """The fixture's inline script removes ``lang`` and an ``onerror`` handler sets an ``alt``:
+    neither may happen."""
+    found = by_rule(plugin.each_page(snapshot(site, "/analyze/axe")))
+    assert "html-has-lang" not in found
+    assert found["image-alt"].code.count("<img") == 2
+
+
+def test_clean_page_has_no_violations(plugin: axe.AxePlugin, site: FixtureSite) -> None:
+    assert plugin.each_page(snapshot(site, "/analyze/clean")).violations == []
+
+
+def test_pages_in_parallel_each_get_their_own_results(plugin: axe.AxePlugin,
+                                                      site: FixtureSite) -> None:
+    pages = [snapshot(site, "/analyze/axe" if i % 2 else "/analyze/clean", i) for i in range(8)]
+    with ThreadPoolExecutor(plugin.concurrency) as pool:
+        results = list(pool.map(plugin.each_page, pages))
+    for page, findings in zip(pages, results, strict=True):
+        rules = {v.rule for v in findings.violations}
+        assert ("image-alt" in rules) == page.url.endswith("/axe")
+        assert all(v.url == page.url for v in findings.violations)
+
+
+def test_a_url_differing_only_by_fragment_loads_the_new_snapshot(site: FixtureSite) -> None:
+    """A reused page at ``/x`` asked for ``/x#top`` would only scroll (no request, the old
+    document stays): the new snapshot must be what is audited."""
+    plugin = axe.create({"concurrency": 1})
+    faulty = snapshot(site, "/analyze/axe")
+    clean = Snapshot(2, faulty.url + "#top", snapshot(site, "/analyze/clean").html)
+    try:
+        assert "image-alt" in by_rule(plugin.each_page(faulty))
+        assert plugin.each_page(clean).violations == []
+    finally:
+        plugin.close()
+
+
+def test_lang_loads_the_locale(site: FixtureSite) -> None:
+    plugin = axe.create({"lang": "ja", "concurrency": 1})
+    try:
+        found = by_rule(plugin.each_page(snapshot(site, "/analyze/axe")))
+    finally:
+        plugin.close()
+    assert found["link-name"].message.startswith(
+        "リンクに認識可能なテキストが存在することを確認してください")
+    assert found["link-name"].message.endswith("&lang=ja)")
+
+
+def test_unknown_lang_falls_back_to_english(caplog: pytest.LogCaptureFixture) -> None:
+    plugin = axe.create({"lang": "xx"})
+    assert plugin.locale is None
+    assert "'xx'" in caplog.text
+
+
+def test_rules_setting_turns_colour_contrast_off(site: FixtureSite) -> None:
+    plugin = axe.create({"rules": {"color-contrast": False}, "concurrency": 1})
+    try:
+        found = by_rule(plugin.each_page(snapshot(site, "/analyze/axe")))
+    finally:
+        plugin.close()
+    assert "color-contrast" not in found
+    assert "image-alt" in found
+
+
+@pytest.mark.parametrize(("settings", "named"), [
+    ({"concurrency": 0}, "'concurrency'"),
+    ({"timeout": "soon"}, "'timeout'"),
+    ({"styles": "yes"}, "'styles'"),
+    ({"rules": ["color-contrast"]}, "'rules'"),
+    ({"lang": 3}, "'lang'"),
+])
+def test_bad_settings_are_named(settings: dict[str, Any], named: str) -> None:
+    with pytest.raises(SettingError, match=named):
+        axe.create(settings)
+
+
+def browsers() -> set[int]:
+    """This test process's Chromium browser processes (their renderers and helpers left out)."""
+    found = set()
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" in process.name() and "--type=" not in " ".join(process.cmdline()):
+                found.add(process.pid)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def test_a_browser_that_died_is_launched_again(site: FixtureSite) -> None:
+    """As the host does: a failed call is made once more, and that one must succeed."""
+    plugin = axe.create({"concurrency": 1})
+    page = snapshot(site, "/analyze/axe")
+    try:
+        before = browsers()
+        plugin.open()
+        assert plugin.engine.launches == 1
+        (pid,) = browsers() - before
+        os.kill(pid, signal.SIGKILL)
+        try:
+            findings = plugin.each_page(page)
+        except BrowserEngineError:
+            findings = plugin.each_page(page)
+        assert "image-alt" in by_rule(findings)
+        assert plugin.engine.launches == 2
+    finally:
+        plugin.close()
