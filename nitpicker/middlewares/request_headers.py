@@ -13,7 +13,7 @@ Why not Scrapy's ``HttpAuthMiddleware``: it has one user and password per spider
 them to a domain and all its subdomains, whatever the port, scheme or path. A crawl's scope
 is host, port and path, a root each, and may hold roots with different credentials.
 Browser requests are not touched here: the browser adds the same headers itself
-(:class:`nitpicker.render.page.PageSession`). Stat ``nitpicker/request_headers/sent``.
+(:class:`nitpicker.render.devtools.PageSession`). Stat ``nitpicker/request_headers/sent``.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@
 - :mod:`~nitpicker.render.choice`: the downloader middleware that decides which requests
   render (an HTTP preflight first, a browser request for in-scope HTML);
 - :mod:`~nitpicker.render.page`: the rendering steps run in a page, and what they record;
+- :mod:`~nitpicker.render.devtools`: the page's DevTools session (device presets, scripts
+  stopped, the crawl's request headers added to the page's requests);
 - :mod:`~nitpicker.render.pool`: the browser pages kept open from URL to URL;
 - :mod:`~nitpicker.render.browser`: the download handler, one browser for http and https;
 - :mod:`~nitpicker.render.retry`: a failed browser request's second try.

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, Page
     from scrapy import Request
 
-    from nitpicker.render.page import PageSession, RenderResult
+    from nitpicker.render.devtools import PageSession
+    from nitpicker.render.page import RenderResult
 
 __all__ = ["PagePool", "PageSlot"]
 

@@ -20,7 +20,8 @@ from scrapy.http import Headers
 
 from nitpicker.crawl.config import ConfigError
 from nitpicker.render.chromium import CHROMIUM_ARGS, require_chromium
-from nitpicker.render.page import DESKTOP, RenderOptions
+from nitpicker.render.devtools import DESKTOP
+from nitpicker.render.page import RenderOptions
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import json
 import logging
-from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider, signals
@@ -42,16 +41,22 @@ from nitpicker.items import (
     LinkRecord,
     MissedPrediction,
     PageItem,
-    Redirect,
     RedirectKind,
     ResourceRecord,
     status_phrase,
     too_long_stand_in,
 )
 from nitpicker.policy.extract import document_base, extract, resolve_meta_urls
-from nitpicker.policy.pagination import answered
 from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
+from nitpicker.spiders.loaded import answers_link_check, image_sizes, read_loaded
+from nitpicker.spiders.redirects import (
+    handed_over,
+    ignored_as_error,
+    missed_prediction,
+    redirect_hops,
+    release_claims,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -85,16 +90,6 @@ def _dimension(value: str) -> float | None:
         return float(value.strip().removesuffix("px"))
     except ValueError:
         return None
-
-
-def _answers_link_check(resource: ResourceRecord) -> bool:
-    """Whether the browser's response for a resource is what a link check of its URL would
-    record: a final, whole answer (not a redirect, a revalidation, a range or a failure) that
-    is not an HTML page (a page linked and framed is crawled as a page)."""
-    status = resource.status
-    return (status is not None and status >= 200 and not 300 <= status < 400
-            and status != HTTPStatus.PARTIAL_CONTENT  # a range of a media file
-            and not is_html(resource.content_type.lower() if resource.content_type else None))
 
 
 class SiteSpider(Spider):
@@ -220,20 +215,20 @@ class SiteSpider(Spider):
         predicted = meta.get(META_PREDICTED)
         target = meta.get(META_REDIRECT_TO)
         rendered = meta.get(META_RENDER)
-        handed_over = None
+        away = None
         if target is not None:
             reason = meta.get(META_REDIRECT_REASON)
             kind = RedirectKind.HTTP if isinstance(reason, int) else RedirectKind.META_REFRESH
-            handed_over = self._handed_over(response, response.url, response.status, kind, target)
+            away = handed_over(self.session, response, response.url, response.status, kind, target)
         elif rendered is not None and rendered.navigated_to is not None:
             # The page left for another by itself once loaded: a redirect made by its script.
             source = response.request.url if response.request is not None else response.url
-            handed_over = self._handed_over(response, source, response.status,
-                                            RedirectKind.SCRIPT, rendered.navigated_to)
-        if handed_over is not None:
+            away = handed_over(self.session, response, source, response.status,
+                               RedirectKind.SCRIPT, rendered.navigated_to)
+        if away is not None:
             if predicted:  # a predicted URL that redirects is no page of its own: not recorded
-                return self._missed_prediction(meta, handed_over, response.url) or handed_over
-            return handed_over
+                return missed_prediction(self.session, meta, away, response.url) or away
+            return away
         mode = FollowMode(meta.get(META_MODE, FollowMode.FULL))
         final = self.resolver.resolve(response.url, response.url)
         url = final.url if final is not None else response.url
@@ -254,57 +249,17 @@ class SiteSpider(Spider):
                 for name, values in response.headers.items()
                 for value in values
             ],
-            redirects=self._redirects(response),
+            redirects=redirect_hops(self.session, response),
         )
-        if predicted and (missed := self._missed_prediction(meta, item, response.url)):
+        if predicted and (missed := missed_prediction(self.session, meta, item, response.url)):
             return missed  # not worth reading
         if rendered is not None:
             self._read_rendered(response, item, rendered)
         elif is_html(content_type) and hasattr(response, "text"):
             self._read_html(response, response.text, item)
-        if predicted and (missed := self._missed_prediction(meta, item, response.url)):
+        if predicted and (missed := missed_prediction(self.session, meta, item, response.url)):
             return missed
         return item
-
-    def _handed_over(self, response: Response, source_url: str, status: int, kind: str,
-                     target_url: str) -> PageItem | None:
-        """A redirect not followed (see :mod:`nitpicker.middlewares.redirect`), or a page that
-        navigated away by script: the hops up to ``source_url`` are recorded as redirects to
-        ``target_url``, which the frontier fetches on its own. ``None`` when the target is the
-        source itself (a page that reloads) or not an http(s) URL."""
-        resolve = self.resolver.resolve
-        source = resolve(source_url, source_url)
-        target = resolve(source_url, target_url)
-        if source is None or target is None or not target.is_http or target.key == source.key:
-            return None
-        in_scope = self.session.in_scope
-        is_external = not in_scope(target)
-        meta = response.meta
-        hops = self._redirects(response)
-        hops.append(Redirect(source.url, status, kind, not in_scope(source)))
-        return PageItem(
-            url=target.url,
-            frontier_id=meta.get(META_FRONTIER_ID),
-            depth=meta.get(META_DEPTH, 0),
-            is_external=is_external,
-            is_target=False,
-            redirects=hops,
-            redirect_link=LinkRecord(target.url, target.key, target.fragment, "", is_external,
-                                     FollowMode.FULL),
-        )
-
-    def _missed_prediction(self, meta: dict[str, Any], item: PageItem,
-                           url: str) -> MissedPrediction | None:
-        """A predicted URL's result that is no page of its own (SPEC §3.9): not recorded."""
-        if answered(item.status, redirected=bool(item.redirects), skipped=item.is_skipped):
-            return None
-        chain = meta.get("redirect_urls") or []
-        leased = chain[0] if chain else url
-        parsed = self.resolver.resolve(leased, leased)
-        reason = (item.error or ("skipped" if item.is_skipped else "")
-                  or ("redirected" if item.redirects else str(item.status)))
-        return MissedPrediction(parsed.url if parsed is not None else leased,
-                                meta.get(META_FRONTIER_ID), reason)
 
     def _read_rendered(self, response: Response, item: PageItem, rendered: RenderResult) -> None:
         """A page the browser rendered: the same extraction over the rendered HTML."""
@@ -331,45 +286,11 @@ class SiteSpider(Spider):
             for image in rendered.images
         ]
         by_url = {r.url: r for r in item.resources}
-        self._read_loaded(rendered, by_url)
+        read_loaded(self.session, rendered, by_url)
         item.resources = list(by_url.values())
-        item.loaded = {url: r for url, r in by_url.items() if _answers_link_check(r)}
+        item.loaded = {url: r for url, r in by_url.items() if answers_link_check(r)}
         if item.images:
-            self._image_sizes(item.images, by_url)
-
-    def _read_loaded(self, rendered: RenderResult, by_url: dict[str, ResourceRecord]) -> None:
-        """The responses the browser loaded, onto the page's resources (``by_url``)."""
-        in_scope = self.session.in_scope
-        for loaded in rendered.resources.values():
-            target = self.resolver.resolve(loaded.url, loaded.url)
-            if target is None or not target.is_http:
-                continue
-            record = by_url.get(target.url)
-            if record is None:
-                record = by_url[target.url] = ResourceRecord(
-                    target.url, "", not in_scope(target)
-                )
-            if loaded.status == HTTPStatus.NOT_MODIFIED:
-                continue  # the browser revalidated its cached copy: the page is a referrer,
-                # the resource keeps the facts of its full response
-            record.status = loaded.status
-            record.status_text = loaded.status_text
-            record.content_type = loaded.content_type
-            record.content_length = loaded.content_length
-            record.compress = loaded.compress
-            record.cdn = loaded.cdn
-            record.headers = loaded.headers
-
-    def _image_sizes(self, images: list[ImageRecord], by_url: dict[str, ResourceRecord]) -> None:
-        """Each image's file size: the ``Content-Length`` of the response its shown source
-        (``currentSrc``, else ``src``) was loaded with."""
-        resolve = self.resolver.resolve
-        for image in images:
-            shown = image.current_src or image.src
-            target = resolve(shown, shown) if shown else None
-            record = by_url.get(target.url) if target is not None else None
-            if record is not None and record.status is not None and 200 <= record.status < 300:
-                image.file_size = record.content_length
+            image_sizes(self.session, item.images, by_url)
 
     def _content_length(self, response: Response) -> int | None:
         raw = response.headers.get(b"Content-Length")
@@ -381,21 +302,6 @@ class SiteSpider(Spider):
         if "download_stopped" in response.flags:
             return None
         return len(response.body)
-
-    def _redirects(self, response: Response) -> list[Redirect]:
-        urls = response.meta.get("redirect_urls") or []
-        reasons = response.meta.get("redirect_reasons") or []
-        hops = []
-        in_scope = self.session.in_scope
-        for hop_url, reason in zip(urls, reasons, strict=False):
-            parsed = self.resolver.resolve(hop_url, hop_url)
-            if parsed is not None:
-                if isinstance(reason, int):
-                    hops.append(Redirect(parsed.url, reason, RedirectKind.HTTP, not in_scope(parsed)))
-                else:
-                    hops.append(Redirect(parsed.url, 0, RedirectKind.META_REFRESH,
-                                         not in_scope(parsed)))
-        return hops
 
     def _read_html(self, response: Response, html: str, item: PageItem) -> None:
         if not item.is_target:
@@ -461,32 +367,6 @@ class SiteSpider(Spider):
 
     # -- failures -------------------------------------------------------------------------------
 
-    def _ignored_as_error(self, message: str, chain: list[str]) -> str | None:
-        """An ``IgnoreRequest`` that means the URL could not be fetched (not a skip)."""
-        if "max redirections" in message:
-            hops = len(chain) - 1
-            if len(set(chain)) < len(chain):
-                return f"Redirect loop: gave up after {hops} redirects"
-            return f"Too many redirects: gave up after {hops} (REDIRECT_MAX_TIMES)"
-        if "DOWNLOAD_MAXSIZE" in message or "max size" in message:
-            return f"Too large: {message}"
-        return None
-
-    def _release_claims(self, leased: str, hops: list[str], *, fetch_last: bool) -> None:
-        """A redirect chain from ``leased`` failed: the frontier rows of the in-scope URLs it
-        followed (claimed by it, see :mod:`nitpicker.middlewares.redirect`) are done, its
-        failure recorded under ``leased``; with ``fetch_last`` the last one, whose fetch failed,
-        is fetched again on its own (once: it has no chain then)."""
-        session = self.session
-        source = session.policy_url(leased)
-        frontier = session.archive.frontier
-        last = len(hops) - 1
-        for n, hop in enumerate(hops):
-            parsed = session.policy_url(hop)
-            if (parsed is not None and session.in_scope(parsed)
-                    and (source is None or parsed.key != source.key)):
-                frontier.release(parsed.key, fetch_again=fetch_last and n == last)
-
     def errback(self, failure: Failure) -> PageItem | MissedPrediction | Request | None:
         request = failure.request  # type: ignore[attr-defined]
         meta = request.meta
@@ -516,11 +396,11 @@ class SiteSpider(Spider):
         if chain:
             # Given up (too many redirects, a loop): nothing more to fetch. A fetch that failed
             # (not in the browser, which has tried twice): the URL is tried on its own.
-            self._release_claims(leased, [*chain[1:], request.url],
-                                 fetch_last=not ignored and not is_browser_request(meta))
+            release_claims(self.session, leased, [*chain[1:], request.url],
+                           fetch_last=not ignored and not is_browser_request(meta))
         if ignored:
             message = failure.getErrorMessage()
-            error = self._ignored_as_error(message, [*chain, request.url])
+            error = ignored_as_error(message, [*chain, request.url])
             if error is None:
                 item.skip_reason = (
                     "blocked by robots.txt" if "robots.txt" in message else message or "ignored"
@@ -528,7 +408,9 @@ class SiteSpider(Spider):
             else:
                 item.status = -1
                 item.error = item.status_text = error
-            return self._missed_prediction(meta, item, url) if meta.get(META_PREDICTED) else item
+            if meta.get(META_PREDICTED):
+                return missed_prediction(self.session, meta, item, url)
+            return item
         item.status = -1
         item.error = item.status_text = describe_failure(failure)
         cancelled = failure.check(DownloadCancelledError)  # type: ignore[no-untyped-call]
@@ -541,4 +423,6 @@ class SiteSpider(Spider):
         if is_browser_request(meta):
             item.error = item.status_text = f"browser: {item.error}"
         logger.debug("fetch failed: %s: %s", url, item.error)
-        return self._missed_prediction(meta, item, url) if meta.get(META_PREDICTED) else item
+        if meta.get(META_PREDICTED):
+            return missed_prediction(self.session, meta, item, url)
+        return item
