@@ -41,11 +41,11 @@ sys.path.insert(0, str(ROOT))
 from bench.query_latency import build_archive
 from nitpicker.query.diff import (
     _IDENTITY,
-    _PAIRS_SQL,
     CATEGORIES,
     compare_archives,
     summarise_diff,
 )
+from nitpicker.query.diff_categories import _PAIRS_SQL
 
 _CHANGES = (
     # 5% of the internal pages retitled

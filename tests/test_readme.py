@@ -85,10 +85,11 @@ def test_two_setup_commands_come_first() -> None:
 def _mcp_tool_names() -> list[str]:
     import ast
 
-    source = (Path(__file__).resolve().parent.parent / "nitpicker" / "mcp" / "tools.py").read_text()
+    mcp = Path(__file__).resolve().parent.parent / "nitpicker" / "mcp"
     return [
         node.name
-        for node in ast.walk(ast.parse(source))
+        for module in ("tools.py", "audit_tools.py")  # the modules that define tools
+        for node in ast.walk(ast.parse((mcp / module).read_text()))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and any(isinstance(d, ast.Name) and d.id == "tool" for d in node.decorator_list)
     ]

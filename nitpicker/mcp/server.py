@@ -1,5 +1,6 @@
 """The MCP server object, its error reporting, the tool decorator and the argument types the
-tools share. The tools themselves are in :mod:`nitpicker.mcp.tools`."""
+tools share. The tools themselves are in :mod:`nitpicker.mcp.tools` and
+:mod:`nitpicker.mcp.audit_tools`."""
 
 
 from __future__ import annotations
