@@ -28,7 +28,7 @@ def _normalise(name: str) -> str:
 def _imported_distributions(folder: str) -> set[str]:
     """The installed distributions whose modules the ``.py`` files under ``folder`` import
     (the standard library and the project's own packages left out)."""
-    own = {"nitpicker", "nitpicker_plugins", "fixtures", "tests", "bench", "measuring",
+    own = {"nitpicker", "nitpicker_plugins", "nitpicker_reports", "fixtures", "tests", "bench", "measuring",
            "crawl_throughput", "query_latency"}
     modules: set[str] = set()
     for path in (ROOT / folder).rglob("*.py"):
@@ -59,9 +59,10 @@ BENCH = _names(PROJECT["optional-dependencies"].get("bench", []))
 
 
 def _package_imports() -> set[str]:
-    """What the installed code imports: ``nitpicker`` and the bundled plugins (``plugins/``,
-    installed as ``nitpicker_plugins``)."""
-    return _imported_distributions("nitpicker") | _imported_distributions("plugins")
+    """What the installed code imports: ``nitpicker``, the bundled plugins (``plugins/``,
+    installed as ``nitpicker_plugins``) and reporters (``reports/``, as ``nitpicker_reports``)."""
+    return (_imported_distributions("nitpicker") | _imported_distributions("plugins")
+            | _imported_distributions("reports"))
 
 
 def test_the_package_declares_what_it_imports() -> None:
