@@ -78,13 +78,14 @@ def analysed_path(archive_path: Path, tmp_path_factory: pytest.TempPathFactory) 
     copy = tmp_path_factory.mktemp("analysed") / "analysed.nitpicker"
     shutil.copy(archive_path, copy)
     conn = sqlite3.connect(copy)
-    with conn:
-        conn.execute("CREATE TABLE violations (page_id INTEGER NOT NULL REFERENCES pages(id),"
-                     " validator TEXT, severity TEXT, rule TEXT, message TEXT, code TEXT)")
-        page_id = conn.execute("SELECT id FROM pages WHERE url LIKE '%/meta/minimal'").fetchone()
-        conn.executemany("INSERT INTO violations VALUES (?, 'axe', 'error', ?, ?, ?)",
-                         [(page_id[0], "image-alt", "Images need alt", "<img>"),
-                          (page_id[0], "html-has-lang", "No lang", "<html>")])
+    with conn:  # the analyze store's table (migration 0013_analysis)
+        page_id, url = conn.execute(
+            "SELECT id, url FROM pages WHERE url LIKE '%/meta/minimal'").fetchone()
+        conn.executemany(
+            "INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, message,"
+            " code, url) VALUES (?, 'axe', 'page', 'axe', 'error', ?, ?, ?, ?)",
+            [(page_id, "image-alt", "Images need alt", "<img>", url),
+             (page_id, "html-has-lang", "No lang", "<html>", url)])
     conn.close()
     return copy
 
