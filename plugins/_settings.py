@@ -31,6 +31,14 @@ def positive_int(settings: Mapping[str, Any], plugin: str, name: str, default: i
     return value
 
 
+def whole_int(settings: Mapping[str, Any], plugin: str, name: str, default: int) -> int:
+    """A whole number ≥ 0 (0 meaning "never", as a worker's ``recycle``)."""
+    value = settings.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SettingError(f"{plugin}: setting {name!r} must be a whole number ≥ 0, got {value!r}")
+    return value
+
+
 def positive_number(settings: Mapping[str, Any], plugin: str, name: str,
                     default: float) -> float:
     value = settings.get(name, default)

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from nitpicker_plugins._node import NodeWorker, find_node_modules
 from nitpicker_plugins._settings import (
-    SettingError,
     node_package_version,
     object_setting,
     positive_int,
     positive_number,
+    whole_int,
 )
 
 from nitpicker.analyze.plugin import Findings, PageValue, Violation
@@ -51,10 +51,7 @@ class MarkuplintPlugin:
         config = object_setting(settings, NAME, "config")
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
         timeout = positive_number(settings, NAME, "timeout", 120.0)
-        recycle = settings.get("recycle", 200)
-        if isinstance(recycle, bool) or not isinstance(recycle, int) or recycle < 0:
-            raise SettingError(
-                f"{NAME}: setting 'recycle' must be a whole number ≥ 0, got {recycle!r}")
+        recycle = whole_int(settings, NAME, "recycle", 200)
         node_modules = find_node_modules("markuplint")
         tool = node_package_version(node_modules, "markuplint")
         self.version = f"{VERSION}+markuplint-{tool}"

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from nitpicker_plugins._node import NodeWorker, find_node_modules
 from nitpicker_plugins._settings import (
-    SettingError,
     node_package_version,
     object_setting,
     positive_int,
     positive_number,
+    whole_int,
 )
 
 from nitpicker.analyze.plugin import Findings, Violation
@@ -80,10 +80,7 @@ class TextlintPlugin:
         rules = {**DEFAULT_RULES, **(object_setting(settings, NAME, "rules") or {})}
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
         timeout = positive_number(settings, NAME, "timeout", 120.0)
-        recycle = settings.get("recycle", 1000)
-        if isinstance(recycle, bool) or not isinstance(recycle, int) or recycle < 0:
-            raise SettingError(
-                f"{NAME}: setting 'recycle' must be a whole number ≥ 0, got {recycle!r}")
+        recycle = whole_int(settings, NAME, "recycle", 1000)
         node_modules = find_node_modules("textlint")
         tool = node_package_version(node_modules, "textlint")
         self.version = f"{VERSION}+textlint-{tool}"
