@@ -1,27 +1,31 @@
 """The Google Sheets reporter (``nitpicker report FILE --sheet URL``), through gspread.
 
-One tab per sheet, added to the spreadsheet the URL names: its header row, then the rows in
-chunks of 2,500 (``values:append``, RAW), each chunk followed by one ``batchUpdate`` with the
-chunk's red cells (background red 0.9, white text) and notes; then the tab's frozen rows and
-columns and hidden path columns. One request in flight at a time. A 429 or a 5xx answer is
-retried after an exponential wait (1 s, 2 s, 4 s, … up to 64 s, 8 tries), the wait shown on the
-progress line.
+One tab per sheet, added to the spreadsheet the URL names with a grid of the sheet's size: its
+header row, then the rows in chunks of 2,500 (``values.update`` into the chunk's own rows,
+RAW), each chunk followed by one ``batchUpdate`` with the chunk's red cells (background red
+0.9, white text) and notes; then the tab's frozen rows and columns and hidden path columns.
+At most ``in_flight`` chunks are being sent at once (``NITPICKER_SHEETS_IN_FLIGHT``, default
+3, 1 to 8): each chunk has its own rows, so they may land in any order. A 429 or a 5xx answer
+is retried after an exponential wait (1 s, 2 s, 4 s, … up to 64 s, 8 tries), the wait shown on
+the progress line.
 
-Authentication: a service-account JSON file (``--credentials``), through google-auth (its
-``token_uri`` is where the token is asked). ``NITPICKER_SHEETS_API_URL`` points the client at
-another Sheets v4 endpoint than ``https://sheets.googleapis.com`` (tests use a local fake).
+Authentication (:mod:`nitpicker_reports.sheets_auth`): a service-account JSON file or an OAuth
+client file (``--credentials``), the token of the latter cached in ``token.json`` beside it.
+``NITPICKER_SHEETS_API_URL`` points the client at another Sheets v4 endpoint than
+``https://sheets.googleapis.com`` (tests use a local fake).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any, Final
 
 from gspread.exceptions import APIError, NoValidUrlKeyFound
 from gspread.http_client import HTTPClient
 from gspread.utils import extract_id_from_url
+from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
 
 if TYPE_CHECKING:
     from collections.abc import Callable, MutableMapping
@@ -32,12 +36,16 @@ if TYPE_CHECKING:
     from nitpicker.query.report import Cell, SheetSpec
     from nitpicker.report import ReportSource
 
-__all__ = ["API_URL_VARIABLE", "GOOGLE_API", "SCOPES", "SheetsError", "SheetsReporter",
-           "client_from_service_account"]
+__all__ = ["API_URL_VARIABLE", "GOOGLE_API", "IN_FLIGHT", "IN_FLIGHT_VARIABLE", "SCOPES",
+           "SheetsError", "SheetsReporter", "client_from_credentials",
+           "client_from_service_account", "in_flight_setting"]
 
 GOOGLE_API: Final = "https://sheets.googleapis.com"
 API_URL_VARIABLE: Final = "NITPICKER_SHEETS_API_URL"
-SCOPES: Final = ("https://www.googleapis.com/auth/spreadsheets",)
+IN_FLIGHT_VARIABLE: Final = "NITPICKER_SHEETS_IN_FLIGHT"
+IN_FLIGHT: Final = 3
+"""Chunks sent at once by default: Google allows 60 write requests a minute a user."""
+MAX_IN_FLIGHT: Final = 8
 RED: Final = {"red": 0.9, "green": 0.0, "blue": 0.0}
 WHITE: Final = {"red": 1.0, "green": 1.0, "blue": 1.0}
 RETRIES: Final = 8
@@ -55,6 +63,8 @@ class RetryingClient(HTTPClient):
                  on_wait: Callable[[float, int], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         super().__init__(auth)
+        self.account = str(getattr(auth, "service_account_email", "the service account"))
+        self.personal = False  # a person's OAuth token, not a service account
         self.api_url = api_url.rstrip("/")
         self.on_wait = on_wait or (lambda _wait, _code: None)
         self.sleep = sleep
@@ -77,19 +87,34 @@ class RetryingClient(HTTPClient):
 
 def client_from_service_account(path: Path, on_wait: Callable[[float, int], None] | None = None
                                 ) -> RetryingClient:
-    """A client authenticated as the service account in the JSON file at ``path``."""
-    from google.auth.exceptions import GoogleAuthError
-    from google.oauth2.service_account import Credentials
+    """A client for the credentials file at ``path`` (kept name: any kind is taken)."""
+    return client_from_credentials(path, on_wait)
 
-    if not path.is_file():
-        raise SheetsError(f"Credentials file not found: {path} (a service-account JSON key;"
-                          " create one in the Google Cloud console)")
+
+def client_from_credentials(path: Path, on_wait: Callable[[float, int], None] | None = None,
+                            open_url: Callable[[str], object] | None = None) -> RetryingClient:
+    """A client for the credentials file at ``path``: a service-account key or an OAuth client
+    (its token cached in ``token.json`` beside it; the first run asks consent in the browser,
+    opened with ``open_url``)."""
     try:
-        credentials = Credentials.from_service_account_file(str(path), scopes=list(SCOPES))
-    except (ValueError, KeyError, json.JSONDecodeError, GoogleAuthError) as exc:
-        raise SheetsError(f"Not a service-account key file: {path} ({exc})") from exc
-    api_url = os.environ.get(API_URL_VARIABLE, GOOGLE_API)
-    return RetryingClient(credentials, api_url, on_wait)
+        credentials, account = load_credentials(path, open_url)
+    except AuthError as exc:
+        raise SheetsError(str(exc)) from exc
+    client = RetryingClient(credentials, os.environ.get(API_URL_VARIABLE, GOOGLE_API), on_wait)
+    client.account = account
+    client.personal = not hasattr(credentials, "service_account_email")
+    return client
+
+
+def in_flight_setting(environ: dict[str, str] | None = None) -> int:
+    """``NITPICKER_SHEETS_IN_FLIGHT``: chunks sent at once, 1 to 8 (default 3)."""
+    raw = (os.environ if environ is None else environ).get(IN_FLIGHT_VARIABLE, "")
+    if not raw:
+        return IN_FLIGHT
+    if not raw.strip().isdigit() or not 1 <= int(raw) <= MAX_IN_FLIGHT:
+        raise SheetsError(f"{IN_FLIGHT_VARIABLE} must be a whole number from 1 to"
+                          f" {MAX_IN_FLIGHT}: {raw!r}")
+    return int(raw)
 
 
 def spreadsheet_id(url: str) -> str:
@@ -100,11 +125,15 @@ def spreadsheet_id(url: str) -> str:
                           " (expected https://docs.google.com/spreadsheets/d/ID/…)") from None
 
 
-def _explain(exc: APIError, url: str, account: str) -> SheetsError:
+def _explain(exc: APIError, url: str, account: str, personal: bool = False) -> SheetsError:
     message = str(exc.error.get("message", ""))
     if exc.code == 403 and ("has not been used" in message or "is disabled" in message):
-        return SheetsError(f"The Google Sheets API is not enabled for the service account's"
+        owner = "OAuth client's" if personal else "service account's"
+        return SheetsError(f"The Google Sheets API is not enabled for the {owner}"
                            f" project: enable it in the Google Cloud console ({message})")
+    if exc.code in (403, 404) and personal:
+        return SheetsError(f"Spreadsheet not found or {account} cannot edit it: open {url}"
+                           " signed in as that account, or ask its owner to share it with you")
     if exc.code in (403, 404):
         return SheetsError(f"Spreadsheet not found or not shared with {account}: share {url}"
                            " with that address as an editor")
@@ -114,23 +143,24 @@ def _explain(exc: APIError, url: str, account: str) -> SheetsError:
 class SheetsReporter:
     """Writes the report's sheets as new tabs of an existing spreadsheet."""
 
-    def __init__(self, client: RetryingClient, url: str) -> None:
+    def __init__(self, client: RetryingClient, url: str, in_flight: int = IN_FLIGHT) -> None:
         self.client = client
         self.url = url
         self.id = spreadsheet_id(url)
         self.sent_rows = 0
+        self.in_flight = in_flight
         self._checked = False
 
     @property
     def account(self) -> str:
-        return str(getattr(self.client.auth, "service_account_email", "the service account"))
+        return self.client.account
 
     def check(self, source: ReportSource) -> None:
         """Before anything is sent: the spreadsheet is reachable and has none of the tabs."""
         try:
             meta = self.client.fetch_sheet_metadata(self.id)
         except APIError as exc:
-            raise _explain(exc, self.url, self.account) from exc
+            raise _explain(exc, self.url, self.account, self.client.personal) from exc
         taken = {s["properties"]["title"] for s in meta.get("sheets", [])}
         clash = [sheet.name for sheet in source.sheets if sheet.name in taken]
         if clash:
@@ -144,32 +174,48 @@ class SheetsReporter:
         try:
             self._write(source)
         except APIError as exc:
-            raise _explain(exc, self.url, self.account) from exc
+            raise _explain(exc, self.url, self.account, self.client.personal) from exc
 
     def _write(self, source: ReportSource) -> None:
         specs = source.specs()
-        for sheet, spec in zip(source.sheets, specs, strict=True):
-            tab = self._add_tab(spec)
-            self._append(spec.name, [list(spec.headers)])
-            row_number = 1
-            for chunk in source.rows(sheet):
-                self._append(spec.name, [[_value(c) for c in row] for row in chunk])
-                self._decorate(tab, row_number, chunk)
-                row_number += len(chunk)
-                self.sent_rows += len(chunk)
-            self._format(tab, spec)
+        with ThreadPoolExecutor(self.in_flight, thread_name_prefix="sheets") as pool:
+            for sheet, spec in zip(source.sheets, specs, strict=True):
+                tab = self._add_tab(spec, source.count(sheet))
+                self._put(spec.name, 1, [list(spec.headers)])
+                sending: set[Future[int]] = set()
+                row_number = 1
+                for chunk in source.rows(sheet):
+                    if len(sending) >= self.in_flight:
+                        sending = self._settle(sending, FIRST_COMPLETED)
+                    sending.add(pool.submit(self._send, spec.name, tab, row_number, chunk))
+                    row_number += len(chunk)
+                self._settle(sending, None)
+                self._format(tab, spec)
 
-    def _add_tab(self, spec: SheetSpec) -> int:
+    def _settle(self, sending: set[Future[int]], until: str | None) -> set[Future[int]]:
+        """Wait for one chunk (``FIRST_COMPLETED``) or all; a failed chunk raises here."""
+        done, pending = wait(sending, return_when=until or ALL_COMPLETED)
+        for future in done:
+            self.sent_rows += future.result()
+        return pending
+
+    def _send(self, title: str, tab: int, first_row: int, chunk: list[list[Cell]]) -> int:
+        """One chunk: its values into rows ``first_row + 1``…, then its red cells and notes."""
+        self._put(title, first_row + 1, [[_value(c) for c in row] for row in chunk])
+        self._decorate(tab, first_row, chunk)
+        return len(chunk)
+
+    def _add_tab(self, spec: SheetSpec, rows: int) -> int:
         body = {"requests": [{"addSheet": {"properties": {
             "title": spec.name,
-            "gridProperties": {"rowCount": 1, "columnCount": len(spec.headers)},
+            "gridProperties": {"rowCount": rows + 1, "columnCount": len(spec.headers)},
         }}}]}
         reply = self.client.batch_update(self.id, body)
         return int(reply["replies"][0]["addSheet"]["properties"]["sheetId"])
 
-    def _append(self, title: str, values: list[list[Any]]) -> None:
-        self.client.values_append(self.id, f"'{title}'!A1",
-                                  {"valueInputOption": "RAW", "insertDataOption": "INSERT_ROWS"},
+    def _put(self, title: str, row: int, values: list[list[Any]]) -> None:
+        """``values.update`` from column A of ``row`` (1-based)."""
+        self.client.values_update(self.id, f"'{title}'!A{row}", {"valueInputOption": "RAW"},
                                   {"values": values})
 
     def _decorate(self, tab: int, first_row: int, chunk: list[list[Cell]]) -> None:

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+import threading
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import pytest_twisted
+import requests
 
 pytest.importorskip("gspread")
 
@@ -19,14 +23,18 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from nitpicker_reports.google_sheets import (
     API_URL_VARIABLE,
+    IN_FLIGHT_VARIABLE,
     SheetsError,
     SheetsReporter,
+    client_from_credentials,
     client_from_service_account,
+    in_flight_setting,
 )
 
 from fixtures.sheets_fake import FakeSheets
 from nitpicker.query import open_archive
-from nitpicker.query.report import SHEET_NAMES, SHEETS
+from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, Sheet, SheetSpec, select_sheets
+from nitpicker.query.report.cells import stream
 from nitpicker.report import ReportSource
 from tests.helpers import ROOT, crawl
 from tests.test_report import EXPECTED_HEADERS, ROOTS
@@ -105,14 +113,19 @@ def test_the_nine_tabs_with_headers_and_rows(archive_path: Path, key_file: Path,
     assert all(r.authorization == "Bearer fake-token" for r in api)
 
 
+def _value_writes(fake: FakeSheets, title: str) -> list[tuple[int, int]]:
+    """(first row, rows) of every ``values.update`` into ``title``, by first row."""
+    writes = [r for r in fake.requests if r.method == "PUT" and f"/values/'{title}'!A" in r.path]
+    assert all(r.query["valueInputOption"] == ["RAW"] for r in writes)
+    return sorted((int(r.path.rsplit("!A", 1)[1]), len(r.body["values"])) for r in writes)
+
+
 def test_rows_go_in_chunks(archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
     _report(archive_path, key_file, chunk_rows=4)
-    links = [r for r in fake.requests
-             if r.path.endswith(":append") and "'Links'" in r.path]
-    sizes = [len(r.body["values"]) for r in links]
-    assert sizes[0] == 1  # the header row
-    assert max(sizes[1:]) == 4 and len(sizes) > 3
-    assert all(r.query["valueInputOption"] == ["RAW"] for r in links)
+    writes = _value_writes(fake, "Links")
+    assert writes[0] == (1, 1)  # the header row
+    assert max(n for _, n in writes[1:]) == 4 and len(writes) > 3
+    assert [first for first, _ in writes[1:]] == list(range(2, 2 + 4 * (len(writes) - 1), 4))
 
 
 def test_formatting_requests(archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
@@ -191,3 +204,165 @@ def test_report_sheet_bad_input(archive_path: Path, key_file: Path, fake: FakeSh
     assert result.stderr.strip().startswith(message), result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert list(fake.tabs) == ["Sheet1"]
+
+
+# -- chunks in flight -------------------------------------------------------------------------
+
+
+def _numbers(count: int) -> Sheet:
+    """A sheet of ``count`` rows (``n``, ``n²``; every 1,000th red), streamed like the real ones."""
+    spec = SheetSpec("Numbers", ("n", "square"))
+    sql = ("WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ?)"
+           " SELECT n FROM c")
+
+    def rows(conn: sqlite3.Connection, chunk_rows: int) -> Iterator[list[list[Cell]]]:
+        for chunk in stream(conn, sql, (count,), chunk_rows):
+            yield [[Cell(n), Cell(n * n, error=n % 1000 == 0)] for (n,) in chunk]
+
+    return Sheet("Numbers", lambda _conn: spec, lambda _conn: count, rows)
+
+
+@pytest.mark.parametrize("in_flight", [1, 2, 3])
+def test_chunks_of_2500_with_a_bounded_number_in_flight(key_file: Path, fake: FakeSheets,
+                                                         in_flight: int) -> None:
+    fake.state.delay = 0.05  # every answer takes a while: chunks overlap if they may
+    fake.fail_next(429, "Quota exceeded", on="'Numbers'!A2502")
+    waits: list[tuple[float, int]] = []
+    client = client_from_credentials(key_file, lambda w, c: waits.append((w, c)))
+    client.sleep = lambda _seconds: None
+    reporter = SheetsReporter(client, SHEET_URL, in_flight=in_flight)
+    conn = sqlite3.connect(":memory:")
+    try:
+        reporter.write(ReportSource(conn, [_numbers(8000)]))
+    finally:
+        conn.close()
+    assert _value_writes(fake, "Numbers") == [
+        (1, 1), (2, 2500), (2502, 2500), (2502, 2500), (5002, 2500), (7502, 500)]
+    assert fake.tabs["Numbers"] == [["n", "square"], *([n, n * n] for n in range(1, 8001))]
+    assert reporter.sent_rows == 8000
+    assert waits == [(1.0, 429)]  # the refused chunk was sent again after the wait
+    assert fake.max_in_flight == in_flight
+    red = [req["updateCells"]["range"]["startRowIndex"] for r in fake.requests
+           if r.path.endswith(":batchUpdate") for req in r.body["requests"]
+           if "updateCells" in req]
+    assert sorted(red) == list(range(1000, 8001, 1000))  # row n is at index n
+    (grid,) = [req["addSheet"]["properties"]["gridProperties"] for r in fake.requests
+               if r.path.endswith(":batchUpdate") for req in r.body["requests"]
+               if "addSheet" in req]
+    assert grid == {"rowCount": 8001, "columnCount": 2}
+
+
+@pytest.mark.parametrize("raw", ["0", "9", "two", "-1"])
+def test_in_flight_setting_refuses_bad_values(raw: str) -> None:
+    with pytest.raises(SheetsError, match=f"NITPICKER_SHEETS_IN_FLIGHT .*{raw!r}"):
+        in_flight_setting({"NITPICKER_SHEETS_IN_FLIGHT": raw})
+    assert in_flight_setting({}) == 3 and in_flight_setting({IN_FLIGHT_VARIABLE: "4"}) == 4
+
+
+# -- OAuth desktop flow: credentials.json → consent → token.json --------------------------------
+
+
+@pytest.fixture
+def client_file(fake: FakeSheets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An OAuth client of the Desktop app kind whose Google endpoints are the fake's."""
+    monkeypatch.setenv("OAUTHLIB_INSECURE_TRANSPORT", "1")  # the fake speaks plain HTTP
+    path = tmp_path / "credentials.json"
+    path.write_text(json.dumps({"installed": {
+        "client_id": "1234-nitpicker.apps.googleusercontent.com", "client_secret": "s3cret",
+        "project_id": "fake-project", "auth_uri": f"{fake.url}/auth",
+        "token_uri": f"{fake.url}/token", "redirect_uris": ["http://localhost"]}}))
+    return path
+
+
+class _Person:
+    """Plays the person at the browser: opens the consent page, which agrees and redirects
+    back to the flow's local server (in a thread: the flow serves it once this returns)."""
+
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+        self.threads: list[threading.Thread] = []
+
+    def __call__(self, url: str) -> None:
+        self.opened.append(url)
+        session = requests.Session()
+        session.trust_env = False  # no proxy between the test and 127.0.0.1
+        thread = threading.Thread(target=session.get, args=(url,), kwargs={"timeout": 30},
+                                  daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+
+def _expire(token_file: Path) -> None:
+    """As if the cached token were a day old: its access token has expired."""
+    token = json.loads(token_file.read_text())
+    token["expiry"] = "2020-01-01T00:00:00Z"
+    token_file.write_text(json.dumps(token))
+
+
+def test_oauth_consent_then_the_cached_token(archive_path: Path, client_file: Path,
+                                             fake: FakeSheets, tmp_path: Path) -> None:
+    person = _Person()
+    client = client_from_credentials(client_file, open_url=person)
+    reporter = SheetsReporter(client, SHEET_URL)
+    conn = open_archive(archive_path)
+    try:
+        reporter.write(ReportSource(conn, select_sheets(["Page List"])))
+    finally:
+        conn.close()
+    (opened,) = person.opened
+    assert opened.startswith(f"{fake.url}/auth?")
+    assert parse_qs(urlsplit(opened).query)["redirect_uri"][0].startswith("http://localhost:")
+    (exchange,) = [r.body for r in fake.requests if r.path == "/token"]
+    assert exchange["grant_type"] == ["authorization_code"] and exchange["code"] == ["fake-code"]
+    token_file = tmp_path / "token.json"
+    assert json.loads(token_file.read_text())["refresh_token"] == "fake-refresh"
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    assert "Page List" in fake.tabs
+    assert all(r.authorization == "Bearer fake-token" for r in fake.requests
+               if r.path.startswith("/v4/"))
+
+    # A later run (the command line, no browser): the cached token, refreshed once expired.
+    _expire(token_file)
+    before = len(fake.requests)
+    done = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(client_file), "--only",
+                "Summary", env={API_URL_VARIABLE: fake.url}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Sign in" not in done.stderr
+    later = fake.requests[before:]
+    assert [r.body["grant_type"] for r in later if r.path == "/token"] == [["refresh_token"]], [(r.method, r.path) for r in later]
+    assert not [r for r in later if r.path == "/auth"]
+    assert list(fake.tabs) == ["Sheet1", "Page List", "Summary"]
+    assert json.loads(token_file.read_text())["expiry"] > "2020-01-02"  # written back
+
+
+def test_oauth_revoked_token_names_the_fix(client_file: Path, fake: FakeSheets,
+                                          tmp_path: Path) -> None:
+    client_from_credentials(client_file, open_url=_Person())
+    token_file = tmp_path / "token.json"
+    _expire(token_file)
+    fake.state.revoked = True
+    with pytest.raises(SheetsError, match=r"revoked or has expired .*: delete .*token.json and"
+                       " re-run"):
+        client_from_credentials(client_file, open_url=_Person())
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "Credentials file not found: "),
+    ("{nope", "Credentials file unreadable: "),
+    (json.dumps({"web": {"client_id": "x"}}), "OAuth client of the Web application kind"),
+    (json.dumps({"type": "authorized_user"}), "Not a service-account key nor an OAuth client"),
+])
+def test_credentials_files_that_cannot_serve(tmp_path: Path, content: str | None,
+                                             message: str) -> None:
+    path = tmp_path / "credentials.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(SheetsError, match=message):
+        client_from_credentials(path, open_url=_Person())
+    assert not (tmp_path / "token.json").exists()
+
+
+def test_unreadable_token_cache_names_the_fix(client_file: Path, tmp_path: Path) -> None:
+    (tmp_path / "token.json").write_text("{}")
+    with pytest.raises(SheetsError, match="Token cache unreadable: .*delete it and re-run"):
+        client_from_credentials(client_file, open_url=_Person())

@@ -40,24 +40,40 @@ class Reporter(Protocol):
 
 @dataclass
 class ReportSource:
-    """The archive's sheets as a reporter reads them; ``on_rows`` hears of every chunk written."""
+    """The archive's sheets as a reporter reads them; ``on_rows`` hears of every chunk written.
+
+    ``limit`` caps the rows of every sheet (``--limit``; ``None``: all of them).
+    """
 
     conn: sqlite3.Connection
     sheets: list[Sheet]
     on_rows: Callable[[int], None] = field(default=lambda _n: None)
     chunk_rows: int = 2500
+    limit: int | None = None
 
     def specs(self) -> list[SheetSpec]:
         return [sheet.spec(self.conn) for sheet in self.sheets]
 
     def rows(self, sheet: Sheet) -> Iterator[list[Row]]:
         """The sheet's rows, chunk by chunk; each chunk is counted once it has been handed on."""
+        left = self.limit
         for chunk in sheet.rows(self.conn, self.chunk_rows):
-            yield chunk
-            self.on_rows(len(chunk))
+            if left is not None:
+                chunk = chunk[:left]
+                left -= len(chunk)
+            if chunk:
+                yield chunk
+                self.on_rows(len(chunk))
+            if left == 0:
+                return
+
+    def count(self, sheet: Sheet) -> int:
+        """The rows :meth:`rows` gives for ``sheet``."""
+        total = sheet.count(self.conn)
+        return total if self.limit is None else min(total, self.limit)
 
     def total_rows(self) -> int:
-        return sum(sheet.count(self.conn) for sheet in self.sheets)
+        return sum(self.count(sheet) for sheet in self.sheets)
 
 
 def available_formats() -> list[str]:
