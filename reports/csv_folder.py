@@ -1,13 +1,14 @@
 """The ``csv`` reporter: a folder with one UTF-8 CSV file per sheet, header row first.
 
-Values only: CSV has no notes, colours or links (a link's cell holds its URL as text). File
-names are the sheet names in lower case with dashes (``page-list.csv``).
+Values only: CSV has no colours or links (a link's cell holds its URL as text), and no notes
+but those of the plugin columns, each in a ``<header> note`` column right after its column.
+File names are the sheet names in lower case with dashes (``page-list.csv``).
 """
 
 from __future__ import annotations
 
 import csv
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,8 +35,24 @@ class CsvReporter:
             spec = sheet.spec(source.conn)
             with (path / file_name(spec.name)).open("w", encoding="utf-8", newline="") as out:
                 writer = csv.writer(out)
-                writer.writerow(spec.headers)
+                noted = set(spec.note_columns)
+                writer.writerow(_with_notes(list(spec.headers), noted,
+                                            [f"{h} note" for h in spec.headers]))
                 for chunk in source.rows(sheet):
                     writer.writerows(
+                        _with_notes(["" if c.value is None else c.value for c in row], noted,
+                                    [c.note or "" for c in row]) if noted else
                         ["" if c.value is None else c.value for c in row] for row in chunk
                     )
+
+
+def _with_notes(values: list[Any], noted: set[int], notes: list[str]) -> list[Any]:
+    """``values`` with ``notes[i]`` inserted after each column ``i`` in ``noted``."""
+    if not noted:
+        return values
+    out: list[Any] = []
+    for index, value in enumerate(values):
+        out.append(value)
+        if index in noted:
+            out.append(notes[index])
+    return out

@@ -65,6 +65,10 @@ EXPECTED_HEADERS = {
 }
 
 
+#: The plugin columns of the analysed copy (``analysed_path``), after the fixed ones.
+PLUGIN_HEADERS = ["Search: found", "Search: count", "Lint: score"]
+
+
 @pytest_twisted.async_fixture(scope="module")
 async def archive_path(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
     archive = await crawl(tmp_path_factory.mktemp("report"), [site.url(r) for r in ROOTS])
@@ -72,9 +76,27 @@ async def archive_path(site: FixtureSite, tmp_path_factory: pytest.TempPathFacto
     return archive.path
 
 
+def _store_page_values(conn: sqlite3.Connection, page_id: int) -> None:
+    """Two plugins' runs and values, as ``nitpicker analyze`` stores them (0013_analysis)."""
+    runs = [("search", {"found": "Search: found-old"}), ("lint", {"score": "Lint: score"}),
+            ("search", {"found": "Search: found", "count": "Search: count"})]
+    for plugin, headers in runs:  # search first run first; its latest run's titles count
+        conn.execute(
+            "INSERT INTO analysis_runs(plugin, version, settings_hash, settings, headers, pid,"
+            " started_at, outcome) VALUES (?, '1', 'h', '{}', ?, 1, '2026-12-01', 'finished')",
+            (plugin, json.dumps(headers)))
+    conn.executemany(
+        "INSERT INTO page_values(plugin, page_id, key, phase, value, note)"
+        " VALUES (?, ?, ?, 'page', ?, ?)",
+        [("search", page_id, "found", json.dumps(True), "lorem at line 3"),
+         ("search", page_id, "count", json.dumps(2), None),
+         ("lint", page_id, "score", json.dumps(0.5), "two rules failed")])
+
+
 @pytest.fixture(scope="module")
 def analysed_path(archive_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the archive with two violations, as an analyzer would have stored them."""
+    """A copy of the archive with two violations and the page values of two plugins on
+    ``/meta/minimal``, as analyzers would have stored them."""
     copy = tmp_path_factory.mktemp("analysed") / "analysed.nitpicker"
     shutil.copy(archive_path, copy)
     conn = sqlite3.connect(copy)
@@ -86,6 +108,7 @@ def analysed_path(archive_path: Path, tmp_path_factory: pytest.TempPathFactory) 
             " code, url) VALUES (?, 'axe', 'page', 'axe', 'error', ?, ?, ?, ?)",
             [(page_id, "image-alt", "Images need alt", "<img>", url),
              (page_id, "html-has-lang", "No lang", "<html>", url)])
+        _store_page_values(conn, page_id)
     conn.close()
     return copy
 
@@ -419,3 +442,183 @@ def test_report_html_renders_its_charts_in_chromium(analysed_path: Path,
         assert chart["bars"] == chart["drawn"] == chart["declared"] > 0, chart
     assert screenshot.stat().st_size > 10_000
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- plugin columns ----------------------------------------------------------------------------
+
+
+def test_page_list_plugin_columns_with_their_notes(analysed_path: Path,
+                                                   conn: sqlite3.Connection) -> None:
+    assert list(select_sheets(["Page List"])[0].spec(conn).headers) == EXPECTED_HEADERS[
+        "Page List"]  # never analysed: no plugin columns
+    analysed = open_archive(analysed_path)
+    try:
+        spec = select_sheets(["Page List"])[0].spec(analysed)
+        rows = sheet_rows(analysed, "Page List")
+    finally:
+        analysed.close()
+    fixed = len(EXPECTED_HEADERS["Page List"])
+    assert list(spec.headers) == [*EXPECTED_HEADERS["Page List"], *PLUGIN_HEADERS]
+    assert spec.note_columns == (fixed, fixed + 1, fixed + 2)
+    assert all(len(row) == len(spec.headers) for row in rows)
+    minimal = by_url(rows, HEADERS.index("URL"), "/meta/minimal")
+    assert minimal[fixed:] == [Cell("true", note="lorem at line 3"), Cell(2),
+                               Cell(0.5, note="two rules failed")]
+    other = by_url(rows, HEADERS.index("URL"), "/meta/full")
+    assert other[fixed:] == [Cell(None)] * 3
+
+
+def test_plugin_columns_in_xlsx_and_csv(analysed_path: Path, tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    out = tmp_path / "report.xlsx"
+    result = run("report", str(analysed_path), "--only", "Page List", "-o", str(out),
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    pages = openpyxl.load_workbook(out)["Page List"]
+    headers = [c.value for c in pages[1]]
+    assert headers == [*EXPECTED_HEADERS["Page List"], *PLUGIN_HEADERS]
+    (row,) = [r for r in pages.iter_rows(min_row=2) if str(r[2].value).endswith("/meta/minimal")]
+    found = row[headers.index("Search: found")]
+    assert found.value == "true" and found.comment is not None
+    assert found.comment.text == "lorem at line 3"
+    assert row[headers.index("Search: count")].value == 2
+    folder = tmp_path / "csv"
+    result = run("report", str(analysed_path), "--only", "Page List", "--format", "csv", "-o",
+                 str(folder), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    import csv
+
+    with (folder / "page-list.csv").open(encoding="utf-8") as handle:
+        table = list(csv.reader(handle))
+    assert table[0][len(EXPECTED_HEADERS["Page List"]):] == [
+        "Search: found", "Search: found note", "Search: count", "Search: count note",
+        "Lint: score", "Lint: score note"]
+    (line,) = [r for r in table if r[2].endswith("/meta/minimal")]
+    assert line[len(EXPECTED_HEADERS["Page List"]):] == [
+        "true", "lorem at line 3", "2", "", "0.5", "two rules failed"]
+
+
+# -- --dedupe-resources, --limit, which sheets --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def resources_path(archive_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the archive whose pages loaded a tracking pixel under many query strings."""
+    copy = tmp_path_factory.mktemp("resources") / "resources.nitpicker"
+    shutil.copy(archive_path, copy)
+    conn = sqlite3.connect(copy)
+    with conn:
+        pages = [r[0] for r in conn.execute("SELECT id FROM pages WHERE is_external = 0"
+                                            " ORDER BY id LIMIT 3")]
+        base = "http://cdn.test/"
+        urls = [(f"{base}px.gif?uid={n}&t={n % 2}", 200, "image/gif") for n in range(120)]
+        urls += [(f"{base}px.gif?t=1&uid=x&uid=y", 200, "image/gif"),  # keys once, sorted
+                 (f"{base}px.gif?uid=1", 200, "image/gif"),
+                 (f"{base}px.gif?uid=2", 404, "text/html"),
+                 (f"{base}app.js", 200, "text/javascript"),
+                 (f"{base}px.gifx?uid=3", 200, "image/gif")]
+        for n, (url, status, ctype) in enumerate(urls):
+            cursor = conn.execute("INSERT INTO resources(url, status, status_text, content_type,"
+                                  " content_length) VALUES (?, ?, 'OK', ?, ?)",
+                                  (url, status, ctype, 40 + n))
+            conn.execute("INSERT INTO resource_referrers(resource_id, page_id) VALUES (?, ?)",
+                         (cursor.lastrowid, pages[n % 3]))
+    conn.close()
+    return copy
+
+
+def test_dedupe_resources_folds_query_strings(resources_path: Path) -> None:
+    conn = open_archive(resources_path)
+    try:
+        (sheet,) = select_sheets(["Resources"], dedupe_resources=True)
+        spec = sheet.spec(conn)
+        rows = [row for chunk in sheet.rows(conn, 2) for row in chunk]
+        count = sheet.count(conn)
+        raw = select_sheets(["Resources"])[0].count(conn)
+    finally:
+        conn.close()
+    assert list(spec.headers) == [*EXPECTED_HEADERS["Resources"], "Count", "Query Pattern"]
+    table = {(r[0].value, r[1].value): (r[5].value, r[6].value, r[7].value) for r in rows
+             if "cdn.test" in str(r[0].value)}  # beside the crawl's own resources
+    base = "http://cdn.test/"
+    assert table == {
+        (f"{base}app.js", 200): ("1 pages", 1, ""),
+        (f"{base}px.gif?t&uid", 200): ("3 pages", 121, "t=2, uid=100+"),
+        (f"{base}px.gif?uid", 200): ("1 pages", 1, "uid=1"),
+        (f"{base}px.gif?uid", 404): ("1 pages", 1, "uid=1"),
+        (f"{base}px.gifx?uid", 200): ("1 pages", 1, "uid=1"),
+    }
+    assert [r[0].value for r in rows] == sorted(r[0].value for r in rows)
+    assert count == len(rows) == raw - 120  # 121 pixel URLs folded into one row
+    (app,) = [r for r in rows if r[0].value == f"{base}app.js"]
+    assert app[4].value == 40 + 123  # its own length
+
+
+def test_dedupe_resources_and_limit_on_the_command_line(resources_path: Path,
+                                                        tmp_path: Path) -> None:
+    import csv
+
+    out = tmp_path / "csv"
+    result = run("report", str(resources_path), "--format", "csv", "-o", str(out),
+                 "--dedupe-resources", "--limit", "3", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    with (out / "resources.csv").open(encoding="utf-8") as handle:
+        table = list(csv.reader(handle))
+    assert table[0][-2:] == ["Count", "Query Pattern"]
+    assert len(table) == 4  # the first 3 rows by URL: a crawled image, then the CDN's
+    assert table[2][0] == "http://cdn.test/app.js"
+    assert table[3][0] == "http://cdn.test/px.gif?t&uid" and table[3][-2:] == ["121",
+                                                                              "t=2, uid=100+"]
+    for name in SHEET_NAMES:  # every sheet: at most 3 rows
+        with (out / (name.lower().replace(" ", "-") + ".csv")).open(encoding="utf-8") as handle:
+            assert 1 <= len(list(csv.reader(handle))) <= 4, name
+    with (out / "links.csv").open(encoding="utf-8") as handle:
+        assert len(list(csv.reader(handle))) == 4
+
+
+def test_limit_cuts_every_sheet_and_its_count(conn: sqlite3.Connection) -> None:
+    source = ReportSource(conn, list(SHEETS), chunk_rows=2, limit=5)
+    for sheet in SHEETS:
+        rows = [row for chunk in source.rows(sheet) for row in chunk]
+        assert len(rows) == source.count(sheet) == min(5, sheet.count(conn)), sheet.name
+    assert source.total_rows() == sum(min(5, s.count(conn)) for s in SHEETS)
+
+
+def _invoke(args: list[str], answer: str | None, terminal: bool,
+            monkeypatch: pytest.MonkeyPatch) -> Any:
+    from typer.testing import CliRunner
+
+    from nitpicker.cli import report as report_cli
+
+    monkeypatch.setattr(report_cli, "is_terminal", lambda: terminal)
+    return CliRunner().invoke(report_cli.app, args, input=answer)
+
+
+@pytest.mark.parametrize(("args", "answer", "terminal", "written"), [
+    ([], "1 3\n", True, ["Page List", "Resources"]),
+    ([], "Links, Summary\n", True, ["Links", "Summary"]),
+    ([], "\n", True, list(SHEET_NAMES)),  # Enter: every sheet
+    ([], "12\n4\n", True, ["Images"]),  # not a choice: asked again
+    (["--all"], None, True, list(SHEET_NAMES)),
+    (["--only", "Links"], None, True, ["Links"]),
+    ([], None, False, list(SHEET_NAMES)),  # not a terminal: every sheet, nothing asked
+])
+def test_which_sheets(archive_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                      args: list[str], answer: str | None, terminal: bool,
+                      written: list[str]) -> None:
+    out = tmp_path / "csv"
+    result = _invoke([str(archive_path), "--format", "csv", "-o", str(out), "--silent", *args],
+                     answer, terminal, monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        n.lower().replace(" ", "-") + ".csv" for n in written)
+    assert ("What do you report?" in result.output) is (answer is not None)
+
+
+def test_all_and_only_together_are_refused(archive_path: Path, tmp_path: Path) -> None:
+    result = run("report", str(archive_path), "--all", "--only", "Links", "--format", "csv",
+                 "-o", str(tmp_path / "csv"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "Error: --all and --only contradict each other: give one of them"]
+    assert not (tmp_path / "csv").exists()

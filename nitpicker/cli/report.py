@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nitpicker.archive.lock import ArchiveLock
+from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.output import fail
 from nitpicker.query import ArchiveOpenError, open_archive
 from nitpicker.query.report import SHEET_NAMES, select_sheets
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
     from rich.progress import Progress, TaskID
 
+    from nitpicker.query.report import Sheet
     from nitpicker.report import Reporter
 
 __all__ = ["app", "report"]
@@ -52,14 +54,24 @@ def report(
         "--sheet", "-S", help="Write the report into this Google Sheets spreadsheet instead"
         " (one new tab per sheet).", show_default=False)] = None,
     credentials: Annotated[Path, typer.Option(
-        "--credentials", "-C", help="Service-account JSON key for --sheet.")] = Path(
-        "credentials.json"),
+        "--credentials", "-C", help="For --sheet: a service-account JSON key, or an OAuth client"
+        " file (Desktop app; the first run asks consent in the browser, the token is cached in"
+        " token.json beside it).")] = Path("credentials.json"),
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Where to write the report; never overwritten. Default: beside"
         " the archive (site.xlsx, site.html, site-csv/).", show_default=False)] = None,
     sheet: Annotated[list[str] | None, typer.Option(
         "--only", help=f"Only this sheet (repeatable): {', '.join(SHEET_NAMES)}.",
         show_default=False)] = None,
+    all_: Annotated[bool, typer.Option(
+        "--all", help="Every sheet, without asking (the default when not on a terminal; on a"
+        " terminal, without --all or --only, you choose).")] = False,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", "-l", min=1, help="At most this many rows a sheet.", show_default=False)
+    ] = None,
+    dedupe_resources: Annotated[bool, typer.Option(
+        "--dedupe-resources", help="Resources: one row per URL pattern (URLs differing only in"
+        " query values), with Count and Query Pattern columns.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress line.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Tracebacks on errors.")] = False,
 ) -> None:
@@ -71,18 +83,19 @@ def report(
     if sheet_url is not None:
         if format_ is not None or output is not None:
             fail("--sheet writes to Google Sheets: leave out --format and --output")
-        _to_sheets(file, sheet_url, credentials, sheet, silent)
+        sheets = _choose(sheet, all_, dedupe_resources)
+        _to_sheets(file, sheet_url, credentials, sheets, limit, silent)
         return
     format_ = format_ or "xlsx"
     try:
         reporter = load_reporter(format_)
-        sheets = select_sheets(sheet)
-    except (ReportError, ValueError) as exc:
+    except ReportError as exc:
         fail(str(exc))
+    sheets = _choose(sheet, all_, dedupe_resources)
     conn = _open(file)
     path = output if output is not None else reporter.default_path(file)
     try:
-        source = ReportSource(conn, sheets)
+        source = ReportSource(conn, sheets, limit=limit)
         _write(reporter, source, path, silent)
     except ReportError as exc:
         fail(str(exc))
@@ -92,6 +105,23 @@ def report(
     finally:
         conn.close()
     typer.echo(f"Report written: {path}", err=True)
+
+
+def _choose(names: list[str] | None, all_: bool, dedupe_resources: bool) -> list[Sheet]:
+    """The sheets (SPEC §2.3): ``--all``; else ``--only``; else asked on a terminal; else all."""
+    if all_ and names:
+        fail("--all and --only contradict each other: give one of them")
+    if not all_ and not names and is_terminal():
+        try:
+            names = choose_many("What do you report?", SHEET_NAMES,
+                                "Sheets (e.g. 1 3, or names apart by commas; Enter for all)")
+        except typer.Abort:  # Ctrl-C or end of input at the question
+            typer.echo("", err=True)
+            raise typer.Exit(0) from None
+    try:
+        return select_sheets(names, dedupe_resources=dedupe_resources)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _open(file: Path) -> sqlite3.Connection:
@@ -105,20 +135,21 @@ def _open(file: Path) -> sqlite3.Connection:
         fail(str(exc))
 
 
-def _to_sheets(file: Path, url: str, credentials: Path, names: list[str] | None,
-               silent: bool) -> None:
+def _to_sheets(file: Path, url: str, credentials: Path, sheets: list[Sheet],
+               limit: int | None, silent: bool) -> None:
     """``--sheet URL``: the report as new tabs of a Google spreadsheet."""
     try:
         from nitpicker_reports.google_sheets import (
             SheetsError,
             SheetsReporter,
-            client_from_service_account,
+            client_from_credentials,
+            in_flight_setting,
         )
     except ImportError as exc:
-        fail(f"--sheet needs gspread: pip install gspread ({exc})")
+        fail(f"--sheet needs gspread and google-auth-oauthlib: pip install nitpicker ({exc})")
     try:
-        sheets = select_sheets(names)
-    except ValueError as exc:
+        in_flight = in_flight_setting()
+    except SheetsError as exc:
         fail(str(exc))
     conn = _open(file)
     progress = None if silent else _progress(0)
@@ -129,8 +160,8 @@ def _to_sheets(file: Path, url: str, credentials: Path, names: list[str] | None,
 
     reporter = None
     try:
-        reporter = SheetsReporter(client_from_service_account(credentials, waiting), url)
-        source = ReportSource(conn, sheets)
+        reporter = SheetsReporter(client_from_credentials(credentials, waiting), url, in_flight)
+        source = ReportSource(conn, sheets, limit=limit)
         reporter.check(source)  # before the progress line: a refusal is one line
         if progress is None:
             reporter.write(source)

@@ -50,13 +50,18 @@ from nitpicker.query.report.resources import (
     resources_table_count,
     resources_table_rows,
 )
+from nitpicker.query.report.resources_dedupe import (
+    RESOURCES_DEDUPED,
+    deduped_resources_count,
+    deduped_resources_rows,
+)
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterator
 
-__all__ = ["CHUNK_ROWS", "NOTE_LINES", "SHEETS", "SHEET_NAMES", "Cell", "Row", "Sheet",
-           "SheetSpec", "charts", "select_sheets"]
+__all__ = ["CHUNK_ROWS", "DEDUPED_RESOURCES", "NOTE_LINES", "SHEETS", "SHEET_NAMES", "Cell",
+           "Row", "Sheet", "SheetSpec", "charts", "select_sheets"]
 
 
 @dataclass(frozen=True)
@@ -97,13 +102,23 @@ SHEETS: Final = (
 
 SHEET_NAMES: Final = tuple(sheet.name for sheet in SHEETS)
 
+DEDUPED_RESOURCES: Final = Sheet("Resources", _fixed(RESOURCES_DEDUPED), deduped_resources_count,
+                                 deduped_resources_rows)
+"""The Resources sheet of ``--dedupe-resources``: one row per query pattern."""
 
-def select_sheets(names: list[str] | None) -> list[Sheet]:
-    """The sheets named (all nine when ``None``), in report order; an unknown name raises."""
-    if not names:
-        return list(SHEETS)
-    unknown = [n for n in names if n not in SHEET_NAMES]
-    if unknown:
-        allowed = ", ".join(SHEET_NAMES)
-        raise ValueError(f"Unknown sheet {unknown[0]!r}: choose from {allowed}")
-    return [s for s in SHEETS if s.name in names]
+
+def select_sheets(names: list[str] | None, *, dedupe_resources: bool = False) -> list[Sheet]:
+    """The sheets named (all nine when ``None``), in report order; an unknown name raises.
+
+    ``dedupe_resources``: the Resources sheet folds the URLs differing only in query values.
+    """
+    chosen = list(SHEETS)
+    if names:
+        unknown = [n for n in names if n not in SHEET_NAMES]
+        if unknown:
+            allowed = ", ".join(SHEET_NAMES)
+            raise ValueError(f"Unknown sheet {unknown[0]!r}: choose from {allowed}")
+        chosen = [s for s in SHEETS if s.name in names]
+    if dedupe_resources:
+        chosen = [DEDUPED_RESOURCES if s.name == "Resources" else s for s in chosen]
+    return chosen

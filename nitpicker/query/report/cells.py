@@ -51,13 +51,18 @@ Row = list[Cell]
 
 @dataclass(frozen=True)
 class SheetSpec:
-    """A sheet's name, its header texts in order, frozen rows/columns and hidden columns."""
+    """A sheet's name, its header texts in order, frozen rows/columns and hidden columns.
+
+    ``note_columns``: the columns whose notes a format without notes (CSV) shows in a column
+    of their own, ``<header> note``, right after them (the plugin columns).
+    """
 
     name: str
     headers: tuple[str, ...]
     freeze_rows: int = 0
     freeze_cols: int = 0
     hidden_columns: tuple[int, ...] = field(default=())
+    note_columns: tuple[int, ...] = field(default=())
 
 
 def is_error_status(status: int | None) -> bool:

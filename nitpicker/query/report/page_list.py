@@ -24,6 +24,7 @@ from nitpicker.query.report.cells import (
     note_of,
     stream,
 )
+from nitpicker.query.report.plugin_columns import add_plugin_cells, plugin_columns
 
 if TYPE_CHECKING:
     import sqlite3
@@ -98,7 +99,9 @@ def page_list_spec(conn: sqlite3.Connection) -> SheetSpec:
             if deepest >= MAX_PATHS:
                 break
     hidden = tuple(range(_PATH_COLUMN + deepest, _PATH_COLUMN + MAX_PATHS))
-    return SheetSpec("Page List", HEADERS, freeze_rows=1, freeze_cols=1, hidden_columns=hidden)
+    headers = (*HEADERS, *(column.title for column in plugin_columns(conn)))
+    return SheetSpec("Page List", headers, freeze_rows=1, freeze_cols=1, hidden_columns=hidden,
+                     note_columns=tuple(range(len(HEADERS), len(headers))))
 
 
 def _segments(url: str) -> list[str]:
@@ -146,10 +149,14 @@ def is_bad_link(status: int | None, skipped: int) -> bool:
 
 def page_list_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
                    ) -> Iterator[list[Row]]:
-    """The Page List rows, ``chunk_rows`` at a time."""
+    """The Page List rows, ``chunk_rows`` at a time (the plugin columns last)."""
     title_of = _title_lookup(conn)
+    columns = plugin_columns(conn)
     for chunk in stream(conn, _PAGES, (), chunk_rows):
-        yield [_row(conn, page, title_of) for page in chunk]
+        rows = [_row(conn, page, title_of) for page in chunk]
+        if columns:
+            add_plugin_cells(conn, columns, [page[0] for page in chunk], rows)
+        yield rows
 
 
 def _title_lookup(conn: sqlite3.Connection) -> Callable[[str], str | None]:
