@@ -77,7 +77,8 @@ def _service_account(path: Path) -> tuple[Credentials, str]:
     from google.oauth2.service_account import Credentials as ServiceAccount
 
     try:
-        credentials = ServiceAccount.from_service_account_file(str(path), scopes=list(SCOPES))
+        credentials = ServiceAccount.from_service_account_file(  # type: ignore[no-untyped-call]
+            str(path), scopes=list(SCOPES))
     except (ValueError, KeyError, json.JSONDecodeError, GoogleAuthError) as exc:
         raise AuthError(f"Not a service-account key file: {path} ({exc})") from exc
     return credentials, credentials.service_account_email
@@ -147,7 +148,8 @@ def _cached(token_file: Path, token_uri: str | None) -> Credentials:
     from google.oauth2.credentials import Credentials as UserCredentials
 
     try:
-        credentials = UserCredentials.from_authorized_user_file(str(token_file), list(SCOPES))
+        credentials: UserCredentials = UserCredentials.from_authorized_user_file(  # type: ignore[no-untyped-call]
+            str(token_file), list(SCOPES))
     except (OSError, ValueError, KeyError) as exc:
         raise AuthError(f"Token cache unreadable: {token_file} ({exc}): delete it and re-run"
                         " to sign in again") from exc
@@ -158,7 +160,7 @@ def _cached(token_file: Path, token_uri: str | None) -> Credentials:
     if credentials.valid:
         return credentials
     try:
-        credentials.refresh(Request())
+        credentials.refresh(Request())  # type: ignore[no-untyped-call]
     except RefreshError as exc:
         raise AuthError(f"The token in {token_file} was revoked or has expired ({_reason(exc)}):"
                         f" delete {token_file} and re-run to sign in again") from exc

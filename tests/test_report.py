@@ -498,6 +498,22 @@ def test_plugin_columns_in_xlsx_and_csv(analysed_path: Path, tmp_path: Path) -> 
         "true", "lorem at line 3", "2", "", "0.5", "two rules failed"]
 
 
+def test_plugin_columns_in_html_with_notes_as_titles(analysed_path: Path,
+                                                     tmp_path: Path) -> None:
+    from nitpicker_reports.html import HtmlReporter
+
+    out = tmp_path / "report.html"
+    analysed = open_archive(analysed_path)
+    try:
+        write_report(HtmlReporter(), ReportSource(analysed, select_sheets(["Page List"])), out)
+    finally:
+        analysed.close()
+    html = out.read_text(encoding="utf-8")
+    assert "<th>Search: found</th><th>Search: count</th><th>Lint: score</th>" in html
+    assert '<td title="lorem at line 3">true</td><td>2</td><td title="two rules failed">0.5</td>' \
+        in html
+
+
 # -- --dedupe-resources, --limit, which sheets --------------------------------------------------
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -37,7 +38,7 @@ from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, Sheet, SheetSpec, 
 from nitpicker.query.report.cells import stream
 from nitpicker.report import ReportSource
 from tests.helpers import ROOT, crawl
-from tests.test_report import EXPECTED_HEADERS, ROOTS
+from tests.test_report import EXPECTED_HEADERS, PLUGIN_HEADERS, ROOTS, _store_page_values
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -366,3 +367,41 @@ def test_unreadable_token_cache_names_the_fix(client_file: Path, tmp_path: Path)
     (tmp_path / "token.json").write_text("{}")
     with pytest.raises(SheetsError, match="Token cache unreadable: .*delete it and re-run"):
         client_from_credentials(client_file, open_url=_Person())
+
+
+# -- plugin columns ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def analysed_sheets_path(archive_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("analysed-sheets") / "analysed.nitpicker"
+    shutil.copy(archive_path, copy)
+    conn = sqlite3.connect(copy)
+    with conn:
+        (page_id,) = conn.execute("SELECT id FROM pages WHERE url LIKE '%/meta/minimal'"
+                                  ).fetchone()
+        _store_page_values(conn, page_id)
+    conn.close()
+    return copy
+
+
+def test_plugin_columns_and_notes_reach_the_sheet(analysed_sheets_path: Path, key_file: Path,
+                                                  fake: FakeSheets) -> None:
+    client = client_from_credentials(key_file)
+    conn = open_archive(analysed_sheets_path)
+    try:
+        SheetsReporter(client, SHEET_URL).write(ReportSource(conn, select_sheets(["Page List"])))
+    finally:
+        conn.close()
+    rows = fake.tabs["Page List"]
+    fixed = len(EXPECTED_HEADERS["Page List"])
+    assert rows[0] == [*EXPECTED_HEADERS["Page List"], *PLUGIN_HEADERS]
+    (index, row) = next((i, r) for i, r in enumerate(rows) if str(r[2]).endswith("/meta/minimal"))
+    assert row[fixed:] == ["true", 2, 0.5]
+    notes = {(u["range"]["startRowIndex"], u["range"]["startColumnIndex"]):
+             u["rows"][0]["values"][0].get("note")
+             for r in fake.requests if r.path.endswith(":batchUpdate")
+             for u in (q.get("updateCells") for q in r.body["requests"]) if u}
+    assert notes[(index, fixed)] == "lorem at line 3"
+    assert notes[(index, fixed + 2)] == "two rules failed"
+    assert (index, fixed + 1) not in notes
