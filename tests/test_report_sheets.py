@@ -226,7 +226,7 @@ def _numbers(count: int) -> Sheet:
 @pytest.mark.parametrize("in_flight", [1, 2, 3])
 def test_chunks_of_2500_with_a_bounded_number_in_flight(key_file: Path, fake: FakeSheets,
                                                          in_flight: int) -> None:
-    fake.state.delay = 0.05  # every answer takes a while: chunks overlap if they may
+    fake.state.delay = 0.15  # every answer takes a while: chunks overlap if they may
     fake.fail_next(429, "Quota exceeded", on="'Numbers'!A2502")
     waits: list[tuple[float, int]] = []
     client = client_from_credentials(key_file, lambda w, c: waits.append((w, c)))
