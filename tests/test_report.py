@@ -638,3 +638,13 @@ def test_all_and_only_together_are_refused(archive_path: Path, tmp_path: Path) -
     assert result.stderr.strip().splitlines() == [
         "Error: --all and --only contradict each other: give one of them"]
     assert not (tmp_path / "csv").exists()
+
+
+def test_no_answer_at_the_sheet_question_exits_0_and_writes_nothing(
+        archive_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "csv"
+    result = _invoke([str(archive_path), "--format", "csv", "-o", str(out)], "", True,
+                     monkeypatch)  # end of input, as Ctrl-D (Ctrl-C raises the same Abort)
+    assert result.exit_code == 0, result.output
+    assert "What do you report?" in result.output
+    assert not out.exists()
