@@ -11,12 +11,14 @@ from __future__ import annotations
 import sqlite3
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from nitpicker.archive.lock import ArchiveLock
+from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
 from nitpicker.query import ArchiveOpenError, open_archive
 from nitpicker.query.report import SHEET_NAMES, select_sheets
@@ -31,35 +33,78 @@ from nitpicker.report import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from nitpicker_reports.google_sheets import SheetsReporter
     from rich.progress import Progress, TaskID
 
+    from nitpicker.query.report import Sheet
     from nitpicker.report import Reporter
 
-__all__ = ["app", "report"]
+__all__ = ["ReportFlags", "ReportPlan", "app", "plan_report", "report", "write_planned"]
 
 app = typer.Typer()
 
 
-@app.command()
-def report(
-    file: Annotated[Path, typer.Argument(help="The .nitpicker archive to report on.",
-                                         show_default=False)],
+@dataclass(frozen=True)
+class ReportFlags:
+    """Where the report goes and which sheets: shared by ``report`` and ``pipeline``
+    (:mod:`~nitpicker.cli.flags`)."""
+
     format_: Annotated[str | None, typer.Option(
         "--format", "-f", help="Report format: xlsx (one workbook, the default), csv (a folder"
         " of one file per sheet) or html (one self-contained file with charts).",
-        show_default=False)] = None,
+        show_default=False)] = None
     sheet_url: Annotated[str | None, typer.Option(
         "--sheet", "-S", help="Write the report into this Google Sheets spreadsheet instead"
-        " (one new tab per sheet).", show_default=False)] = None,
+        " (one new tab per sheet).", show_default=False)] = None
     credentials: Annotated[Path, typer.Option(
         "--credentials", "-C", help="Service-account JSON key for --sheet.")] = Path(
-        "credentials.json"),
+        "credentials.json")
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Where to write the report; never overwritten. Default: beside"
-        " the archive (site.xlsx, site.html, site-csv/).", show_default=False)] = None,
+        " the archive (site.xlsx, site.html, site-csv/).", show_default=False)] = None
     sheet: Annotated[list[str] | None, typer.Option(
         "--only", help=f"Only this sheet (repeatable): {', '.join(SHEET_NAMES)}.",
-        show_default=False)] = None,
+        show_default=False)] = None
+
+    @property
+    def given(self) -> bool:
+        """A report was asked for (``pipeline`` writes one only then)."""
+        return self.format_ is not None or self.sheet_url is not None or self.output is not None
+
+
+@dataclass
+class ReportPlan:
+    """A report checked before its archive is read: the sheets, and either a local file's
+    reporter and path or a spreadsheet's reporter."""
+
+    sheets: list[Sheet]
+    reporter: Reporter | None = None
+    path: Path | None = None
+    spreadsheet: SheetsReporter | None = None
+    waits: _WaitLine = field(default_factory=lambda: _WaitLine())
+
+    @property
+    def destination(self) -> str:
+        return self.spreadsheet.url if self.spreadsheet is not None else str(self.path)
+
+
+class _WaitLine:
+    """Shows a Sheets back-off (``Waiting 4s (429)``) on the progress line, once there is one."""
+
+    def __init__(self) -> None:
+        self.progress: tuple[Progress, TaskID] | None = None
+
+    def __call__(self, wait: float, code: int) -> None:
+        if self.progress is not None:
+            self.progress[0].update(self.progress[1], description=f"Waiting {wait:.0f}s ({code})")
+
+
+@app.command()
+@with_bundles
+def report(
+    file: Annotated[Path, typer.Argument(help="The .nitpicker archive to report on.",
+                                         show_default=False)],
+    flags: ReportFlags,
     silent: Annotated[bool, typer.Option("--silent", help="No progress line.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Tracebacks on errors.")] = False,
 ) -> None:
@@ -68,45 +113,28 @@ def report(
 
     Example: nitpicker report site.nitpicker --format html -o report.html
     """
-    if sheet_url is not None:
-        if format_ is not None or output is not None:
+    plan = plan_report(flags, file)
+    write_planned(plan, file, silent=silent, verbose=verbose)
+
+
+def plan_report(flags: ReportFlags, archive: Path) -> ReportPlan:
+    """The report the flags ask for, checked without reading the archive (``archive`` names the
+    default output path). Bad input is one ``Error:`` line and exit 1 (raised). Whether the
+    output path is free is :func:`check_output`'s question, asked again when writing."""
+    if flags.sheet_url is not None:
+        if flags.format_ is not None or flags.output is not None:
             fail("--sheet writes to Google Sheets: leave out --format and --output")
-        _to_sheets(file, sheet_url, credentials, sheet, silent)
-        return
-    format_ = format_ or "xlsx"
+        return _plan_sheets(flags.sheet_url, flags.credentials, flags.sheet)
     try:
-        reporter = load_reporter(format_)
-        sheets = select_sheets(sheet)
+        reporter = load_reporter(flags.format_ or "xlsx")
+        sheets = select_sheets(flags.sheet)
     except (ReportError, ValueError) as exc:
         fail(str(exc))
-    conn = _open(file)
-    path = output if output is not None else reporter.default_path(file)
-    try:
-        source = ReportSource(conn, sheets)
-        _write(reporter, source, path, silent)
-    except ReportError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"Cannot write the report to {path}: {exc.strerror or exc}",
-             verbose_detail=traceback.format_exc() if verbose else None)
-    finally:
-        conn.close()
-    typer.echo(f"Report written: {path}", err=True)
+    path = flags.output if flags.output is not None else reporter.default_path(archive)
+    return ReportPlan(sheets, reporter=reporter, path=path)
 
 
-def _open(file: Path) -> sqlite3.Connection:
-    holder = ArchiveLock(file).live_holder()
-    if holder is not None:
-        fail(f"Archive is being written by a running crawl (PID {holder}): {file}; "
-             "wait for it to finish")
-    try:
-        return open_archive(file)
-    except ArchiveOpenError as exc:
-        fail(str(exc))
-
-
-def _to_sheets(file: Path, url: str, credentials: Path, names: list[str] | None,
-               silent: bool) -> None:
+def _plan_sheets(url: str, credentials: Path, names: list[str] | None) -> ReportPlan:
     """``--sheet URL``: the report as new tabs of a Google spreadsheet."""
     try:
         from nitpicker_reports.google_sheets import (
@@ -120,30 +148,64 @@ def _to_sheets(file: Path, url: str, credentials: Path, names: list[str] | None,
         sheets = select_sheets(names)
     except ValueError as exc:
         fail(str(exc))
-    conn = _open(file)
-    progress = None if silent else _progress(0)
-
-    def waiting(wait: float, code: int) -> None:
-        if progress is not None:
-            progress[0].update(progress[1], description=f"Waiting {wait:.0f}s ({code})")
-
-    reporter = None
+    waits = _WaitLine()
     try:
-        reporter = SheetsReporter(client_from_service_account(credentials, waiting), url)
-        source = ReportSource(conn, sheets)
-        reporter.check(source)  # before the progress line: a refusal is one line
-        if progress is None:
-            reporter.write(source)
-        else:
-            sheets_reporter = reporter
-            _run_with_progress(source, progress, lambda: sheets_reporter.write(source))
+        spreadsheet = SheetsReporter(client_from_service_account(credentials, waits), url)
     except SheetsError as exc:
-        sent = f" ({reporter.sent_rows} rows sent before it stopped)" if reporter and \
-            reporter.sent_rows else ""
-        fail(f"{exc}{sent}")
+        fail(str(exc))
+    return ReportPlan(sheets, spreadsheet=spreadsheet, waits=waits)
+
+
+def write_planned(plan: ReportPlan, file: Path, *, silent: bool, verbose: bool) -> None:
+    """Write the planned report of the archive ``file``, with its progress line unless
+    ``silent``; ends with ``Report written: <where>``. A failure is one ``Error:`` line and exit
+    1 (raised), nothing half-written left."""
+    conn = _open(file)
+    try:
+        source = ReportSource(conn, plan.sheets)
+        if plan.spreadsheet is not None:
+            _to_sheets(plan, source, silent)
+        else:
+            assert plan.reporter is not None and plan.path is not None  # a local file's plan
+            try:
+                _write(plan.reporter, source, plan.path, silent)
+            except ReportError as exc:
+                fail(str(exc))
+            except OSError as exc:
+                fail(f"Cannot write the report to {plan.path}: {exc.strerror or exc}",
+                     verbose_detail=traceback.format_exc() if verbose else None)
     finally:
         conn.close()
-    typer.echo(f"Report written: {url}", err=True)
+    typer.echo(f"Report written: {plan.destination}", err=True)
+
+
+def _open(file: Path) -> sqlite3.Connection:
+    holder = ArchiveLock(file).live_holder()
+    if holder is not None:
+        fail(f"Archive is being written by a running crawl (PID {holder}): {file}; "
+             "wait for it to finish")
+    try:
+        return open_archive(file)
+    except ArchiveOpenError as exc:
+        fail(str(exc))
+
+
+def _to_sheets(plan: ReportPlan, source: ReportSource, silent: bool) -> None:
+    from nitpicker_reports.google_sheets import SheetsError
+
+    reporter = plan.spreadsheet
+    assert reporter is not None  # a spreadsheet's plan
+    try:
+        reporter.check(source)  # before the progress line: a refusal is one line
+        if silent:
+            reporter.write(source)
+        else:
+            plan.waits.progress = _progress(0)
+            _run_with_progress(source, plan.waits.progress, lambda: reporter.write(source))
+    except SheetsError as exc:
+        sent = f" ({reporter.sent_rows} rows sent before it stopped)" if reporter.sent_rows \
+            else ""
+        fail(f"{exc}{sent}")
 
 
 def _run_with_progress(source: ReportSource, progress: tuple[Progress, TaskID],
