@@ -88,7 +88,7 @@ def pipeline(
         _heading("no report", silent)
     else:
         _heading("report", silent)
-        write_planned(report, path, silent=silent, verbose=verbose)
+        write_planned(report, path, silent=silent, verbose=verbose, announce=not silent)
     code = final_exit(crawl=crawl_code, analyze=analyze_code)
     if not code:
         _heading("done", silent)
@@ -106,6 +106,8 @@ def _plan_report(flags: ReportFlags, archive: Path) -> ReportPlan | None:
     """The report step's plan, or ``None`` when no report is asked for; an existing output path
     is refused now, before the crawl."""
     if not flags.given:
+        if flags.sheet:
+            fail("--only chooses the report's sheets: give --format, --output or --sheet too")
         return None
     plan = plan_report(flags, archive)
     if plan.path is not None:

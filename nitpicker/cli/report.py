@@ -156,10 +156,11 @@ def _plan_sheets(url: str, credentials: Path, names: list[str] | None) -> Report
     return ReportPlan(sheets, spreadsheet=spreadsheet, waits=waits)
 
 
-def write_planned(plan: ReportPlan, file: Path, *, silent: bool, verbose: bool) -> None:
+def write_planned(plan: ReportPlan, file: Path, *, silent: bool, verbose: bool,
+                  announce: bool = True) -> None:
     """Write the planned report of the archive ``file``, with its progress line unless
-    ``silent``; ends with ``Report written: <where>``. A failure is one ``Error:`` line and exit
-    1 (raised), nothing half-written left."""
+    ``silent``; ends with ``Report written: <where>`` when ``announce``. A failure is one
+    ``Error:`` line and exit 1 (raised), nothing half-written left."""
     conn = _open(file)
     try:
         source = ReportSource(conn, plan.sheets)
@@ -176,7 +177,8 @@ def write_planned(plan: ReportPlan, file: Path, *, silent: bool, verbose: bool) 
                      verbose_detail=traceback.format_exc() if verbose else None)
     finally:
         conn.close()
-    typer.echo(f"Report written: {plan.destination}", err=True)
+    if announce:
+        typer.echo(f"Report written: {plan.destination}", err=True)
 
 
 def _open(file: Path) -> sqlite3.Connection:
