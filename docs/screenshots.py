@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: the fixtures package is the repository's
     sys.path.insert(0, str(ROOT))
 
-from fixtures.site import FixtureSite  # noqa: E402
-from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium  # noqa: E402
+from fixtures.site import FixtureSite
+from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
 
 PORT = 8811
 SECTIONS = ("/recursive/", "/redirect/", "/meta/", "/error-status/", "/files/", "/resources/")

@@ -6,6 +6,11 @@ input refused before anything is written, and its options being those of the thr
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,7 +24,7 @@ from nitpicker.cli import app
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.pipeline import STEPS, final_exit
 from nitpicker.render.chromium import find_chromium
-from tests.helpers import count, run
+from tests.helpers import ROOT, count, recorded, run
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
@@ -132,6 +137,34 @@ def test_bad_input_is_one_line_before_anything_is_written(
     assert result.stderr.strip().splitlines() == [result.stderr.strip()], result.stderr
     assert result.stderr.startswith(message), result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_during_the_crawl_stops_the_pipeline(site: FixtureSite, tmp_path: Path) -> None:
+    """The crawl stops as ``crawl``'s does (closed, resumable); no analysis, no report, 130."""
+    archive = tmp_path / "site.nitpicker"
+    log = tmp_path / "stderr.log"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "nitpicker.cli", "pipeline", site.url("/recursive/"), *FAST,
+             "--interval", "5000", "--format", "html", "-o", "report.html",
+             "--archive", "site"],
+            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+            stderr=stderr)
+    end = time.monotonic() + 60
+    while recorded(archive) < 1:
+        assert proc.poll() is None, log.read_text()
+        assert time.monotonic() < end, "the crawl did not start"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    out = log.read_text()
+    assert headings(out) == [STEPS["crawl"]]
+    assert out.strip().splitlines()[-1] == (
+        "Interrupted: the crawl stopped; analyze and report skipped. The archive is kept: "
+        f"nitpicker crawl --resume {archive}")
+    assert not (tmp_path / "report.html").exists()
+    assert count(archive, "SELECT count(*) FROM runs WHERE error_code = 'killed'") == 1
+    assert count(archive, "SELECT count(*) FROM analysis_runs") == 0
 
 
 @pytest.mark.skipif(find_chromium() is None, reason="no Chromium")
