@@ -23,10 +23,13 @@ from typer.testing import CliRunner
 from nitpicker.cli import app
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.pipeline import STEPS, final_exit
+from nitpicker.query.report import SHEET_NAMES
 from nitpicker.render.chromium import find_chromium
 from tests.helpers import ROOT, count, recorded, run
+from tests.test_report_sheets import SHEET_URL, fake, key_file  # noqa: F401 (fixtures)
 
 if TYPE_CHECKING:
+    from fixtures.sheets_fake import FakeSheets
     from fixtures.site import FixtureSite
 
 COMMANDS = typer.main.get_command(app).commands  # type: ignore[attr-defined]
@@ -66,6 +69,20 @@ def test_no_report_flag_skips_the_report_step(site: FixtureSite, tmp_path: Path)
                                        STEPS["done"]]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site.nitpicker"]
     assert count(tmp_path / "site.nitpicker", "SELECT count(*) FROM page_values") == 4
+
+
+def test_pipeline_reports_into_a_google_spreadsheet(site: FixtureSite, tmp_path: Path,
+                                                    request: pytest.FixtureRequest) -> None:
+    """``--sheet`` with ``--credentials``: the nine tabs, sent to the local fake of Sheets v4
+    (whose address the ``fake`` fixture puts in the environment)."""
+    sheets: FakeSheets = request.getfixturevalue("fake")
+    key: Path = request.getfixturevalue("key_file")
+    result = run("pipeline", site.url("/recursive/"), *FAST, "--sheet", SHEET_URL,
+                 "-C", str(key), "--archive", "site", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert headings(result.stderr)[-2:] == [STEPS["report"], STEPS["done"]]
+    assert f"Report written: {SHEET_URL}" in result.stderr
+    assert list(sheets.tabs) == ["Sheet1", *SHEET_NAMES]
 
 
 def test_silent_prints_nothing(site: FixtureSite, tmp_path: Path) -> None:
