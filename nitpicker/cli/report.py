@@ -72,22 +72,6 @@ class ReportFlags:
         return self.format_ is not None or self.sheet_url is not None or self.output is not None
 
 
-@dataclass
-class ReportPlan:
-    """A report checked before its archive is read: the sheets, and either a local file's
-    reporter and path or a spreadsheet's reporter."""
-
-    sheets: list[Sheet]
-    reporter: Reporter | None = None
-    path: Path | None = None
-    spreadsheet: SheetsReporter | None = None
-    waits: _WaitLine = field(default_factory=lambda: _WaitLine())
-
-    @property
-    def destination(self) -> str:
-        return self.spreadsheet.url if self.spreadsheet is not None else str(self.path)
-
-
 class _WaitLine:
     """Shows a Sheets back-off (``Waiting 4s (429)``) on the progress line, once there is one."""
 
@@ -97,6 +81,22 @@ class _WaitLine:
     def __call__(self, wait: float, code: int) -> None:
         if self.progress is not None:
             self.progress[0].update(self.progress[1], description=f"Waiting {wait:.0f}s ({code})")
+
+
+@dataclass
+class ReportPlan:
+    """A report checked before its archive is read: the sheets, and either a local file's
+    reporter and path or a spreadsheet's reporter."""
+
+    sheets: list[Sheet]
+    reporter: Reporter | None = None
+    path: Path | None = None
+    spreadsheet: SheetsReporter | None = None
+    waits: _WaitLine = field(default_factory=_WaitLine)
+
+    @property
+    def destination(self) -> str:
+        return self.spreadsheet.url if self.spreadsheet is not None else str(self.path)
 
 
 @app.command()
