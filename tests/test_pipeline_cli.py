@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import pytest
 import typer
 import typer.main
@@ -201,7 +200,8 @@ def test_a_rendered_pipeline(site: FixtureSite, tmp_path: Path) -> None:
 # -- the options: those of crawl, analyze and report, defined once -----------------------------
 
 
-def _options(command: click.Command) -> dict[str, click.Parameter]:
+def _options(command: Any) -> dict[str, Any]:
+    """A command's parameters by name."""
     return {param.name or "": param for param in command.params}
 
 
