@@ -25,15 +25,16 @@ INTERRUPTED_EXIT = 130
 """The exit code of a command interrupted by Ctrl-C (128 + SIGINT)."""
 
 
-def interrupted() -> NoReturn:
-    """Ctrl-C before anything was written: one line, exit 130, no traceback.
+def interrupted(message: str = "Interrupted: nothing was written") -> NoReturn:
+    """Ctrl-C before anything was written: one line, exit 130, no traceback. (``pipeline``
+    says what was kept of a crawl Ctrl-C stopped.)
 
     Called once the interrupted code has unwound (its ``finally`` blocks ran). It ends the
     process with ``os._exit``: had the Ctrl-C landed in code run from a string (a dataclass
     being made, an annotation evaluated), CPython would end a normal exit by killing itself
     with SIGINT (exit -2), whatever the code said.
     """
-    print("Interrupted: nothing was written", file=sys.stderr)
+    print(message, file=sys.stderr)
     for out in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             out.flush()
@@ -122,13 +123,13 @@ def _root(
 
 
 def _add_commands() -> None:
-    """Add every command module's app: ``crawl``, ``analyze``, ``report``, ``view`` and ``mcp``
-    are one command each, ``query`` and ``diff`` groups or commands of their own. A module
+    """Add every command module's app: ``crawl``, ``analyze``, ``report``, ``pipeline``, ``view``
+    and ``mcp`` are one command each, ``query`` and ``diff`` groups or commands of their own. A module
     imports only what its options need; the crawler (Scrapy, Twisted, Playwright), the MCP SDK
     and the viewer's web stack are imported inside the command that runs them."""
-    from nitpicker.cli import analyze, crawl, diff, mcp, query, report, view
+    from nitpicker.cli import analyze, crawl, diff, mcp, pipeline, query, report, view
 
-    for command in (crawl, analyze, query, report, diff, view, mcp):
+    for command in (crawl, analyze, query, report, pipeline, diff, view, mcp):
         app.add_typer(command.app)
 
 

@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,6 +25,7 @@ from nitpicker.analyze.runner import PluginRun, RunSummary, analyze_plugin
 from nitpicker.archive.analysis_store import AnalysisStore
 from nitpicker.archive.lock import ArchiveLockError
 from nitpicker.archive.writer import ArchiveError, check_archive_file
+from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
 
 if TYPE_CHECKING:
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-__all__ = ["analyze", "app", "choose_interactively", "select_plugins"]
+__all__ = ["PluginFlags", "PluginPlan", "analyze", "app", "choose_interactively",
+           "configure_logging", "plan_plugins", "run_plugins", "select_plugins"]
 
 logger = logging.getLogger(__name__)
 
@@ -93,16 +96,33 @@ def _is_terminal() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
+@dataclass(frozen=True)
+class PluginFlags:
+    """Which plugins, with which settings: shared by ``analyze`` and ``pipeline``
+    (:mod:`~nitpicker.cli.flags`)."""
+
+    all_: Annotated[bool, typer.Option("--all", help="Run every configured plugin, without asking.")] = False
+    plugin: Annotated[list[str] | None, typer.Option("--plugin", help="Run this plugin (repeatable): axe, markuplint, textlint, search, main-contents, lighthouse, or an installed one.", show_default=False)] = None
+    search_keywords: Annotated[list[str] | None, typer.Option("--search-keywords", help="search: the keywords (repeatable; /regex/flags allowed).", show_default=False)] = None
+    search_scope: Annotated[str | None, typer.Option("--search-scope", help="search: only inside the element this CSS selector finds.", show_default=False)] = None
+    main_content_selector: Annotated[str | None, typer.Option("--main-content-selector", help="main-contents: the CSS selector tried first for the main content.", show_default=False)] = None
+    axe_lang: Annotated[str | None, typer.Option("--axe-lang", help="axe: the language of its messages (BCP 47, e.g. ja).", show_default=False)] = None
+
+
+@dataclass(frozen=True)
+class PluginPlan:
+    """The plugins made for a run, and how many of the selected ones could not be made."""
+
+    runs: list[PluginRun]
+    load_errors: int
+
+
 @app.command()
+@with_bundles
 def analyze(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="The .nitpicker archive.",
                                          show_default=False)],
-    all_: Annotated[bool, typer.Option("--all", help="Run every configured plugin, without asking.")] = False,
-    plugin: Annotated[list[str] | None, typer.Option("--plugin", help="Run this plugin (repeatable): axe, markuplint, textlint, search, main-contents, lighthouse, or an installed one.", show_default=False)] = None,
-    search_keywords: Annotated[list[str] | None, typer.Option("--search-keywords", help="search: the keywords (repeatable; /regex/flags allowed).", show_default=False)] = None,
-    search_scope: Annotated[str | None, typer.Option("--search-scope", help="search: only inside the element this CSS selector finds.", show_default=False)] = None,
-    main_content_selector: Annotated[str | None, typer.Option("--main-content-selector", help="main-contents: the CSS selector tried first for the main content.", show_default=False)] = None,
-    axe_lang: Annotated[str | None, typer.Option("--axe-lang", help="axe: the language of its messages (BCP 47, e.g. ja).", show_default=False)] = None,
+    flags: PluginFlags,
     force: Annotated[bool, typer.Option("--force", help="Analyse again pages already analysed with the same plugin version and settings.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log each page's errors; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
@@ -115,13 +135,29 @@ def analyze(
     Example: nitpicker analyze site.nitpicker --plugin search --search-keywords "lorem"
     """
     verbose = verbose and not silent
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.ERROR if silent
-                        else logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
-                        stream=sys.stderr)
+    configure_logging(verbose=verbose, silent=silent)
     try:
         check_archive_file(file)
     except ArchiveError as exc:
         fail(str(exc))
+    plan = plan_plugins(flags, interactive=_is_terminal(), verbose=verbose)
+    raise typer.Exit(run_plugins(file, plan, force=force, silent=silent, verbose=verbose))
+
+
+def configure_logging(*, verbose: bool, silent: bool) -> None:
+    """Plugin logs on stderr: every page's errors with ``--verbose``, none with ``--silent``.
+
+    Replaces any handler already there (``pipeline``: the crawl's, whose level is Scrapy's).
+    """
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.ERROR if silent
+                        else logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr, force=True)
+
+
+def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool) -> PluginPlan:
+    """The plugins to run, made (SPEC §2.2's selection; the choice is asked only when
+    ``interactive`` and neither ``--all`` nor ``--plugin`` is given). Bad input (the config,
+    an unknown plugin, none that can be made) is one ``Error:`` line and exit 1 (raised)."""
     points = discover()
     known = list(points)
     try:
@@ -129,12 +165,14 @@ def analyze(
     except ConfigError as exc:
         fail(str(exc))
     configured = [entry.name for entry in config.plugins]
-    overrides = cli_overrides(search_keywords=search_keywords, search_scope=search_scope,
-                              main_content_selector=main_content_selector, axe_lang=axe_lang)
-    interactive = not all_ and not plugin and _is_terminal()
+    overrides = cli_overrides(search_keywords=flags.search_keywords,
+                              search_scope=flags.search_scope,
+                              main_content_selector=flags.main_content_selector,
+                              axe_lang=flags.axe_lang)
+    interactive = interactive and not flags.all_ and not flags.plugin
     labels = _labels(configured, points, config.settings_of, overrides) if interactive else {}
     try:
-        names = select_plugins(all_=all_, named=plugin or [], configured=configured,
+        names = select_plugins(all_=flags.all_, named=flags.plugin or [], configured=configured,
                                known=known, interactive=interactive, labels=labels)
     except SelectionError as exc:
         fail(str(exc))
@@ -147,16 +185,23 @@ def analyze(
     runs, load_errors = _load(names, points, config.settings_of, overrides, verbose=verbose)
     if not runs:
         fail(f"No plugin could be loaded ({load_errors} failed; see above)")
+    return PluginPlan(runs, load_errors)
+
+
+def run_plugins(file: Path, plan: PluginPlan, *, force: bool, silent: bool,
+                verbose: bool) -> int:
+    """Run the plan over the archive ``file``; the exit code (1 when a plugin failed or could
+    not be made). A held or unreadable archive is one ``Error:`` line (raised)."""
     try:
         store = AnalysisStore.open(file)
     except (ArchiveError, ArchiveLockError) as exc:
         fail(str(exc))
     try:
-        summaries = _run_all(store, runs, force=force, silent=silent, verbose=verbose)
+        summaries = _run_all(store, plan.runs, force=force, silent=silent, verbose=verbose)
     except sqlite3.DatabaseError as exc:  # a corrupt file, a full disk: the archive's fault
         fail(f"{file}: {exc}", verbose_detail=traceback.format_exc() if verbose else None)
-    failed = load_errors + sum(1 for s in summaries if s.outcome == "failed")
-    raise typer.Exit(1 if failed else 0)
+    failed = plan.load_errors + sum(1 for s in summaries if s.outcome == "failed")
+    return 1 if failed else 0
 
 
 def _labels(names: Sequence[str], points: Mapping[str, EntryPoint], file_settings: Any,

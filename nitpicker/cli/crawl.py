@@ -7,6 +7,7 @@ other commands, and ``--help``, do not load it.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,6 +15,7 @@ import typer
 
 from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
 from nitpicker.archive.writer import ArchiveError
+from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.crawl.config import ConfigError, CrawlConfig
 from nitpicker.crawl.config_builder import (
@@ -29,9 +31,11 @@ from nitpicker.query import ArchiveOpenError
 from nitpicker.render.chromium import BrowserMissingError, require_chromium
 
 if TYPE_CHECKING:
+    from nitpicker.cli.runner import CrawlResult
     from nitpicker.crawl.session import CrawlCounters
 
-__all__ = ["app", "crawl", "exit_code"]
+__all__ = ["INPUT_ERRORS", "CrawlFlags", "app", "check_ready", "crawl", "crawl_outcome",
+           "exit_code", "new_crawl_config"]
 
 app = typer.Typer()
 
@@ -64,44 +68,56 @@ def exit_code(counters: CrawlCounters, *, strict: bool, failed: bool = False) ->
     return 0
 
 
+@dataclass(frozen=True)
+class CrawlFlags:
+    """The options of a new crawl, shared by ``crawl`` and ``pipeline`` (:mod:`~nitpicker.cli.flags`).
+
+    Every one but ``urls``, ``list_urls`` and ``list_file`` is a crawl option of
+    :func:`given_options`.
+    """
+
+    urls: Annotated[list[str] | None, typer.Argument(help="Root URL(s): each is a start and a scope.", show_default=False)] = None
+    list_urls: Annotated[list[str] | None, typer.Option("--list", help="Crawl only these URLs (list mode); repeatable.")] = None
+    list_file: Annotated[Path | None, typer.Option("--list-file", help="Crawl only the URLs in this file, one a line.")] = None
+    single: Annotated[bool, typer.Option("--single", help="Crawl only the root page; its links are checked metadata-only.")] = False
+    recursive: Annotated[bool, typer.Option("--recursive/--no-recursive", help="Follow in-scope links.")] = True
+    fetch_external: Annotated[bool, typer.Option("--fetch-external/--no-fetch-external", help="Check out-of-scope links (status and title).")] = True
+    image: Annotated[bool, typer.Option("--image/--no-image", help="Record images.")] = True
+    render: Annotated[bool, typer.Option("--render/--no-render", help="Render in-scope HTML pages in headless Chromium (--no-render: plain HTTP, much faster).")] = True
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Skip URLs whose path matches this glob (comma-separated allowed).")] = None
+    exclude_keyword: Annotated[list[str] | None, typer.Option("--exclude-keyword", help="Skip pages whose HTML contains this text or /regex/flags.")] = None
+    exclude_url: Annotated[list[str] | None, typer.Option("--exclude-url", help="Skip URLs starting with this prefix.")] = None
+    disable_queries: Annotated[bool, typer.Option("--disable-queries", "-Q", help="Drop query strings from every URL.")] = False
+    user_agent: Annotated[str | None, typer.Option("--user-agent", help="User-Agent header (default Nitpicker/<version>).")] = None
+    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="Extra request header 'Name: value' on in-scope requests only; repeatable. The archive keeps the name only.")] = None
+    ignore_robots: Annotated[bool, typer.Option("--ignore-robots", help="Do not fetch or obey robots.txt.")] = False
+    parallels: Annotated[int, typer.Option("--parallels", "-P", help="Concurrent requests.")] = 10
+    interval: Annotated[int, typer.Option("--interval", "-I", help="Minimum delay between requests, in ms.")] = 0
+    retry: Annotated[int, typer.Option("--retry", help="Retries of a failed request.")] = 3
+    max_pages: Annotated[int | None, typer.Option("--max-pages", help="Stop cleanly after this many URLs (resumable).")] = None
+    max_duration: Annotated[float | None, typer.Option("--max-duration", help="Stop cleanly after this many seconds (resumable).")] = None
+    max_archive_mb: Annotated[float | None, typer.Option("--max-archive-mb", help="Storage budget: fail the run (disk_full) before the archive grows past this size.")] = None
+    dedupe_cap: Annotated[int | None, typer.Option("--dedupe-cap", help="Trap cap: after N pages with one metadata signature, stop queueing their links (recommended 100).")] = None
+    dedupe_age_window: Annotated[int, typer.Option("--dedupe-age-window", help="Newly discovered links after which a signature that never reached the cap is forgotten.")] = 5000
+    dedupe_map_cap: Annotated[int, typer.Option("--dedupe-map-cap", help="Most signatures the trap cap keeps in memory.")] = 100_000
+    sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True
+    predict_pagination: Annotated[bool, typer.Option("--predict-pagination/--no-predict-pagination", help="Fetch the pages predicted ahead of pager links (/page/2, ?page=3) at once; only those that answer are recorded.")] = True
+    deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False
+    inventory: Annotated[Path | None, typer.Option("--inventory", help="Also crawl the URLs in this file (one a line: a CMS export, server logs) and label them, to find pages nothing links to.")] = None
+    image_file_size_threshold: Annotated[int | None, typer.Option("--image-file-size-threshold", help="Bytes above which an image file is oversized (query images --oversized lists them).", show_default=False)] = None
+    max_excluded_depth: Annotated[int, typer.Option("--max-excluded-depth", help="Accepted for the original's scripts and stored; not enforced (the original never enforced it).")] = 10
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 (not 2) when only external URLs failed.")] = False
+
+
 @app.command()
+@with_bundles
 def crawl(
     ctx: typer.Context,
-    urls: Annotated[list[str] | None, typer.Argument(help="Root URL(s): each is a start and a scope.", show_default=False)] = None,
-    list_urls: Annotated[list[str] | None, typer.Option("--list", help="Crawl only these URLs (list mode); repeatable.")] = None,
-    list_file: Annotated[Path | None, typer.Option("--list-file", help="Crawl only the URLs in this file, one a line.")] = None,
-    single: Annotated[bool, typer.Option("--single", help="Crawl only the root page; its links are checked metadata-only.")] = False,
-    recursive: Annotated[bool, typer.Option("--recursive/--no-recursive", help="Follow in-scope links.")] = True,
-    fetch_external: Annotated[bool, typer.Option("--fetch-external/--no-fetch-external", help="Check out-of-scope links (status and title).")] = True,
-    image: Annotated[bool, typer.Option("--image/--no-image", help="Record images.")] = True,
-    render: Annotated[bool, typer.Option("--render/--no-render", help="Render in-scope HTML pages in headless Chromium (--no-render: plain HTTP, much faster).")] = True,
-    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Skip URLs whose path matches this glob (comma-separated allowed).")] = None,
-    exclude_keyword: Annotated[list[str] | None, typer.Option("--exclude-keyword", help="Skip pages whose HTML contains this text or /regex/flags.")] = None,
-    exclude_url: Annotated[list[str] | None, typer.Option("--exclude-url", help="Skip URLs starting with this prefix.")] = None,
-    disable_queries: Annotated[bool, typer.Option("--disable-queries", "-Q", help="Drop query strings from every URL.")] = False,
-    user_agent: Annotated[str | None, typer.Option("--user-agent", help="User-Agent header (default Nitpicker/<version>).")] = None,
-    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="Extra request header 'Name: value' on in-scope requests only; repeatable. The archive keeps the name only.")] = None,
-    ignore_robots: Annotated[bool, typer.Option("--ignore-robots", help="Do not fetch or obey robots.txt.")] = False,
-    parallels: Annotated[int, typer.Option("--parallels", "-P", help="Concurrent requests.")] = 10,
-    interval: Annotated[int, typer.Option("--interval", "-I", help="Minimum delay between requests, in ms.")] = 0,
-    retry: Annotated[int, typer.Option("--retry", help="Retries of a failed request.")] = 3,
-    max_pages: Annotated[int | None, typer.Option("--max-pages", help="Stop cleanly after this many URLs (resumable).")] = None,
-    max_duration: Annotated[float | None, typer.Option("--max-duration", help="Stop cleanly after this many seconds (resumable).")] = None,
-    max_archive_mb: Annotated[float | None, typer.Option("--max-archive-mb", help="Storage budget: fail the run (disk_full) before the archive grows past this size.")] = None,
-    dedupe_cap: Annotated[int | None, typer.Option("--dedupe-cap", help="Trap cap: after N pages with one metadata signature, stop queueing their links (recommended 100).")] = None,
-    dedupe_age_window: Annotated[int, typer.Option("--dedupe-age-window", help="Newly discovered links after which a signature that never reached the cap is forgotten.")] = 5000,
-    dedupe_map_cap: Annotated[int, typer.Option("--dedupe-map-cap", help="Most signatures the trap cap keeps in memory.")] = 100_000,
-    sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True,
-    predict_pagination: Annotated[bool, typer.Option("--predict-pagination/--no-predict-pagination", help="Fetch the pages predicted ahead of pager links (/page/2, ?page=3) at once; only those that answer are recorded.")] = True,
-    deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False,
-    inventory: Annotated[Path | None, typer.Option("--inventory", help="Also crawl the URLs in this file (one a line: a CMS export, server logs) and label them, to find pages nothing links to.")] = None,
-    image_file_size_threshold: Annotated[int | None, typer.Option("--image-file-size-threshold", help="Bytes above which an image file is oversized (query images --oversized lists them).", show_default=False)] = None,
-    max_excluded_depth: Annotated[int, typer.Option("--max-excluded-depth", help="Accepted for the original's scripts and stored; not enforced (the original never enforced it).")] = 10,
+    flags: CrawlFlags,
     output: Annotated[str | None, typer.Option("--output", "-o", help="Archive path (.nitpicker is appended).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", "-R", help="Continue the interrupted crawl in this archive.")] = None,
     append: Annotated[Path | None, typer.Option("--append", "-A", help="Add the URLs as new roots to this archive and crawl on.")] = None,
     retry_failed: Annotated[Path | None, typer.Option("--retry-failed", help="Fetch this archive's failed URLs (no answer, 5xx) again, and what they newly link to.")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 (not 2) when only external URLs failed.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log every request; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
 ) -> None:
@@ -110,35 +126,68 @@ def crawl(
     Example: nitpicker crawl https://example.com/ -o example
     """
     options = given_options(ctx)
+    urls = flags.urls or []
     if append is not None and retry_failed is not None:
         fail("--retry-failed and --append cannot be used together")
     if append is not None:
-        _crawl_append(append, urls or [], options, list_urls=list_urls, list_file=list_file,
-                      single=single, resume=resume, output=output, verbose=verbose,
-                      silent=silent)
+        _crawl_append(append, urls, options, list_urls=flags.list_urls,
+                      list_file=flags.list_file, single=flags.single, resume=resume,
+                      output=output, verbose=verbose, silent=silent)
     try:
         if retry_failed is not None:
-            config = _retry_failed(retry_failed, options, urls=urls or [],
-                                   others=bool(list_urls or list_file or resume or output),
-                                   silent=silent)
+            config = _retry_failed(
+                retry_failed, options, urls=urls,
+                others=bool(flags.list_urls or flags.list_file or resume or output),
+                silent=silent)
         else:
-            config = _build_config(options, urls=urls or [], list_urls=list_urls or [],
-                                   list_file=list_file, resume=resume, output=output)
-        _check_writable(config)
-        if config.render:
-            require_chromium()
-    except (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError, BrowserMissingError) as exc:
+            config = _build_config(options, urls=urls, list_urls=flags.list_urls or [],
+                                   list_file=flags.list_file, resume=resume, output=output)
+        check_ready(config)
+    except INPUT_ERRORS as exc:
         fail(str(exc))
     from nitpicker.cli.runner import run_crawl
 
     result = run_crawl(config, verbose=verbose, silent=silent)
+    raise typer.Exit(crawl_outcome(config, result, verbose=verbose, silent=silent))
+
+
+INPUT_ERRORS = (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError,
+                BrowserMissingError)
+"""What a crawl's bad input raises before anything is written: one ``Error:`` line each."""
+
+
+def new_crawl_config(ctx: typer.Context, flags: CrawlFlags, output: str | None) -> CrawlConfig:
+    """The config of a new crawl from this command line (``pipeline``), ready to run.
+
+    Raises one of :data:`INPUT_ERRORS` for bad input, before anything is written.
+    """
+    config = _build_config(given_options(ctx), urls=flags.urls or [],
+                           list_urls=flags.list_urls or [], list_file=flags.list_file,
+                           resume=None, output=output)
+    check_ready(config)
+    return config
+
+
+def check_ready(config: CrawlConfig) -> None:
+    """The archive can be written and, for a rendering crawl, Chromium is there."""
+    _check_writable(config)
+    if config.render:
+        require_chromium()
+
+
+def crawl_outcome(config: CrawlConfig, result: CrawlResult, *, verbose: bool,
+                  silent: bool) -> int:
+    """After a new crawl or a resume: the summary, and the exit code (:func:`exit_code`).
+
+    A crawl that could not run or a failed run is one ``Error:`` line and exit 1 (raised).
+    """
     if result.failure is not None:
         fail(result.failure, verbose_detail=result.traceback if verbose else None)
     if not silent:
         print_summary(Path(config.output), result)
     if result.run_failure is not None:
         fail(result.run_failure.message)
-    raise typer.Exit(exit_code(result.counters, strict=config.strict))
+    return exit_code(result.counters, strict=config.strict)
 
 
 def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
@@ -164,9 +213,7 @@ def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
         path = path.expanduser().resolve()
         check_archive_file(path)
         config = append_config(path, urls, options)
-        _check_writable(config)
-        if config.render:
-            require_chromium()
+        check_ready(config)
     except (ConfigError, ArchiveError, ArchiveLockError, BrowserMissingError) as exc:
         fail(str(exc))
     lock = ArchiveLock(path)

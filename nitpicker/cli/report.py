@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,6 +19,7 @@ import typer
 
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.cli.choice import choose_many, is_terminal
+from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
 from nitpicker.query import ArchiveOpenError, open_archive
 from nitpicker.query.report import SHEET_NAMES, select_sheets
@@ -32,46 +34,89 @@ from nitpicker.report import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from nitpicker_reports.google_sheets import SheetsReporter
     from rich.progress import Progress, TaskID
 
     from nitpicker.query.report import Sheet
     from nitpicker.report import Reporter
 
-__all__ = ["app", "report"]
+__all__ = ["ReportFlags", "ReportPlan", "app", "plan_report", "report", "write_planned"]
 
 app = typer.Typer()
 
 
-@app.command()
-def report(
-    file: Annotated[Path, typer.Argument(help="The .nitpicker archive to report on.",
-                                         show_default=False)],
+@dataclass(frozen=True)
+class ReportFlags:
+    """Where the report goes and which sheets: shared by ``report`` and ``pipeline``
+    (:mod:`~nitpicker.cli.flags`)."""
+
     format_: Annotated[str | None, typer.Option(
         "--format", "-f", help="Report format: xlsx (one workbook, the default), csv (a folder"
         " of one file per sheet) or html (one self-contained file with charts).",
-        show_default=False)] = None,
+        show_default=False)] = None
     sheet_url: Annotated[str | None, typer.Option(
         "--sheet", "-S", help="Write the report into this Google Sheets spreadsheet instead"
-        " (one new tab per sheet).", show_default=False)] = None,
+        " (one new tab per sheet).", show_default=False)] = None
     credentials: Annotated[Path, typer.Option(
         "--credentials", "-C", help="For --sheet: a service-account JSON key, or an OAuth client"
         " file (Desktop app; the first run asks consent in the browser, the token is cached in"
-        " token.json beside it).")] = Path("credentials.json"),
+        " token.json beside it).")] = Path("credentials.json")
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Where to write the report; never overwritten. Default: beside"
-        " the archive (site.xlsx, site.html, site-csv/).", show_default=False)] = None,
+        " the archive (site.xlsx, site.html, site-csv/).", show_default=False)] = None
     sheet: Annotated[list[str] | None, typer.Option(
         "--only", help=f"Only this sheet (repeatable): {', '.join(SHEET_NAMES)}.",
-        show_default=False)] = None,
-    all_: Annotated[bool, typer.Option(
-        "--all", help="Every sheet, without asking (the default when not on a terminal; on a"
-        " terminal, without --all or --only, you choose).")] = False,
+        show_default=False)] = None
     limit: Annotated[int | None, typer.Option(
         "--limit", "-l", min=1, help="At most this many rows a sheet.", show_default=False)
-    ] = None,
+    ] = None
     dedupe_resources: Annotated[bool, typer.Option(
         "--dedupe-resources", help="Resources: one row per URL pattern (URLs differing only in"
-        " query values), with Count and Query Pattern columns.")] = False,
+        " query values), with Count and Query Pattern columns.")] = False
+
+    @property
+    def given(self) -> bool:
+        """A report was asked for (``pipeline`` writes one only then)."""
+        return self.format_ is not None or self.sheet_url is not None or self.output is not None
+
+
+class _WaitLine:
+    """Shows a Sheets back-off (``Waiting 4s (429)``) on the progress line, once there is one."""
+
+    def __init__(self) -> None:
+        self.progress: tuple[Progress, TaskID] | None = None
+
+    def __call__(self, wait: float, code: int) -> None:
+        if self.progress is not None:
+            self.progress[0].update(self.progress[1], description=f"Waiting {wait:.0f}s ({code})")
+
+
+@dataclass
+class ReportPlan:
+    """A report checked before its archive is read: the sheets, and either a local file's
+    reporter and path or a spreadsheet's reporter."""
+
+    sheets: list[Sheet]
+    limit: int | None = None
+    reporter: Reporter | None = None
+    path: Path | None = None
+    spreadsheet: SheetsReporter | None = None
+    waits: _WaitLine = field(default_factory=_WaitLine)
+
+    @property
+    def destination(self) -> str:
+        return self.spreadsheet.url if self.spreadsheet is not None else str(self.path)
+
+
+@app.command()
+@with_bundles
+def report(
+    file: Annotated[Path, typer.Argument(help="The .nitpicker archive to report on.",
+                                         show_default=False)],
+    flags: ReportFlags,
+    all_sheets: Annotated[bool, typer.Option(
+        "--all", help="Every sheet, without asking (the default when not on a terminal; on a"
+        " terminal, without --all or --only, you choose).")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress line.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Tracebacks on errors.")] = False,
 ) -> None:
@@ -80,38 +125,36 @@ def report(
 
     Example: nitpicker report site.nitpicker --format html -o report.html
     """
-    if sheet_url is not None:
-        if format_ is not None or output is not None:
+    plan = plan_report(flags, file, all_sheets=all_sheets)
+    write_planned(plan, file, silent=silent, verbose=verbose)
+
+
+def plan_report(flags: ReportFlags, archive: Path, *, all_sheets: bool = False,
+                ask: bool = True) -> ReportPlan:
+    """The report the flags ask for, checked without reading the archive (``archive`` names the
+    default output path). Bad input is one ``Error:`` line and exit 1 (raised). Whether the
+    output path is free is :func:`check_output`'s question, asked again when writing. Without
+    ``--all`` (``all_sheets``, ``report``'s own: ``pipeline`` never asks) or ``--only``, the
+    sheets are asked for on a terminal when ``ask``."""
+    sheets = _choose(flags.sheet, all_sheets, flags.dedupe_resources, ask=ask)
+    if flags.sheet_url is not None:
+        if flags.format_ is not None or flags.output is not None:
             fail("--sheet writes to Google Sheets: leave out --format and --output")
-        sheets = _choose(sheet, all_, dedupe_resources)
-        _to_sheets(file, sheet_url, credentials, sheets, limit, silent)
-        return
-    format_ = format_ or "xlsx"
+        return _plan_sheets(flags.sheet_url, flags.credentials, sheets, flags.limit)
     try:
-        reporter = load_reporter(format_)
+        reporter = load_reporter(flags.format_ or "xlsx")
     except ReportError as exc:
         fail(str(exc))
-    sheets = _choose(sheet, all_, dedupe_resources)
-    conn = _open(file)
-    path = output if output is not None else reporter.default_path(file)
-    try:
-        source = ReportSource(conn, sheets, limit=limit)
-        _write(reporter, source, path, silent)
-    except ReportError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"Cannot write the report to {path}: {exc.strerror or exc}",
-             verbose_detail=traceback.format_exc() if verbose else None)
-    finally:
-        conn.close()
-    typer.echo(f"Report written: {path}", err=True)
+    path = flags.output if flags.output is not None else reporter.default_path(archive)
+    return ReportPlan(sheets, flags.limit, reporter=reporter, path=path)
 
 
-def _choose(names: list[str] | None, all_: bool, dedupe_resources: bool) -> list[Sheet]:
+def _choose(names: list[str] | None, all_: bool, dedupe_resources: bool, *,
+            ask: bool) -> list[Sheet]:
     """The sheets (SPEC §2.3): ``--all``; else ``--only``; else asked on a terminal; else all."""
     if all_ and names:
         fail("--all and --only contradict each other: give one of them")
-    if not all_ and not names and is_terminal():
+    if ask and not all_ and not names and is_terminal():
         try:
             names = choose_many("What do you report?", SHEET_NAMES,
                                 "Sheets (e.g. 1 3, or names apart by commas; Enter for all)")
@@ -122,6 +165,52 @@ def _choose(names: list[str] | None, all_: bool, dedupe_resources: bool) -> list
         return select_sheets(names, dedupe_resources=dedupe_resources)
     except ValueError as exc:
         fail(str(exc))
+
+
+def _plan_sheets(url: str, credentials: Path, sheets: list[Sheet],
+                 limit: int | None) -> ReportPlan:
+    """``--sheet URL``: the report as new tabs of a Google spreadsheet."""
+    try:
+        from nitpicker_reports.google_sheets import (
+            SheetsError,
+            SheetsReporter,
+            client_from_credentials,
+            in_flight_setting,
+        )
+    except ImportError as exc:
+        fail(f"--sheet needs gspread and google-auth-oauthlib: pip install nitpicker ({exc})")
+    waits = _WaitLine()
+    try:
+        in_flight = in_flight_setting()
+        spreadsheet = SheetsReporter(client_from_credentials(credentials, waits), url, in_flight)
+    except SheetsError as exc:
+        fail(str(exc))
+    return ReportPlan(sheets, limit, spreadsheet=spreadsheet, waits=waits)
+
+
+def write_planned(plan: ReportPlan, file: Path, *, silent: bool, verbose: bool,
+                  announce: bool = True) -> None:
+    """Write the planned report of the archive ``file``, with its progress line unless
+    ``silent``; ends with ``Report written: <where>`` when ``announce``. A failure is one
+    ``Error:`` line and exit 1 (raised), nothing half-written left."""
+    conn = _open(file)
+    try:
+        source = ReportSource(conn, plan.sheets, limit=plan.limit)
+        if plan.spreadsheet is not None:
+            _to_sheets(plan, source, silent)
+        else:
+            assert plan.reporter is not None and plan.path is not None  # a local file's plan
+            try:
+                _write(plan.reporter, source, plan.path, silent)
+            except ReportError as exc:
+                fail(str(exc))
+            except OSError as exc:
+                fail(f"Cannot write the report to {plan.path}: {exc.strerror or exc}",
+                     verbose_detail=traceback.format_exc() if verbose else None)
+    finally:
+        conn.close()
+    if announce:
+        typer.echo(f"Report written: {plan.destination}", err=True)
 
 
 def _open(file: Path) -> sqlite3.Connection:
@@ -135,46 +224,22 @@ def _open(file: Path) -> sqlite3.Connection:
         fail(str(exc))
 
 
-def _to_sheets(file: Path, url: str, credentials: Path, sheets: list[Sheet],
-               limit: int | None, silent: bool) -> None:
-    """``--sheet URL``: the report as new tabs of a Google spreadsheet."""
-    try:
-        from nitpicker_reports.google_sheets import (
-            SheetsError,
-            SheetsReporter,
-            client_from_credentials,
-            in_flight_setting,
-        )
-    except ImportError as exc:
-        fail(f"--sheet needs gspread and google-auth-oauthlib: pip install nitpicker ({exc})")
-    try:
-        in_flight = in_flight_setting()
-    except SheetsError as exc:
-        fail(str(exc))
-    conn = _open(file)
-    progress = None if silent else _progress(0)
+def _to_sheets(plan: ReportPlan, source: ReportSource, silent: bool) -> None:
+    from nitpicker_reports.google_sheets import SheetsError
 
-    def waiting(wait: float, code: int) -> None:
-        if progress is not None:
-            progress[0].update(progress[1], description=f"Waiting {wait:.0f}s ({code})")
-
-    reporter = None
+    reporter = plan.spreadsheet
+    assert reporter is not None  # a spreadsheet's plan
     try:
-        reporter = SheetsReporter(client_from_credentials(credentials, waiting), url, in_flight)
-        source = ReportSource(conn, sheets, limit=limit)
         reporter.check(source)  # before the progress line: a refusal is one line
-        if progress is None:
+        if silent:
             reporter.write(source)
         else:
-            sheets_reporter = reporter
-            _run_with_progress(source, progress, lambda: sheets_reporter.write(source))
+            plan.waits.progress = _progress(0)
+            _run_with_progress(source, plan.waits.progress, lambda: reporter.write(source))
     except SheetsError as exc:
-        sent = f" ({reporter.sent_rows} rows sent before it stopped)" if reporter and \
-            reporter.sent_rows else ""
+        sent = f" ({reporter.sent_rows} rows sent before it stopped)" if reporter.sent_rows \
+            else ""
         fail(f"{exc}{sent}")
-    finally:
-        conn.close()
-    typer.echo(f"Report written: {url}", err=True)
 
 
 def _run_with_progress(source: ReportSource, progress: tuple[Progress, TaskID],
