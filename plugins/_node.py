@@ -40,6 +40,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from nitpicker.analyze.plugin import PluginSetupError
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
@@ -64,8 +66,10 @@ class NodeWorkerError(RuntimeError):
     """A request failed: the worker died, hung, or answered with an error."""
 
 
-class NodeToolsMissingError(RuntimeError):
-    """Node or the npm packages a plugin needs are not installed."""
+class NodeToolsMissingError(PluginSetupError, RuntimeError):
+    """Node or the npm packages a plugin needs are not installed (the message says how to
+    install them): raised by a factory, it stops ``nitpicker analyze`` before the archive is
+    touched."""
 
 
 def find_node_modules(package: str) -> Path:
@@ -78,6 +82,11 @@ def find_node_modules(package: str) -> Path:
     for candidate in candidates:
         if (candidate / package / "package.json").is_file():
             return candidate
+    if configured:
+        raise NodeToolsMissingError(
+            f"Node package {package!r} not found in NITPICKER_NODE_MODULES={configured}: point "
+            "it at a node_modules directory that has it, or unset it and run `npm ci` in the "
+            "nitpicker checkout")
     raise NodeToolsMissingError(
         f"Node package {package!r} not found: run `npm ci` in the nitpicker checkout "
         f"(or set NITPICKER_NODE_MODULES to a node_modules directory that has it)")
