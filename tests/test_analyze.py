@@ -357,8 +357,8 @@ def test_a_bad_node_plugin_setting_stops_the_command_before_the_archive(
     done = nitpicker("analyze", str(archive), "--all", cwd=archive.parent)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        "Error: plugin markuplint: setting 'recycle' must be a whole number ≥ 0, got -5; "
-        "fix it in nitpicker.toml (plugins.analyze.markuplint.recycle)"]
+        ("Error: plugin markuplint: setting 'recycle' must be a whole number ≥ 0, got -5; "
+         "fix it in nitpicker.toml (plugins.analyze.markuplint.recycle)")]
     assert fingerprint(archive) == before
 
 
