@@ -229,6 +229,9 @@ class Command:
                 memory.reading()
                 self.peaks[checkpoint] = memory.peak / 2**20
                 self.times[checkpoint] = time.monotonic() - started
+                print(f"  {self.plugin}: {self.done} pages recorded after "
+                      f"{self.times[checkpoint]:.0f} s, peak RSS so far "
+                      f"{self.peaks[checkpoint]:.0f} MB", flush=True)
 
 
 def naive_node(name: str, count: int) -> float:
@@ -316,6 +319,8 @@ def main() -> None:
     try:
         for name in plugins:
             per_page = BASELINES[name](sizes[name])
+            print(f"  {name}: (a) {per_page:.2f} s a page over {sizes[name]} snapshots",
+                  flush=True)
             copy = workdir / f"{name}.nitpicker"
             shutil.copyfile(source, copy)
             command = Command(copy, name, checkpoints, workdir)
