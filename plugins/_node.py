@@ -12,7 +12,10 @@ starts **one** worker process for the whole run and feeds it pages over stdin:
   the requests that were in flight fail with :class:`NodeWorkerError`, which the host retries
   once (``nitpicker.analyze.plugin``);
 - a request that gets no answer within its timeout kills the worker (it is stuck), so the next
-  request starts a fresh one;
+  request starts a fresh one. Until a process has answered once, its requests also get
+  :data:`START_ALLOWANCE` seconds for it to start: textlint loads its dictionaries before the
+  first answer, which takes minutes on a loaded machine, and a per-page timeout that counted
+  the start-up killed every fresh process before it could answer (every page an error);
 - with ``recycle_after``, a process that served that many requests is replaced by a fresh one
   (it finishes the requests it has, then exits): a tool whose memory grows page after page
   (markuplint keeps 1–2 MB of every page it lints) stays bounded.
@@ -40,11 +43,14 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from nitpicker.analyze.plugin import PluginSetupError
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 __all__ = [
     "NODE_SCRIPTS",
+    "START_ALLOWANCE",
     "NodeToolsMissingError",
     "NodeWorker",
     "NodeWorkerError",
@@ -59,13 +65,19 @@ NODE_SCRIPTS = Path(__file__).resolve().parent / "node"
 #: stderr lines kept to explain a worker's death
 _STDERR_TAIL = 20
 
+#: seconds a process may take to start (load its tool), on top of a request's timeout, until
+#: it has answered once
+START_ALLOWANCE = 600.0
+
 
 class NodeWorkerError(RuntimeError):
     """A request failed: the worker died, hung, or answered with an error."""
 
 
-class NodeToolsMissingError(RuntimeError):
-    """Node or the npm packages a plugin needs are not installed."""
+class NodeToolsMissingError(PluginSetupError, RuntimeError):
+    """Node or the npm packages a plugin needs are not installed (the message says how to
+    install them): raised by a factory, it stops ``nitpicker analyze`` before the archive is
+    touched."""
 
 
 def find_node_modules(package: str) -> Path:
@@ -78,6 +90,11 @@ def find_node_modules(package: str) -> Path:
     for candidate in candidates:
         if (candidate / package / "package.json").is_file():
             return candidate
+    if configured:
+        raise NodeToolsMissingError(
+            f"Node package {package!r} not found in NITPICKER_NODE_MODULES={configured}: point "
+            "it at a node_modules directory that has it, or unset it and run `npm ci` in the "
+            "nitpicker checkout")
     raise NodeToolsMissingError(
         f"Node package {package!r} not found: run `npm ci` in the nitpicker checkout "
         f"(or set NITPICKER_NODE_MODULES to a node_modules directory that has it)")
@@ -103,6 +120,8 @@ class _Process:
         self.lock = threading.Lock()  # guards pending and the stdin writes
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         self.dead = False
+        #: whether the process has answered a request (it has started)
+        self.answered = False
         #: requests sent to this process
         self.requests = 0
         self._reader = threading.Thread(target=self._read_answers, name=f"{name}-stdout",
@@ -176,6 +195,7 @@ class _Process:
                 continue
             with self.lock:
                 future = self.pending.pop(request_id, None)
+                self.answered = True
             if future is None:  # timed out and forgotten
                 continue
             if "error" in answer:
@@ -231,11 +251,14 @@ class NodeWorker:
     def __init__(self, script: str, settings: Mapping[str, Any], *, name: str,
                  timeout: float, node_modules: Path | None = None,
                  recycle_after: int | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None,
+                 start_allowance: float = START_ALLOWANCE) -> None:
         self.script = NODE_SCRIPTS / script
         self.settings = dict(settings)
         self.name = name
         self.timeout = timeout
+        #: extra seconds for the requests of a process that has not answered yet
+        self.start_allowance = start_allowance
         self.env = {**os.environ, **(env or {})}
         if node_modules is not None:  # where plugins/node/resolve.mjs finds the tools
             self.env["NITPICKER_NODE_MODULES"] = str(node_modules)
@@ -263,16 +286,16 @@ class NodeWorker:
         answers with an error, dies, or does not answer within ``timeout`` seconds."""
         process = self._running()
         request_id = next(self._ids)
+        timeout = self.timeout if process.answered else self.timeout + self.start_allowance
         future = process.send(request_id, payload)
         try:
-            return future.result(self.timeout)
+            return future.result(timeout)
         except FutureTimeout as error:
             process.forget(request_id)
-            logger.warning("%s worker gave no answer in %ss; restarting it",
-                           self.name, self.timeout)
+            logger.warning("%s worker gave no answer in %ss; restarting it", self.name, timeout)
             process.kill()
             raise NodeWorkerError(
-                f"{self.name} worker gave no answer in {self.timeout:g}s") from error
+                f"{self.name} worker gave no answer in {timeout:g}s") from error
 
     def close(self) -> None:
         """Stop the process (waits up to ``timeout`` seconds for it to finish its work)."""

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nitpicker.analyze.plugin import PluginSetupError
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -17,17 +19,20 @@ __all__ = ["SettingError", "node_package_version", "object_setting", "positive_i
            "positive_number", "string_setting"]
 
 
-class SettingError(ValueError):
-    """A plugin setting has the wrong type or value."""
+class SettingError(PluginSetupError, ValueError):
+    """A plugin setting has the wrong type or value (``setting`` names it): raised by a
+    factory, it stops ``nitpicker analyze`` before the archive is touched."""
 
 
 def positive_int(settings: Mapping[str, Any], plugin: str, name: str, default: int,
                  *, most: int | None = None) -> int:
     value = settings.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SettingError(f"{plugin}: setting {name!r} must be a whole number ≥ 1, got {value!r}")
+        raise SettingError(f"{plugin}: setting {name!r} must be a whole number ≥ 1, got {value!r}",
+                           setting=name)
     if most is not None and value > most:
-        raise SettingError(f"{plugin}: setting {name!r} must be at most {most}, got {value!r}")
+        raise SettingError(f"{plugin}: setting {name!r} must be at most {most}, got {value!r}",
+                           setting=name)
     return value
 
 
@@ -35,7 +40,8 @@ def whole_int(settings: Mapping[str, Any], plugin: str, name: str, default: int)
     """A whole number ≥ 0 (0 meaning "never", as a worker's ``recycle``)."""
     value = settings.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SettingError(f"{plugin}: setting {name!r} must be a whole number ≥ 0, got {value!r}")
+        raise SettingError(f"{plugin}: setting {name!r} must be a whole number ≥ 0, got {value!r}",
+                           setting=name)
     return value
 
 
@@ -43,7 +49,8 @@ def positive_number(settings: Mapping[str, Any], plugin: str, name: str,
                     default: float) -> float:
     value = settings.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise SettingError(f"{plugin}: setting {name!r} must be a number > 0, got {value!r}")
+        raise SettingError(f"{plugin}: setting {name!r} must be a number > 0, got {value!r}",
+                           setting=name)
     return float(value)
 
 
@@ -53,11 +60,13 @@ def object_setting(settings: Mapping[str, Any], plugin: str, name: str) -> dict[
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise SettingError(f"{plugin}: setting {name!r} must be an object, got {value!r}")
+        raise SettingError(f"{plugin}: setting {name!r} must be an object, got {value!r}",
+                           setting=name)
     try:
         json.dumps(value)
     except (TypeError, ValueError) as error:
-        raise SettingError(f"{plugin}: setting {name!r} is not plain data: {error}") from error
+        raise SettingError(f"{plugin}: setting {name!r} is not plain data: {error}",
+                           setting=name) from error
     return value
 
 
@@ -66,7 +75,8 @@ def string_setting(settings: Mapping[str, Any], plugin: str, name: str) -> str |
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise SettingError(f"{plugin}: setting {name!r} must be a string, got {value!r}")
+        raise SettingError(f"{plugin}: setting {name!r} must be a string, got {value!r}",
+                           setting=name)
     return value
 
 

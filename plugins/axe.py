@@ -88,7 +88,8 @@ class AxePlugin:
         self.timeout = positive_number(settings, NAME, "timeout", 60.0)
         styles = settings.get("styles", True)
         if not isinstance(styles, bool):
-            raise SettingError(f"{NAME}: setting 'styles' must be true or false, got {styles!r}")
+            raise SettingError(f"{NAME}: setting 'styles' must be true or false, got {styles!r}",
+                               setting="styles")
         rules = object_setting(settings, NAME, "rules")
         node_modules = find_node_modules("axe-core")
         tool = node_package_version(node_modules, "axe-core")

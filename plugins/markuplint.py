@@ -8,10 +8,15 @@ host's threads send it. Output, per page:
 - one violation per finding: ``validator`` ``markuplint``, markuplint's severity, its rule id,
   ``code`` empty, ``location`` ``line:col`` in the snapshot.
 
+Each of the process's ``threads`` (Node worker threads) builds one markuplint engine and
+lints page after page with it (the config, rules and schemas are resolved once; a page is only
+parsed and checked), so the process uses that many cores.
+
 Settings: ``config`` (a markuplint config object; without one markuplint's defaults apply,
-and no ``.markuplintrc`` is searched for), ``concurrency`` (requests in flight, default 2),
+and no ``.markuplintrc`` is searched for), ``threads`` (worker threads of the one Node
+process, default 2, at most 16), ``concurrency`` (requests in flight, default ``threads``),
 ``timeout`` (seconds per page, default 120), ``recycle`` (pages a Node process lints before a
-fresh one replaces it, default 200: markuplint keeps 1–2 MB of every page; 0: never).
+fresh one replaces it, default RECYCLE; 0: never).
 """
 
 from __future__ import annotations
@@ -49,13 +54,14 @@ class MarkuplintPlugin:
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = {"markuplint": "markuplint"}
         config = object_setting(settings, NAME, "config")
-        self.concurrency = positive_int(settings, NAME, "concurrency", 2)
+        threads = positive_int(settings, NAME, "threads", 2, most=16)
+        self.concurrency = positive_int(settings, NAME, "concurrency", threads)
         timeout = positive_number(settings, NAME, "timeout", 120.0)
         recycle = whole_int(settings, NAME, "recycle", 200)
         node_modules = find_node_modules("markuplint")
         tool = node_package_version(node_modules, "markuplint")
         self.version = f"{VERSION}+markuplint-{tool}"
-        self.worker = NodeWorker("markuplint-worker.mjs", {"config": config},
+        self.worker = NodeWorker("markuplint-worker.mjs", {"config": config, "threads": threads},
                                  name=NAME, timeout=timeout, node_modules=node_modules,
                                  recycle_after=recycle or None)
 

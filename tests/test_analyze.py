@@ -347,6 +347,47 @@ def test_bad_plugin_settings_are_one_line_and_the_archive_untouched(
     assert fingerprint(archive) == before
 
 
+def test_a_bad_node_plugin_setting_stops_the_command_before_the_archive(
+        archive: Path) -> None:
+    """A factory's SettingError: one line naming the setting and where to fix it, exit 1, and
+    no plugin runs (main-contents, which loads, would otherwise write its rows)."""
+    (archive.parent / "nitpicker.toml").write_text(
+        "[plugins.analyze.main-contents]\n[plugins.analyze.markuplint]\nrecycle = -5\n")
+    before = fingerprint(archive)
+    done = nitpicker("analyze", str(archive), "--all", cwd=archive.parent)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        ("Error: plugin markuplint: setting 'recycle' must be a whole number ≥ 0, got -5; "
+         "fix it in nitpicker.toml (plugins.analyze.markuplint.recycle)")]
+    assert fingerprint(archive) == before
+
+
+def test_node_tools_missing_stop_the_command_with_the_fix(archive: Path,
+                                                          tmp_path: Path) -> None:
+    """NodeToolsMissingError (NITPICKER_NODE_MODULES at an empty directory): one line saying
+    how to install the tools, exit 1, the archive untouched; --verbose adds the traceback."""
+    empty = tmp_path / "empty-node-modules"
+    empty.mkdir()
+    before = fingerprint(archive)
+    line = (f"Error: plugin textlint: Node package 'textlint' not found in "
+            f"NITPICKER_NODE_MODULES={empty}: point it at a node_modules directory that has "
+            "it, or unset it and run `npm ci` in the nitpicker checkout")
+    for verbose in ((), ("--verbose",)):
+        done = subprocess.run(
+            [sys.executable, "-m", "nitpicker.cli", "analyze", str(archive), "--plugin",
+             "main-contents", "--plugin", "textlint", *verbose],
+            cwd=archive.parent, env={**env(), "NITPICKER_NODE_MODULES": str(empty)},
+            capture_output=True, text=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
+        assert done.returncode == 1
+        if verbose:
+            assert "Traceback (most recent call last)" in done.stderr
+            assert "NodeToolsMissingError" in done.stderr
+            assert done.stderr.splitlines()[-1] == line
+        else:
+            assert done.stderr.splitlines() == [line]
+        assert fingerprint(archive) == before
+
+
 def test_a_plugin_whose_engine_does_not_start_fails_its_run_only(archive: Path,
                                                                  plugins_dir: Path) -> None:
     (archive.parent / "nitpicker.toml").write_text(

@@ -87,10 +87,39 @@ def test_a_worker_that_died_fails_its_request_and_the_next_one_starts_it(echo: P
     assert worker.starts == 2
 
 
+#: a tool that takes `startup` ms to load before it serves (textlint's dictionaries)
+SLOW_START = """
+import { serve, settings } from %r;
+const { startup } = settings();
+await new Promise((resolve) => setTimeout(resolve, startup));
+serve(async ({ text, wait = 0 }) => {
+  await new Promise((resolve) => setTimeout(resolve, wait));
+  return text;
+});
+"""
+
+
+def test_the_start_up_is_not_counted_against_a_page_timeout(tmp_path: Path) -> None:
+    """A process loading its tool for longer than the per-page timeout answers its first
+    page (before: the first page timed out and killed every fresh process, so on a loaded
+    machine textlint recorded every page as an error); a slow page after it still times
+    out."""
+    script = tmp_path / "slow-start.mjs"
+    script.write_text(SLOW_START % str(NODE_SCRIPTS / "protocol.mjs"))
+    worker = NodeWorker(str(script), {"startup": 4000}, name="slow", timeout=2)
+    try:
+        assert worker.request({"text": "first"}) == "first"
+        with pytest.raises(NodeWorkerError, match="no answer in 2s"):
+            worker.request({"text": "slow page", "wait": 30_000})
+        assert worker.starts == 1
+    finally:
+        worker.close()
+
+
 def test_a_worker_that_hangs_is_killed_and_replaced(echo: Path) -> None:
     worker = NodeWorker(str(echo), {"prefix": ""}, name="echo", timeout=10)
     try:
-        worker.start()
+        worker.request({"text": "started"})  # answered once: no start-up allowance left
         first = worker.pid
         with pytest.raises(NodeWorkerError, match="no answer in 10s"):
             worker.request({"text": "x", "wait": 60_000})

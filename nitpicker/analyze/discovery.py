@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any, Final
 
-from nitpicker.analyze.plugin import ENTRY_POINT_GROUP
+from nitpicker.analyze.plugin import ENTRY_POINT_GROUP, PluginSetupError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -27,7 +27,13 @@ _REQUIRED: Final = ("label", "version", "headers", "concurrency", "open", "close
 
 
 class PluginLoadError(Exception):
-    """A plugin cannot be imported or made; the message is one line naming it."""
+    """A plugin cannot be imported or made; the message is one line naming it. ``setup`` is
+    the factory's :class:`PluginSetupError` when it raised one (the user's to fix: the
+    command stops), else ``None``."""
+
+    def __init__(self, message: str, setup: PluginSetupError | None = None) -> None:
+        super().__init__(message)
+        self.setup = setup
 
 
 def discover() -> dict[str, EntryPoint]:
@@ -52,6 +58,9 @@ def load_plugin(point: EntryPoint, settings: Mapping[str, Any]) -> AnalyzePlugin
         raise PluginLoadError(f"plugin {name}: {point.value} is not a factory (not callable)")
     try:
         plugin = factory(settings)
+    except PluginSetupError as exc:  # a bad setting, a missing tool: the user's to fix
+        text = _one_line(exc).removeprefix(f"{name}: ")  # SettingError names the plugin too
+        raise PluginLoadError(f"plugin {name}: {text}", exc) from exc
     except Exception as exc:  # a factory refusing its settings, or failing: the plugin's fault
         raise PluginLoadError(f"plugin {name}: {_one_line(exc)}") from exc
     missing = [attr for attr in _REQUIRED if not hasattr(plugin, attr)]

@@ -17,6 +17,9 @@ The host's promises to a plugin:
   died restarts it on that call); a second failure is recorded as a plugin error for that page
   and the run goes on.
 - Returning ``None`` means "nothing to record for this page".
+- A factory that raises :class:`PluginSetupError` (a bad setting, a tool not installed) stops
+  the whole command before the archive is opened: one ``Error:`` line with the message and
+  where to fix it, exit 1. Any other exception of a factory fails that plugin only.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ __all__ = [
     "PageUrl",
     "PageValue",
     "PluginFactory",
+    "PluginSetupError",
     "Snapshot",
     "Violation",
 ]
@@ -39,6 +43,20 @@ __all__ = [
 ENTRY_POINT_GROUP = "nitpicker.analyze"
 
 Scalar = str | int | float | bool | None
+
+
+class PluginSetupError(Exception):
+    """What the user must fix before a plugin can run: a setting's type or value (``setting``
+    names it), or a tool that is not installed (the message says how to install it).
+
+    Raised by a plugin's factory, it stops ``nitpicker analyze`` before the archive is
+    touched, whatever the other plugins are.
+    """
+
+    def __init__(self, message: str, *, setting: str | None = None) -> None:
+        super().__init__(message)
+        #: the setting at fault, if one is
+        self.setting = setting
 
 
 @dataclass(frozen=True, slots=True)

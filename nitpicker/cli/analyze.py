@@ -182,7 +182,8 @@ def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool) -> Plu
     missing = [name for name in names if name not in points]
     if missing:  # configured bundled plugins absent from this installation
         fail(f"Plugin(s) not installed: {', '.join(missing)}. Known plugins: {', '.join(known)}")
-    runs, load_errors = _load(names, points, config.settings_of, overrides, verbose=verbose)
+    runs, load_errors = _load(names, points, config.settings_of, overrides, verbose=verbose,
+                              source=config.source)
     if not runs:
         fail(f"No plugin could be loaded ({load_errors} failed; see above)")
     return PluginPlan(runs, load_errors)
@@ -222,10 +223,15 @@ def _labels(names: Sequence[str], points: Mapping[str, EntryPoint], file_setting
 
 def _load(names: Sequence[str], points: Mapping[str, EntryPoint],
           file_settings: Any, overrides: Mapping[str, Mapping[str, Any]], *,
-          verbose: bool) -> tuple[list[PluginRun], int]:
-    """Make every selected plugin; each one that cannot be made is one ``Error:`` line."""
+          verbose: bool, source: Path | None = None) -> tuple[list[PluginRun], int]:
+    """Make every selected plugin; each one that cannot be made is one ``Error:`` line.
+
+    A factory's :class:`~nitpicker.analyze.plugin.PluginSetupError` (a bad setting, a Node
+    tool not installed) is the user's to fix: the command stops there, exit 1, before the
+    archive is opened, whatever the other plugins are."""
     runs: list[PluginRun] = []
     errors = 0
+    setup_errors = 0
     for name in names:
         settings = {**file_settings(name), **overrides.get(name, {})}
         try:
@@ -234,7 +240,16 @@ def _load(names: Sequence[str], points: Mapping[str, EntryPoint],
             errors += 1
             if verbose and exc.__cause__ is not None:
                 traceback.print_exception(exc.__cause__, file=sys.stderr)
-            print(f"Error: {exc}", file=sys.stderr)
+            message = str(exc)
+            if exc.setup is not None and exc.setup.setting is not None:
+                setting = exc.setup.setting
+                message += ("; fix the command-line option" if setting in overrides.get(name, {})
+                            else f"; fix it in {source.name} (plugins.analyze.{name}.{setting})"
+                            if source is not None else "")
+            setup_errors += exc.setup is not None
+            print(f"Error: {message}", file=sys.stderr)
+    if setup_errors:
+        raise typer.Exit(1)
     return runs, errors
 
 
