@@ -56,14 +56,14 @@ def test_diff_bad_input_is_one_line_and_writes_nothing(
     (["--fail-on", "new-4xx"],
      "Error: --fail-on needs --baseline OLD: the archive to compare this crawl with"),
     (["--baseline", "old.nitpicker"],
-     "Error: --baseline needs --fail-on: the categories that fail the crawl (for the whole "
-     "comparison, run nitpicker diff)"),
+     ("Error: --baseline needs --fail-on: the categories that fail the crawl (for the whole "
+     "comparison, run nitpicker diff)")),
     (["--baseline", "missing.nitpicker", "--fail-on", "new-4xx"],
      "Error: --baseline: Archive not found: missing.nitpicker"),
     (["--baseline", "old.nitpicker", "--fail-on", "new-404"],
-     "Error: Invalid --fail-on: 'new-404'. Must be one of: new-broken-links, new-4xx, "
+     ("Error: Invalid --fail-on: 'new-404'. Must be one of: new-broken-links, new-4xx, "
      "new-5xx, removed-pages, new-violations (new-violations:SEVERITY for that severity or "
-     "worse)"),
+     "worse)")),
     (["--baseline", "held.nitpicker", "--fail-on", "new-4xx"],
      "Error: --baseline: held.nitpicker is being written by a running crawl (PID "),
 ])
@@ -107,8 +107,8 @@ def test_a_crawl_with_a_baseline_exits_1_when_a_gate_trips(gated: dict[str, obje
     lines = [line for line in result.stderr.splitlines()  # type: ignore[attr-defined]
              if line.startswith("Gate tripped: ")]
     assert lines == [
-        f"Gate tripped: new-broken-links: 1 ({base}/changes/linker -> {base}/changes/target  "
-        "(200 -> 404))",
+        (f"Gate tripped: new-broken-links: 1 ({base}/changes/linker -> {base}/changes/target  "
+        "(200 -> 404))"),
         f"Gate tripped: removed-pages: 1 ({base}/changes/removed  200  'Removed')"]
     assert (Path(str(gated["dir"])) / "tripped.nitpicker").is_file()  # the crawl is kept
 

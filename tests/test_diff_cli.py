@@ -178,8 +178,8 @@ def test_bad_input_is_one_line_and_exit_1_and_writes_nothing(
     ("new-violations", 1, ["new-violations: 2 ("]),
     ("new-violations:warning", 1, ["new-violations:warning: 2 ("]),
     ("new-violations:error", 1, [
-        "new-violations:error: 1 ({base}/changes/stays  error diff-probe/img-alt at 7:1  "
-        '<img src="/files/photo.png" alt=""/>)']),
+        ("new-violations:error: 1 ({base}/changes/stays  error diff-probe/img-alt at 7:1  "
+        '<img src="/files/photo.png" alt=""/>)')]),
     ("new-violations:SERIOUS", 1, ["new-violations:SERIOUS: 1 ("]),
     ("new-violations:critical", 0, []),
     ("new-violations:critical,new-5xx", 0, []),

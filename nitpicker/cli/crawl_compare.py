@@ -19,8 +19,7 @@ from nitpicker.query.url_list import html_page_urls
 if TYPE_CHECKING:
     import sqlite3
 
-    from nitpicker.archive.lock import ArchiveLock
-from nitpicker.cli.gate import Gate
+    from nitpicker.cli.gate import Gate
 
 __all__ = ["URL_LIST_NAMES", "baseline_gates", "check_baseline", "gate_after_crawl",
            "write_url_lists"]

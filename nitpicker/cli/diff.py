@@ -18,9 +18,9 @@ from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nitpicker.cli.diff_html import write_html
 from nitpicker.cli.diff_format import findings_note, format_item, no_common_note
-from nitpicker.cli.gate import GATE_EXIT, SAMPLE, GateCheck, parse_fail_on
+from nitpicker.cli.diff_html import write_html
+from nitpicker.cli.gate import GATE_EXIT, GateCheck, parse_fail_on
 from nitpicker.cli.output import fail
 from nitpicker.query.connection import ArchiveOpenError
 from nitpicker.query.diff import (

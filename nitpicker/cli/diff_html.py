@@ -41,9 +41,9 @@ _EXTRA_STYLE: Final = "p.note{color:#555}"
 
 
 def _cell(value: Any, error: bool) -> str:
-    if isinstance(value, bool) or isinstance(value, (dict, list)):
+    if isinstance(value, (bool, dict, list)):
         value = json.dumps(value)
-    return table_cell(Cell(value, error=error))
+    return str(table_cell(Cell(value, error=error)))
 
 
 def _table(out: IO[str], name: str, fields: tuple[str, ...],

@@ -62,8 +62,8 @@ from typing import TYPE_CHECKING, Any, Final, Self
 from typing_extensions import TypedDict
 
 from nitpicker.archive.lock import ArchiveLock
-from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query import diff_findings
+from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.diff_categories import (
     _BY_NAME,
     _COMMON_SQL,

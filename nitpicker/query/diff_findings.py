@@ -142,7 +142,7 @@ def violation_item(fields: tuple[str, ...], row: tuple[Any, ...]) -> dict[str, A
 def _values_sql(site_old: str, site_new: str) -> str:
     """Cells of pages in both (site pages) that changed, appeared or went away, for the
     plugins compared."""
-    both = f"""temp.pairs s CROSS JOIN old.pages AS os ON os.id = s.old_id
+    both = """temp.pairs s CROSS JOIN old.pages AS os ON os.id = s.old_id
         CROSS JOIN new.pages AS ns ON ns.id = s.new_id"""
     return f"""SELECT url, plugin, key, old_value, new_value, old_note, new_note FROM (
         SELECT ns.url AS url, nv.plugin AS plugin, nv.key AS key, ov.value AS old_value,
