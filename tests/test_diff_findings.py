@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from nitpicker.query import UrlMap, compare_archives
+from nitpicker.query.diff import CATEGORY_NAMES
 from nitpicker.query.diff_findings import fingerprint, severity_rank, snippet
 from tests.helpers import ChangesCrawls
+from tests.test_diff import expected
 
 FINDINGS = ("violations_new", "violations_fixed", "violations_persisting", "values_changed")
 
@@ -31,8 +33,7 @@ def findings(old: Path, new: Path, url_map: UrlMap | None = None
         return diff.compared_plugins, {name: list(diff.items(name)) for name in FINDINGS}
 
 
-def expected_violations(base: str) -> dict[str, list[tuple[Any, ...]]]:
-    del base
+def expected_violations() -> dict[str, list[tuple[Any, ...]]]:
     return {
         "violations_new": [
             ("/changes/retitled", "title-length", "New Title", None),
@@ -57,7 +58,7 @@ def test_analysed_crawls_give_exactly_the_expected_findings(
     base = analysed_changes.base
     plugins, items = findings(analysed_changes.old, analysed_changes.new)
     assert plugins == ["diff-probe"]
-    for name, want in expected_violations(base).items():
+    for name, want in expected_violations().items():
         assert short(items[name], base) == want, name
     assert items["violations_new"][1]["severity"] == "error"
     assert {item["plugin"] for name in FINDINGS for item in items[name]} == {"diff-probe"}
@@ -78,7 +79,7 @@ def test_findings_of_a_moved_site_match_through_the_map(analysed_changes: Change
     _, items = findings(analysed_changes.old, analysed_changes.moved, url_map)
     moved = analysed_changes.moved_base
     assert short(items["violations_persisting"], moved) == \
-        expected_violations(moved)["violations_persisting"]
+        expected_violations()["violations_persisting"]
     assert len(items["violations_new"]) == 2 and len(items["violations_fixed"]) == 3
     _, unmapped = findings(analysed_changes.old, analysed_changes.moved)
     assert unmapped["violations_persisting"] == []
@@ -175,3 +176,20 @@ def test_snippet_and_severity_rank() -> None:
         > severity_rank("warning") == severity_rank("Moderate") > severity_rank("info") \
         == severity_rank("minor")
     assert severity_rank("fatal") == severity_rank("error")  # unknown: as an error
+
+
+def test_done_when_the_whole_diff_of_the_analysed_crawls_is_exactly_expected(
+        analysed_changes: ChangesCrawls) -> None:
+    """Issue 17's "done when": the fixture site crawled twice, its page set flipped between
+    the crawls, both crawls analysed: every category, findings included, exactly."""
+    base = analysed_changes.base
+    with compare_archives(analysed_changes.old, analysed_changes.new) as diff:
+        assert diff.common_pages == 5
+        items = {name: list(diff.items(name)) for name in CATEGORY_NAMES}
+    want = {name: value for name, value in expected(base).items() if name not in FINDINGS}
+    assert {name: value for name, value in items.items() if name not in FINDINGS} == want
+    for name, violations in expected_violations().items():
+        assert short(items[name], base) == violations, name
+    assert [(item["url"].removeprefix(base), item["old"], item["new"])
+            for item in items["values_changed"]] == [
+        ("/changes/retitled", "Old Title", "New Title"), ("/changes/target", "Target", "Gone")]
