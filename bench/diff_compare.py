@@ -41,13 +41,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.query_latency import build_archive
+from nitpicker.query import diff_findings
 from nitpicker.query.diff import (
     _IDENTITY,
     CATEGORIES,
     compare_archives,
     summarise_diff,
 )
-from nitpicker.query import diff_findings
 from nitpicker.query.diff_categories import _PAIRS_SQL, _to_new
 
 _SITE_HTML = ("is_external = 0 AND status = 200 AND content_type = 'text/html'")
