@@ -235,3 +235,22 @@ def test_a_plugin_run_on_one_side_is_named(analysed_changes: ChangesCrawls,
     assert result.returncode == 0, result.stderr
     assert ("findings: none compared (no analyzer ran on both archives); not compared: "
             "diff-probe (NEW only)") in result.stdout
+
+
+def test_an_archive_another_process_holds_locked_is_one_line(changes_crawls: ChangesCrawls,
+                                                             tmp_path: Path) -> None:
+    """A writer's exclusive SQLite lock (no crawl's lock file): said as a lock, after the busy
+    timeout, not as "not a nitpicker archive"."""
+    locked = tmp_path / "locked.nitpicker"
+    shutil.copyfile(changes_crawls.new, locked)
+    holder = sqlite3.connect(locked, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        result = diff(changes_crawls, "old.nitpicker", str(locked))
+    finally:
+        holder.close()
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"Error: {locked}: locked by another process (database is locked): try again once it "
+        "has finished writing"]
+    assert result.stdout == ""
