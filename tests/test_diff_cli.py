@@ -251,6 +251,6 @@ def test_an_archive_another_process_holds_locked_is_one_line(changes_crawls: Cha
         holder.close()
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
-        f"Error: {locked}: locked by another process (database is locked): try again once it "
-        "has finished writing"]
+        (f"Error: {locked}: locked by another process (database is locked): try again once it "
+        "has finished writing")]
     assert result.stdout == ""
