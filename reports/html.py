@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from nitpicker.query.report import Cell, Sheet
     from nitpicker.report import ReportSource
 
-__all__ = ["CHART_IDS", "HtmlReporter"]
+__all__ = ["CHART_IDS", "STYLE", "HtmlReporter", "table_cell"]
 
 STYLE: Final = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
@@ -151,3 +151,9 @@ def _cell(cell: Cell) -> str:
     if link and link.startswith(("http://", "https://")):  # every web URL is a link here
         text = f'<a href="{escape(link)}">{text}</a>'
     return f"<td{attrs}>{text}</td>"
+
+
+def table_cell(cell: Cell) -> str:
+    """One cell as the report's tables write it (``<td>``: red when an error, its note the
+    tooltip, a web URL a link): for other pages in the report's look (``nitpicker diff``)."""
+    return _cell(cell)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from fixtures.site import FixtureSite
 from nitpicker.archive.writer import ArchiveWriter
-from tests.helpers import ChangesCrawls, run, writer_config
+from tests.helpers import ChangesCrawls, run, run_with_probe, writer_config
 
 
 @pytest.fixture(scope="session")
@@ -46,3 +47,18 @@ def changes_crawls(tmp_path_factory: pytest.TempPathFactory) -> ChangesCrawls:
         crawl(site.url("/changes/"), "new")
         crawl(f"{site.external_url}/changes/", "moved")
         return ChangesCrawls(directory, site.base_url, site.external_url)
+
+
+@pytest.fixture(scope="session")
+def analysed_changes(changes_crawls: ChangesCrawls,
+                     tmp_path_factory: pytest.TempPathFactory) -> ChangesCrawls:
+    """Copies of :func:`changes_crawls`' archives, each analysed by the pure-Python
+    ``diff-probe`` plugin (``fixtures/diff_probe``)."""
+    directory = tmp_path_factory.mktemp("diff-analysed")
+    for name in ("old", "new", "moved"):
+        archive = directory / f"{name}.nitpicker"
+        shutil.copyfile(changes_crawls.dir / f"{name}.nitpicker", archive)
+        result = run_with_probe("analyze", str(archive), "--plugin", "diff-probe",
+                                cwd=directory)
+        assert result.returncode == 0, result.stderr
+    return ChangesCrawls(directory, changes_crawls.base, changes_crawls.moved_base)

@@ -134,6 +134,20 @@ def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProc
     )
 
 
+PROBE_PLUGIN = ROOT / "fixtures" / "diff_probe"
+"""A directory whose ``.dist-info`` registers the ``diff-probe`` analyzer (on ``PYTHONPATH``)."""
+
+
+def run_with_probe(*args: str, cwd: Path, timeout: float = 120
+                   ) -> subprocess.CompletedProcess[str]:
+    """``nitpicker ARGS`` with the ``diff-probe`` analyzer installed (no crawl here)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(PROBE_PLUGIN)]),
+           "COLUMNS": "300"}
+    return subprocess.run([sys.executable, "-m", "nitpicker.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False,
+                          stdin=subprocess.DEVNULL)
+
+
 def recorded(path: Path) -> int:
     """The pages of the archive at ``path`` that have a status (0 while it cannot be read)."""
     if not path.exists():

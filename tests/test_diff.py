@@ -45,6 +45,8 @@ def expected(base: str, old_base: str | None = None) -> dict[str, list[dict[str,
         "images_lost_alt": [{"page_url": f"{base}/changes/stays",
                              "src": f"{base}/files/photo.png"}],
         "trap_caps_new": [],
+        "violations_new": [], "violations_fixed": [], "violations_persisting": [],
+        "values_changed": [],  # not analysed: no findings (tests/test_diff_findings.py)
     }
 
 

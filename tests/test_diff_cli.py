@@ -26,7 +26,9 @@ def test_the_text_report_counts_every_category_and_lists_the_first_items(
     out = result.stdout
     base = changes_crawls.base
     assert "pages: 5 in both, 1 added, 1 removed" in out
-    assert "page_changes            3  changed facts of pages in both" in out
+    assert "page_changes                3  changed facts of pages in both" in out
+    assert "violations_new              0  findings in NEW not in OLD" in out
+    assert "findings: none compared (no analyzer ran on both archives)" in out
     assert f"  {base}/changes/retitled  title: 'Old Title' -> 'New Title'" in out
     assert f"  {base}/changes/target  status: 200 -> 404" in out
     assert "  … and 1 more" in out  # the third change, beyond --limit 2
@@ -140,11 +142,16 @@ def _not_archive(crawls: ChangesCrawls) -> str:
     (_newer, [], "Error: newer.nitpicker: written by a newer nitpicker (schema 9999_future)"),
     (_held, [], "Error: held.nitpicker is being written by a running crawl (PID "),
     (lambda c: "new.nitpicker", ["--map", "nothing"], "Error: Invalid --map: 'nothing'."),
-    (lambda c: "new.nitpicker", ["--fail-on", "new-4xx,new-violations"],
-     ("Error: Invalid --fail-on: 'new-violations'. Must be one of: new-broken-links, new-4xx, "
-     "new-5xx, removed-pages")),
-    (lambda c: "new.nitpicker", ["--format", "html"],
-     "Error: Invalid --format: 'html'. Must be one of: text, json"),
+    (lambda c: "new.nitpicker", ["--fail-on", "new-4xx,new-findings"],
+     ("Error: Invalid --fail-on: 'new-findings'. Must be one of: new-broken-links, new-4xx, "
+     "new-5xx, removed-pages, new-violations (new-violations:SEVERITY")),
+    (lambda c: "new.nitpicker", ["--fail-on", "new-violations:fatal"],
+     ("Error: Invalid --fail-on: 'new-violations:fatal'. The severity must be one of: "
+      "critical, serious, error, moderate, warning, minor, info")),
+    (lambda c: "new.nitpicker", ["--fail-on", "new-4xx:error"],
+     "Error: Invalid --fail-on: 'new-4xx:error'. Only new-violations takes a severity"),
+    (lambda c: "new.nitpicker", ["--format", "pdf"],
+     "Error: Invalid --format: 'pdf'. Must be one of: text, json, html"),
     (lambda c: "new.nitpicker", ["--limit", "-3"], "Error: --limit must not be negative, got -3"),
     (lambda c: "new.nitpicker", ["-o", "no/such/dir/report.txt"],
      "Error: Output directory does not exist: no/such/dir"),
@@ -165,3 +172,85 @@ def test_bad_input_is_one_line_and_exit_1_and_writes_nothing(
     assert result.stdout == ""
     assert not report.exists()
     assert all(path.read_bytes() == data for path, data in archives.items())
+
+
+@pytest.mark.parametrize(("fail_on", "code", "tripped"), [
+    ("new-violations", 1, ["new-violations: 2 ("]),
+    ("new-violations:warning", 1, ["new-violations:warning: 2 ("]),
+    ("new-violations:error", 1, [
+        ("new-violations:error: 1 ({base}/changes/stays  error diff-probe/img-alt at 7:1  "
+        '<img src="/files/photo.png" alt=""/>)')]),
+    ("new-violations:SERIOUS", 1, ["new-violations:SERIOUS: 1 ("]),
+    ("new-violations:critical", 0, []),
+    ("new-violations:critical,new-5xx", 0, []),
+    ("new-violations:critical,removed-pages", 1, ["removed-pages: 1 ("]),
+])
+def test_the_new_violations_gate_counts_that_severity_or_worse(
+        analysed_changes: ChangesCrawls, fail_on: str, code: int, tripped: list[str]) -> None:
+    result = diff(analysed_changes, "old.nitpicker", "new.nitpicker", "-f", "json",
+                  "-o", "report.json", "--fail-on", fail_on)
+    assert result.returncode == code, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == len(tripped), lines
+    for line, start in zip(lines, tripped, strict=True):
+        assert line.startswith("Gate tripped: " + start.format(base=analysed_changes.base)), line
+
+
+def test_the_gate_does_not_trip_on_the_backlog(analysed_changes: ChangesCrawls,
+                                                tmp_path: Path) -> None:
+    """Known findings (persisting) never trip new-violations: the archive against a copy."""
+    shutil.copyfile(analysed_changes.new, tmp_path / "again.nitpicker")
+    result = diff(analysed_changes, "new.nitpicker", str(tmp_path / "again.nitpicker"),
+                  "--fail-on", "new-violations:info")
+    assert result.returncode == 0, result.stderr
+    assert "violations_persisting       5  findings in both" in result.stdout
+
+
+def test_the_reports_include_the_findings(analysed_changes: ChangesCrawls) -> None:
+    base = analysed_changes.base
+    text = diff(analysed_changes, "old.nitpicker", "new.nitpicker").stdout
+    assert "findings: compared for diff-probe" in text
+    assert (f"  {base}/changes/retitled  warning diff-probe/no-bold at 8:1 (was 7:1)  "
+            "<b>body</b>") in text
+    assert f"  {base}/changes/target  diff-probe.title: 'Target' -> 'Gone'" in text
+    data = json.loads(diff(analysed_changes, "old.nitpicker", "new.nitpicker", "-f",
+                           "json").stdout)
+    assert data["compared_plugins"] == ["diff-probe"]
+    categories = data["categories"]
+    assert [categories[name]["count"] for name in ("violations_new", "violations_fixed",
+                                                   "violations_persisting",
+                                                   "values_changed")] == [2, 3, 3, 2]
+    first = categories["violations_new"]["items"][1]
+    assert set(first) == {"url", "plugin", "validator", "severity", "rule", "message", "code",
+                          "location", "fingerprint"}
+    assert len(first["fingerprint"]) == 16
+    with compare_archives(analysed_changes.old, analysed_changes.new) as expected:
+        assert categories == summarise_diff(expected)["categories"]
+
+
+def test_a_plugin_run_on_one_side_is_named(analysed_changes: ChangesCrawls,
+                                           changes_crawls: ChangesCrawls) -> None:
+    result = diff(analysed_changes, str(changes_crawls.old), "new.nitpicker",
+                  "--fail-on", "new-violations")
+    assert result.returncode == 0, result.stderr
+    assert ("findings: none compared (no analyzer ran on both archives); not compared: "
+            "diff-probe (NEW only)") in result.stdout
+
+
+def test_an_archive_another_process_holds_locked_is_one_line(changes_crawls: ChangesCrawls,
+                                                             tmp_path: Path) -> None:
+    """A writer's exclusive SQLite lock (no crawl's lock file): said as a lock, after the busy
+    timeout, not as "not a nitpicker archive"."""
+    locked = tmp_path / "locked.nitpicker"
+    shutil.copyfile(changes_crawls.new, locked)
+    holder = sqlite3.connect(locked, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        result = diff(changes_crawls, "old.nitpicker", str(locked))
+    finally:
+        holder.close()
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        (f"Error: {locked}: locked by another process (database is locked): try again once it "
+        "has finished writing")]
+    assert result.stdout == ""

@@ -15,6 +15,12 @@ import typer
 
 from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
 from nitpicker.archive.writer import ArchiveError
+from nitpicker.cli.crawl_compare import (
+    baseline_gates,
+    check_baseline,
+    gate_after_crawl,
+    write_url_lists,
+)
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.crawl.config import ConfigError, CrawlConfig
@@ -27,7 +33,7 @@ from nitpicker.crawl.config_builder import (
 )
 from nitpicker.policy.request_headers import credentials_of
 from nitpicker.policy.urls import parse_url
-from nitpicker.query import ArchiveOpenError
+from nitpicker.query import ArchiveOpenError, DiffInputError
 from nitpicker.render.chromium import BrowserMissingError, require_chromium
 
 if TYPE_CHECKING:
@@ -120,19 +126,35 @@ def crawl(
     retry_failed: Annotated[Path | None, typer.Option("--retry-failed", help="Fetch this archive's failed URLs (no answer, 5xx) again, and what they newly link to.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log every request; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="The original's comparison: with two archive paths, write the URLs of their HTML pages to a.txt and b.txt (nitpicker diff compares much more).")] = False,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="Once the crawl has ended, compare its archive with this earlier one and exit 1 when a --fail-on category is not empty.", show_default=False)] = None,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="With --baseline: the categories that fail the crawl (comma-separated), as nitpicker diff --fail-on takes them.", show_default=False)] = None,
 ) -> None:
     """Crawl a website into one .nitpicker archive (a SQLite file).
 
     Example: nitpicker crawl https://example.com/ -o example
     """
-    options = given_options(ctx)
     urls = flags.urls or []
+    if diff:
+        _url_lists(urls, others={"--append": append, "--retry-failed": retry_failed,
+                                 "--inventory": flags.inventory, "--resume": resume,
+                                 "--baseline": baseline, "--fail-on": fail_on})
+    options = given_options(ctx)
+    try:
+        gates = baseline_gates(baseline, fail_on)
+    except ValueError as exc:
+        fail(str(exc))
+    except (ArchiveOpenError, DiffInputError) as exc:
+        fail(f"--baseline: {exc}")
     if append is not None and retry_failed is not None:
         fail("--retry-failed and --append cannot be used together")
     if append is not None:
-        _crawl_append(append, urls, options, list_urls=flags.list_urls,
-                      list_file=flags.list_file, single=flags.single, resume=resume,
-                      output=output, verbose=verbose, silent=silent)
+        code = _crawl_append(append, urls, options, list_urls=flags.list_urls,
+                             list_file=flags.list_file, single=flags.single, resume=resume,
+                             output=output, verbose=verbose, silent=silent, baseline=baseline)
+        if baseline is not None and gates:
+            code = gate_after_crawl(baseline, append, gates, silent=silent) or code
+        raise typer.Exit(code)
     try:
         if retry_failed is not None:
             config = _retry_failed(
@@ -143,12 +165,17 @@ def crawl(
             config = _build_config(options, urls=urls, list_urls=flags.list_urls or [],
                                    list_file=flags.list_file, resume=resume, output=output)
         check_ready(config)
-    except INPUT_ERRORS as exc:
+        if baseline is not None:
+            check_baseline(baseline, Path(config.output))
+    except (*INPUT_ERRORS, ValueError) as exc:
         fail(str(exc))
     from nitpicker.cli.runner import run_crawl
 
     result = run_crawl(config, verbose=verbose, silent=silent)
-    raise typer.Exit(crawl_outcome(config, result, verbose=verbose, silent=silent))
+    code = crawl_outcome(config, result, verbose=verbose, silent=silent)
+    if baseline is not None and gates:
+        code = gate_after_crawl(baseline, Path(config.output), gates, silent=silent) or code
+    raise typer.Exit(code)
 
 
 INPUT_ERRORS = (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError,
@@ -190,9 +217,30 @@ def crawl_outcome(config: CrawlConfig, result: CrawlResult, *, verbose: bool,
     return exit_code(result.counters, strict=config.strict)
 
 
+def _url_lists(paths: list[str], others: dict[str, object]) -> None:
+    """``--diff A B`` (SPEC §3.15.5): a.txt and b.txt, a pointer to ``nitpicker diff``, exit."""
+    given = [name for name, value in others.items() if value]
+    if given:
+        fail(f"--diff cannot be used with {', '.join(given)}")
+    if len(paths) != 2:
+        fail("--diff takes exactly two file paths to compare")
+    first, second = Path(paths[0]), Path(paths[1])
+    try:
+        counts = write_url_lists(first, second, Path.cwd())
+    except ArchiveOpenError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"Cannot write {exc.filename}: {exc.strerror}")
+    print(f"Wrote a.txt ({counts[0]} URLs of {first}) and b.txt ({counts[1]} URLs of "
+          f"{second}). For what changed between the two crawls (pages, links, metadata, "
+          f"findings): nitpicker diff {first} {second}")
+    raise typer.Exit(0)
+
+
 def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
                   list_urls: list[str] | None, list_file: Path | None, single: bool,
-                  resume: Path | None, output: str | None, verbose: bool, silent: bool) -> None:
+                  resume: Path | None, output: str | None, verbose: bool, silent: bool,
+                  baseline: Path | None = None) -> int:
     """``--append FILE URL…``: crawl on with more roots; the archive is restored on failure.
 
     The archive's lock is taken before the backup and held until the backup is restored or
@@ -212,9 +260,11 @@ def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
             raise ConfigError("--append cannot be combined with --list, --list-file or --single")
         path = path.expanduser().resolve()
         check_archive_file(path)
+        if baseline is not None:
+            check_baseline(baseline, path)
         config = append_config(path, urls, options)
         check_ready(config)
-    except (ConfigError, ArchiveError, ArchiveLockError, BrowserMissingError) as exc:
+    except (ConfigError, ArchiveError, ArchiveLockError, BrowserMissingError, ValueError) as exc:
         fail(str(exc))
     lock = ArchiveLock(path)
     try:
@@ -248,7 +298,7 @@ def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
         lock.release()
     if not silent:
         print_summary(path, result)
-    raise typer.Exit(exit_code(result.counters, strict=config.strict))
+    return exit_code(result.counters, strict=config.strict)
 
 
 def _retry_failed(path: Path, options: GivenOptions, *, urls: list[str], others: bool,

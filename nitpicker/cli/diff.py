@@ -1,8 +1,8 @@
 """``nitpicker diff OLD NEW``: what changed between two crawls, and a CI gate on it.
 
 Every category is one function of :mod:`nitpicker.query.diff`, read once, row by row: the text
-report keeps only the first ``--limit`` items of each, the JSON report writes every item as it
-is read. ``--fail-on`` names categories that must be empty (:data:`~nitpicker.query.diff.GATES`).
+report keeps only the first ``--limit`` items of each, the JSON and HTML reports write every
+item as it is read. ``--fail-on`` names categories that must be empty (:mod:`nitpicker.cli.gate`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from nitpicker.cli.diff_format import findings_note, format_item, no_common_note
+from nitpicker.cli.diff_html import write_html
+from nitpicker.cli.gate import GATE_EXIT, GateCheck, parse_fail_on
 from nitpicker.cli.output import fail
 from nitpicker.query.connection import ArchiveOpenError
 from nitpicker.query.diff import (
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
 
     from nitpicker.query.diff import ArchiveDiff
 
-__all__ = ["DIFF_SCHEMA_VERSION", "GATE_EXIT", "app", "diff", "parse_fail_on"]
+__all__ = ["DIFF_SCHEMA_VERSION", "GATE_EXIT", "app", "diff"]
 
 app = typer.Typer()
 
@@ -41,71 +44,15 @@ DIFF_SCHEMA_VERSION = 1
 """``schema`` of the JSON report: raised when a field changes meaning or goes away (new
 categories and fields may be added without raising it)."""
 
-GATE_EXIT = 1
-"""The exit code when a ``--fail-on`` category is not empty."""
-
-FORMATS = ("text", "json")
-_GATE_SAMPLE = 3
-"""Items named per tripped gate."""
-
-
-def parse_fail_on(text: str | None) -> list[str]:
-    """The gate names of ``--fail-on`` (comma-separated); ``ValueError`` naming an unknown one."""
-    if not text:
-        return []
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    for name in names:
-        if name not in GATES:
-            raise ValueError(f"Invalid --fail-on: {name!r}. Must be one of: {', '.join(GATES)}")
-    return list(dict.fromkeys(names))
-
-
-def _show(value: Any) -> str:
-    return "none" if value is None else repr(value) if isinstance(value, str) else str(value)
-
-
-def _status(value: Any, absent: str) -> str:
-    return absent if value is None else str(value)
-
-
-def format_item(category: str, item: dict[str, Any]) -> str:
-    """One item as a line of the text report."""
-    if category in ("pages_added", "pages_removed"):
-        return f"{item['url']}  {_status(item['status'], '-')}  {_show(item['title'])}"
-    if category == "page_changes":
-        return f"{item['url']}  {item['field']}: {_show(item['old'])} -> {_show(item['new'])}"
-    if category in ("new_4xx", "new_5xx"):
-        return f"{item['url']}  {_status(item['old_status'], 'not in OLD')} -> {item['new_status']}"
-    if category in ("links_added", "links_removed"):
-        return f"{item['source_url']} -> {item['dest_url']}"
-    if category in ("links_broken", "links_fixed"):
-        return (f"{item['source_url']} -> {item['dest_url']}  "
-                f"({_status(item['old_status'], 'no link')} -> "
-                f"{_status(item['new_status'], 'no link')})")
-    if category == "resources_failing":
-        return (f"{item['url']} ({item['kind']})  "
-                f"{_status(item['old_status'], 'not in OLD')} -> {item['new_status']}")
-    if category == "images_lost_alt":
-        return f"{item['page_url']}  {item['src']}"
-    if category == "trap_caps_new":
-        return f"{item['parent_path']}  capped after {item['count']} pages ({item['first_url']})"
-    return json.dumps(item, ensure_ascii=False)
-
-
-def no_common_note(diff: ArchiveDiff) -> str | None:
-    """The note for archives with no page in common (allowed: every page is added/removed)."""
-    if diff.common_pages:
-        return None
-    hint = "" if diff.url_map else "; --map OLD_PREFIX=NEW_PREFIX matches a moved site"
-    return (f"No URLs in common: OLD ({diff.old['base_url']}) and NEW ({diff.new['base_url']}) "
-            f"share no page, so every page is added or removed{hint}")
+FORMATS = ("text", "json", "html")
 
 
 class _Tally:
     """Counts and the first items of each category, from one pass over its rows."""
 
-    def __init__(self, keep: int) -> None:
+    def __init__(self, keep: int, gates: GateCheck | None = None) -> None:
         self.keep = keep
+        self.gates = gates or GateCheck([])
         self.counts: dict[str, int] = {}
         self.first: dict[str, list[dict[str, Any]]] = {}
 
@@ -116,6 +63,7 @@ class _Tally:
             count += 1
             if len(first) < self.keep:
                 first.append(item)
+            self.gates.see(name, item)
             yield item
         self.counts[name] = count
         self.first[name] = first
@@ -126,7 +74,8 @@ def write_json(diff: ArchiveDiff, out: IO[str], tally: _Tally) -> None:
     url_map = ({"old_prefix": diff.url_map.old_prefix, "new_prefix": diff.url_map.new_prefix}
                if diff.url_map else None)
     head = {"schema": DIFF_SCHEMA_VERSION, "old": diff.old, "new": diff.new,
-            "url_map": url_map, "common_pages": diff.common_pages}
+            "url_map": url_map, "common_pages": diff.common_pages,
+            "compared_plugins": diff.compared_plugins}
     out.write(json.dumps(head, ensure_ascii=False)[:-1] + ', "categories": {')
     for index, category in enumerate(CATEGORIES):
         out.write(("" if index == 0 else ", ") + json.dumps(category.name) + ': {"items": [')
@@ -150,7 +99,8 @@ def write_text(diff: ArchiveDiff, out: IO[str], tally: _Tally, limit: int) -> No
     if note:
         out.write(f"{note}\n")
     out.write(f"pages: {diff.common_pages} in both, {counts['pages_added']} added, "
-              f"{counts['pages_removed']} removed\n\n")
+              f"{counts['pages_removed']} removed\n")
+    out.write(f"{findings_note(diff)}\n\n")
     width = max(len(category.name) for category in CATEGORIES)
     for category in CATEGORIES:
         out.write(f"{category.name:<{width}}  {counts[category.name]:>6}  "
@@ -192,29 +142,33 @@ def diff(
                                         show_default=False)],
     new: Annotated[Path, typer.Argument(metavar="NEW", help="The later archive (.nitpicker).",
                                         show_default=False)],
-    format_: Annotated[str, typer.Option("--format", "-f", help="text (a summary) or json "
-                                         "(every item).")] = "text",
+    format_: Annotated[str, typer.Option("--format", "-f", help="text (a summary), json "
+                                         "(every item) or html (every item, one "
+                                         "self-contained page with charts).")] = "text",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to "
                                                 "this file (default: stdout).",
                                                 show_default=False)] = None,
     limit: Annotated[int, typer.Option("--limit", "-l", help="Items shown per category in the "
-                                       "text report (json has every item).")] = 10,
+                                       "text report (json and html have every item).")] = 10,
     url_map: Annotated[str | None, typer.Option("--map", help="OLD_PREFIX=NEW_PREFIX: compare "
                                                 "OLD URLs with this prefix as NEW spells them.",
                                                 show_default=False)] = None,
     fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 when one of these "
                                                 "(comma-separated) is not empty: "
-                                                + ", ".join(GATES) + ".",
+                                                + ", ".join(GATES) + " (new-violations:"
+                                                "SEVERITY: that severity or worse).",
                                                 show_default=False)] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Tracebacks on errors.")] = False,
 ) -> None:
     """Compare two archives of a site: pages added and removed, changed titles, statuses and
     metadata, links added, removed, broken and fixed, resources now failing, images that
-    lost their alt text, new trap-cap firings.
+    lost their alt text, new trap-cap firings, analyzer findings new, fixed and persisting,
+    and changed plugin values.
 
     Both archives are opened read-only. Exit 1 when a --fail-on gate trips, or on bad input.
 
-    Example: nitpicker diff last-week.nitpicker today.nitpicker --fail-on new-broken-links
+    Example: nitpicker diff last-week.nitpicker today.nitpicker --fail-on
+    new-broken-links,new-violations:error
     """
     try:
         if format_ not in FORMATS:
@@ -234,13 +188,16 @@ def diff(
         fail(str(exc), verbose_detail=traceback.format_exc() if verbose else None)
     with comparison:
         note = no_common_note(comparison)
-        if note and (format_ == "json" or output is not None):
+        if note and (format_ != "text" or output is not None):
             print(f"Note: {note}", file=sys.stderr)
-        tally = _Tally(max(limit, _GATE_SAMPLE) if format_ == "text" else _GATE_SAMPLE)
+        check = GateCheck(gates)
+        tally = _Tally(limit if format_ == "text" else 0, check)
         try:
             with _output(output) as out:
                 if format_ == "json":
                     write_json(comparison, out, tally)
+                elif format_ == "html":
+                    write_html(comparison, out, tally.read)
                 else:
                     write_text(comparison, out, tally, limit)
         except BrokenPipeError:  # stdout closed early (| head): the rest is not wanted
@@ -249,13 +206,8 @@ def diff(
         except OSError as exc:
             fail(f"Cannot write {output}: {exc.strerror}",
                  verbose_detail=traceback.format_exc() if verbose else None)
-    tripped = [gate for gate in gates if tally.counts[GATES[gate]]]
-    for gate in tripped:
-        category = GATES[gate]
-        shown = "; ".join(format_item(category, item)
-                          for item in tally.first[category][:_GATE_SAMPLE])
-        more = tally.counts[category] - min(len(tally.first[category]), _GATE_SAMPLE)
-        print(f"Gate tripped: {gate}: {tally.counts[category]} ({shown}"
-              f"{f'; … and {more} more' if more > 0 else ''})", file=sys.stderr)
+    tripped = check.tripped(format_item)
+    for line in tripped:
+        print(line, file=sys.stderr)
     if tripped:
         raise typer.Exit(GATE_EXIT)

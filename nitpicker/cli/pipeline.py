@@ -19,10 +19,11 @@ import typer
 
 from nitpicker.cli.analyze import PluginFlags, configure_logging, plan_plugins, run_plugins
 from nitpicker.cli.crawl import INPUT_ERRORS, CrawlFlags, crawl_outcome, new_crawl_config
+from nitpicker.cli.crawl_compare import baseline_gates, check_baseline, gate_after_crawl
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
 from nitpicker.cli.report import ReportFlags, ReportPlan, plan_report, write_planned
-from nitpicker.query import ArchiveOpenError, latest_run, open_archive
+from nitpicker.query import ArchiveOpenError, DiffInputError, latest_run, open_archive
 from nitpicker.report import ReportError, check_output
 
 __all__ = ["app", "final_exit", "pipeline"]
@@ -49,6 +50,8 @@ def pipeline(
     archive: Annotated[str | None, typer.Option("--archive", help="Archive path (.nitpicker is appended); default: named after the site, as crawl's --output.", show_default=False)] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log every request and page error; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No step headings, progress displays or summaries.")] = False,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="Once the report is written, compare the new archive with this earlier one and exit 1 when a --fail-on category is not empty.", show_default=False)] = None,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="With --baseline: the categories that fail the pipeline (comma-separated), as nitpicker diff --fail-on takes them.", show_default=False)] = None,
 ) -> None:
     """Crawl a website, run the analyzer plugins over it and write its report, in one command.
 
@@ -63,6 +66,14 @@ def pipeline(
     except INPUT_ERRORS as exc:
         fail(str(exc))
     path = Path(config.output)
+    try:
+        gates = baseline_gates(baseline, fail_on)
+        if baseline is not None:
+            check_baseline(baseline, path)
+    except ValueError as exc:
+        fail(str(exc))
+    except (ArchiveOpenError, DiffInputError) as exc:
+        fail(f"--baseline: {exc}")
     plugins = plan_plugins(plugin_flags, interactive=False, verbose=verbose)
     report = _plan_report(report_flags, path)
 
@@ -90,6 +101,8 @@ def pipeline(
         _heading("report", silent)
         write_planned(report, path, silent=silent, verbose=verbose, announce=not silent)
     code = final_exit(crawl=crawl_code, analyze=analyze_code)
+    if baseline is not None and gates:
+        code = gate_after_crawl(baseline, path, gates, silent=silent) or code
     if not code:
         _heading("done", silent)
     raise typer.Exit(code)

@@ -253,9 +253,13 @@ def compare_archives(
     page_changes (status, redirect_to, title, description, canonical, noindex, nofollow,
     alternate, content_type, depth, inbound_links of pages in both: url, old_url, field, old,
     new), new_4xx, new_5xx, links_added, links_removed, links_broken (broken in NEW, not in
-    OLD), links_fixed, resources_failing, images_lost_alt, trap_caps_new. Each category has
-    its count and its first `limit` items. common_pages is 0 when the archives share no URL
-    (use url_map for a moved site). Both archives stay read-only."""
+    OLD), links_fixed, resources_failing, images_lost_alt, trap_caps_new, and the analyzer
+    findings: violations_new, violations_fixed, violations_persisting (url, plugin, validator,
+    severity, rule, message, code, location, fingerprint; matched by validator, rule, page
+    URL and code snippet, so a finding whose line moved persists) and values_changed (url,
+    plugin, key, change, old, new), for the plugins in compared_plugins (run on both). Each
+    category has its count and its first `limit` items. common_pages is 0 when the archives
+    share no URL (use url_map for a moved site). Both archives stay read-only."""
     mapping = UrlMap.parse(url_map, "url_map") if url_map is not None else None
     old_path, new_path = registry.path(old_archive_id), registry.path(new_archive_id)
     with q.compare_archives(old_path, new_path, url_map=mapping) as diff:

@@ -28,6 +28,7 @@ def open_archive(path: str | Path) -> sqlite3.Connection:
             raise ArchiveOpenError(f"Not a nitpicker archive: {file}")
     conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
     try:
+        _check_unlocked(conn, file)
         check_archive(conn)
     except SchemaError as exc:
         conn.close()
@@ -36,3 +37,16 @@ def open_archive(path: str | Path) -> sqlite3.Connection:
         conn.close()
         raise ArchiveOpenError(f"{file}: corrupt archive ({exc})") from exc
     return conn
+
+
+def _check_unlocked(conn: sqlite3.Connection, file: Path) -> None:
+    """:class:`ArchiveOpenError` when another process holds the file locked past the busy
+    timeout (a writer's exclusive transaction): said as such, not as "not an archive"."""
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc):
+            return  # not a lock: the archive check names what is wrong
+        conn.close()
+        raise ArchiveOpenError(f"{file}: locked by another process ({exc}): try again once it "
+                               "has finished writing") from exc

@@ -36,8 +36,18 @@ The categories (:data:`CATEGORIES`, in output order) and their items:
 - ``trap_caps_new``: firings of the trap cap in NEW whose signature never fired in OLD:
   ``signature``, ``parent_path``, ``count``, ``first_url``, ``last_url``.
 
-Findings (violations, plugin values: new, fixed, persisting) come as further categories once
-the analyzers write them: a :class:`Category` is a name, its SQL and its item's field names
+- ``violations_new`` / ``violations_fixed`` / ``violations_persisting``: analyzer findings
+  of NEW with no match in OLD, of OLD with no match in NEW, and in both, matched by their
+  fingerprint (:mod:`nitpicker.query.diff_findings`: validator, rule, page URL and the code
+  snippet, not the line): ``url``, ``plugin``, ``validator``, ``severity``, ``rule``,
+  ``message``, ``code``, ``location``, ``fingerprint`` (16 hex digits); persisting ones also
+  ``old_severity`` and ``old_location``. Only the plugins run on both archives
+  (:attr:`ArchiveDiff.compared_plugins`).
+- ``values_changed``: plugin page values (cells) of pages in both that changed, appeared or
+  went away: ``url``, ``plugin``, ``key``, ``change``, ``old``, ``new``, ``old_note``,
+  ``new_note``.
+
+A :class:`Category` is a name, its SQL and its item's field names
 (:mod:`nitpicker.query.diff_categories`, re-exported here).
 """
 
@@ -52,6 +62,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 from typing_extensions import TypedDict
 
 from nitpicker.archive.lock import ArchiveLock
+from nitpicker.query import diff_findings
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.diff_categories import (
     _BY_NAME,
@@ -64,7 +75,9 @@ from nitpicker.query.diff_categories import (
     GATES,
     PAGE_FIELDS,
     Category,
+    _to_new,
 )
+from nitpicker.query.diff_findings import SEVERITY_RANKS, severity_rank
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -75,6 +88,7 @@ __all__ = [
     "CATEGORY_NAMES",
     "GATES",
     "PAGE_FIELDS",
+    "SEVERITY_RANKS",
     "ArchiveDiff",
     "Category",
     "CategorySummary",
@@ -82,6 +96,7 @@ __all__ = [
     "DiffSummary",
     "UrlMap",
     "compare_archives",
+    "severity_rank",
     "summarise_diff",
 ]
 
@@ -137,6 +152,8 @@ class DiffSummary(TypedDict):
     """``{"old_prefix", "new_prefix"}`` when ``--map`` was given."""
     common_pages: int
     """Site pages in both archives (0: the archives have no URL in common)."""
+    compared_plugins: list[str]
+    """The analyzer plugins run on both archives: the findings categories compare theirs."""
     categories: dict[str, CategorySummary]
 
 
@@ -155,6 +172,7 @@ class ArchiveDiff:
         self._conn.execute(_PAIRS_SQL, self._params)
         self.common_pages = int(self._conn.execute(_COMMON_SQL).fetchone()[0])
         """Site pages in both archives."""
+        self._findings_ready = False
 
     def __enter__(self) -> Self:
         return self
@@ -172,9 +190,39 @@ class ArchiveDiff:
             (table,)).fetchone()
         return row is not None
 
+    def _has_findings(self) -> bool:
+        return all(self._has_table(db, table) for db in ("old", "new")
+                   for table in ("analysis_runs", "violations", "page_values"))
+
+    def _prepare_findings(self) -> None:
+        if not self._findings_ready:
+            diff_findings.prepare(self._conn, self._params, _to_new("p.url"))
+            self._findings_ready = True
+
+    @property
+    def compared_plugins(self) -> list[str]:
+        """The analyzer plugins run on both archives (sorted): only their findings are
+        compared. Empty when one archive was never analysed (or predates the analysis
+        tables)."""
+        if not self._has_findings():
+            return []
+        self._prepare_findings()
+        return diff_findings.compared_plugins(self._conn)
+
+    def analysed_plugins(self, side: str) -> list[str]:
+        """The analyzer plugins run on the ``old`` or ``new`` archive (sorted)."""
+        if side not in ("old", "new"):
+            raise ValueError(f"Invalid side: {side!r}. Must be old or new")
+        if not self._has_table(side, "analysis_runs"):
+            return []
+        return [row[0] for row in self._conn.execute(  # side: one of two constants
+            f"SELECT DISTINCT plugin FROM {side}.analysis_runs ORDER BY plugin")]
+
     def _sql(self, category: Category) -> str | None:
         if not all(self._has_table(schema, table) for schema, table in category.needs):
             return None
+        if category.findings:
+            self._prepare_findings()
         if category.name == "trap_caps_new":
             seen = _TRAP_CAPS_SEEN if self._has_table("old", "trap_events") else ""
             return category.sql.format(where=seen)
@@ -194,6 +242,11 @@ class ArchiveDiff:
             if name == "page_changes":
                 for row in cursor:
                     yield from _page_change_items(row, self._params)
+                return
+            make_item = category.make_item
+            if make_item is not None:
+                for row in cursor:
+                    yield make_item(category.fields, row)
                 return
             for row in cursor:
                 yield dict(zip(category.fields, row, strict=True))
@@ -244,7 +297,8 @@ def summarise_diff(diff: ArchiveDiff, limit: int | None = None,
     url_map = ({"old_prefix": diff.url_map.old_prefix, "new_prefix": diff.url_map.new_prefix}
                if diff.url_map else None)
     return {"old": diff.old, "new": diff.new, "url_map": url_map,
-            "common_pages": diff.common_pages, "categories": result}
+            "common_pages": diff.common_pages, "compared_plugins": diff.compared_plugins,
+            "categories": result}
 
 
 def _side(path: Path) -> ArchiveSide:

@@ -8,11 +8,23 @@ only: the URL map's prefixes are parameters (``:old_prefix``, ``:new_prefix``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
+
+from nitpicker.query.diff_findings import (
+    PERSISTING_FIELDS,
+    VALUE_FIELDS,
+    VIOLATION_FIELDS,
+    VIOLATIONS_FIXED_SQL,
+    VIOLATIONS_NEW_SQL,
+    VIOLATIONS_PERSISTING_SQL,
+    value_item,
+    values_sql,
+    violation_item,
+)
 
 __all__ = ["CATEGORIES", "CATEGORY_NAMES", "GATES", "PAGE_FIELDS", "Category"]
-
 
 
 def _to_new(column: str) -> str:
@@ -220,6 +232,14 @@ class Category:
     fields: tuple[str, ...]
     needs: tuple[tuple[str, str], ...] = ()
     """``(schema, table)`` pairs the SQL reads beyond the first migration's tables."""
+    findings: bool = False
+    """Reads the fingerprints :func:`nitpicker.query.diff_findings.prepare` makes."""
+    make_item: Callable[[tuple[str, ...], tuple[Any, ...]], dict[str, Any]] | None = None
+    """A row as an item (default: the fields and the row zipped)."""
+
+
+_FINDINGS_NEEDS: Final = tuple((db, table) for db in ("old", "new")
+                               for table in ("analysis_runs", "violations", "page_values"))
 
 
 CATEGORIES: Final[tuple[Category, ...]] = (
@@ -248,9 +268,17 @@ CATEGORIES: Final[tuple[Category, ...]] = (
     Category("trap_caps_new", "trap-cap firings in NEW whose signature never fired in OLD",
              _TRAP_CAPS_NEW_SQL, ("signature", "parent_path", "count", "first_url", "last_url"),
              needs=(("new", "trap_events"),)),
+    Category("violations_new", "findings in NEW not in OLD", VIOLATIONS_NEW_SQL,
+             VIOLATION_FIELDS, needs=_FINDINGS_NEEDS, findings=True, make_item=violation_item),
+    Category("violations_fixed", "findings in OLD not in NEW", VIOLATIONS_FIXED_SQL,
+             VIOLATION_FIELDS, needs=_FINDINGS_NEEDS, findings=True, make_item=violation_item),
+    Category("violations_persisting", "findings in both", VIOLATIONS_PERSISTING_SQL,
+             PERSISTING_FIELDS, needs=_FINDINGS_NEEDS, findings=True, make_item=violation_item),
+    Category("values_changed", "plugin values changed on pages in both", values_sql(_site),
+             VALUE_FIELDS, needs=_FINDINGS_NEEDS, findings=True, make_item=value_item),
 )
-"""Every category, in output order. Findings categories are added here once analyzers write
-their tables (their ``needs`` naming them, so an archive without findings gives none)."""
+"""Every category, in output order. The findings categories (``needs`` the analysis tables:
+an archive older than migration 0013 gives none) compare only the plugins run on both."""
 
 CATEGORY_NAMES: Final = tuple(category.name for category in CATEGORIES)
 _BY_NAME: Final = {category.name: category for category in CATEGORIES}
@@ -260,5 +288,6 @@ GATES: Final = {
     "new-4xx": "new_4xx",
     "new-5xx": "new_5xx",
     "removed-pages": "pages_removed",
+    "new-violations": "violations_new",
 }
 """``--fail-on`` names and the category each one trips on when it is not empty."""

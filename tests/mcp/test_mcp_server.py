@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -614,7 +615,9 @@ async def test_compare_archives(client: Client, archive: ArchiveFile,
     assert list(categories) == [
         "pages_added", "pages_removed", "page_changes", "new_4xx", "new_5xx", "links_added",
         "links_removed", "links_broken", "links_fixed", "resources_failing", "images_lost_alt",
-        "trap_caps_new"]
+        "trap_caps_new", "violations_new", "violations_fixed", "violations_persisting",
+        "values_changed"]
+    assert forward["compared_plugins"] == []
     assert all(len(c["items"]) == min(c["count"], 1) for c in categories.values())
     assert categories["trap_caps_new"]["count"] == 2
     assert categories["trap_caps_new"]["items"][0]["parent_path"] in ("/query", "/query/archive")
@@ -634,6 +637,46 @@ async def test_compare_archives(client: Client, archive: ArchiveFile,
         await ok(client, "close_archive", archive_id=opened_id)
     archive.assert_untouched()
     trap_archive.assert_untouched()
+
+
+_RUN = ("INSERT INTO analysis_runs(plugin, version, settings_hash, settings, headers, pid,"
+        " started_at, outcome) VALUES ('probe', '1', '', '{}', '{}', 1, '', 'finished')")
+_VIOLATION = ("INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, code,"
+              " message, url, location) SELECT id, 'probe', 'page', 'probe', ?, ?, ?, 'm', url, ?"
+              " FROM pages WHERE url = ?")
+
+
+async def test_compare_archives_compares_findings(client: Client, archive: ArchiveFile,
+                                                  site: FixtureSite, tmp_path: Path) -> None:
+    """Two copies of the site's archive with findings: one that moved a line (persisting),
+    one new, one fixed."""
+    page = site.url("/recursive/")
+    copies = {}
+    for name, rows in (("old", [("warning", "rule-a", "<b>x</b>", "3:1"),
+                                ("error", "rule-c", "<i>z</i>", "9:1")]),
+                       ("new", [("warning", "rule-a", "<b>x</b>", "4:1"),
+                                ("error", "rule-b", "<p>y</p>", "5:1")])):
+        copies[name] = tmp_path / f"{name}.nitpicker"
+        shutil.copyfile(archive.path, copies[name])
+        conn = sqlite3.connect(copies[name])
+        conn.execute(_RUN)
+        for row in rows:
+            conn.execute(_VIOLATION, (*row, page))
+        conn.commit()
+        conn.close()
+    old_id, new_id = await open_id(client, copies["old"]), await open_id(client, copies["new"])
+    answer = await ok(client, "compare_archives", old_archive_id=old_id, new_archive_id=new_id)
+    assert answer["compared_plugins"] == ["probe"]
+    categories = answer["categories"]
+    assert [(item["rule"], item["location"]) for item in categories["violations_new"]["items"]
+            ] == [("rule-b", "5:1")]
+    assert [item["rule"] for item in categories["violations_fixed"]["items"]] == ["rule-c"]
+    persisting = categories["violations_persisting"]["items"]
+    assert [(item["rule"], item["location"], item["old_location"]) for item in persisting] == [
+        ("rule-a", "4:1", "3:1")]
+    assert categories["values_changed"]["count"] == 0
+    for opened_id in (old_id, new_id):
+        await ok(client, "close_archive", archive_id=opened_id)
 
 
 # -- bad arguments ------------------------------------------------------------------------------
