@@ -11,6 +11,8 @@ URLs (stable, shareable)::
     /a/<n>/clusters?min=10&page=      Duplicate Clusters
     /a/<n>/cluster?signature=<sha1>   the pages of one cluster
     /a/<n>/traps?page=                the trap cap's audit log
+    /a/<n>/violations?validator=&rule=&url=   rules → the pages with one → its findings
+    /compare?old=<n>&new=<m>&category=&page=  what ``nitpicker diff`` says changed
 
 Every view answers JSON of the same data with ``?format=json`` or ``Accept:
 application/json``. Every response carries a strict CSP (no script at all, styles and images
@@ -41,6 +43,7 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from nitpicker.viewer.compare import OLD_URL_FIELDS, URL_FIELDS, compare_view
 from nitpicker.viewer.params import BadRequest, NotFound
 from nitpicker.viewer.views import PAGE_SIZE, VIEWS, OpenArchive, snapshot_html
 
@@ -79,6 +82,11 @@ def _href(path: str, **params: Any) -> str:
     return f"{path}?{query}" if query else path
 
 
+def _with_param(path: str, query: dict[str, str], name: str, value: int) -> str:
+    """``path`` with the request's ``query``, its ``name`` set to ``value`` (1: left out)."""
+    return _href(path, **{**query, name: "" if value == 1 else value})
+
+
 def _page_link(base: str, url: str, text: str | None = None) -> Markup:
     """A link to the page detail of ``url`` (a crawled string: escaped, and only ever a query
     parameter of the viewer's own URL). A function, not a macro: a page detail has hundreds."""
@@ -100,8 +108,11 @@ def _environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.globals["href"] = _href
     env.globals["page_link"] = _page_link
+    env.globals["with_param"] = _with_param
     env.globals["status"] = _status
     env.globals["page_size"] = PAGE_SIZE
+    env.globals["url_fields"] = URL_FIELDS
+    env.globals["old_url_fields"] = OLD_URL_FIELDS
     return env
 
 
@@ -147,9 +158,19 @@ class Viewer:
             return RedirectResponse("/a/0/", status_code=302)
         data = [{"index": a.index, "path": str(a.path), "base_url": a.base_url,
                  "url": f"/a/{a.index}/"} for a in self.archives]
+        compare = "/compare" if len(self.archives) > 1 else None
         if _wants_json(request):
-            return self.json({"archives": data})
-        return self.html("home.html", listing=data)
+            return self.json({"archives": data, "compare": compare})
+        return self.html("home.html", listing=data, compare=compare)
+
+    async def compare(self, request: Request) -> Response:
+        try:
+            template, data = compare_view(self.archives, request.query_params)
+        except (BadRequest, ValueError) as exc:
+            return self.error(request, 400, str(exc))
+        if _wants_json(request):
+            return self.json(data)
+        return self.html(template, view="compare", query=dict(request.query_params), **data)
 
     async def view(self, request: Request) -> Response:
         try:
@@ -229,6 +250,7 @@ def create_app(archives: Sequence[OpenArchive], *, hosts: frozenset[str] | None 
     middleware = [] if hosts is None else [Middleware(HostCheck, hosts=hosts)]
     routes = [
         Route("/", viewer.home),
+        Route("/compare", viewer.compare),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/a/{index}/", viewer.view),
         Route("/a/{index}/snapshot", viewer.snapshot),
