@@ -27,7 +27,14 @@ from twisted.internet.defer import Deferred
 from fixtures.traps import TrapSite
 from nitpicker.archive.schema import migrate
 from nitpicker.cli.view import is_loopback
-from nitpicker.query import get_summary, get_violations, open_archive
+from nitpicker.query import (
+    get_duplicate_clusters,
+    get_summary,
+    get_violations,
+    list_cluster_pages,
+    open_archive,
+)
+from nitpicker.query.page_links import has_page_snapshot
 from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
 from nitpicker.viewer import APP_CSP, SNAPSHOT_CSP
 from tests.helpers import crawl
@@ -875,3 +882,25 @@ async def test_compare_pages_and_drill_downs_in_the_browser(two: Viewer, site: F
         assert await page.evaluate("document.documentElement.dataset.pwned") is None
 
     await in_browser(browse)
+
+
+def test_cluster_pages_through_the_title_and_snapshot_existence(
+        trap_archive: Path, archive: Path, site: FixtureSite) -> None:
+    conn = open_archive(trap_archive)
+    try:
+        cluster = get_duplicate_clusters(conn, min_count=2, limit=1)["items"][0]
+        signature, title = cluster["signature"], cluster["meta_signature_fields"]["title"]
+        signed = list_cluster_pages(conn, signature, limit=1000)
+        titled = list_cluster_pages(conn, signature, title=title, limit=1000)
+        assert titled == signed and signed["total"] == cluster["count"]
+        # the title filters before signing: a title that is not the cluster's finds nothing
+        assert list_cluster_pages(conn, signature, title=title + " other")["total"] == 0
+    finally:
+        conn.close()
+    conn = open_archive(archive)
+    try:
+        assert has_page_snapshot(conn, site.url("/viewer/hostile"))
+        assert not has_page_snapshot(conn, site.url("/viewer/gone"))  # a 404: no snapshot
+        assert not has_page_snapshot(conn, "http://nowhere.test/")
+    finally:
+        conn.close()
