@@ -444,10 +444,10 @@ def in_browser(test: Callable[[Page], Awaitable[None]]) -> Deferred[None]:
     return Deferred.fromFuture(asyncio.ensure_future(run()))
 
 
-async def screenshot(page: Page, name: str) -> Path:
+async def screenshot(page: Page, name: str, *, full_page: bool = True) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / name
-    await page.screenshot(path=str(path), full_page=True)
+    await page.screenshot(path=str(path), full_page=full_page)
     return path
 
 
@@ -875,7 +875,7 @@ async def test_compare_pages_and_drill_downs_in_the_browser(two: Viewer, site: F
         assert await page.locator("#links-in tbody tr").count() == 50
         assert await page.locator("#links-out tbody tr").count() == 50
         await page.goto(two.url + "compare")
-        shot = await screenshot(page, "compare.png")
+        shot = await screenshot(page, "compare.png", full_page=False)  # README's, kept small
         assert shot.stat().st_size > 10_000
         await page.goto(two.url + enriched_page(site.url("/viewer/hostile")).lstrip("/"))
         assert await page.locator("#analysis td.note").first.inner_text() == HOSTILE_NOTE

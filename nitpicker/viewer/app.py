@@ -48,7 +48,7 @@ from nitpicker.viewer.params import BadRequest, NotFound
 from nitpicker.viewer.views import PAGE_SIZE, VIEWS, OpenArchive, snapshot_html
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from starlette.requests import Request
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -94,6 +94,42 @@ def _page_link(base: str, url: str, text: str | None = None) -> Markup:
                   f'{escape(text or url)}</a>')
 
 
+def _outbound_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
+    """The rows of a page detail's links out: a function, not a template loop (a most-linked
+    page's rows are most of its page detail's rendering; every crawled string escaped)."""
+    rows = []
+    for link in links:
+        target = _page_link(base, link["url"])
+        fragment = f"#{escape(link['hash'])}" if link["hash"] else ""
+        external = " <small>external</small>" if link["is_external"] else ""
+        final = _page_link(base, link["final_url"]) if link["final_url"] else ""
+        rows.append(f"<tr><td>{_status(link['status'])}</td><td>{target}{fragment}{external}"
+                    f"</td>\n<td>{escape(link['text'])}</td><td>{final}</td></tr>")
+    return Markup("\n".join(rows) or '<tr><td colspan="4">None.</td></tr>')
+
+
+def _inbound_rows(base: str, links: Sequence[Mapping[str, Any]], page_url: str) -> Markup:
+    """The rows of a page detail's links in (as :func:`_outbound_rows`)."""
+    rows = []
+    for link in links:
+        through = _page_link(base, link["through"]) if link["through"] != page_url else ""
+        rows.append(f"<tr><td>{_page_link(base, link['url'])}</td>"
+                    f"<td>{escape(link['text'])}</td><td>{through}</td></tr>")
+    return Markup("\n".join(rows) or '<tr><td colspan="3">None.</td></tr>')
+
+
+def _link_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
+    """The rows of the Links view (broken or external links; as :func:`_outbound_rows`)."""
+    rows = []
+    for link in links:
+        final = _page_link(base, link["final_url"]) if link["final_url"] else ""
+        rows.append(f"<tr><td>{_status(link['status'])} {escape(link['status_text'] or '')}"
+                    f"</td><td class=\"source\">{_page_link(base, link['source_url'])}</td>\n"
+                    f"<td class=\"target\">{_page_link(base, link['dest_url'])}</td>"
+                    f"<td>{escape(link['text'])}</td><td>{final}</td></tr>")
+    return Markup("\n".join(rows) or '<tr><td colspan="5">None.</td></tr>')
+
+
 def _status(value: int | None) -> Markup:
     """An HTTP status, coloured by class (``-1``: a fetch error; ``None``: never fetched)."""
     if value is None:
@@ -110,6 +146,9 @@ def _environment() -> Environment:
     env.globals["page_link"] = _page_link
     env.globals["with_param"] = _with_param
     env.globals["status"] = _status
+    env.globals["outbound_rows"] = _outbound_rows
+    env.globals["inbound_rows"] = _inbound_rows
+    env.globals["link_rows"] = _link_rows
     env.globals["page_size"] = PAGE_SIZE
     env.globals["url_fields"] = URL_FIELDS
     env.globals["old_url_fields"] = OLD_URL_FIELDS
