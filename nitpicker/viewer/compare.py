@@ -78,7 +78,7 @@ def compare_view(archives: Sequence[OpenArchive], params: Mapping[str, str]
             if offset <= count < offset + limit:
                 rows.append(item)
             count += 1
-        result = {"old": diff.old, "new": diff.new, "common_pages": diff.common_pages}
+        sides = {"old": diff.old, "new": diff.new, "common_pages": diff.common_pages}
     items = {"items": rows, "total": count, "offset": offset, "limit": limit}
-    return "compare.html", {**context, "diff": result, "rows": items}
+    return "compare.html", {**context, "diff": sides, "rows": items}
 

@@ -22,6 +22,9 @@ from nitpicker.query import (
     SORT_ORDERS,
     SQLITE_INTEGER_MAX,
     STATUS_RANGE,
+    InboundLink,
+    OutboundLink,
+    Paged,
     check_headers,
     file_size_threshold,
     find_duplicates,
@@ -180,6 +183,8 @@ def page_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dic
     if detail is None:
         raise NotFound(f"No page with URL {url!r} in this archive")
     conn, page_url = archive.conn, detail["url"]
+    links_out: Paged[OutboundLink] | None
+    links_in: Paged[InboundLink] | None
     if first_links:
         links_out = {"items": detail["outbound_links"], "total": detail["outbound_total"],
                      "offset": 0, "limit": PAGE_SIZE}
