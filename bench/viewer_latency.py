@@ -4,15 +4,16 @@ viewer's peak memory.
 Run from the repository root with the project's virtualenv:
 
     .venv/bin/python bench/viewer_latency.py [--pages 100000] [--anchors-per-page 53]
-                                             [--keep FILE] [--repeat 5]
+                                             [--keep FILE] [--repeat 5] [--cpu-runs 20]
 
 One run:
 
 1. builds the synthetic archive of ``bench/query_latency.py`` (100,000 pages and 5,000,000
    anchors by default; ``--keep FILE`` builds it there once and reuses it);
 2. starts ``nitpicker view`` on it (a real server process on 127.0.0.1, a free port);
-3. for each view — Summary, the first page of Pages, the page detail of the most-linked page,
-   Links broken, Duplicate Clusters — times the HTTP request (the server's work plus a local
+3. for each view — Summary, the first page of Pages, the page detail of the most-linked page
+   (and its third page of links in), Links broken, Duplicate Clusters, Violations, the largest
+   cluster's drill-down (after the Clusters view, as a user gets there) — times the HTTP request (the server's work plus a local
    round trip) and, in this process on a read-only connection of its own, the query-library
    calls the view makes; the best of ``--repeat`` alternating runs of each is kept;
 4. measures the CPU time of each side too: the viewer's (``/proc/<pid>/stat``, user +
@@ -20,7 +21,8 @@ One run:
    runs. On a shared machine wall time is mostly waiting for a core; CPU time is the work;
 5. prints, per view: wall ms (server, library, ratio) and CPU ms (server, library, ratio;
    target <= 1.5), and the viewer's peak RSS after every view was visited (``VmHWM``;
-   target <= 200 MB).
+   target <= 200 MB). First, the cluster drill-down's library call both ways: signing every
+   internal page, and through the cluster's title (what the viewer does once it knows it).
 
 Always exits 0 once the runs completed: targets are reported, not asserted.
 """

@@ -87,57 +87,72 @@ def _with_param(path: str, query: dict[str, str], name: str, value: int) -> str:
     return _href(path, **{**query, name: "" if value == 1 else value})
 
 
+def _link_prefix(base: str) -> str:
+    return f'<a class="url" href="{escape(base)}page?url='
+
+
+def _link(prefix: str, url: str, text: str | None = None) -> str:
+    # ":" and "/" may stand in a query string (RFC 3986 §3.4): left as they are, most URLs
+    # take quote's fast path; what it does encode leaves nothing HTML would read as markup
+    return f'{prefix}{quote(url, safe=":/")}">{escape(text or url)}</a>'
+
+
 def _page_link(base: str, url: str, text: str | None = None) -> Markup:
     """A link to the page detail of ``url`` (a crawled string: escaped, and only ever a query
     parameter of the viewer's own URL). A function, not a macro: a page detail has hundreds."""
-    # ":" and "/" may stand in a query string (RFC 3986 §3.4): left as they are, most URLs
-    # take quote's fast path; what it does encode leaves nothing HTML would read as markup
-    return Markup(f'<a class="url" href="{escape(base)}page?url={quote(url, safe=":/")}">'
-                  f'{escape(text or url)}</a>')
+    return Markup(_link(_link_prefix(base), url, text))
 
 
 def _outbound_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
     """The rows of a page detail's links out: a function, not a template loop (a most-linked
     page's rows are most of its page detail's rendering; every crawled string escaped)."""
+    prefix = _link_prefix(base)
     rows = []
     for link in links:
-        target = _page_link(base, link["url"])
         fragment = f"#{escape(link['hash'])}" if link["hash"] else ""
         external = " <small>external</small>" if link["is_external"] else ""
-        final = _page_link(base, link["final_url"]) if link["final_url"] else ""
-        rows.append(f"<tr><td>{_status(link['status'])}</td><td>{target}{fragment}{external}"
-                    f"</td>\n<td>{escape(link['text'])}</td><td>{final}</td></tr>")
+        final = _link(prefix, link["final_url"]) if link["final_url"] else ""
+        rows.append(f"<tr><td>{_status_html(link['status'])}</td><td>"
+                    f"{_link(prefix, link['url'])}{fragment}{external}</td>\n"
+                    f"<td>{escape(link['text'])}</td><td>{final}</td></tr>")
     return Markup("\n".join(rows) or '<tr><td colspan="4">None.</td></tr>')
 
 
 def _inbound_rows(base: str, links: Sequence[Mapping[str, Any]], page_url: str) -> Markup:
     """The rows of a page detail's links in (as :func:`_outbound_rows`)."""
+    prefix = _link_prefix(base)
     rows = []
     for link in links:
-        through = _page_link(base, link["through"]) if link["through"] != page_url else ""
-        rows.append(f"<tr><td>{_page_link(base, link['url'])}</td>"
+        through = _link(prefix, link["through"]) if link["through"] != page_url else ""
+        rows.append(f"<tr><td>{_link(prefix, link['url'])}</td>"
                     f"<td>{escape(link['text'])}</td><td>{through}</td></tr>")
     return Markup("\n".join(rows) or '<tr><td colspan="3">None.</td></tr>')
 
 
 def _link_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
     """The rows of the Links view (broken or external links; as :func:`_outbound_rows`)."""
+    prefix = _link_prefix(base)
     rows = []
     for link in links:
-        final = _page_link(base, link["final_url"]) if link["final_url"] else ""
-        rows.append(f"<tr><td>{_status(link['status'])} {escape(link['status_text'] or '')}"
-                    f"</td><td class=\"source\">{_page_link(base, link['source_url'])}</td>\n"
-                    f"<td class=\"target\">{_page_link(base, link['dest_url'])}</td>"
+        final = _link(prefix, link["final_url"]) if link["final_url"] else ""
+        rows.append(f"<tr><td>{_status_html(link['status'])} "
+                    f"{escape(link['status_text'] or '')}</td>"
+                    f"<td class=\"source\">{_link(prefix, link['source_url'])}</td>\n"
+                    f"<td class=\"target\">{_link(prefix, link['dest_url'])}</td>"
                     f"<td>{escape(link['text'])}</td><td>{final}</td></tr>")
     return Markup("\n".join(rows) or '<tr><td colspan="5">None.</td></tr>')
 
 
+def _status_html(value: int | None) -> str:
+    if value is None:
+        return '<span class="status none">—</span>'
+    kind = value // 100 if value > 0 else "err"
+    return f'<span class="status s{kind}">{int(value)}</span>'
+
+
 def _status(value: int | None) -> Markup:
     """An HTTP status, coloured by class (``-1``: a fetch error; ``None``: never fetched)."""
-    if value is None:
-        return Markup('<span class="status none">—</span>')
-    kind = value // 100 if value > 0 else "err"
-    return Markup(f'<span class="status s{kind}">{int(value)}</span>')
+    return Markup(_status_html(value))
 
 
 def _environment() -> Environment:
