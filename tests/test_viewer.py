@@ -635,6 +635,8 @@ MANY = 120
 rows of each list."""
 
 HOSTILE_NOTE = '<script>document.documentElement.dataset.pwned = "note"</script>'
+EVIL_URL = 'http://evil.test/"><script>document.documentElement.dataset.pwned = "url"</script>'
+EVIL_TEXT = '<img src=x onerror="document.documentElement.dataset.pwned = \'text\'">'
 
 
 @pytest.fixture(scope="module")
@@ -650,6 +652,13 @@ def enriched(archive: Path, site: FixtureSite, tmp_path_factory: pytest.TempPath
     hostile = conn.execute("SELECT id FROM pages WHERE url = ?",
                            (site.url("/viewer/hostile"),)).fetchone()[0]
     with conn:
+        evil = conn.execute(  # an external page whose URL and link texts are markup
+            "INSERT INTO pages (url, scraped, is_external, status, content_type, title)"
+            " VALUES (?, 1, 1, 200, 'text/html', 'Evil')", (EVIL_URL,)).lastrowid
+        conn.execute("INSERT INTO anchors (page_id, href_id, text, hash) VALUES (?, ?, ?, ?)",
+                     (evil, top, EVIL_TEXT, ""))
+        conn.execute("INSERT INTO anchors (page_id, href_id, text, hash) VALUES (?, ?, ?, ?)",
+                     (top, evil, EVIL_TEXT, '"><i>hash</i>'))
         for n in range(MANY):
             page = conn.execute(
                 "INSERT INTO pages (url, scraped, is_target, status, content_type, title, depth)"
@@ -723,6 +732,19 @@ def test_page_detail_lists_are_paged(two: Viewer, site: FixtureSite) -> None:
     beyond = data(two, enriched_page(site.url("/viewer/"), images=99))  # past the end: empty
     assert beyond["images"]["items"] == [] and beyond["images"]["total"] >= MANY
     assert two.get(enriched_page(site.url("/viewer/"), images=0)).status_code == 400
+
+
+def test_link_rows_escape_crawled_strings(two: Viewer, site: FixtureSite) -> None:
+    detail = data(two, enriched_page(site.url("/viewer/")))
+    assert EVIL_TEXT in [link["text"] for link in detail["links_out"]["items"]]
+    assert EVIL_URL in [link["url"] for link in detail["links_in"]["items"]]
+    html = two.get(enriched_page(site.url("/viewer/"))).text
+    assert "<script>" not in html and "<img src=x" not in html and "<i>hash" not in html
+    assert html.count("&lt;img src=x onerror=&#34;document") == 2  # out and in
+    assert f'href="/a/1/page?url={quote(EVIL_URL, safe=":/")}"' in html
+    assert "#&#34;&gt;&lt;i&gt;hash&lt;/i&gt;" in html
+    links = two.get("/a/1/links?type=external").text
+    assert "<script>" not in links and "<img src=x" not in links
 
 
 def test_summary_runs_are_paged(two: Viewer) -> None:
