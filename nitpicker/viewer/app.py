@@ -30,6 +30,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -220,8 +221,9 @@ class Viewer:
         return self.html("home.html", listing=data, compare=compare)
 
     async def compare(self, request: Request) -> Response:
-        try:
-            template, data = compare_view(self.archives, request.query_params)
+        try:  # on a thread (its own connection): the other views answer while it reads
+            template, data = await run_in_threadpool(compare_view, self.archives,
+                                                     request.query_params)
         except (BadRequest, ValueError) as exc:
             return self.error(request, 400, str(exc))
         if _wants_json(request):
