@@ -17,7 +17,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 import pytest
 import pytest_twisted
@@ -634,6 +634,11 @@ MANY = 120
 """Pages linking to /viewer/ (and linked from it) in the enriched archive: over two pages of
 rows of each list."""
 
+SHARED = 30
+SHARED_TITLE = "Shared & <title>"
+"""The title of the last SHARED of those pages: a duplicate with more pages than the Duplicates
+view lists in its row."""
+
 HOSTILE_NOTE = '<script>document.documentElement.dataset.pwned = "note"</script>'
 EVIL_URL = 'http://evil.test/"><script>document.documentElement.dataset.pwned = "url"</script>'
 EVIL_TEXT = '<img src=x onerror="document.documentElement.dataset.pwned = \'text\'">'
@@ -663,7 +668,8 @@ def enriched(archive: Path, site: FixtureSite, tmp_path_factory: pytest.TempPath
             page = conn.execute(
                 "INSERT INTO pages (url, scraped, is_target, status, content_type, title, depth)"
                 " VALUES (?, 1, 1, 200, 'text/html', ?, 2)",
-                (site.url(f"/many/{n:03d}"), f"Many {n:03d}")).lastrowid
+                (site.url(f"/many/{n:03d}"),
+                 SHARED_TITLE if n >= MANY - SHARED else f"Many {n:03d}")).lastrowid
             conn.execute("INSERT INTO anchors (page_id, href_id, text) VALUES (?, ?, ?)",
                          (page, top, f"in {n:03d}"))
             conn.execute("INSERT INTO anchors (page_id, href_id, text) VALUES (?, ?, ?)",
@@ -745,6 +751,22 @@ def test_link_rows_escape_crawled_strings(two: Viewer, site: FixtureSite) -> Non
     assert "#&#34;&gt;&lt;i&gt;hash&lt;/i&gt;" in html
     links = two.get("/a/1/links?type=external").text
     assert "<script>" not in links and "<img src=x" not in links
+
+
+def test_duplicates_drill_down_to_every_page(two: Viewer, site: FixtureSite) -> None:
+    entry = next(d for d in data(two, "/a/1/duplicates")["duplicates"]["items"]
+                 if d["value"] == SHARED_TITLE)
+    assert entry["count"] == SHARED and len(entry["urls"]) == 20
+    html = two.get("/a/1/duplicates").text
+    every = f"/a/1/duplicates?field=title&amp;value={quote_plus(SHARED_TITLE)}"
+    assert f'<a class="all" href="{every}">all {SHARED} pages →</a>' in html
+    pages = data(two, "/a/1/duplicates?field=title&value=" + quote_plus(SHARED_TITLE))["pages"]
+    assert pages["total"] == SHARED
+    assert pages["items"] == [site.url(f"/many/{n:03d}") for n in range(MANY - SHARED, MANY)]
+    beyond = data(two, "/a/1/duplicates?field=title&page=2&value=" + quote_plus(SHARED_TITLE))
+    assert beyond["pages"] == {"items": [], "total": SHARED, "offset": 50, "limit": 50}
+    assert "Shared &amp; &lt;title&gt;" in two.get(
+        "/a/1/duplicates?field=title&value=" + quote_plus(SHARED_TITLE)).text
 
 
 def test_summary_runs_are_paged(two: Viewer) -> None:

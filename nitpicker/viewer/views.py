@@ -49,6 +49,7 @@ from nitpicker.query import (
     list_trap_events,
     summary,
 )
+from nitpicker.query.duplicates import list_duplicate_pages
 from nitpicker.query.page_links import (
     has_page_snapshot,
     list_inbound_links,
@@ -345,10 +346,16 @@ def violations_view(archive: OpenArchive, params: Mapping[str, str]
 
 def duplicates_view(archive: OpenArchive, params: Mapping[str, str]
                     ) -> tuple[str, dict[str, Any]]:
-    """Titles or descriptions shared by several internal pages, most shared first."""
+    """Titles or descriptions shared by several internal pages, most shared first (each with
+    its first 20 pages); ``?value=``: every page with that one, a page at a time."""
     field = choice_param(params, "field", DUPLICATE_FIELDS, "title")
     number = page_number(params)
     limit, offset = window(number)
+    if "value" in params:
+        value = text_param(params, "value", max_length=10_000)
+        pages = list_duplicate_pages(archive.conn, field, value, limit=limit, offset=offset)
+        return "duplicates.html", {"field": field, "value": value, "pages": pages,
+                                   "fields": DUPLICATE_FIELDS, "page": number}
     result = find_duplicates(archive.conn, field, limit=limit, offset=offset, max_urls=20)
     return "duplicates.html", {"duplicates": result, "field": field,
                                "fields": DUPLICATE_FIELDS, "page": number}
