@@ -187,6 +187,18 @@ def test_legit_signals_raise_the_threshold_five_times() -> None:
     assert last is not None and last.fired and last.count == 50  # 5 × 10, not 30 % of 10
 
 
+def test_a_firing_carries_the_signals_that_gave_its_threshold() -> None:
+    """The score the audit log records (migration 0016_trap_score): the firing page's
+    signals, on the verdict that fired only."""
+    cap = TrapCap(10)
+    pager = trap_meta(f"{HOST}/feed/", next="/feed/?page=2")  # trap signal, but rel=next
+    verdicts = [cap.observe(f"{HOST}/feed/?page={n}", pager) for n in range(1, 51)]
+    assert all(v is not None and v.signals is None for v in verdicts[:-1])
+    last = verdicts[-1]
+    assert last is not None and last.fired and last.threshold == 50
+    assert last.signals == TrapSignals(trap=(OG_URL_ELSEWHERE,), legit=(REL_PREV_NEXT,))
+
+
 def test_og_url_elsewhere_caps_earlier_than_no_og_url() -> None:
     def pages_to_cap(meta: PageMeta) -> int:
         cap = TrapCap(100)
@@ -414,6 +426,7 @@ def test_list_trap_events_pages_through_the_audit_log() -> None:
     assert everything["items"][0] == {
         "signature": "sig0", "parent_path": "/p0", "count": 30, "first_url": "https://h/p0/1",
         "last_url": "https://h/p0/9", "created_at": "t0", "run_id": 1,
+        "threshold": None, "trap_signals": None, "legit_signals": None,  # no score written
     }
     window = list_trap_events(conn, limit=1, offset=1)
     assert [e["signature"] for e in window["items"]] == ["sig1"] and window["total"] == 3

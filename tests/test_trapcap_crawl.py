@@ -14,6 +14,7 @@ with ``predict_pagination=False``.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -184,8 +185,16 @@ def test_whole_site_every_trap_fired_once_with_its_parent_path(whole_site: dict[
         ("/trap/plain", traps.url("/trap/plain/2024/"), PLAIN_T),
     ]
     rows = archive.rows("SELECT signature, parent_path, count, first_url, last_url, created_at,"
-                        " run_id FROM trap_events ORDER BY id")
-    assert events(archive) == [dict(row) for row in rows]
+                        " run_id, threshold, trap_signals, legit_signals FROM trap_events"
+                        " ORDER BY id")
+    assert events(archive) == [
+        {**dict(row), "trap_signals": json.loads(row["trap_signals"]),
+         "legit_signals": json.loads(row["legit_signals"])} for row in rows]
+    # each firing's score: the og:url traps fired on their trap signal, the plain one on none
+    scores = sorted((e["parent_path"], e["threshold"], e["trap_signals"], e["legit_signals"])
+                    for e in events(archive))
+    assert scores == [("/trap", TRAP_T, [OG_URL_ELSEWHERE], [])] * 2 + [
+        ("/trap/date", TRAP_T, [OG_URL_ELSEWHERE], []), ("/trap/plain", PLAIN_T, [], [])]
     assert whole_site["stats"]["nitpicker/trapcap/fired"] == 4
     assert last_run(archive)["status"] == "finished"
 

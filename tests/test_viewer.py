@@ -17,7 +17,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 import pytest
 import pytest_twisted
@@ -27,7 +27,14 @@ from twisted.internet.defer import Deferred
 from fixtures.traps import TrapSite
 from nitpicker.archive.schema import migrate
 from nitpicker.cli.view import is_loopback
-from nitpicker.query import get_summary, get_violations, open_archive
+from nitpicker.query import (
+    get_duplicate_clusters,
+    get_summary,
+    get_violations,
+    list_cluster_pages,
+    open_archive,
+)
+from nitpicker.query.page_links import has_page_snapshot
 from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
 from nitpicker.viewer import APP_CSP, SNAPSHOT_CSP
 from tests.helpers import crawl
@@ -182,7 +189,7 @@ def test_pages_are_paged_filtered_and_sorted(viewer: Viewer, site: FixtureSite) 
 
 def test_page_detail_json(viewer: Viewer, site: FixtureSite) -> None:
     data = viewer.get(page_path(site.url("/viewer/")) + "&format=json").json()
-    outbound = {link["url"]: link["status"] for link in data["page"]["outbound_links"]}
+    outbound = {link["url"]: link["status"] for link in data["links_out"]["items"]}
     assert outbound[site.url("/viewer/gone")] == 404
     assert data["has_snapshot"] is True
 
@@ -238,7 +245,7 @@ def test_duplicates_mismatches_headers_violations(viewer: Viewer, site: FixtureS
     every = data(viewer, "/a/0/headers")["headers"]
     missing = data(viewer, "/a/0/headers?missing=1")["headers"]
     assert every["total"] == missing["total"] > 0  # the fixture server sends none of them
-    assert data(viewer, "/a/0/violations")["violations"]["total"] == 0  # no analyzer ran
+    assert data(viewer, "/a/0/violations")["rules"]["total"] == 0  # no analyzer ran
 
 
 @pytest.mark.parametrize(("path", "status", "message"), [
@@ -437,10 +444,10 @@ def in_browser(test: Callable[[Page], Awaitable[None]]) -> Deferred[None]:
     return Deferred.fromFuture(asyncio.ensure_future(run()))
 
 
-async def screenshot(page: Page, name: str) -> Path:
+async def screenshot(page: Page, name: str, *, full_page: bool = True) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / name
-    await page.screenshot(path=str(path), full_page=True)
+    await page.screenshot(path=str(path), full_page=full_page)
     return path
 
 
@@ -618,3 +625,326 @@ def test_violations_on_the_page_detail_and_by_page(archive: Path, tmp_path: Path
         assert summary["distributions"]["validator"] == [{"label": "markuplint", "count": 2}]
     finally:
         assert server.stop()[0] == 0
+
+
+# -- a larger archive: paged page-detail lists, analysis values, the violations drill-down,
+# -- and two archives compared ------------------------------------------------------------------
+
+MANY = 120
+"""Pages linking to /viewer/ (and linked from it) in the enriched archive: over two pages of
+rows of each list."""
+
+SHARED = 30
+SHARED_TITLE = "Shared & <title>"
+"""The title of the last SHARED of those pages: a duplicate with more pages than the Duplicates
+view lists in its row."""
+
+HOSTILE_NOTE = '<script>document.documentElement.dataset.pwned = "note"</script>'
+EVIL_URL = 'http://evil.test/"><script>document.documentElement.dataset.pwned = "url"</script>'
+EVIL_TEXT = '<img src=x onerror="document.documentElement.dataset.pwned = \'text\'">'
+
+
+@pytest.fixture(scope="module")
+def enriched(archive: Path, site: FixtureSite, tmp_path_factory: pytest.TempPathFactory
+             ) -> Path:
+    """A copy of the crawled archive with many links to and from /viewer/, many images on it,
+    analysis values and violations (as ``nitpicker analyze`` writes them)."""
+    path = tmp_path_factory.mktemp("viewer-enriched") / "enriched.nitpicker"
+    shutil.copy(archive, path)
+    conn = sqlite3.connect(path)
+    migrate(conn)
+    top = conn.execute("SELECT id FROM pages WHERE url = ?", (site.url("/viewer/"),)).fetchone()[0]
+    hostile = conn.execute("SELECT id FROM pages WHERE url = ?",
+                           (site.url("/viewer/hostile"),)).fetchone()[0]
+    with conn:
+        evil = conn.execute(  # an external page whose URL and link texts are markup
+            "INSERT INTO pages (url, scraped, is_external, status, content_type, title)"
+            " VALUES (?, 1, 1, 200, 'text/html', 'Evil')", (EVIL_URL,)).lastrowid
+        conn.execute("INSERT INTO anchors (page_id, href_id, text, hash) VALUES (?, ?, ?, ?)",
+                     (evil, top, EVIL_TEXT, ""))
+        conn.execute("INSERT INTO anchors (page_id, href_id, text, hash) VALUES (?, ?, ?, ?)",
+                     (top, evil, EVIL_TEXT, '"><i>hash</i>'))
+        for n in range(MANY):
+            page = conn.execute(
+                "INSERT INTO pages (url, scraped, is_target, status, content_type, title, depth)"
+                " VALUES (?, 1, 1, 200, 'text/html', ?, 2)",
+                (site.url(f"/many/{n:03d}"),
+                 SHARED_TITLE if n >= MANY - SHARED else f"Many {n:03d}")).lastrowid
+            conn.execute("INSERT INTO anchors (page_id, href_id, text) VALUES (?, ?, ?)",
+                         (page, top, f"in {n:03d}"))
+            conn.execute("INSERT INTO anchors (page_id, href_id, text) VALUES (?, ?, ?)",
+                         (top, page, f"out {n:03d}"))
+            conn.execute("INSERT INTO images (page_id, src, alt) VALUES (?, ?, '')",
+                         (top, site.url(f"/many/{n:03d}.png")))
+            conn.execute(
+                "INSERT INTO violations (page_id, plugin, phase, validator, severity, rule,"
+                " message, url) VALUES (?, 'markuplint', 'page', 'markuplint', 'warning',"
+                " 'require-alt', 'alt missing', ?)", (page, site.url(f"/many/{n:03d}")))
+        conn.execute(
+            "INSERT INTO violations (page_id, plugin, phase, validator, severity, rule, message,"
+            " url, location) VALUES (?, 'markuplint', 'page', 'markuplint', 'error',"
+            " 'no-inline-handler', ?, ?, '12:3')",
+            (hostile, "<img onerror> is <b>bad</b>", site.url("/viewer/hostile")))
+        conn.execute(
+            "INSERT INTO analysis_runs (plugin, version, settings_hash, settings, headers, pid,"
+            " started_at, ended_at, outcome) VALUES ('search', '1', '', '{}', ?, 1, '', '',"
+            " 'finished')", ('{"words": "Word <b>count</b>", "lang": "Language"}',))
+        conn.executemany(
+            "INSERT INTO page_values (plugin, page_id, key, phase, value, note)"
+            " VALUES ('search', ?, ?, 'page', ?, ?)",
+            [(hostile, "lang", '"en"', None), (hostile, "words", "42", HOSTILE_NOTE)])
+    conn.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def two(archive: Path, enriched: Path) -> Iterator[Viewer]:
+    """A viewer of the crawled archive (#0, OLD) and the enriched copy (#1, NEW)."""
+    server = Viewer(str(archive), str(enriched))
+    yield server
+    code, err = server.stop()
+    assert code == 0, err
+    assert "Traceback" not in err, err
+
+
+def enriched_page(url: str, **params: int) -> str:
+    extra = "".join(f"&{name}={value}" for name, value in params.items())
+    return f"/a/1/page?url={quote(url, safe='')}{extra}"
+
+
+def test_page_detail_lists_are_paged(two: Viewer, site: FixtureSite) -> None:
+    first = data(two, enriched_page(site.url("/viewer/")))
+    links_in = first["links_in"]
+    assert links_in["total"] >= MANY and len(links_in["items"]) == 50
+    assert first["images"]["total"] >= MANY and len(first["images"]["items"]) == 50
+    last = (links_in["total"] - 1) // 50 + 1
+    every = list(links_in["items"])
+    for number in range(2, last + 1):
+        page = data(two, enriched_page(site.url("/viewer/"), links_in=number))
+        assert page["links_in"]["offset"] == (number - 1) * 50
+        every += page["links_in"]["items"]
+        # the other lists stay on their first page
+        assert page["links_out"]["offset"] == 0 and page["images"]["offset"] == 0
+    assert len(every) == links_in["total"]
+    assert len({(link["url"], link["text"]) for link in every}) == links_in["total"]
+    sources = [link["url"] for link in every if link["text"].startswith("in ")]
+    assert sources == sorted(sources)  # by linking page
+    out = data(two, enriched_page(site.url("/viewer/"), links_out=3))["links_out"]
+    assert out["offset"] == 100 and out["items"]
+    html = two.get(enriched_page(site.url("/viewer/"))).text
+    assert html.count('<tr><td><a class="url"') < 250  # one page of rows a list, not all
+    assert f'rel="next" href="/a/1/page?url={quote(site.url("/viewer/"), safe="")}' \
+           '&amp;links_in=2#links-in"' in html
+    beyond = data(two, enriched_page(site.url("/viewer/"), images=99))  # past the end: empty
+    assert beyond["images"]["items"] == [] and beyond["images"]["total"] >= MANY
+    assert two.get(enriched_page(site.url("/viewer/"), images=0)).status_code == 400
+
+
+def test_link_rows_escape_crawled_strings(two: Viewer, site: FixtureSite) -> None:
+    detail = data(two, enriched_page(site.url("/viewer/")))
+    assert EVIL_TEXT in [link["text"] for link in detail["links_out"]["items"]]
+    assert EVIL_URL in [link["url"] for link in detail["links_in"]["items"]]
+    html = two.get(enriched_page(site.url("/viewer/"))).text
+    assert "<script>" not in html and "<img src=x" not in html and "<i>hash" not in html
+    assert html.count("&lt;img src=x onerror=&#34;document") == 2  # out and in
+    assert f'href="/a/1/page?url={quote(EVIL_URL, safe=":/")}"' in html
+    assert "#&#34;&gt;&lt;i&gt;hash&lt;/i&gt;" in html
+    links = two.get("/a/1/links?type=external").text
+    assert "<script>" not in links and "<img src=x" not in links
+
+
+def test_duplicates_drill_down_to_every_page(two: Viewer, site: FixtureSite) -> None:
+    entry = next(d for d in data(two, "/a/1/duplicates")["duplicates"]["items"]
+                 if d["value"] == SHARED_TITLE)
+    assert entry["count"] == SHARED and len(entry["urls"]) == 20
+    html = two.get("/a/1/duplicates").text
+    every = f"/a/1/duplicates?field=title&amp;value={quote_plus(SHARED_TITLE)}"
+    assert f'<a class="all" href="{every}">all {SHARED} pages →</a>' in html
+    pages = data(two, "/a/1/duplicates?field=title&value=" + quote_plus(SHARED_TITLE))["pages"]
+    assert pages["total"] == SHARED
+    assert pages["items"] == [site.url(f"/many/{n:03d}") for n in range(MANY - SHARED, MANY)]
+    beyond = data(two, "/a/1/duplicates?field=title&page=2&value=" + quote_plus(SHARED_TITLE))
+    assert beyond["pages"] == {"items": [], "total": SHARED, "offset": 50, "limit": 50}
+    assert "Shared &amp; &lt;title&gt;" in two.get(
+        "/a/1/duplicates?field=title&value=" + quote_plus(SHARED_TITLE)).text
+
+
+def test_summary_runs_are_paged(two: Viewer) -> None:
+    runs = data(two, "/a/1/")["runs"]
+    assert runs["limit"] == 50 and runs["offset"] == 0
+    assert data(two, "/a/1/?runs=2")["runs"]["offset"] == 50
+
+
+def test_page_detail_analysis_values(two: Viewer, site: FixtureSite) -> None:
+    detail = data(two, enriched_page(site.url("/viewer/hostile")))
+    assert detail["analysis"] == [
+        {"plugin": "search", "key": "words", "header": "Word <b>count</b>", "value": 42,
+         "note": HOSTILE_NOTE},
+        {"plugin": "search", "key": "lang", "header": "Language", "value": "en", "note": None},
+    ]
+    html = two.get(enriched_page(site.url("/viewer/hostile"))).text
+    assert 'id="analysis"' in html and "Word &lt;b&gt;count&lt;/b&gt;" in html
+    assert "<script>document.documentElement.dataset.pwned = &#34;note&#34;" not in html
+    assert "&lt;script&gt;document.documentElement.dataset.pwned" in html
+    # an archive no analyzer opened: no values, no section
+    assert data(two, page_path(site.url("/viewer/hostile")))["analysis"] == []
+    assert 'id="analysis"' not in two.get(page_path(site.url("/viewer/hostile"))).text
+
+
+def test_violations_drill_down_json(two: Viewer, site: FixtureSite) -> None:
+    rules = data(two, "/a/1/violations")["rules"]
+    assert rules["items"][0] == {"validator": "markuplint", "severity": "warning",
+                                 "rule": "require-alt", "findings": MANY, "pages": MANY}
+    pages = data(two, "/a/1/violations?validator=markuplint&rule=require-alt")["rule_pages"]
+    assert pages["total"] == MANY and len(pages["items"]) == 50
+    assert pages["items"][0] == {"url": site.url("/many/000"), "findings": 1}
+    last = data(two, "/a/1/violations?validator=markuplint&rule=require-alt&page=3")
+    assert [p["url"] for p in last["rule_pages"]["items"]][-1] == site.url(f"/many/{MANY - 1}")
+    finding = data(two, "/a/1/violations?validator=markuplint&rule=no-inline-handler&url="
+                   + quote(site.url("/viewer/hostile"), safe=""))["violations"]["items"]
+    assert [(v["message"], v["location"]) for v in finding] == [
+        ("<img onerror> is <b>bad</b>", "12:3")]
+    assert data(two, "/a/0/violations")["rules"]["total"] == 0
+
+
+def test_trap_log_records_the_score(trap_viewer: Viewer) -> None:
+    event = trap_viewer.get("/a/0/traps?format=json").json()["events"]["items"][0]
+    # the trap site's pages name their parent list in og:url: a trap signal, no legit one,
+    # so the cap (20) fired at ceil(30 % of 20) pages
+    assert (event["threshold"], event["trap_signals"], event["legit_signals"]) == (
+        6, ["og:url elsewhere"], [])
+    html = trap_viewer.get("/a/0/traps").text
+    assert "threshold 6<br>+ og:url elsewhere" in html
+
+
+def test_trap_log_of_an_archive_before_the_score(trap_archive: Path, tmp_path: Path) -> None:
+    old = tmp_path / "old.nitpicker"
+    shutil.copy(trap_archive, old)
+    conn = sqlite3.connect(old)
+    with conn:
+        for column in ("threshold", "trap_signals", "legit_signals"):
+            conn.execute(f"ALTER TABLE trap_events DROP COLUMN {column}")
+        conn.execute("DELETE FROM migrations WHERE name = '0016_trap_score'")
+    conn.close()
+    server = Viewer(str(old))
+    try:
+        event = data(server, "/a/0/traps")["events"]["items"][0]
+        assert (event["threshold"], event["trap_signals"]) == (None, None)
+        assert server.get("/a/0/traps").status_code == 200
+    finally:
+        assert server.stop()[0] == 0
+
+
+def test_cluster_drill_down_remembers_the_title(trap_viewer: Viewer) -> None:
+    clusters = data(trap_viewer, "/a/0/clusters?min=2")["clusters"]["items"]
+    signature = clusters[0]["signature"]
+    pages = data(trap_viewer, f"/a/0/cluster?signature={signature}")["cluster"]
+    assert pages["total"] == clusters[0]["count"]
+    assert {p["title"] for p in pages["items"]} == {
+        clusters[0]["meta_signature_fields"]["title"]}
+
+
+@pytest.mark.parametrize(("path", "status", "message"), [
+    ("/compare?old=0&new=0", 400, "Invalid new: 0. OLD and NEW must be two different archives"),
+    ("/compare?old=2", 400, "Invalid old: 2. Must be between 0 and 1"),
+    ("/compare?category=evil", 400, "Invalid category: 'evil'. Must be one of: "),
+    ("/a/1/violations?page=0", 400, "Invalid page: 0. Must be between 1 and 184467440737095516"),
+    ("/a/1/page?url=x&links_in=-1", 400,
+     "Invalid links_in: -1. Must be between 1 and 184467440737095516"),
+])
+def test_two_archives_bad_requests(two: Viewer, path: str, status: int, message: str) -> None:
+    answer = two.get(path, headers={"Accept": "application/json"})
+    assert answer.status_code == status
+    assert answer.json()["error"].startswith(message)
+    assert "Traceback" not in two.get(path).text
+
+
+def test_compare_json(two: Viewer, site: FixtureSite, archive: Path, enriched: Path) -> None:
+    home = data(two, "/")
+    assert home["compare"] == "/compare"
+    diff = data(two, "/compare?old=0&new=1")
+    assert (diff["diff"]["old"]["path"], diff["diff"]["new"]["path"]) == (str(archive),
+                                                                          str(enriched))
+    added = diff["diff"]["categories"]["pages_added"]
+    assert added["count"] == MANY and len(added["items"]) == 10
+    one = data(two, "/compare?old=0&new=1&category=pages_added&page=3")["rows"]
+    assert one["total"] == MANY and one["offset"] == 100
+    assert [item["url"] for item in one["items"]] == [site.url(f"/many/{n:03d}")
+                                                      for n in range(100, MANY)]
+    backwards = data(two, "/compare?old=1&new=0")["diff"]["categories"]
+    assert backwards["pages_removed"]["count"] == MANY
+    assert backwards["pages_added"]["count"] == 0
+
+
+@needs_chromium
+@pytest_twisted.ensureDeferred
+async def test_compare_pages_and_drill_downs_in_the_browser(two: Viewer, site: FixtureSite
+                                                           ) -> None:
+    async def browse(page: Page) -> None:
+        await page.goto(two.url)
+        await page.get_by_role("link", name="Compare two archives").click()
+        assert await page.locator("h1").inner_text() == "Compare"
+        row = page.locator("table.diff-summary tr", has_text="pages_added")
+        assert await row.locator("td.count").inner_text() == str(MANY)
+        await page.locator("select[name=old]").select_option("1")
+        await page.locator("select[name=new]").select_option("0")
+        await page.get_by_role("button", name="Compare").click()
+        assert "old=1" in page.url and "new=0" in page.url
+        removed = page.locator("table.diff-summary tr", has_text="pages_removed")
+        assert await removed.locator("td.count").inner_text() == str(MANY)
+        await removed.get_by_role("link").click()
+        assert await page.locator("table.diff tbody tr").count() == 50
+        await page.get_by_role("link", name="next →").first.click()
+        assert "page=2" in page.url
+        # a removed page's URL opens its detail in OLD (#1 here)
+        await page.locator("table.diff tbody tr").first.locator("a").first.click()
+        assert page.url.startswith(two.url + "a/1/page?url=")
+        assert (await page.locator("h1").inner_text()).startswith("Many 05")
+        await screenshot(page, "many-page-detail.png")
+        # its page detail: the violations drill-down from a rule to the pages to the finding
+        await page.goto(two.url + "a/1/violations")
+        await page.get_by_role("link", name="require-alt").click()
+        assert await page.locator("table.rule-pages tbody tr").count() == 50
+        await page.get_by_role("link", name="next →").first.click()
+        await page.locator("table.rule-pages tbody tr").first.locator("a.finding").click()
+        assert "url=" in page.url
+        assert await page.locator("table.violations tbody tr").count() == 1
+        assert await page.locator("table.violations td").nth(4).inner_text() == "alt missing"
+        # the links in of /viewer/, paged
+        await page.goto(two.url + enriched_page(site.url("/viewer/")).lstrip("/"))
+        links_in = page.locator("#links-in")
+        assert await links_in.locator("tbody tr").count() == 50
+        await links_in.get_by_role("link", name="next →").click()
+        assert "links_in=2" in page.url
+        assert await page.locator("#links-in tbody tr").count() == 50
+        assert await page.locator("#links-out tbody tr").count() == 50
+        await page.goto(two.url + "compare")
+        shot = await screenshot(page, "compare.png", full_page=False)  # README's, kept small
+        assert shot.stat().st_size > 10_000
+        await page.goto(two.url + enriched_page(site.url("/viewer/hostile")).lstrip("/"))
+        assert await page.locator("#analysis td.note").first.inner_text() == HOSTILE_NOTE
+        assert await page.evaluate("document.documentElement.dataset.pwned") is None
+
+    await in_browser(browse)
+
+
+def test_cluster_pages_through_the_title_and_snapshot_existence(
+        trap_archive: Path, archive: Path, site: FixtureSite) -> None:
+    conn = open_archive(trap_archive)
+    try:
+        cluster = get_duplicate_clusters(conn, min_count=2, limit=1)["items"][0]
+        signature, title = cluster["signature"], cluster["meta_signature_fields"]["title"]
+        signed = list_cluster_pages(conn, signature, limit=1000)
+        titled = list_cluster_pages(conn, signature, title=title, limit=1000)
+        assert titled == signed and signed["total"] == cluster["count"]
+        # the title filters before signing: a title that is not the cluster's finds nothing
+        assert list_cluster_pages(conn, signature, title=title + " other")["total"] == 0
+    finally:
+        conn.close()
+    conn = open_archive(archive)
+    try:
+        assert has_page_snapshot(conn, site.url("/viewer/hostile"))
+        assert not has_page_snapshot(conn, site.url("/viewer/gone"))  # a 404: no snapshot
+        assert not has_page_snapshot(conn, "http://nowhere.test/")
+    finally:
+        conn.close()

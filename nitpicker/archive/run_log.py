@@ -10,6 +10,7 @@ firings are its audit log, and the state a resumed run's trap cap starts from
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING
 
@@ -77,14 +78,19 @@ class RunLog:
 
     @serialised
     def record_trap_event(self, signature: str, parent_path: str, count: int, first_url: str,
-                          last_url: str) -> None:
+                          last_url: str, *, threshold: int | None = None,
+                          trap_signals: tuple[str, ...] = (),
+                          legit_signals: tuple[str, ...] = ()) -> None:
         """The audit log of the trap cap: one row each time a signature reaches the cap
-        (in the open batch, with the page that made it fire)."""
+        (in the open batch, with the page that made it fire), with its score: the firing
+        page's threshold and the trap and legit signals that gave it."""
         self._begin()
         self._conn.execute(
             "INSERT INTO trap_events(run_id, signature, parent_path, count, first_url, last_url,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (self.run_id, signature, parent_path, count, first_url, last_url, now()),
+            " created_at, threshold, trap_signals, legit_signals)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self.run_id, signature, parent_path, count, first_url, last_url, now(), threshold,
+             json.dumps(list(trap_signals)), json.dumps(list(legit_signals))),
         )
 
     @serialised

@@ -356,6 +356,15 @@ CREATE INDEX images_file_size ON images(file_size) WHERE file_size IS NOT NULL
 the ``Content-Length`` of the response the browser loaded the image with (NULL when unknown:
 no browser, no ``Content-Length``, a ``data:`` URL)."""
 
+_TRAP_SCORE: Final = """
+ALTER TABLE trap_events ADD COLUMN threshold INTEGER /* the firing page's threshold */;
+ALTER TABLE trap_events ADD COLUMN trap_signals TEXT /* JSON list: its trap signals */;
+ALTER TABLE trap_events ADD COLUMN legit_signals TEXT /* JSON list: its legit signals */
+"""
+"""The trap cap's score at each firing (seed 003 §3, SPEC §9 M8): the signals on the page that
+made the signature reach its threshold (trap signals count for a trap, legit ones against) and
+the threshold they gave it. NULL in the rows of an archive written before."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -371,6 +380,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0011_json_ld", _JSON_LD),
     ("0012_page_origin", _PAGE_ORIGIN),
     ("0013_analysis", _ANALYSIS),
+    ("0016_trap_score", _TRAP_SCORE),
 )
 
 

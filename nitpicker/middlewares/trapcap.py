@@ -10,7 +10,7 @@ stay recorded, and links found on other pages are untouched. The page that makes
 reach its threshold already has its links capped.
 
 Each firing is a row of the archive's audit table ``trap_events`` (signature, parent path,
-count, first and last URL), written in the same transaction as the page, and one INFO line.
+count, first and last URL, and its score: the firing page's threshold and signals), written in the same transaction as the page, and one INFO line.
 On ``--resume`` the signatures capped by earlier runs are capped again, from the archive's run
 log (:meth:`~nitpicker.archive.run_log.RunLog.capped_signatures`).
 
@@ -190,9 +190,12 @@ class TrapCapMiddleware:
         )
         session = self.session
         try:
+            signals = verdict.signals
             session.archive.runs.record_trap_event(
                 verdict.signature, verdict.parent_path, verdict.count or 0, verdict.first_url,
-                item.url,
+                item.url, threshold=verdict.threshold,
+                trap_signals=signals.trap if signals else (),
+                legit_signals=signals.legit if signals else (),
             )
         except (sqlite3.Error, OSError) as exc:
             session.fail(classify_exception(exc))

@@ -121,6 +121,9 @@ class Verdict:
     :meth:`TrapCap.min_threshold`, or the signature was capped earlier)."""
     first_url: str = ""
     """The first page counted with this signature (set when ``fired``)."""
+    signals: TrapSignals | None = None
+    """The signals that gave this page its threshold (set when ``fired``): the score the
+    audit log records with the firing."""
 
     @property
     def parent_path(self) -> str:
@@ -322,11 +325,13 @@ class TrapCap:
         if self._min_threshold is None:
             self._min_threshold = self.min_threshold()
         threshold = None
+        signals = None
         if entry.count >= self._min_threshold:
-            threshold = self.threshold(self.signals(url, meta))
+            signals = self.signals(url, meta)
+            threshold = self.threshold(signals)
         if threshold is not None and self.is_trap(entry.count, threshold):
             verdict = Verdict(signature, url, capped=True, fired=True, count=entry.count,
-                              threshold=threshold, first_url=entry.first_url)
+                              threshold=threshold, first_url=entry.first_url, signals=signals)
             self._remove(entry)
             self._sticky.add(signature)
             self.fired += 1

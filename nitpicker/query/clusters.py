@@ -137,15 +137,32 @@ to find them, one pass over the internal HTML pages.)"""
 CLUSTER_COUNT_SQL = f"""SELECT count(*) FROM pages p
     WHERE {INTERNAL_HTML_INDEXED} AND {PAGE_SIGNATURE_SQL} = :signature"""
 
+TITLED_CLUSTER_PAGES_SQL = f"""SELECT p.url, p.title, p.og_url, count(*) OVER () FROM pages p
+    WHERE p.title = :title AND {INTERNAL_HTML_INDEXED} AND {PAGE_SIGNATURE_SQL} = :signature
+    ORDER BY p.url LIMIT :limit OFFSET :offset"""
+"""The same, given the cluster's title: only the pages with that title are signed (the partial
+index on internal pages' titles finds them, in URL order)."""
 
-def list_cluster_pages(conn: sqlite3.Connection, signature: str, *, limit: int = 100,
-                       offset: int = 0) -> Paged[ClusterPage]:
+TITLED_CLUSTER_COUNT_SQL = f"""SELECT count(*) FROM pages p
+    WHERE p.title = :title AND {INTERNAL_HTML_INDEXED} AND {PAGE_SIGNATURE_SQL} = :signature"""
+
+
+def list_cluster_pages(conn: sqlite3.Connection, signature: str, *, title: str | None = None,
+                       limit: int = 100, offset: int = 0) -> Paged[ClusterPage]:
     """The pages of the cluster whose signature (sha1 hex, as :func:`get_duplicate_clusters`
-    gives it) is ``signature``, by URL; none when no page has it."""
+    gives it) is ``signature``, by URL; none when no page has it.
+
+    ``title``: the cluster's title, when the caller knows it (a cluster's
+    ``meta_signature_fields``, or an item of an earlier answer): the title is part of the
+    signature, so only the pages with it are signed instead of every internal page. A title
+    that is not the cluster's finds no page.
+    """
     check_paging(limit, offset)
     register_functions(conn)
-    params = {"signature": signature, "limit": limit, "offset": offset}
-    rows, total = fetch_counted(conn, CLUSTER_PAGES_SQL, CLUSTER_COUNT_SQL, params, offset)
-    items: list[ClusterPage] = [{"url": url, "title": title, "og_url": og_url}
-                                for url, title, og_url in rows]
+    params = {"signature": signature, "limit": limit, "offset": offset, "title": title}
+    sql, count_sql = ((CLUSTER_PAGES_SQL, CLUSTER_COUNT_SQL) if title is None
+                      else (TITLED_CLUSTER_PAGES_SQL, TITLED_CLUSTER_COUNT_SQL))
+    rows, total = fetch_counted(conn, sql, count_sql, params, offset)
+    items: list[ClusterPage] = [{"url": url, "title": title_, "og_url": og_url}
+                                for url, title_, og_url in rows]
     return paged(items, total, limit, offset)

@@ -31,6 +31,7 @@ __all__ = [
     "MismatchEntry",
     "find_duplicates",
     "find_mismatches",
+    "list_duplicate_pages",
 ]
 
 DUPLICATE_FIELDS = ("title", "description")
@@ -83,6 +84,22 @@ def find_duplicates(conn: sqlite3.Connection, field: str = "title", *, limit: in
         items.append({"field": field, "value": value, "count": count,
                       "urls": [r[2] for r in members]})
     return paged(items, total[0] if total else 0, limit, offset)
+
+
+def list_duplicate_pages(conn: sqlite3.Connection, field: str, value: str, *,
+                         limit: int = 100, offset: int = 0) -> Paged[str]:
+    """The URLs of the internal HTML pages whose ``title`` or ``description`` is ``value``
+    exactly, by URL: every page of one :func:`find_duplicates` entry, a page at a time."""
+    check_choice("duplicate field", field, DUPLICATE_FIELDS)
+    check_paging(limit, offset)
+    column = {"title": "title", "description": "description"}[field]  # identifier, not input
+    where = f"p.{column} = :value AND {INTERNAL_HTML_INDEXED}"
+    rows, total = fetch_counted(
+        conn, f"SELECT p.url, count(*) OVER () FROM pages p WHERE {where}"
+              " ORDER BY p.url LIMIT :limit OFFSET :offset",
+        f"SELECT count(*) FROM pages p WHERE {where}",
+        {"value": value, "limit": limit, "offset": offset}, offset)
+    return paged([url for (url,) in rows], total, limit, offset)
 
 
 _MISMATCH_SQL = {

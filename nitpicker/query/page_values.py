@@ -12,12 +12,25 @@ from typing import TYPE_CHECKING, Any, Final
 
 from typing_extensions import TypedDict
 
-from nitpicker.query._common import check_paging, fetch_all, fetch_counted, fetch_one
+from nitpicker.query._common import (
+    check_paging,
+    fetch_all,
+    fetch_counted,
+    fetch_one,
+    find_page_id,
+)
 
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["PageValueCell", "PageValues", "PluginPageValues", "get_page_values"]
+__all__ = [
+    "PageAnalysisValue",
+    "PageValueCell",
+    "PageValues",
+    "PluginPageValues",
+    "get_page_analysis",
+    "get_page_values",
+]
 
 Scalar = str | int | float | bool | None
 
@@ -113,3 +126,52 @@ def get_page_values(
         for page_id, url in rows
     ]
     return answer
+
+
+class PageAnalysisValue(TypedDict):
+    plugin: str
+    key: str
+    """The header key."""
+    header: str
+    """The column title (the plugin's latest run), or the key when it has none."""
+    value: Scalar
+    note: str | None
+
+
+_PAGE_CELLS: Final = """
+SELECT v.plugin, v.key, v.value, v.note FROM page_values v
+WHERE v.page_id = ? ORDER BY v.plugin, v.key
+"""
+
+_PLUGIN_HEADERS: Final = """
+SELECT r.plugin, r.headers FROM analysis_runs r
+WHERE r.id IN (SELECT max(id) FROM analysis_runs WHERE plugin IN (SELECT value FROM json_each(?))
+               GROUP BY plugin)
+"""
+
+
+def get_page_analysis(conn: sqlite3.Connection, url: str) -> list[PageAnalysisValue]:
+    """Every value the analyzers recorded for the page at ``url``: plugin by plugin (by name),
+    each plugin's in the order of its headers. Empty when the archive has no such URL or no
+    analyzer has opened it."""
+    if not _has_analysis(conn):
+        return []
+    found = find_page_id(conn, url)
+    if found is None:
+        return []
+    rows = fetch_all(conn, _PAGE_CELLS, (found[0],))
+    if not rows:
+        return []
+    plugins = sorted({row[0] for row in rows})
+    headers: dict[str, dict[str, str]] = {
+        plugin: json.loads(text)
+        for plugin, text in fetch_all(conn, _PLUGIN_HEADERS, (json.dumps(plugins),))
+    }
+
+    def order(row: tuple[str, str, str, str | None]) -> tuple[str, int, str]:
+        keys = list(headers.get(row[0], {}))
+        return row[0], keys.index(row[1]) if row[1] in keys else len(keys), row[1]
+
+    return [{"plugin": plugin, "key": key, "header": headers.get(plugin, {}).get(key, key),
+             "value": json.loads(value), "note": note}
+            for plugin, key, value, note in sorted(rows, key=order)]

@@ -2,11 +2,14 @@
 
 The rows of ``trap_events`` (migration ``0007_trap_events``), oldest first. An archive written
 before that migration has no such table, and a read-only connection never creates it: it
-simply has no firings.
+simply has no firings. Each firing's score (migration ``0016_trap_score``: the threshold of the
+page that made the signature reach it, and the trap and legit signals that gave it, seed 003
+§3) is ``None`` in the rows of an archive written before.
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from typing_extensions import TypedDict
@@ -33,12 +36,24 @@ class TrapEvent(TypedDict):
     created_at: str
     run_id: int | None
     """The run (``runs.id``) that capped it."""
+    threshold: int | None
+    """The threshold the firing page's signals gave (``--dedupe-cap`` N: ``5 × N`` with a
+    legit signal, ``ceil(0.3 × N)`` with a trap signal only, else N); ``None``: not recorded
+    (an archive before ``0016_trap_score``)."""
+    trap_signals: list[str] | None
+    """The firing page's trap signals (``og:url elsewhere``): what counts for a trap."""
+    legit_signals: list[str] | None
+    """Its legit signals (``og:url self``, ``canonical self``, ``title ordinal``,
+    ``rel prev/next``): what counts against."""
 
 
-_EVENTS_SQL = (
-    "SELECT signature, parent_path, count, first_url, last_url, created_at, run_id"
-    " FROM trap_events ORDER BY id LIMIT ? OFFSET ?"
-)
+_COLUMNS = "signature, parent_path, count, first_url, last_url, created_at, run_id"
+_SCORE_COLUMNS = ", threshold, trap_signals, legit_signals"
+_HAS_SCORE_SQL = "SELECT 1 FROM migrations WHERE name = '0016_trap_score'"
+
+
+def _signals(text: str | None) -> list[str] | None:
+    return None if text is None else [str(name) for name in json.loads(text)]
 
 
 def _has_table(conn: sqlite3.Connection) -> bool:
@@ -54,11 +69,16 @@ def list_trap_events(conn: sqlite3.Connection, *, limit: int = 100, offset: int 
     check_paging(limit, offset)
     if not _has_table(conn):
         return paged([], 0, limit, offset)
-    rows = fetch_all(conn, _EVENTS_SQL, (limit, offset))
+    score = fetch_one(conn, _HAS_SCORE_SQL) is not None
+    columns = _COLUMNS + (_SCORE_COLUMNS if score else ", NULL, NULL, NULL")
+    rows = fetch_all(conn, f"SELECT {columns} FROM trap_events ORDER BY id LIMIT ? OFFSET ?",
+                     (limit, offset))
     total = fetch_one(conn, "SELECT count(*) FROM trap_events")
     items: list[TrapEvent] = [
         {"signature": signature, "parent_path": parent, "count": count, "first_url": first,
-         "last_url": last, "created_at": created, "run_id": run_id}
-        for signature, parent, count, first, last, created, run_id in rows
+         "last_url": last, "created_at": created, "run_id": run_id, "threshold": threshold,
+         "trap_signals": _signals(trap), "legit_signals": _signals(legit)}
+        for signature, parent, count, first, last, created, run_id, threshold, trap, legit
+        in rows
     ]
     return paged(items, int(total[0]) if total else 0, limit, offset)

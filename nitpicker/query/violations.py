@@ -25,7 +25,15 @@ from nitpicker.query._common import (
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["ViolationItem", "get_violations", "has_violations_table"]
+__all__ = [
+    "RulePage",
+    "ViolationItem",
+    "ViolationRule",
+    "get_violations",
+    "has_violations_table",
+    "list_rule_pages",
+    "list_violation_rules",
+]
 
 
 class ViolationItem(TypedDict):
@@ -90,3 +98,73 @@ def get_violations(
     ]
     return paged(items, total[0] if total else 0, limit, offset)
 
+
+
+class ViolationRule(TypedDict):
+    validator: str
+    severity: str
+    rule: str
+    findings: int
+    """Violations of the rule (at this severity) in the archive."""
+    pages: int
+    """Pages with at least one of them."""
+
+
+_RULES_SQL = """SELECT validator, severity, rule, count(*), count(DISTINCT page_id),
+    count(*) OVER () FROM violations GROUP BY validator, severity, rule
+    ORDER BY count(*) DESC, validator, severity, rule LIMIT ? OFFSET ?"""
+
+_RULES_COUNT_SQL = """SELECT count(*) FROM
+    (SELECT 1 FROM violations GROUP BY validator, severity, rule)"""
+
+
+def list_violation_rules(conn: sqlite3.Connection, *, limit: int = 100, offset: int = 0
+                         ) -> Paged[ViolationRule]:
+    """The rules violated in the archive (by validator and severity), most violations first,
+    each with its number of findings and of pages."""
+    check_paging(limit, offset)
+    if not has_violations_table(conn):
+        return paged([], 0, limit, offset)
+    rows = fetch_all(conn, _RULES_SQL, (limit, offset))
+    if rows:
+        total = int(rows[0][-1])
+    else:
+        row = fetch_one(conn, _RULES_COUNT_SQL) if offset else None
+        total = int(row[0]) if row else 0
+    items: list[ViolationRule] = [
+        {"validator": validator, "severity": severity, "rule": rule, "findings": findings,
+         "pages": pages}
+        for validator, severity, rule, findings, pages, _ in rows
+    ]
+    return paged(items, total, limit, offset)
+
+
+class RulePage(TypedDict):
+    url: str
+    findings: int
+    """Violations of the rule on this page."""
+
+
+_RULE_PAGES_SQL = """SELECT p.url, r.n, count(*) OVER () FROM
+    (SELECT page_id, count(*) AS n FROM violations WHERE validator = ? AND rule = ?
+     GROUP BY page_id) r JOIN pages p ON p.id = r.page_id
+    ORDER BY p.url LIMIT ? OFFSET ?"""
+
+_RULE_PAGES_COUNT_SQL = """SELECT count(DISTINCT page_id) FROM violations
+    WHERE validator = ? AND rule = ?"""
+
+
+def list_rule_pages(conn: sqlite3.Connection, validator: str, rule: str, *, limit: int = 100,
+                    offset: int = 0) -> Paged[RulePage]:
+    """The pages where ``validator`` found ``rule`` violated, by URL, with how many times."""
+    check_paging(limit, offset)
+    if not has_violations_table(conn):
+        return paged([], 0, limit, offset)
+    rows = fetch_all(conn, _RULE_PAGES_SQL, (validator, rule, limit, offset))
+    if rows:
+        total = int(rows[0][-1])
+    else:
+        row = fetch_one(conn, _RULE_PAGES_COUNT_SQL, (validator, rule)) if offset else None
+        total = int(row[0]) if row else 0
+    items: list[RulePage] = [{"url": url, "findings": findings} for url, findings, _ in rows]
+    return paged(items, total, limit, offset)

@@ -11,6 +11,8 @@ URLs (stable, shareable)::
     /a/<n>/clusters?min=10&page=      Duplicate Clusters
     /a/<n>/cluster?signature=<sha1>   the pages of one cluster
     /a/<n>/traps?page=                the trap cap's audit log
+    /a/<n>/violations?validator=&rule=&url=   rules → the pages with one → its findings
+    /compare?old=<n>&new=<m>&category=&page=  what ``nitpicker diff`` says changed
 
 Every view answers JSON of the same data with ``?format=json`` or ``Accept:
 application/json``. Every response carries a strict CSP (no script at all, styles and images
@@ -28,6 +30,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -41,11 +44,12 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from nitpicker.viewer.compare import OLD_URL_FIELDS, URL_FIELDS, compare_view
 from nitpicker.viewer.params import BadRequest, NotFound
 from nitpicker.viewer.views import PAGE_SIZE, VIEWS, OpenArchive, snapshot_html
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from starlette.requests import Request
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -79,19 +83,77 @@ def _href(path: str, **params: Any) -> str:
     return f"{path}?{query}" if query else path
 
 
+def _with_param(path: str, query: dict[str, str], name: str, value: int) -> str:
+    """``path`` with the request's ``query``, its ``name`` set to ``value`` (1: left out)."""
+    return _href(path, **{**query, name: "" if value == 1 else value})
+
+
+def _link_prefix(base: str) -> str:
+    return f'<a class="url" href="{escape(base)}page?url='
+
+
+def _link(prefix: str, url: str, text: str | None = None) -> str:
+    # ":" and "/" may stand in a query string (RFC 3986 §3.4): left as they are, most URLs
+    # take quote's fast path; what it does encode leaves nothing HTML would read as markup
+    return f'{prefix}{quote(url, safe=":/")}">{escape(text or url)}</a>'
+
+
 def _page_link(base: str, url: str, text: str | None = None) -> Markup:
     """A link to the page detail of ``url`` (a crawled string: escaped, and only ever a query
     parameter of the viewer's own URL). A function, not a macro: a page detail has hundreds."""
-    return Markup(f'<a class="url" href="{escape(base)}page?url={quote(url, safe="")}">'
-                  f'{escape(text or url)}</a>')
+    return Markup(_link(_link_prefix(base), url, text))
+
+
+def _outbound_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
+    """The rows of a page detail's links out: a function, not a template loop (a most-linked
+    page's rows are most of its page detail's rendering; every crawled string escaped)."""
+    prefix = _link_prefix(base)
+    rows = []
+    for link in links:
+        fragment = f"#{escape(link['hash'])}" if link["hash"] else ""
+        external = " <small>external</small>" if link["is_external"] else ""
+        final = _link(prefix, link["final_url"]) if link["final_url"] else ""
+        rows.append(f"<tr><td>{_status_html(link['status'])}</td><td>"
+                    f"{_link(prefix, link['url'])}{fragment}{external}</td>\n"
+                    f"<td>{escape(link['text'])}</td><td>{final}</td></tr>")
+    return Markup("\n".join(rows) or '<tr><td colspan="4">None.</td></tr>')
+
+
+def _inbound_rows(base: str, links: Sequence[Mapping[str, Any]], page_url: str) -> Markup:
+    """The rows of a page detail's links in (as :func:`_outbound_rows`)."""
+    prefix = _link_prefix(base)
+    rows = []
+    for link in links:
+        through = _link(prefix, link["through"]) if link["through"] != page_url else ""
+        rows.append(f"<tr><td>{_link(prefix, link['url'])}</td>"
+                    f"<td>{escape(link['text'])}</td><td>{through}</td></tr>")
+    return Markup("\n".join(rows) or '<tr><td colspan="3">None.</td></tr>')
+
+
+def _link_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
+    """The rows of the Links view (broken or external links; as :func:`_outbound_rows`)."""
+    prefix = _link_prefix(base)
+    rows = []
+    for link in links:
+        final = _link(prefix, link["final_url"]) if link["final_url"] else ""
+        rows.append(f"<tr><td>{_status_html(link['status'])} "
+                    f"{escape(link['status_text'] or '')}</td>"
+                    f"<td class=\"source\">{_link(prefix, link['source_url'])}</td>\n"
+                    f"<td class=\"target\">{_link(prefix, link['dest_url'])}</td>"
+                    f"<td>{escape(link['text'])}</td><td>{final}</td></tr>")
+    return Markup("\n".join(rows) or '<tr><td colspan="5">None.</td></tr>')
+
+
+def _status_html(value: int | None) -> str:
+    if value is None:
+        return '<span class="status none">—</span>'
+    kind = value // 100 if value > 0 else "err"
+    return f'<span class="status s{kind}">{int(value)}</span>'
 
 
 def _status(value: int | None) -> Markup:
     """An HTTP status, coloured by class (``-1``: a fetch error; ``None``: never fetched)."""
-    if value is None:
-        return Markup('<span class="status none">—</span>')
-    kind = value // 100 if value > 0 else "err"
-    return Markup(f'<span class="status s{kind}">{int(value)}</span>')
+    return Markup(_status_html(value))
 
 
 def _environment() -> Environment:
@@ -100,8 +162,14 @@ def _environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.globals["href"] = _href
     env.globals["page_link"] = _page_link
+    env.globals["with_param"] = _with_param
     env.globals["status"] = _status
+    env.globals["outbound_rows"] = _outbound_rows
+    env.globals["inbound_rows"] = _inbound_rows
+    env.globals["link_rows"] = _link_rows
     env.globals["page_size"] = PAGE_SIZE
+    env.globals["url_fields"] = URL_FIELDS
+    env.globals["old_url_fields"] = OLD_URL_FIELDS
     return env
 
 
@@ -147,9 +215,20 @@ class Viewer:
             return RedirectResponse("/a/0/", status_code=302)
         data = [{"index": a.index, "path": str(a.path), "base_url": a.base_url,
                  "url": f"/a/{a.index}/"} for a in self.archives]
+        compare = "/compare" if len(self.archives) > 1 else None
         if _wants_json(request):
-            return self.json({"archives": data})
-        return self.html("home.html", listing=data)
+            return self.json({"archives": data, "compare": compare})
+        return self.html("home.html", listing=data, compare=compare)
+
+    async def compare(self, request: Request) -> Response:
+        try:  # on a thread (its own connection): the other views answer while it reads
+            template, data = await run_in_threadpool(compare_view, self.archives,
+                                                     request.query_params)
+        except (BadRequest, ValueError) as exc:
+            return self.error(request, 400, str(exc))
+        if _wants_json(request):
+            return self.json(data)
+        return self.html(template, view="compare", query=dict(request.query_params), **data)
 
     async def view(self, request: Request) -> Response:
         try:
@@ -229,6 +308,7 @@ def create_app(archives: Sequence[OpenArchive], *, hosts: frozenset[str] | None 
     middleware = [] if hosts is None else [Middleware(HostCheck, hosts=hosts)]
     routes = [
         Route("/", viewer.home),
+        Route("/compare", viewer.compare),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/a/{index}/", viewer.view),
         Route("/a/{index}/snapshot", viewer.snapshot),

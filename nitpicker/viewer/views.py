@@ -8,8 +8,9 @@ data either way. No SQL here: every read is a :mod:`nitpicker.query` function.
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,9 @@ from nitpicker.query import (
     SORT_ORDERS,
     SQLITE_INTEGER_MAX,
     STATUS_RANGE,
+    InboundLink,
+    OutboundLink,
+    Paged,
     check_headers,
     file_size_threshold,
     find_duplicates,
@@ -45,19 +49,32 @@ from nitpicker.query import (
     list_trap_events,
     summary,
 )
+from nitpicker.query.duplicates import list_duplicate_pages
+from nitpicker.query.page_links import (
+    has_page_snapshot,
+    list_inbound_links,
+    list_outbound_links,
+)
+from nitpicker.query.page_values import get_page_analysis
+from nitpicker.query.violations import list_rule_pages, list_violation_rules
 from nitpicker.viewer.charts import bar_chart, status_colour
 from nitpicker.viewer.params import BadRequest, NotFound, choice_param, int_param, text_param
 
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["PAGE_SIZE", "VIEWS", "OpenArchive", "View", "snapshot_html"]
+__all__ = ["PAGE_SIZE", "VIEWS", "OpenArchive", "View", "page_number", "snapshot_html", "window"]
 
 PAGE_SIZE = 50
 """Rows on one page of a list view: no view loads more than this many rows of a list."""
 
-DETAIL_LINK_LIMIT = 200
-"""Links out and links in shown on a page detail (the totals say how many there are)."""
+DETAIL_SECTIONS = ("links_out", "links_in", "images", "resources", "violations", "console")
+"""The lists of a page detail: each shows one page of rows (``PAGE_SIZE``), paged by its own
+parameter (``?links_in=3``: the third page of the links in), the others staying where they are."""
+
+CLUSTER_TITLES_KEPT = 4096
+"""Cluster titles a viewer remembers per archive (signature → title): a cluster's pages are
+then found through the title index instead of signing every internal page."""
 
 SCOPES = ("all", "internal", "external")
 _OFFSET_MAX = SQLITE_INTEGER_MAX // PAGE_SIZE
@@ -72,18 +89,29 @@ class OpenArchive:
     path: Path
     conn: sqlite3.Connection
     base_url: str
+    cluster_titles: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    """Signature → title of the clusters this viewer has seen (at most
+    ``CLUSTER_TITLES_KEPT``, least recently used dropped): the archive is read-only, and a
+    signature's title never changes (it is part of the signature)."""
+
+    def remember_cluster(self, signature: str, title: str) -> None:
+        titles = self.cluster_titles
+        titles[signature] = title
+        titles.move_to_end(signature)
+        while len(titles) > CLUSTER_TITLES_KEPT:
+            titles.popitem(last=False)
 
 
 View = Callable[[OpenArchive, Mapping[str, str]], tuple[str, dict[str, Any]]]
 
 
-def _page_number(params: Mapping[str, str]) -> int:
+def page_number(params: Mapping[str, str]) -> int:
     number = int_param(params, "page", 1, 1, _OFFSET_MAX)
     assert number is not None  # a default was given
     return number
 
 
-def _window(number: int) -> tuple[int, int]:
+def window(number: int) -> tuple[int, int]:
     """``(limit, offset)`` of list page ``number`` (1-based)."""
     return PAGE_SIZE, (number - 1) * PAGE_SIZE
 
@@ -93,7 +121,8 @@ def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, 
     by depth, content types, findings by validator."""
     overview = get_summary(archive.conn)
     counts = dataclasses.asdict(summary(archive.conn))
-    runs = list_crawl_runs(archive.conn, limit=PAGE_SIZE)
+    runs_page, runs_offset = _section_window(params, "runs")
+    runs = list_crawl_runs(archive.conn, limit=PAGE_SIZE, offset=runs_offset)
     chart = bar_chart([
         ("never" if row["status"] is None else str(row["status"]), row["count"],
          status_colour(row["status"]))
@@ -107,7 +136,7 @@ def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, 
                                          ("validator", spread["validator"], "#8e24aa"))}
     return "summary.html", {"summary": overview, "counts": counts, "runs": runs,
                             "status_chart": dataclasses.asdict(chart),
-                            "distributions": spread, "charts": charts}
+                            "distributions": spread, "charts": charts, "runs_page": runs_page}
 
 
 def pages_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
@@ -118,8 +147,8 @@ def pages_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, di
     search = text_param(params, "q", max_length=500)
     sort = choice_param(params, "sort", SORT_FIELDS, "url")
     order = choice_param(params, "order", SORT_ORDERS, "asc")
-    number = _page_number(params)
-    limit, offset = _window(number)
+    number = page_number(params)
+    limit, offset = window(number)
     result = list_pages(
         archive.conn, status=status, is_external=None if scope == "all" else scope == "external",
         search=search or None, sort_by=sort, sort_order=order, limit=limit, offset=offset,
@@ -137,26 +166,55 @@ def _required_url(params: Mapping[str, str]) -> str:
     return url
 
 
+def _section_window(params: Mapping[str, str], name: str) -> tuple[int, int]:
+    """``(page number, offset)`` of the page detail's list ``name``."""
+    number = int_param(params, name, 1, 1, _OFFSET_MAX)
+    assert number is not None  # a default was given
+    return number, (number - 1) * PAGE_SIZE
+
+
 def page_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
     """Everything recorded about one page: HTTP facts, headers, metadata, redirects, links out
-    and in, images, resources, violations, console messages, JSON-LD, and whether a snapshot
-    exists."""
+    and in, images, resources, analysis values and violations, console messages, JSON-LD, and
+    whether a snapshot exists. Each list is one page of rows, paged on its own."""
     url = _required_url(params)
-    detail = get_page_detail(archive.conn, url, link_limit=DETAIL_LINK_LIMIT)
+    pages = {name: _section_window(params, name) for name in DETAIL_SECTIONS}
+    first_links = pages["links_out"][0] == pages["links_in"][0] == 1
+    detail = get_page_detail(archive.conn, url, link_limit=PAGE_SIZE if first_links else 0)
     if detail is None:
         raise NotFound(f"No page with URL {url!r} in this archive")
-    images = list_page_images(archive.conn, detail["url"], limit=PAGE_SIZE * 4)
-    resources = list_page_resources(archive.conn, detail["url"], limit=PAGE_SIZE * 4)
-    console = list_console_messages(archive.conn, url=detail["url"], limit=PAGE_SIZE * 2)
-    violations = get_violations(archive.conn, url=detail["url"], limit=PAGE_SIZE * 4)
-    json_ld = get_page_json_ld(archive.conn, detail["url"])
-    has_snapshot = get_page_html(archive.conn, detail["url"], max_length=0) is not None
-    chain = [*detail["redirect_from"], detail["url"]]
+    conn, page_url = archive.conn, detail["url"]
+    links_out: Paged[OutboundLink] | None
+    links_in: Paged[InboundLink] | None
+    if first_links:
+        links_out = {"items": detail["outbound_links"], "total": detail["outbound_total"],
+                     "offset": 0, "limit": PAGE_SIZE}
+        links_in = {"items": detail["inbound_links"], "total": detail["inbound_total"],
+                    "offset": 0, "limit": PAGE_SIZE}
+    else:
+        links_out = list_outbound_links(conn, page_url, limit=PAGE_SIZE,
+                                        offset=pages["links_out"][1])
+        links_in = list_inbound_links(conn, page_url, limit=PAGE_SIZE,
+                                      offset=pages["links_in"][1])
+    page = {key: value for key, value in detail.items()
+            if key not in ("outbound_links", "inbound_links")}  # the lists come paged
+    images = list_page_images(conn, page_url, limit=PAGE_SIZE, offset=pages["images"][1])
+    resources = list_page_resources(conn, page_url, limit=PAGE_SIZE,
+                                    offset=pages["resources"][1])
+    console = list_console_messages(conn, url=page_url, limit=PAGE_SIZE,
+                                    offset=pages["console"][1])
+    violations = get_violations(conn, url=page_url, limit=PAGE_SIZE,
+                                offset=pages["violations"][1])
+    chain = [*detail["redirect_from"], page_url]
     if detail["redirect_to"]:
         chain.append(detail["redirect_to"])
-    return "page.html", {"page": detail, "images": images, "resources": resources,
-                         "console": console, "violations": violations, "json_ld": json_ld, "has_snapshot": has_snapshot,
-                         "redirect_chain": chain}
+    return "page.html", {"page": page, "links_out": links_out, "links_in": links_in,
+                         "images": images, "resources": resources, "console": console,
+                         "violations": violations, "analysis": get_page_analysis(conn, page_url),
+                         "json_ld": get_page_json_ld(conn, page_url),
+                         "has_snapshot": has_page_snapshot(conn, page_url),
+                         "redirect_chain": chain,
+                         "section_pages": {name: number for name, (number, _) in pages.items()}}
 
 
 def snapshot_html(archive: OpenArchive, params: Mapping[str, str]) -> str:
@@ -171,8 +229,8 @@ def snapshot_html(archive: OpenArchive, params: Mapping[str, str]) -> str:
 def links_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
     """Broken links, links to external URLs, or orphaned pages; one page of rows."""
     kind = choice_param(params, "type", LINK_TYPES, "broken")
-    number = _page_number(params)
-    limit, offset = _window(number)
+    number = page_number(params)
+    limit, offset = window(number)
     result = list_links(archive.conn, kind, limit=limit, offset=offset)
     return "links.html", {"links": result, "type": kind, "types": LINK_TYPES, "page": number}
 
@@ -182,10 +240,12 @@ def clusters_view(archive: OpenArchive, params: Mapping[str, str]
     """Duplicate-metadata clusters of at least ``min`` pages, og:url mismatches first."""
     min_count = int_param(params, "min", 10, 1, SQLITE_INTEGER_MAX)
     assert min_count is not None
-    number = _page_number(params)
-    limit, offset = _window(number)
+    number = page_number(params)
+    limit, offset = window(number)
     result = get_duplicate_clusters(archive.conn, min_count=min_count, sample=5, limit=limit,
                                     offset=offset)
+    for cluster in result["items"]:
+        archive.remember_cluster(cluster["signature"], cluster["meta_signature_fields"]["title"])
     return "clusters.html", {"clusters": result, "min": min_count, "page": number}
 
 
@@ -199,18 +259,21 @@ def _signature(params: Mapping[str, str]) -> str:
 def cluster_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
     """Every page of one cluster, by URL."""
     signature = _signature(params)
-    number = _page_number(params)
-    limit, offset = _window(number)
-    result = list_cluster_pages(archive.conn, signature, limit=limit, offset=offset)
+    number = page_number(params)
+    limit, offset = window(number)
+    title = archive.cluster_titles.get(signature)
+    result = list_cluster_pages(archive.conn, signature, title=title, limit=limit, offset=offset)
     if result["total"] == 0:
         raise NotFound(f"No cluster with signature {signature} in this archive")
+    if result["items"]:
+        archive.remember_cluster(signature, result["items"][0]["title"])
     return "cluster.html", {"cluster": result, "signature": signature, "page": number}
 
 
 def traps_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
     """The trap cap's audit log: every firing, oldest first."""
-    number = _page_number(params)
-    limit, offset = _window(number)
+    number = page_number(params)
+    limit, offset = window(number)
     return "traps.html", {"events": list_trap_events(archive.conn, limit=limit, offset=offset),
                           "page": number}
 
@@ -219,8 +282,8 @@ def resources_view(archive: OpenArchive, params: Mapping[str, str]
                    ) -> tuple[str, dict[str, Any]]:
     """Sub-resources (content-type prefix and scope filters); ``?url=`` one resource's
     referring pages."""
-    number = _page_number(params)
-    limit, offset = _window(number)
+    number = page_number(params)
+    limit, offset = window(number)
     url = text_param(params, "url")
     if url:
         referrers = get_resource_referrers(archive.conn, url, limit=limit, offset=offset)
@@ -243,8 +306,8 @@ def images_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, d
     """Images: all, or those missing alt, missing dimensions, or larger than the crawl's file
     size threshold (offered only when the crawl set one)."""
     show = choice_param(params, "show", IMAGE_FILTERS, "all")
-    number = _page_number(params)
-    limit, offset = _window(number)
+    number = page_number(params)
+    limit, offset = window(number)
     threshold = file_size_threshold(archive.conn)
     if show == "oversized" and threshold is None:
         raise BadRequest("Invalid show: 'oversized'. This archive's crawl set no image file "
@@ -259,22 +322,40 @@ def images_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, d
 
 def violations_view(archive: OpenArchive, params: Mapping[str, str]
                     ) -> tuple[str, dict[str, Any]]:
-    """Analyzer findings, filtered by validator, severity, rule and page (exact)."""
-    number = _page_number(params)
-    limit, offset = _window(number)
+    """Analyzer findings, drilled down: the rules violated (most findings first); a rule
+    (``?validator=&rule=``): the pages with it; a rule on one page (``&url=``): the findings.
+    A filter other than that (``?severity=``, ``?url=`` alone, ``?validator=`` alone) lists
+    the findings it matches."""
+    number = page_number(params)
+    limit, offset = window(number)
     filters = {name: text_param(params, name, max_length=2000)
                for name in ("validator", "severity", "rule", "url")}
+    context = {"filters": filters, "page": number}
+    if not any(filters.values()):
+        rules = list_violation_rules(archive.conn, limit=limit, offset=offset)
+        return "violations.html", {**context, "level": "rules", "rules": rules}
+    if filters["validator"] and filters["rule"] and not filters["url"] \
+            and not filters["severity"]:
+        rule_pages = list_rule_pages(archive.conn, filters["validator"], filters["rule"],
+                                     limit=limit, offset=offset)
+        return "violations.html", {**context, "level": "pages", "rule_pages": rule_pages}
     result = get_violations(archive.conn, limit=limit, offset=offset,
                             **{k: v or None for k, v in filters.items()})
-    return "violations.html", {"violations": result, "filters": filters, "page": number}
+    return "violations.html", {**context, "level": "findings", "violations": result}
 
 
 def duplicates_view(archive: OpenArchive, params: Mapping[str, str]
                     ) -> tuple[str, dict[str, Any]]:
-    """Titles or descriptions shared by several internal pages, most shared first."""
+    """Titles or descriptions shared by several internal pages, most shared first (each with
+    its first 20 pages); ``?value=``: every page with that one, a page at a time."""
     field = choice_param(params, "field", DUPLICATE_FIELDS, "title")
-    number = _page_number(params)
-    limit, offset = _window(number)
+    number = page_number(params)
+    limit, offset = window(number)
+    if "value" in params:
+        value = text_param(params, "value", max_length=10_000)
+        pages = list_duplicate_pages(archive.conn, field, value, limit=limit, offset=offset)
+        return "duplicates.html", {"field": field, "value": value, "pages": pages,
+                                   "fields": DUPLICATE_FIELDS, "page": number}
     result = find_duplicates(archive.conn, field, limit=limit, offset=offset, max_urls=20)
     return "duplicates.html", {"duplicates": result, "field": field,
                                "fields": DUPLICATE_FIELDS, "page": number}
@@ -284,8 +365,8 @@ def mismatches_view(archive: OpenArchive, params: Mapping[str, str]
                     ) -> tuple[str, dict[str, Any]]:
     """Pages whose canonical, og:title or og:description disagrees with the page."""
     kind = choice_param(params, "type", MISMATCH_TYPES, MISMATCH_TYPES[0])
-    number = _page_number(params)
-    limit, offset = _window(number)
+    number = page_number(params)
+    limit, offset = window(number)
     result = find_mismatches(archive.conn, kind, limit=limit, offset=offset)
     return "mismatches.html", {"mismatches": result, "type": kind, "types": MISMATCH_TYPES,
                                "page": number}
@@ -296,8 +377,8 @@ def headers_view(archive: OpenArchive, params: Mapping[str, str]
     """Which security headers each internal page was served with; ``?missing=1`` keeps the
     pages missing one or more."""
     missing = choice_param(params, "missing", ("0", "1"), "0") == "1"
-    number = _page_number(params)
-    limit, offset = _window(number)
+    number = page_number(params)
+    limit, offset = window(number)
     result = check_headers(archive.conn, missing_only=missing, limit=limit, offset=offset)
     return "headers.html", {"headers": result, "missing": missing, "page": number}
 
