@@ -356,6 +356,17 @@ CREATE INDEX images_file_size ON images(file_size) WHERE file_size IS NOT NULL
 the ``Content-Length`` of the response the browser loaded the image with (NULL when unknown:
 no browser, no ``Content-Length``, a ``data:`` URL)."""
 
+_RESPONSE_TIME: Final = """
+-- milliseconds from sending the request to the response's headers (Scrapy's download_latency);
+-- a rendered page: its HTML preflight's, the main document over HTTP. NULL: not timed
+ALTER TABLE pages ADD COLUMN response_time_ms INTEGER
+"""
+"""How long the server took to answer a page: from sending the request to its response
+headers, in milliseconds (Scrapy's ``download_latency`` of the request, connection set-up
+included; the last hop of a redirect chain). A rendered page is timed by its HTML preflight:
+the main document's answer over HTTP, not the browser's load and rendering. NULL on rows
+written before it, and on URLs never answered."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -371,6 +382,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0011_json_ld", _JSON_LD),
     ("0012_page_origin", _PAGE_ORIGIN),
     ("0013_analysis", _ANALYSIS),
+    ("0014_response_time", _RESPONSE_TIME),
 )
 
 
