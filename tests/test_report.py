@@ -253,6 +253,30 @@ def test_charts(conn: sqlite3.Connection) -> None:
     assert dict(charts.pages_by_depth(conn))["0"] == len(ROOTS)
     assert dict(charts.broken_links_by_source(conn))
     assert sum(n for _, n in charts.size_distribution(conn)) > 0
+    # every in-scope HTML page of the crawl was timed (0014_response_time)
+    timed = charts.response_time_distribution(conn)
+    assert sum(n for _, n in timed) == sum(n for _, n in charts.pages_by_depth(conn))
+
+
+def test_response_time_buckets(tmp_path: Path) -> None:
+    from nitpicker.archive.schema import migrate
+
+    archive = tmp_path / "timed.nitpicker"
+    db = sqlite3.connect(archive)
+    migrate(db)
+    db.executemany(
+        "INSERT INTO pages(url, scraped, content_type, response_time_ms) VALUES"
+        " (?, 1, 'text/html', ?)",
+        [(f"https://t.example/{n}", ms) for n, ms in
+         enumerate([0, 99, 100, 499, 999, 1_000, 4_999, 5_000, 60_000, None])])
+    try:
+        assert charts.response_time_distribution(db) == [
+            ("< 100 ms", 2), ("100–250 ms", 1), ("250–500 ms", 1), ("500 ms–1 s", 1),
+            ("1–2 s", 1), ("2–5 s", 1), ("≥ 5 s", 2)]
+        db.execute("DELETE FROM migrations WHERE name = '0014_response_time'")
+        assert charts.response_time_distribution(db) == []  # an older archive: no chart
+    finally:
+        db.close()
 
 
 # -- writing without half-files ----------------------------------------------------------------
@@ -458,8 +482,8 @@ def test_report_html_renders_its_charts_in_chromium(analysed_path: Path,
     seen = json.loads(browser.stdout)
     assert seen["requests"] == []  # self-contained: nothing fetched
     chart_ids = {c["id"] for c in seen["charts"]}
-    assert chart_ids == {"chart-status", "chart-depth", "chart-size", "chart-violation-rules",
-                         "chart-violation-pages", "chart-broken-links"}
+    assert chart_ids == {"chart-status", "chart-depth", "chart-size", "chart-response-time",
+                         "chart-violation-rules", "chart-violation-pages", "chart-broken-links"}
     for chart in seen["charts"]:
         assert chart["width"] > 0 and chart["height"] > 0, chart
         assert chart["bars"] == chart["drawn"] == chart["declared"] > 0, chart
