@@ -138,12 +138,12 @@ def _write_sheet(part: _Part, chunks: Iterator[list[Row]], notes: _Part,
     for chunk in chunks:
         for row in chunk:
             number = part.next_row()
-            worksheet = part.worksheet
-            if not any(c.error or c.link or c.note for c in row):
-                worksheet.write_row(number, 0, [c.value for c in row])  # the common row
-                continue
+            # every value in one call (the cells of a row stay in memory until the next row
+            # begins: a red, linked or noted cell is then written again over its plain value)
+            part.worksheet.write_row(number, 0, [c.value for c in row])
             for column, cell in enumerate(row):
-                _write_cell(part, number, column, cell, notes, formats)
+                if cell.error or cell.link or cell.note:
+                    _write_cell(part, number, column, cell, notes, formats)
 
 
 def _write_cell(part: _Part, row: int, column: int, cell: Cell, notes: _Part,
