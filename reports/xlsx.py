@@ -23,18 +23,18 @@ from typing import TYPE_CHECKING, Final
 
 import xlsxwriter
 from xlsxwriter.utility import xl_rowcol_to_cell
+from xlsxwriter.worksheet import CellFormulaTuple, Worksheet
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
     from xlsxwriter.format import Format
-    from xlsxwriter.worksheet import Worksheet
 
     from nitpicker.query.report import Cell, Row, SheetSpec
     from nitpicker.report import ReportSource
 
-__all__ = ["ERROR_BACKGROUND", "NOTES", "XlsxReporter"]
+__all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter"]
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +82,27 @@ def _notes_spec() -> SheetSpec:
     return SheetSpec(NOTES, NOTES_HEADERS, freeze_rows=1)
 
 
+class ReportWorksheet(Worksheet):
+    """XlsxWriter's worksheet, its formulas stored as written.
+
+    The report's only formulas are ``HYPERLINK()`` calls on string literals. Upstream
+    ``_write_formula`` searches each for Excel's dynamic-array functions (a URL holding
+    ``SORT(`` or ``FILTER(`` inside the string made the cell an array formula) and then runs
+    it through some thirty regular expressions to prefix newer functions with ``_xlfn.``
+    (rewriting such a URL): most of the cost of a linked cell, and wrong for ours. Used
+    through ``add_worksheet(worksheet_class=…)``, XlsxWriter's extension point.
+    """
+
+    def _write_formula(self, row: int, col: int, formula: str,
+                       cell_format: Format | None = None, value: object = 0) -> int:
+        if self._check_dimensions(row, col):
+            return -1
+        if self.constant_memory and row > self.previous_row:
+            self._write_single_row(row)
+        self.table[row][col] = CellFormulaTuple(formula.removeprefix("="), cell_format, value)
+        return 0
+
+
 class _Formats:
     def __init__(self, workbook: xlsxwriter.Workbook) -> None:
         self.header = workbook.add_format({"bold": True, "bg_color": "#EEEEEE"})
@@ -103,7 +124,7 @@ class _Part:
         self.row = 1
 
     def _new(self, name: str) -> Worksheet:
-        worksheet = self.workbook.add_worksheet(name)
+        worksheet = self.workbook.add_worksheet(name, worksheet_class=ReportWorksheet)
         if self.spec.freeze_rows or self.spec.freeze_cols:
             worksheet.freeze_panes(self.spec.freeze_rows, self.spec.freeze_cols)
         for column in self.spec.hidden_columns:
