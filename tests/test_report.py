@@ -226,6 +226,16 @@ def test_links_and_referrers(conn: sqlite3.Connection) -> None:
     assert via and all(r[0].note and r[0].note.startswith("[REDIRECTED FROM]") for r in via)
 
 
+@pytest.mark.parametrize("headers", [
+    {"content-type": "text/html", "x-odd": 'quote " back\\slash \n tab\t ✓ \u2028 \x01'},
+    {"set-cookie": "a=1, b=2"},
+])
+def test_pretty_headers_is_json_dumps_indented(headers: dict[str, str]) -> None:
+    from nitpicker.query.report.links import pretty_headers
+
+    assert pretty_headers(headers) == json.dumps(headers, indent=2, ensure_ascii=False)
+
+
 def test_violations_empty_without_analysis_and_listed_with(
         conn: sqlite3.Connection, analysed_path: Path) -> None:
     assert sheet_rows(conn, "Violations") == []

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = ["LINKS", "NO_TEXT", "REFERRERS_TABLE", "links_count", "links_rows",
-           "referrers_count", "referrers_rows"]
+           "pretty_headers", "referrers_count", "referrers_rows"]
 
 NO_TEXT: Final = "__NO_TEXT_CONTENT__"
 
@@ -113,9 +113,19 @@ def _link_row(conn: sqlite3.Connection, target: tuple[object, ...]) -> Row:
         Cell(source_total,
              note=note_of(str(sources).split("\n") if sources else [], source_total)),
         Cell(f"{inbound_total} Elements", note=note_of(_inbound_lines(str(lines)), inbound_total)),
-        Cell("{}", note=json.dumps(headers, indent=2, ensure_ascii=False) if headers else None),
+        Cell("{}", note=pretty_headers(headers) if headers else None),
         Cell(str(remarks)),
     ]
+
+
+def pretty_headers(headers: dict[str, str]) -> str:
+    """``json.dumps(headers, indent=2, ensure_ascii=False)`` of a flat text mapping, through the
+    C encoder (with ``indent`` set, ``json`` encodes in Python: the note of every page)."""
+    items = ",\n".join(f"  {_text(name)}: {_text(value)}" for name, value in headers.items())
+    return f"{{\n{items}\n}}"
+
+
+_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _inbound_lines(found: str) -> list[str]:
