@@ -186,17 +186,45 @@ Measured = tuple[float, float, float]
 
 
 def _measure(command: list[str], env: dict[str, str] | None = None) -> Measured:
-    """Wall and CPU seconds and peak RSS (MB) of ``command`` run as its own process."""
+    """Wall and CPU seconds and peak RSS (MB) of ``command`` run as its own process.
+
+    The peak is the process's own ``VmHWM`` (``/proc/self/status``, read at exit by
+    :func:`_run_measured`): ``ru_maxrss`` would count the pages of this script the child
+    shares between ``fork`` and ``exec`` (Linux keeps the larger of the two).
+    """
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                               cwd=ROOT)
-    _pid, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    if status != 0:
-        assert process.stderr is not None
-        raise SystemExit(f"failed: {' '.join(command)}: {process.stderr.read().decode()}")
-    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    with tempfile.NamedTemporaryFile("r", suffix=".hwm") as hwm:
+        process = subprocess.Popen(
+            [sys.executable, __file__, "--run-measured", hwm.name, *command[1:]],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, cwd=ROOT)
+        _pid, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        if status != 0:
+            assert process.stderr is not None
+            raise SystemExit(f"failed: {' '.join(command)}: {process.stderr.read().decode()}")
+        peak_kb = int(hwm.read().strip())
+    return elapsed, usage.ru_utime + usage.ru_stime, peak_kb / 1024
+
+
+def _run_measured(out: str, argv: list[str]) -> None:
+    """Run ``argv`` (``-m MODULE args`` or ``SCRIPT args``) in this process; at exit write
+    this process's peak RSS in kB (``VmHWM``) to ``out``."""
+    import atexit
+    import runpy
+
+    def record() -> None:
+        with open("/proc/self/status", encoding="ascii") as status:
+            peak = next(line for line in status if line.startswith("VmHWM:"))
+        Path(out).write_text(peak.split()[1])
+
+    atexit.register(record)
+    if argv[0] == "-m":
+        sys.argv = [argv[1], *argv[2:]]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = argv
+        runpy.run_path(argv[0], run_name="__main__")
 
 
 def _key_file(path: Path, token_uri: str) -> Path:
@@ -262,6 +290,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build the archives in this folder, reuse")
     parser.add_argument("--bare-xlsx", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--bare-sheets", nargs=2, help=argparse.SUPPRESS)
+    if sys.argv[1:2] == ["--run-measured"]:
+        _run_measured(sys.argv[2], sys.argv[3:])
+        return
     args = parser.parse_args()
     if args.bare_xlsx:
         bare_xlsx(*args.bare_xlsx)
