@@ -1,18 +1,32 @@
-"""Time and peak RSS of ``nitpicker report --format xlsx`` against a bare baseline.
+"""Time and peak RSS of ``nitpicker report`` (XLSX, and Google Sheets into the local fake)
+against a bare baseline, at two archive sizes.
 
-The archive is the synthetic one of ``bench/query_latency.py`` (``build_archive``), at two
-sizes. The baseline reads each sheet's base rows with one plain SQL statement (no per-row
-look-ups: no notes, no referrer counts, no bad-link rule) and writes them with the same writer
-(XlsxWriter, ``constant_memory``). Each run is its own process; its peak RSS is the kernel's
-``ru_maxrss`` of that process (``os.wait4``). Not a timed test: it prints its figures.
+The archive is the synthetic one of ``bench/query_latency.py`` (``build_archive``: sections of
+pages, navigation and other anchors, externals, 404s, redirects, images, resources), with
+``--nav`` navigation links a page, plus violations in the analysis tables (three on every
+tenth in-scope page) and a response time on every fetched page (``0014_response_time``).
+
+The bare baseline reads every sheet's rows with one plain SQL statement each (the same rows,
+in the same order, the same number of columns; the cells the archive holds as they are, no
+note, no red rule, no per-row look-up) and writes them with the same writer and the same
+formats: for XLSX, XlsxWriter in ``constant_memory`` mode with the header format, the frozen
+panes and the URL columns as the same ``HYPERLINK()`` formulas; for Sheets, the same
+``SheetsReporter`` requests (a tab, the header, the rows in chunks of 2,500, the tab's
+formatting) through the same gspread client into the same fake (``fixtures/sheets_fake.py``,
+started here on 127.0.0.1, counting rows instead of keeping them). Each run is its own process
+and its peak RSS is the kernel's ``ru_maxrss`` of that process (``os.wait4``). Not a timed
+test: it prints its figures (targets: time ratio <= 1.5, RSS at the larger size <= 1.2x the
+smaller's). The ratio is of CPU seconds (the process's own user + system time, from the same
+``wait4``), which other load on a shared machine disturbs far less than wall time; both print.
 
     .venv/bin/python bench/report_memory.py                      # 10,000 and 100,000 pages
-    .venv/bin/python bench/report_memory.py --sizes 2000,10000 --per-page 10
+    .venv/bin/python bench/report_memory.py --sizes 10000 --formats xlsx
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sqlite3
 import subprocess
@@ -20,98 +34,296 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(ROOT))
 
-from query_latency import build_archive
+import query_latency
 
-_BASE_SQL = {
-    "Page List": "SELECT title, title, url, '', '', '', '', '', '', '', '', '', '', '', '',"
-                 " status, '', lang, '', '', '', '', '', description, keywords, noindex,"
-                 " nofollow, noarchive, canonical, alternate, twitter_card, og_site_name,"
-                 " og_url, og_title, og_description, og_type, og_image FROM pages"
-                 " WHERE scraped = 1 AND is_external = 0 AND content_type = 'text/html'"
-                 " AND redirect_dest_id IS NULL AND is_target = 1",
+SHEET_ID = "1BenchBenchBenchBenchBenchBenchBenchBench00"
+SHEET_URL = f"https://docs.google.com/spreadsheets/d/{SHEET_ID}/edit"
+
+
+_PAGE_ORDER = 'ORDER BY p."order" IS NULL, p."order", p.url'
+_INTERNAL = ("+p.scraped = 1 AND +p.is_external = 0 AND +p.content_type = 'text/html'"
+             " AND +p.redirect_dest_id IS NULL")
+
+BASE_SQL: dict[str, str] = {
+    "Page List": f"SELECT p.title, p.title, p.url, '', '', '', '', '', '', '', '', '', '', '',"
+                 " '', p.status, '', p.lang, '', '', '', '', '', p.description, p.keywords,"
+                 " p.noindex, p.nofollow, p.noarchive, p.canonical, p.alternate,"
+                 " p.twitter_card, p.og_site_name, p.og_url, p.og_title, p.og_description,"
+                 f" p.og_type, p.og_image FROM pages p WHERE {_INTERNAL} AND +p.is_target = 1"
+                 f" {_PAGE_ORDER}",
     "Links": "SELECT url, title, status, status_text, content_type, '', '', '{}', skip_reason"
-             " FROM pages WHERE redirect_dest_id IS NULL",
+             " FROM pages WHERE redirect_dest_id IS NULL ORDER BY url",
     "Resources": "SELECT url, status, status_text, content_type, content_length, ''"
-                 " FROM resources",
+                 " FROM resources ORDER BY url",
     "Images": "SELECT p.url, i.src, i.current_src, i.alt, i.width, i.height, i.is_lazy,"
-              " i.source_code FROM images i JOIN pages p ON p.id = i.page_id",
+              " i.source_code FROM images i JOIN pages p ON p.id = i.page_id"
+              " WHERE p.is_external = 0 ORDER BY p.url, i.id",
+    "Violations": "SELECT v.validator, v.severity, v.rule, v.code, v.message, p.url"
+                  " FROM violations v JOIN pages p ON p.id = v.page_id ORDER BY p.url, v.rowid",
+    "Discrepancies": "SELECT 'Link Text vs Page Title', p.url, a.text, d.title, d.url, ''"
+                     " FROM pages p JOIN anchors a ON a.page_id = p.id"
+                     " JOIN pages h ON h.id = a.href_id"
+                     " JOIN pages d ON d.id = coalesce(h.redirect_dest_id, h.id)"
+                     f" WHERE {_INTERNAL} AND +p.is_target = 1 AND d.is_external = 0"
+                     " AND d.content_type = 'text/html' AND trim(a.text) != trim(d.title)"
+                     f' ORDER BY p."order" IS NULL, p."order", p.url, a.id',
+    "Summary": "SELECT 'pages', count(*) FROM pages",
     "Referrers Relational Table": "SELECT t.url, s.url, a.text, t.status, t.status_text,"
-                                  " t.content_type FROM anchors a JOIN pages t ON"
-                                  " t.id = a.href_id JOIN pages s ON s.id = a.page_id",
+                                  " t.content_type FROM anchors a JOIN pages h"
+                                  " ON h.id = a.href_id JOIN pages t"
+                                  " ON t.id = coalesce(h.redirect_dest_id, h.id)"
+                                  " JOIN pages s ON s.id = a.page_id ORDER BY t.url, a.id",
     "Resources Relational Table": "SELECT p.url, r.url, r.status, r.status_text,"
                                   " r.content_type, r.content_length FROM resource_referrers rr"
                                   " JOIN resources r ON r.id = rr.resource_id"
-                                  " JOIN pages p ON p.id = rr.page_id",
+                                  " JOIN pages p ON p.id = rr.page_id ORDER BY r.url, p.url",
 }
+"""Each sheet's rows, plain: the same rows in the same order as the report's builders."""
+
+LINK_COLUMNS: dict[str, tuple[int, ...]] = {"Page List": (2, 32), "Links": (0,)}
+"""The columns the report writes as links (URL, og:url; the Links URL)."""
 
 
-def baseline(archive: str, out: str) -> None:
-    """The bare baseline: plain SQL, the same writer."""
-    import sqlite3
+# -- the archive --------------------------------------------------------------------------------
 
+
+def build(path: Path, pages: int, per_page: int, nav: int) -> None:
+    """The synthetic archive, with violations and response times."""
+    query_latency.NAV = nav
+    query_latency.build_archive(path, pages, per_page)
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(
+            "INSERT INTO analysis_runs(plugin, version, settings_hash, settings, headers, pid,"
+            " started_at, ended_at, outcome) VALUES ('axe', '1', '', '{}', '{}', 1,"
+            " '2024-06-07T00:00:00', '2024-06-07T00:10:00', 'finished')")
+        ids = [r[0] for r in conn.execute(
+            f"SELECT p.id FROM pages p WHERE {_INTERNAL} AND p.id % 10 = 0")]
+        conn.executemany(
+            "INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, code,"
+            " message, url) SELECT ?, 'axe', 'page', 'axe', ?, ?, '<img>', ?, url FROM pages"
+            " WHERE id = ?",
+            [(i, severity, rule, f"{rule} on page {i}", i) for i in ids
+             for severity, rule in (("error", "image-alt"), ("warning", "color-contrast"),
+                                    ("error", "html-has-lang"))])
+        conn.execute("UPDATE pages SET response_time_ms = 20 + (id * 37) % 900"
+                     " WHERE scraped = 1 AND status IS NOT NULL")
+    conn.close()
+
+
+# -- the baselines (run as their own processes) ---------------------------------------------------
+
+
+def _specs(conn: sqlite3.Connection) -> dict[str, Any]:
+    from nitpicker.query.report import SHEETS
+
+    return {sheet.name: sheet.spec(conn) for sheet in SHEETS}
+
+
+def bare_xlsx(archive: str, out: str) -> None:
+    """Plain SQL, XlsxWriter in constant_memory mode, the report's formats."""
     import xlsxwriter
 
-    conn = sqlite3.connect(f"file:{archive}?mode=ro", uri=True)
-    workbook = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_urls": False})
-    for name, sql in _BASE_SQL.items():
+    from nitpicker.query import open_archive
+
+    conn = open_archive(Path(archive))
+    workbook = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_urls": False,
+                                         "strings_to_numbers": False,
+                                         "strings_to_formulas": False})
+    header = workbook.add_format({"bold": True, "bg_color": "#EEEEEE"})
+    link = workbook.add_format({"font_color": "#1155CC", "underline": 1})
+    for name, spec in _specs(conn).items():
         worksheet = workbook.add_worksheet(name)
-        cursor = conn.execute(sql)
-        row_number = 1
+        if spec.freeze_rows or spec.freeze_cols:
+            worksheet.freeze_panes(spec.freeze_rows, spec.freeze_cols)
+        for column in spec.hidden_columns:
+            worksheet.set_column(column, column, None, None, {"hidden": True})
+        worksheet.write_row(0, 0, spec.headers, header)
+        links = LINK_COLUMNS.get(name, ())
+        cursor = conn.execute(BASE_SQL[name])
+        number = 1
         while rows := cursor.fetchmany(2500):
             for row in rows:
-                if row_number < 1_048_576:
-                    worksheet.write_row(row_number, 0, row)
-                row_number += 1
+                worksheet.write_row(number, 0, row)
+                for column in links:
+                    url = row[column]
+                    if url and len(url) <= 255:
+                        quoted = '"' + url.replace('"', '""') + '"'
+                        worksheet.write_formula(number, column, f"=HYPERLINK({quoted},{quoted})",
+                                                link, url)
+                number += 1
     workbook.close()
 
 
-def _measure(command: list[str]) -> tuple[float, float]:
-    """Seconds and peak RSS (MB) of ``command`` run as its own process."""
+def bare_sheets(archive: str, key: str) -> None:
+    """Plain SQL, the same SheetsReporter requests through the same client."""
+    from nitpicker_reports.google_sheets import SheetsReporter, client_from_service_account
+
+    from nitpicker.query import open_archive
+
+    conn = open_archive(Path(archive))
+    reporter = SheetsReporter(client_from_service_account(Path(key)), SHEET_URL)
+    for name, spec in _specs(conn).items():
+        tab = reporter._add_tab(spec)
+        reporter._append(name, [list(spec.headers)])
+        cursor = conn.execute(BASE_SQL[name])
+        while rows := cursor.fetchmany(2500):
+            reporter._append(name, [["" if v is None else v for v in row] for row in rows])
+        reporter._format(tab, spec)
+
+
+# -- measuring ------------------------------------------------------------------------------------
+
+
+Measured = tuple[float, float, float]
+"""Wall seconds, CPU seconds (user + system) and peak RSS (MB) of one process."""
+
+
+def _measure(command: list[str], env: dict[str, str] | None = None) -> Measured:
+    """Wall and CPU seconds and peak RSS (MB) of ``command`` run as its own process.
+
+    The peak is the process's own ``VmHWM`` (``/proc/self/status``, read at exit by
+    :func:`_run_measured`): ``ru_maxrss`` would count the pages of this script the child
+    shares between ``fork`` and ``exec`` (Linux keeps the larger of the two).
+    """
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _pid, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    if status != 0:
-        raise SystemExit(f"failed: {' '.join(command)}: {process.stderr.read().decode()}")
-    return elapsed, usage.ru_maxrss / 1024
+    with tempfile.NamedTemporaryFile("r", suffix=".hwm") as hwm:
+        process = subprocess.Popen(
+            [sys.executable, __file__, "--run-measured", hwm.name, *command[1:]],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, cwd=ROOT)
+        _pid, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        if status != 0:
+            assert process.stderr is not None
+            raise SystemExit(f"failed: {' '.join(command)}: {process.stderr.read().decode()}")
+        peak_kb = int(hwm.read().strip())
+    return elapsed, usage.ru_utime + usage.ru_stime, peak_kb / 1024
+
+
+def _run_measured(out: str, argv: list[str]) -> None:
+    """Run ``argv`` (``-m MODULE args`` or ``SCRIPT args``) in this process; at exit write
+    this process's peak RSS in kB (``VmHWM``) to ``out``."""
+    import atexit
+    import runpy
+
+    def record() -> None:
+        with open("/proc/self/status", encoding="ascii") as status:
+            peak = next(line for line in status if line.startswith("VmHWM:"))
+        Path(out).write_text(peak.split()[1])
+
+    atexit.register(record)
+    if argv[0] == "-m":
+        sys.argv = [argv[1], *argv[2:]]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = argv
+        runpy.run_path(argv[0], run_name="__main__")
+
+
+def _key_file(path: Path, token_uri: str) -> Path:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    path.write_text(json.dumps({
+        "type": "service_account", "project_id": "bench", "private_key_id": "k1",
+        "private_key": pem, "client_email": "bench@bench.iam.gserviceaccount.com",
+        "client_id": "1", "token_uri": token_uri}))
+    return path
+
+
+def _line(fmt: str, pages: int, report: Measured, bare: Measured) -> str:
+    return (f"{fmt:<6} {pages:>8,} pages  report {report[0]:6.1f} s ({report[1]:6.1f} s CPU)"
+            f" {report[2]:4.0f} MB   bare {bare[0]:6.1f} s ({bare[1]:6.1f} s CPU) {bare[2]:4.0f} MB"
+            f"   CPU {report[1] / bare[1]:4.2f}x  wall {report[0] / bare[0]:4.2f}x")
+
+
+def run_xlsx(archive: Path, tmp: Path) -> tuple[Measured, Measured]:
+    out = tmp / f"{archive.stem}.xlsx"
+    bare_out = tmp / f"{archive.stem}-bare.xlsx"
+    for stale in (out, bare_out):
+        stale.unlink(missing_ok=True)
+    report = _measure([sys.executable, "-m", "nitpicker.cli", "report", str(archive),
+                       "--format", "xlsx", "--silent", "-o", str(out)])
+    bare = _measure([sys.executable, __file__, "--bare-xlsx", str(archive), str(bare_out)])
+    return report, bare
+
+
+def run_sheets(archive: Path, tmp: Path) -> tuple[Measured, Measured]:
+    from nitpicker_reports.google_sheets import API_URL_VARIABLE
+
+    from fixtures.sheets_fake import FakeSheets
+
+    results = []
+    for bare in (False, True):
+        with FakeSheets(SHEET_ID, keep=False) as fake:
+            key = _key_file(tmp / "sa.json", f"{fake.url}/token")
+            env = {API_URL_VARIABLE: fake.url}
+            if bare:
+                command = [sys.executable, __file__, "--bare-sheets", str(archive), str(key)]
+            else:
+                command = [sys.executable, "-m", "nitpicker.cli", "report", str(archive),
+                           "--sheet", SHEET_URL, "-C", str(key), "--silent"]
+            results.append(_measure(command, env))
+            rows = sum(n for tab, n in fake.row_counts.items() if tab != "Sheet1")
+            print(f"  ({'bare' if bare else 'report'}: {rows:,} rows into the fake)",
+                  flush=True)
+    return results[0], results[1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000",
                         help="page counts asked of build_archive (it makes at least ~9,500)")
-    parser.add_argument("--per-page", type=int, default=20)
-    parser.add_argument("--baseline", nargs=2, metavar=("ARCHIVE", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--per-page", type=int, default=8, help="anchors an in-scope page")
+    parser.add_argument("--nav", type=int, default=5, help="navigation links among them")
+    parser.add_argument("--formats", default="xlsx,sheets")
+    parser.add_argument("--keep", type=Path, help="build the archives in this folder, reuse")
+    parser.add_argument("--bare-xlsx", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--bare-sheets", nargs=2, help=argparse.SUPPRESS)
+    if sys.argv[1:2] == ["--run-measured"]:
+        _run_measured(sys.argv[2], sys.argv[3:])
+        return
     args = parser.parse_args()
-    if args.baseline:
-        baseline(*args.baseline)
+    if args.bare_xlsx:
+        bare_xlsx(*args.bare_xlsx)
+        return
+    if args.bare_sheets:
+        bare_sheets(*args.bare_sheets)
         return
     sizes = [int(s) for s in args.sizes.split(",")]
-    rss: dict[int, float] = {}
-    with tempfile.TemporaryDirectory(prefix="nitpicker-report-bench-") as tmp:
+    formats = args.formats.split(",")
+    rss: dict[str, dict[int, float]] = {f: {} for f in formats}
+    with tempfile.TemporaryDirectory(prefix="nitpicker-report-bench-") as scratch:
+        tmp = Path(scratch)
+        folder = args.keep or tmp
         for size in sizes:
-            archive = Path(tmp) / f"{size}.nitpicker"
-            print(f"building {size:,} pages, {args.per_page} links a page …", flush=True)
-            build_archive(archive, size, args.per_page)
-            report = [sys.executable, "-m", "nitpicker.cli", "report", str(archive),
-                      "--format", "xlsx", "--silent", "-o", str(Path(tmp) / f"{size}.xlsx")]
-            bare = [sys.executable, __file__, "--baseline", str(archive),
-                    str(Path(tmp) / f"{size}-bare.xlsx")]
+            archive = folder / f"{size}-{args.per_page}-{args.nav}.nitpicker"
+            if not archive.exists():
+                print(f"building {size:,} pages, {args.per_page} anchors a page …", flush=True)
+                build(archive, size, args.per_page, args.nav)
             with sqlite3.connect(archive) as conn:
-                pages = conn.execute("SELECT count(*) FROM pages").fetchone()[0]
-            r_time, r_rss = _measure(report)
-            b_time, b_rss = _measure(bare)
-            rss[size] = r_rss
-            print(f"{pages:>8,} pages  report {r_time:7.1f} s {r_rss:6.0f} MB   "
-                  f"bare {b_time:7.1f} s {b_rss:6.0f} MB   time ratio {r_time / b_time:4.2f}",
-                  flush=True)
-    if len(sizes) > 1:
-        print(f"peak RSS {sizes[-1]:,} / {sizes[0]:,} pages: {rss[sizes[-1]] / rss[sizes[0]]:.2f}"
-              " (target <= 1.2)")
+                pages, anchors = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                                  for t in ("pages", "anchors"))
+            print(f"archive: {pages:,} pages, {anchors:,} anchors", flush=True)
+            for fmt in formats:
+                report, bare = (run_xlsx if fmt == "xlsx" else run_sheets)(archive, tmp)
+                rss[fmt][pages] = report[2]
+                print(_line(fmt, pages, report, bare), flush=True)
+    for fmt, by_size in rss.items():
+        if len(by_size) > 1:
+            small, large = min(by_size), max(by_size)
+            print(f"{fmt}: peak RSS {large:,} / {small:,} pages: "
+                  f"{by_size[large] / by_size[small]:.2f}x (target <= 1.2)")
 
 
 if __name__ == "__main__":

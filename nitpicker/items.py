@@ -152,6 +152,8 @@ class PageItem:
     status_text: str = ""
     content_type: str | None = None
     content_length: int | None = None
+    response_time_ms: int | None = None
+    """From the request to the response headers (``pages.response_time_ms``)."""
     headers: list[tuple[str, str]] = field(default_factory=list)
     meta: PageMeta = field(default_factory=PageMeta)
     redirects: list[Redirect] = field(default_factory=list)

@@ -1,10 +1,10 @@
 """The ``html`` reporter: one self-contained HTML file (no script, no CDN, no network).
 
-At the top, inline SVG charts: status codes, pages by depth, response sizes, top violations
-by rule and by page (empty when the archive was never analysed), pages with the most broken
-links. Then one table per sheet, streamed row by row into the file: red cells for errors,
-links as links, notes as the cell's tooltip (``title``). The archive records no response
-times, so there is no response time chart.
+At the top, inline SVG charts: status codes, pages by depth, response sizes, response times
+(request to response headers, migration ``0014_response_time``; empty for an older archive),
+top violations by rule and by page (empty when the archive was never analysed), pages with
+the most broken links. Then one table per sheet, streamed row by row into the file: red cells
+for errors, links as links, notes as the cell's tooltip (``title``).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ CHART_IDS: Final = (
     "chart-status",
     "chart-depth",
     "chart-size",
+    "chart-response-time",
     "chart-violation-rules",
     "chart-violation-pages",
     "chart-broken-links",
@@ -93,6 +94,12 @@ def _charts(out: TextIO, source: ReportSource) -> None:
         ("chart-status", "Status codes (recorded URLs)", charts.status_distribution(conn), ""),
         ("chart-depth", "In-scope pages by depth", charts.pages_by_depth(conn), ""),
         ("chart-size", "In-scope pages by response size", charts.size_distribution(conn), ""),
+        (
+            "chart-response-time",
+            "In-scope pages by response time",
+            charts.response_time_distribution(conn),
+            "No response times (recorded by crawls since nitpicker 0.1's 0014_response_time)",
+        ),
         (
             "chart-violation-rules",
             "Top violations by rule",

@@ -1,30 +1,40 @@
 """The ``xlsx`` reporter: one workbook, one worksheet per sheet, written row by row.
 
-XlsxWriter's ``constant_memory`` mode flushes each row as the next begins, so memory stays
-flat however large the archive. Headers bold; the red error format (background red 0.9, white
-text, SPEC §8.2); frozen panes and hidden path columns from the sheet spec; links as
-hyperlinks (as text past Excel's 65,530 a sheet); notes as cell comments. A sheet longer than
-Excel's 1,048,576 rows goes on in ``<name> 2``, ``<name> 3``, … with the same header.
+XlsxWriter's ``constant_memory`` mode flushes each row as the next begins, and nothing else is
+kept a row: memory stays flat however large the archive. Headers bold; the red error format
+(background red 0.9, white text, SPEC §8.2); frozen panes and hidden path columns from the
+sheet spec. A sheet longer than Excel's 1,048,576 rows goes on in ``<name> 2``, ``<name> 3``, …
+with the same header.
+
+Two decisions keep it streamed (XlsxWriter holds every ``write_url`` hyperlink and every cell
+comment in memory until the workbook closes, and Excel caps a worksheet at 65,530 hyperlinks):
+
+* links are ``HYPERLINK()`` formulas with the text as their cached value (clickable in Excel,
+  LibreOffice and Google Sheets, no cap); a URL or text longer than a formula's 255-character
+  string stays plain text;
+* notes go in the last worksheet, ``Notes`` (Sheet, Cell, Note: one row a note, in the order
+  written), and the noted cell links to its note's row (unless it already links to a URL).
 """
 
 from __future__ import annotations
 
 import logging
-import warnings
 from typing import TYPE_CHECKING, Final
 
 import xlsxwriter
+from xlsxwriter.utility import xl_rowcol_to_cell
+from xlsxwriter.worksheet import CellFormulaTuple, Worksheet
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from xlsxwriter.format import Format
-    from xlsxwriter.worksheet import Worksheet
 
-    from nitpicker.query.report import Cell, Sheet, SheetSpec
+    from nitpicker.query.report import Cell, Row, SheetSpec
     from nitpicker.report import ReportSource
 
-__all__ = ["ERROR_BACKGROUND", "XlsxReporter"]
+__all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,10 +42,13 @@ ERROR_BACKGROUND: Final = "#E60000"
 """Red 0.9 (Google's ``{red: 0.9}``) as Excel RGB."""
 
 MAX_CELL: Final = 32_767
-MAX_URL: Final = 2_079
-MAX_URLS: Final = 65_530
+MAX_FORMULA_TEXT: Final = 255
+"""The longest string literal a formula may hold (a ``HYPERLINK()``'s URL and its text)."""
 MAX_ROWS: Final = 1_048_576
 """Excel's rows a worksheet; a longer sheet goes on in ``<name> 2``, ``<name> 3``, …"""
+
+NOTES: Final = "Notes"
+NOTES_HEADERS: Final = ("Sheet", "Cell", "Note")
 
 
 class XlsxReporter:
@@ -54,10 +67,40 @@ class XlsxReporter:
         })
         formats = _Formats(workbook)
         try:
-            for sheet in source.sheets:
-                _write_sheet(workbook, sheet, source, formats, self.max_rows)
+            sheets = [(sheet, _Part(workbook, sheet.spec(source.conn), formats, self.max_rows))
+                      for sheet in source.sheets]
+            notes = _Part(workbook, _notes_spec(), formats, self.max_rows)
+            for sheet, part in sheets:
+                _write_sheet(part, source.rows(sheet), notes, formats)
         finally:
             workbook.close()
+
+
+def _notes_spec() -> SheetSpec:
+    from nitpicker.query.report import SheetSpec
+
+    return SheetSpec(NOTES, NOTES_HEADERS, freeze_rows=1)
+
+
+class ReportWorksheet(Worksheet):
+    """XlsxWriter's worksheet, its formulas stored as written.
+
+    The report's only formulas are ``HYPERLINK()`` calls on string literals. Upstream
+    ``_write_formula`` searches each for Excel's dynamic-array functions (a URL holding
+    ``SORT(`` or ``FILTER(`` inside the string made the cell an array formula) and then runs
+    it through some thirty regular expressions to prefix newer functions with ``_xlfn.``
+    (rewriting such a URL): most of the cost of a linked cell, and wrong for ours. Used
+    through ``add_worksheet(worksheet_class=…)``, XlsxWriter's extension point.
+    """
+
+    def _write_formula(self, row: int, col: int, formula: str,
+                       cell_format: Format | None = None, value: object = 0) -> int:
+        if self._check_dimensions(row, col):
+            return -1
+        if self.constant_memory and row > self.previous_row:
+            self._write_single_row(row)
+        self.table[row][col] = CellFormulaTuple(formula.removeprefix("="), cell_format, value)
+        return 0
 
 
 class _Formats:
@@ -69,60 +112,89 @@ class _Formats:
                                                "font_color": "#FFFFFF", "underline": 1})
 
 
-def _new_worksheet(workbook: xlsxwriter.Workbook, name: str, spec: SheetSpec,
-                   formats: _Formats) -> Worksheet:
-    worksheet = workbook.add_worksheet(name)
-    if spec.freeze_rows or spec.freeze_cols:
-        worksheet.freeze_panes(spec.freeze_rows, spec.freeze_cols)
-    for column in spec.hidden_columns:
-        worksheet.set_column(column, column, None, None, {"hidden": True})
-    worksheet.write_row(0, 0, spec.headers, formats.header)
-    return worksheet
+class _Part:
+    """A sheet's current worksheet and its next row; past ``limit`` rows a new part begins."""
+
+    def __init__(self, workbook: xlsxwriter.Workbook, spec: SheetSpec, formats: _Formats,
+                 limit: int) -> None:
+        self.workbook, self.spec, self.formats, self.limit = workbook, spec, formats, limit
+        self.number = 1
+        self.name = spec.name
+        self.worksheet = self._new(self.name)
+        self.row = 1
+
+    def _new(self, name: str) -> Worksheet:
+        worksheet = self.workbook.add_worksheet(name, worksheet_class=ReportWorksheet)
+        if self.spec.freeze_rows or self.spec.freeze_cols:
+            worksheet.freeze_panes(self.spec.freeze_rows, self.spec.freeze_cols)
+        for column in self.spec.hidden_columns:
+            worksheet.set_column(column, column, None, None, {"hidden": True})
+        worksheet.write_row(0, 0, self.spec.headers, self.formats.header)
+        return worksheet
+
+    def next_row(self) -> int:
+        """The row to write next (a new part begins when this one is full)."""
+        if self.row == self.limit:
+            self.number += 1
+            self.name = f"{self.spec.name} {self.number}"
+            self.worksheet = self._new(self.name)
+            self.row = 1
+        row = self.row
+        self.row += 1
+        return row
 
 
-def _write_sheet(workbook: xlsxwriter.Workbook, sheet: Sheet, source: ReportSource,
-                 formats: _Formats, limit: int) -> None:
-    spec = sheet.spec(source.conn)
-    worksheet = _new_worksheet(workbook, spec.name, spec, formats)
-    part = 1
-    row_number = 1
-    links = 0
-    for chunk in source.rows(sheet):
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _ref(sheet: str, row: int, column: int) -> tuple[str, str]:
+    """``'Sheet'!B7`` and ``B7``."""
+    cell = xl_rowcol_to_cell(row, column)
+    return f"'{sheet.replace(chr(39), chr(39) * 2)}'!{cell}", cell
+
+
+def _write_sheet(part: _Part, chunks: Iterator[list[Row]], notes: _Part,
+                 formats: _Formats) -> None:
+    for chunk in chunks:
         for row in chunk:
-            if row_number == limit:
-                part += 1
-                worksheet = _new_worksheet(workbook, f"{spec.name} {part}", spec, formats)
-                row_number, links = 1, 0
+            number = part.next_row()
+            # every value in one call (the cells of a row stay in memory until the next row
+            # begins: a red, linked or noted cell is then written again over its plain value)
+            part.worksheet.write_row(number, 0, [c.value for c in row])
             for column, cell in enumerate(row):
-                links += _write_cell(worksheet, row_number, column, cell, formats,
-                                     links < MAX_URLS)
-            row_number += 1
+                if cell.error or cell.link or cell.note:
+                    _write_cell(part, number, column, cell, notes, formats)
 
 
-def _write_cell(worksheet: Worksheet, row: int, column: int, cell: Cell, formats: _Formats,
-                links_left: bool) -> int:
-    """Write one cell; 1 when it became a hyperlink."""
+def _write_cell(part: _Part, row: int, column: int, cell: Cell, notes: _Part,
+                formats: _Formats) -> None:
+    """Write one cell that is red, linked or noted (its note into the Notes sheet)."""
+    worksheet = part.worksheet
     value = cell.value
+    if isinstance(value, str):
+        value = value[:MAX_CELL]
+    link = cell.link
+    if cell.note:
+        note_row = notes.next_row()
+        here, cell_name = _ref(part.name, row, column)
+        notes.worksheet.write_string(note_row, 0, part.name)
+        notes.worksheet.write_formula(note_row, 1, f"=HYPERLINK({_quoted('#' + here)},"
+                                      f"{_quoted(cell_name)})", formats.link, cell_name)
+        notes.worksheet.write_string(note_row, 2, cell.note[:MAX_CELL])
+        if link is None:
+            link = "#" + _ref(notes.name, note_row, 2)[0]
     fmt: Format | None = formats.error if cell.error else None
-    linked = 0
-    if value is None:
+    text = "" if value is None else value
+    if link and len(link) <= MAX_FORMULA_TEXT and (
+            not isinstance(text, str) or len(text) <= MAX_FORMULA_TEXT):
+        shown = _quoted(text) if isinstance(text, str) else repr(text)
+        worksheet.write_formula(row, column, f"=HYPERLINK({_quoted(link)},{shown})",
+                                formats.error_link if cell.error else formats.link, text)
+    elif value is None:
         if fmt is not None:
             worksheet.write_blank(row, column, None, fmt)
-    elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        text = str(value)[:MAX_CELL]
-        if cell.link and links_left and len(cell.link) <= MAX_URL:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                status = worksheet.write_url(row, column, cell.link,
-                                             formats.error_link if cell.error else formats.link,
-                                             string=text)
-            linked = 1 if status == 0 else 0
-            if status != 0:
-                worksheet.write_string(row, column, text, fmt)
-        else:
-            worksheet.write_string(row, column, text, fmt)
     else:
-        worksheet.write_number(row, column, value, fmt)
-    if cell.note:
-        worksheet.write_comment(row, column, cell.note[:MAX_CELL])
-    return linked
+        worksheet.write(row, column, value, fmt)
+
+

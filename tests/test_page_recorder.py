@@ -141,6 +141,18 @@ def test_record_again_replaces_the_children(writer: ArchiveWriter, pages: PageRe
     assert _page(writer, "/")["status"] == 304
 
 
+def test_record_writes_the_response_time_and_a_refetch_replaces_it(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    item = PageItem(url=f"{SITE}/", frontier_id=None, depth=0, is_external=False,
+                    is_target=True, status=200, response_time_ms=42)
+    pages.record(item, [])
+    assert _page(writer, "/")["response_time_ms"] == 42
+    item.response_time_ms = None  # answered again, not timed
+    pages.record(item, [])
+    assert _page(writer, "/")["response_time_ms"] is None
+
+
 def test_record_of_a_redirect_keeps_its_hops_and_settles_the_target(
     writer: ArchiveWriter, pages: PageRecorder
 ) -> None:

@@ -265,6 +265,8 @@ def test_page_detail(conn: sqlite3.Connection, site: FixtureSite, u: Any) -> Non
     assert (detail["url"], detail["status"], detail["title"], detail["is_target"]) == (
         u("/query/"), 200, "Query Top", True)
     assert detail["description"] == "Pages for the query tests."
+    # the crawl timed it (Scrapy's download_latency, migration 0014_response_time)
+    assert isinstance(detail["response_time_ms"], int) and 0 <= detail["response_time_ms"] < 30_000
     assert detail["redirect_to"] is None and detail["redirect_from"] == []
     headers = {h["name"].lower(): h["value"] for h in detail["response_headers"]}
     assert headers["content-type"] == "text/html; charset=UTF-8"

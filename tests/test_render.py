@@ -103,6 +103,8 @@ async def test_rendered_and_plain_crawls_record_the_same_page(site: FixtureSite,
     async def record(render: bool) -> tuple[object, ...]:
         archive = await crawl(tmp_path, [site.url("/render/static")], render=render, single=True)
         page = archive.page(site.url("/render/static"))
+        # timed either way: rendered, by its HTML preflight (0014_response_time)
+        assert isinstance(page["response_time_ms"], int) and page["response_time_ms"] >= 0
         anchors = archive.rows(
             "SELECT t.url, a.hash, a.text FROM anchors a JOIN pages t ON t.id = a.href_id"
             " WHERE a.page_id = ? ORDER BY a.id", page["id"])

@@ -12,7 +12,12 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 
 from nitpicker.crawl.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
-from nitpicker.crawl.meta import META_PREDICTED, META_PREFLIGHT, META_RENDER
+from nitpicker.crawl.meta import (
+    META_PREDICTED,
+    META_PREFLIGHT,
+    META_RENDER,
+    response_time_ms,
+)
 from nitpicker.items import FollowMode
 from nitpicker.render.choice import RenderChoiceMiddleware
 from nitpicker.render.page import RenderResult
@@ -79,6 +84,29 @@ def test_an_html_preflight_in_scope_becomes_a_browser_request(tmp_path: Path) ->
     assert isinstance(result, RenderResult) and result.options.images is False
     assert meta["playwright_page_goto_kwargs"]["timeout"] == 30000
     assert choice.stats.get_value("nitpicker/render/rendered") == 1
+
+
+def test_a_rendered_page_is_timed_by_its_preflight(tmp_path: Path) -> None:
+    """The browser request's own download_latency is the whole render: the page's response
+    time is the preflight's, the main document's answer over HTTP."""
+    choice = middleware(tmp_path)
+    request = preflight(f"{DOCS}a")
+    request.meta["download_latency"] = 0.0424
+    response = HtmlResponse(f"{DOCS}a", body=b"", request=request,
+                            headers={"Content-Type": "text/html; charset=utf-8"})
+    browser = choice.process_response(request, response)
+    assert isinstance(browser, Request)
+    browser.meta["download_latency"] = 2.5  # what scrapy-playwright sets: navigation + render
+    assert response_time_ms(browser.meta) == 42
+
+
+@pytest.mark.parametrize(("meta", "expected"), [
+    ({"download_latency": 0.1236}, 124),
+    ({}, None),  # not downloaded (a fetch error, a stand-in)
+    ({"nitpicker_document_latency": None, "download_latency": 3.0}, None),  # preflight untimed
+])
+def test_response_time_ms(meta: dict[str, Any], expected: int | None) -> None:
+    assert response_time_ms(meta) == expected
 
 
 @pytest.mark.parametrize(

@@ -249,6 +249,16 @@ def test_links_and_referrers(conn: sqlite3.Connection) -> None:
     assert via and all(r[0].note and r[0].note.startswith("[REDIRECTED FROM]") for r in via)
 
 
+@pytest.mark.parametrize("headers", [
+    {"content-type": "text/html", "x-odd": 'quote " back\\slash \n tab\t ✓ \u2028 \x01'},
+    {"set-cookie": "a=1, b=2"},
+])
+def test_pretty_headers_is_json_dumps_indented(headers: dict[str, str]) -> None:
+    from nitpicker.query.report.links import pretty_headers
+
+    assert pretty_headers(headers) == json.dumps(headers, indent=2, ensure_ascii=False)
+
+
 def test_violations_empty_without_analysis_and_listed_with(
         conn: sqlite3.Connection, analysed_path: Path) -> None:
     assert sheet_rows(conn, "Violations") == []
@@ -276,6 +286,30 @@ def test_charts(conn: sqlite3.Connection) -> None:
     assert dict(charts.pages_by_depth(conn))["0"] == len(ROOTS)
     assert dict(charts.broken_links_by_source(conn))
     assert sum(n for _, n in charts.size_distribution(conn)) > 0
+    # every in-scope HTML page of the crawl was timed (0014_response_time)
+    timed = charts.response_time_distribution(conn)
+    assert sum(n for _, n in timed) == sum(n for _, n in charts.pages_by_depth(conn))
+
+
+def test_response_time_buckets(tmp_path: Path) -> None:
+    from nitpicker.archive.schema import migrate
+
+    archive = tmp_path / "timed.nitpicker"
+    db = sqlite3.connect(archive)
+    migrate(db)
+    db.executemany(
+        "INSERT INTO pages(url, scraped, content_type, response_time_ms) VALUES"
+        " (?, 1, 'text/html', ?)",
+        [(f"https://t.example/{n}", ms) for n, ms in
+         enumerate([0, 99, 100, 499, 999, 1_000, 4_999, 5_000, 60_000, None])])
+    try:
+        assert charts.response_time_distribution(db) == [
+            ("< 100 ms", 2), ("100–250 ms", 1), ("250–500 ms", 1), ("500 ms–1 s", 1),
+            ("1–2 s", 1), ("2–5 s", 1), ("≥ 5 s", 2)]
+        db.execute("DELETE FROM migrations WHERE name = '0014_response_time'")
+        assert charts.response_time_distribution(db) == []  # an older archive: no chart
+    finally:
+        db.close()
 
 
 # -- writing without half-files ----------------------------------------------------------------
@@ -323,7 +357,7 @@ def test_report_xlsx_read_back(archive_path: Path, tmp_path: Path) -> None:
     result = run("report", str(archive_path), "--format", "xlsx", "-o", str(out), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     workbook = openpyxl.load_workbook(out)
-    assert workbook.sheetnames == list(SHEET_NAMES)
+    assert workbook.sheetnames == [*SHEET_NAMES, "Notes"]
     for name, headers in EXPECTED_HEADERS.items():
         assert [c.value for c in workbook[name][1]] == headers, name
     pages = workbook["Page List"]
@@ -332,14 +366,60 @@ def test_report_xlsx_read_back(archive_path: Path, tmp_path: Path) -> None:
     first_path = HEADERS.index("path1")
     assert not _column(pages, first_path + 1) and _column(pages, first_path + 2)
     status = HEADERS.index("Status Code") + 1
-    (row,) = [r for r in pages.iter_rows(min_row=2)
-              if str(r[2].value).endswith("/error-status/not-found")]
+    cached = openpyxl.load_workbook(out, data_only=True)["Page List"]  # formulas' values
+    (number,) = [r[0].row for r in cached.iter_rows(min_row=2)
+                 if str(r[2].value).endswith("/error-status/not-found")]
+    row = pages[number]
     assert row[status - 1].value == 404
     assert row[status - 1].fill.fgColor.rgb == "FFE60000"
     assert row[status - 1].font.color.rgb == "FFFFFFFF"
-    assert row[2].hyperlink is not None and row[2].hyperlink.target == row[2].value
-    assert row[0].comment is not None and row[0].comment.text.startswith("Full-title:")
+    url = cached[number][2].value
+    assert row[2].value == f'=HYPERLINK("{url}","{url}")'  # a link that streams
+    # the title's note is a row of the Notes sheet, and the title links to it
+    notes = {(r[0].value, r[1].row): r for r in workbook["Notes"].iter_rows(min_row=2)}
+    (note_row,) = [n for (sheet, n), r in notes.items() if sheet == "Page List"
+                   and r[1].value == f'=HYPERLINK("#\'Page List\'!A{number}","A{number}")']
+    assert notes["Page List", note_row][2].value.startswith("Full-title:")
+    assert row[0].value.startswith(f'=HYPERLINK("#\'Notes\'!C{note_row}",')
     assert workbook["Violations"].max_row == 1  # headers only: never analysed
+
+
+def test_xlsx_links_and_notes_stream(conn: sqlite3.Connection, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision: links as HYPERLINK() formulas, notes in the Notes sheet: nothing a workbook
+    holds in memory until it closes (no write_url, no write_comment), whatever the size."""
+    openpyxl = pytest.importorskip("openpyxl")
+    from nitpicker_reports import xlsx
+
+    long_url = "https://example.com/" + "x" * 300
+    odd_url = 'https://example.com/SORT(a)/FILTER(b)?q="x"'
+    rows = [[Cell("short", link="https://example.com/a"), Cell(long_url, link=long_url),
+             Cell(3, note="one\ntwo", error=True), Cell(odd_url, link=odd_url)]]
+    (sheet,) = select_sheets(["Links"])
+    fake = type(sheet)(sheet.name, sheet.spec_of, sheet.count, lambda _c, _n: iter([rows]))
+    out = tmp_path / "decided.xlsx"
+    called: list[str] = []
+    for name in ("write_url", "write_comment"):
+        original = getattr(xlsx.xlsxwriter.worksheet.Worksheet, name)
+
+        def spy(*args: Any, _n: str = name, _o: Any = original, **kw: Any) -> Any:
+            called.append(_n)
+            return _o(*args, **kw)
+        monkeypatch.setattr(xlsx.xlsxwriter.worksheet.Worksheet, name, spy)
+    write_report(xlsx.XlsxReporter(), ReportSource(conn, [fake]), out)
+    assert called == []
+    workbook = openpyxl.load_workbook(out)
+    cells = workbook["Links"][2]
+    assert cells[0].value == '=HYPERLINK("https://example.com/a","short")'
+    assert cells[1].value == long_url  # past a formula's 255 characters: plain text
+    assert cells[2].value == '=HYPERLINK("#\'Notes\'!C2",3)'
+    assert cells[2].fill.fgColor.rgb == "FFE60000"
+    # taken as written: no _xlfn. prefix slipped into a URL naming one of Excel's functions
+    assert cells[3].value == ('=HYPERLINK("https://example.com/SORT(a)/FILTER(b)?q=""x""",'
+                              '"https://example.com/SORT(a)/FILTER(b)?q=""x""")')
+    assert [c.value for c in workbook["Notes"][2]] == [
+        "Links", '=HYPERLINK("#\'Links\'!C2","C2")', "one\ntwo"]
+    assert openpyxl.load_workbook(out, data_only=True)["Links"]["C2"].value == 3
 
 
 def test_xlsx_sheet_longer_than_a_worksheet_goes_on(conn: sqlite3.Connection,
@@ -352,11 +432,15 @@ def test_xlsx_sheet_longer_than_a_worksheet_goes_on(conn: sqlite3.Connection,
     workbook = openpyxl.load_workbook(out)
     expected = select_sheets(["Links"])[0].count(conn)
     parts = -(-expected // 5)
-    assert workbook.sheetnames == ["Links", *(f"Links {n}" for n in range(2, parts + 1))]
-    rows = [r for ws in workbook for r in ws.iter_rows(min_row=2, values_only=True)]
+    # the Notes sheet is made before the rows are written: the parts come after it
+    links = [n for n in workbook.sheetnames if n.startswith("Links")]
+    assert links == ["Links", *(f"Links {n}" for n in range(2, parts + 1))]
+    assert workbook.sheetnames[1] == "Notes"
+    parts_ = [workbook[n] for n in links]
+    rows = [r for ws in parts_ for r in ws.iter_rows(min_row=2, values_only=True)]
     assert len(rows) == expected
-    assert all([c.value for c in ws[1]] == EXPECTED_HEADERS["Links"] for ws in workbook)
-    assert all(ws.freeze_panes == "B3" for ws in workbook)
+    assert all([c.value for c in ws[1]] == EXPECTED_HEADERS["Links"] for ws in parts_)
+    assert all(ws.freeze_panes == "B3" for ws in parts_)
 
 
 def test_report_csv_folder(archive_path: Path, tmp_path: Path) -> None:
@@ -435,8 +519,8 @@ def test_report_html_renders_its_charts_in_chromium(analysed_path: Path,
     seen = json.loads(browser.stdout)
     assert seen["requests"] == []  # self-contained: nothing fetched
     chart_ids = {c["id"] for c in seen["charts"]}
-    assert chart_ids == {"chart-status", "chart-depth", "chart-size", "chart-violation-rules",
-                         "chart-violation-pages", "chart-broken-links"}
+    assert chart_ids == {"chart-status", "chart-depth", "chart-size", "chart-response-time",
+                         "chart-violation-rules", "chart-violation-pages", "chart-broken-links"}
     for chart in seen["charts"]:
         assert chart["width"] > 0 and chart["height"] > 0, chart
         assert chart["bars"] == chart["drawn"] == chart["declared"] > 0, chart

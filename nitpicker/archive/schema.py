@@ -364,6 +364,16 @@ ALTER TABLE trap_events ADD COLUMN legit_signals TEXT /* JSON list: its legit si
 """The trap cap's score at each firing (seed 003 §3, SPEC §9 M8): the signals on the page that
 made the signature reach its threshold (trap signals count for a trap, legit ones against) and
 the threshold they gave it. NULL in the rows of an archive written before."""
+_RESPONSE_TIME: Final = """
+-- milliseconds from sending the request to the response's headers (Scrapy's download_latency);
+-- a rendered page: its HTML preflight's, the main document over HTTP. NULL: not timed
+ALTER TABLE pages ADD COLUMN response_time_ms INTEGER
+"""
+"""How long the server took to answer a page: from sending the request to its response
+headers, in milliseconds (Scrapy's ``download_latency`` of the request, connection set-up
+included; the last hop of a redirect chain). A rendered page is timed by its HTML preflight:
+the main document's answer over HTTP, not the browser's load and rendering. NULL on rows
+written before it, and on URLs never answered."""
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
@@ -380,6 +390,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0011_json_ld", _JSON_LD),
     ("0012_page_origin", _PAGE_ORIGIN),
     ("0013_analysis", _ANALYSIS),
+    ("0014_response_time", _RESPONSE_TIME),
     ("0016_trap_score", _TRAP_SCORE),
 )
 

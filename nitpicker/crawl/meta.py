@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from scrapy.http import Headers
 
 __all__ = [
+    "DOWNLOAD_LATENCY",
     "HTML_TYPES",
     "META_BROWSER_RETRY",
     "META_BYTES_RECEIVED",
     "META_DEPTH",
+    "META_DOCUMENT_LATENCY",
     "META_DOWNLOAD_TASK",
     "META_FRONTIER_ID",
     "META_MODE",
@@ -44,6 +46,7 @@ __all__ = [
     "is_browser_request",
     "is_html",
     "media_type",
+    "response_time_ms",
 ]
 
 # -- nitpicker's own keys --------------------------------------------------------------------
@@ -80,6 +83,11 @@ META_STOPPED = "nitpicker_stopped"
 #: The task running a download, set by a download handler while it runs: a stopping crawl
 #: cancels it with the download.
 META_DOWNLOAD_TASK = "nitpicker_download_task"
+#: Seconds the HTML preflight of a browser request took to its response headers (its
+#: ``download_latency``): the page's response time once the browser has rendered it.
+META_DOCUMENT_LATENCY = "nitpicker_document_latency"
+DOWNLOAD_LATENCY = "download_latency"
+"""Scrapy's: seconds from sending a request to its response headers, set by the handler."""
 
 # -- scrapy-playwright's keys ----------------------------------------------------------------
 
@@ -118,3 +126,10 @@ def media_type(headers: Headers) -> str | None:
 def is_html(media: str | None) -> bool:
     """Whether a media type (from :func:`media_type`) is an HTML page."""
     return media in HTML_TYPES
+
+
+def response_time_ms(meta: Mapping[str, Any]) -> int | None:
+    """A page's response time in milliseconds: its HTML preflight's when the browser rendered
+    it, else its own request's ``download_latency``; ``None`` when the request was not timed."""
+    seconds = meta.get(META_DOCUMENT_LATENCY, meta.get(DOWNLOAD_LATENCY))
+    return round(seconds * 1000) if isinstance(seconds, (int, float)) else None

@@ -196,6 +196,9 @@ class PageDetail(TypedDict):
     status_text: str | None
     content_type: str | None
     content_length: int | None
+    response_time_ms: int | None
+    """From the request to the response headers, in ms (a rendered page: its HTML preflight's);
+    ``None`` when not timed, or recorded before migration ``0014_response_time``."""
     is_external: bool
     is_target: bool
     is_skipped: bool
@@ -233,16 +236,18 @@ class PageDetail(TypedDict):
     """URLs that redirect to this page."""
 
 
-_DETAIL_COLUMNS = (  # redirect_kind last: an archive before 0008 derives it
+_DETAIL_COLUMNS = (  # the last two: an archive before 0008 / 0014 derives them
     "status", "status_text", "content_type", "content_length", "is_external", "is_target",
     "is_skipped", "skip_reason", "depth", "fetched_at", "title", "description", "keywords",
     "lang", "canonical", "alternate", "noindex", "nofollow", "noarchive", "og_type", "og_title",
     "og_site_name", "og_description", "og_url", "og_image", "twitter_card", "redirect_kind",
+    "response_time_ms",
 )
 _BOOLEAN_COLUMNS = frozenset({"is_external", "is_target", "is_skipped", "noindex", "nofollow",
                               "noarchive"})
 
 _HAS_REDIRECT_KIND_SQL = "SELECT 1 FROM migrations WHERE name = '0008_redirect_kind'"
+_HAS_RESPONSE_TIME_SQL = "SELECT 1 FROM migrations WHERE name = '0014_response_time'"
 _REDIRECT_KIND_BEFORE_0008 = (
     "CASE WHEN p.redirect_dest_id IS NULL THEN NULL WHEN p.status = 0 THEN 'meta-refresh'"
     " ELSE 'http' END"
@@ -279,10 +284,12 @@ def get_page_detail(conn: sqlite3.Connection, url: str, *, link_limit: int = 100
     if found is None:
         return None
     page_id, page_url = found
-    columns = ", ".join(f"p.{c}" for c in _DETAIL_COLUMNS[:-1])
+    columns = ", ".join(f"p.{c}" for c in _DETAIL_COLUMNS[:-2])
     kind = ("p.redirect_kind" if fetch_one(conn, _HAS_REDIRECT_KIND_SQL) is not None
             else _REDIRECT_KIND_BEFORE_0008)
-    columns = f"{columns}, {kind}"
+    timed = ("p.response_time_ms" if fetch_one(conn, _HAS_RESPONSE_TIME_SQL) is not None
+             else "NULL")
+    columns = f"{columns}, {kind}, {timed}"
     row = fetch_one(conn, f"SELECT {columns}, f.url FROM pages p"
                           " LEFT JOIN pages f ON f.id = p.redirect_dest_id WHERE p.id = ?",
                     (page_id,))

@@ -26,6 +26,8 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 
 from nitpicker.crawl.meta import (
+    DOWNLOAD_LATENCY,
+    META_DOCUMENT_LATENCY,
     META_MODE,
     META_PAGE,
     META_PREDICTED,
@@ -161,6 +163,7 @@ class RenderChoiceMiddleware:
                 "redirect_urls": request.meta.get("redirect_urls", []),
                 "redirect_reasons": request.meta.get("redirect_reasons", []),
                 "download_slot": "browser",
+                META_DOCUMENT_LATENCY: request.meta.get(DOWNLOAD_LATENCY),
             }
         )
         return Request(

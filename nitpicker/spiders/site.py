@@ -31,6 +31,7 @@ from nitpicker.crawl.meta import (
     is_browser_request,
     is_html,
     media_type,
+    response_time_ms,
 )
 from nitpicker.crawl.session import CrawlSession
 from nitpicker.default_settings import set_defaults
@@ -244,6 +245,7 @@ class SiteSpider(Spider):
             status_text=status_phrase(response.status),
             content_type=content_type,
             content_length=self._content_length(response),
+            response_time_ms=response_time_ms(meta),
             headers=[
                 (name.decode("latin-1").lower(), value.decode("latin-1"))
                 for name, values in response.headers.items()

@@ -10,15 +10,18 @@ from nitpicker.query.violations import has_violations_table
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["SIZE_BUCKETS", "Bar", "broken_links_by_source", "pages_by_depth",
-           "size_distribution", "status_distribution", "top_violation_pages",
-           "top_violation_rules"]
+__all__ = ["RESPONSE_TIME_BUCKETS", "SIZE_BUCKETS", "Bar", "broken_links_by_source",
+           "pages_by_depth", "response_time_distribution", "size_distribution",
+           "status_distribution", "top_violation_pages", "top_violation_rules"]
 
 Bar = tuple[str, int]
 """One bar: its label and its value."""
 
 SIZE_BUCKETS: Final = ((10_000, "< 10 KB"), (100_000, "10–100 KB"), (1_000_000, "100 KB–1 MB"),
                        (10_000_000, "1–10 MB"))
+
+RESPONSE_TIME_BUCKETS: Final = ((100, "< 100 ms"), (250, "100–250 ms"), (500, "250–500 ms"),
+                                (1_000, "500 ms–1 s"), (2_000, "1–2 s"), (5_000, "2–5 s"))
 
 _STATUS: Final = """SELECT coalesce(p.status, 'none'), count(*) FROM pages p
     GROUP BY p.status ORDER BY p.status IS NULL, p.status"""
@@ -30,6 +33,14 @@ _SIZES: Final = f"""SELECT CASE {' '.join(f'WHEN p.content_length < {limit} THEN
                                        for n, (limit, _) in enumerate(SIZE_BUCKETS))}
     ELSE {len(SIZE_BUCKETS)} END, count(*) FROM pages p
     WHERE {INTERNAL_HTML} AND p.content_length IS NOT NULL GROUP BY 1 ORDER BY 1"""
+
+_RESPONSE_TIMES: Final = f"""SELECT CASE {' '.join(
+        f'WHEN p.response_time_ms < {limit} THEN {n}'
+        for n, (limit, _) in enumerate(RESPONSE_TIME_BUCKETS))}
+    ELSE {len(RESPONSE_TIME_BUCKETS)} END, count(*) FROM pages p
+    WHERE {INTERNAL_HTML} AND p.response_time_ms IS NOT NULL GROUP BY 1 ORDER BY 1"""
+
+_HAS_RESPONSE_TIME: Final = "SELECT 1 FROM migrations WHERE name = '0014_response_time'"
 
 _BROKEN_BY_SOURCE: Final = """SELECT s.url, count(*) FROM anchors a
     JOIN pages h ON h.id = a.href_id LEFT JOIN pages d ON d.id = h.redirect_dest_id
@@ -60,6 +71,16 @@ def size_distribution(conn: sqlite3.Connection) -> list[Bar]:
     """In-scope HTML pages per response size (``Content-Length``) bucket."""
     labels = [label for _, label in SIZE_BUCKETS] + ["≥ 10 MB"]
     return [(labels[b], int(n)) for b, n in conn.execute(_SIZES)]
+
+
+def response_time_distribution(conn: sqlite3.Connection) -> list[Bar]:
+    """In-scope HTML pages per response time bucket (request to response headers; a rendered
+    page: its HTML preflight's). Empty when no page was timed (an archive before
+    ``0014_response_time``)."""
+    if conn.execute(_HAS_RESPONSE_TIME).fetchone() is None:
+        return []
+    labels = [label for _, label in RESPONSE_TIME_BUCKETS] + ["≥ 5 s"]
+    return [(labels[b], int(n)) for b, n in conn.execute(_RESPONSE_TIMES)]
 
 
 def broken_links_by_source(conn: sqlite3.Connection, limit: int = 20) -> list[Bar]:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = ["LINKS", "NO_TEXT", "REFERRERS_TABLE", "links_count", "links_rows",
-           "referrers_count", "referrers_rows"]
+           "pretty_headers", "referrers_count", "referrers_rows"]
 
 NO_TEXT: Final = "__NO_TEXT_CONTENT__"
 
@@ -44,23 +44,27 @@ REFERRERS_TABLE: Final = SheetSpec(
     freeze_rows=2, freeze_cols=1,
 )
 
-_TARGETS: Final = """SELECT p.id, p.url, p.title, p.status, p.status_text, p.content_type,
-    p.is_skipped, p.skip_reason FROM pages p WHERE p.redirect_dest_id IS NULL ORDER BY p.url"""
-
-_TARGET_COUNT: Final = "SELECT count(*) FROM pages WHERE redirect_dest_id IS NULL"
-
-_REDIRECT_SOURCES: Final = "SELECT url FROM pages WHERE redirect_dest_id = ? ORDER BY url"
-
-_HEADERS: Final = "SELECT name, value FROM response_headers WHERE page_id = ? ORDER BY rowid"
-
 _INBOUND: Final = """FROM anchors a JOIN pages h ON h.id = a.href_id
     JOIN pages s ON s.id = a.page_id
-    WHERE a.href_id IN (SELECT ?1 UNION ALL SELECT id FROM pages WHERE redirect_dest_id = ?1)"""
+    WHERE a.href_id IN (SELECT p.id UNION ALL SELECT id FROM pages WHERE redirect_dest_id = p.id)"""
 
-_INBOUND_LINES: Final = f"""SELECT a.text, s.url, a.hash, CASE WHEN h.id != ?1 THEN h.url END
-    {_INBOUND} ORDER BY a.id LIMIT ?2"""
+_TARGETS: Final = f"""SELECT p.id, p.url, p.title, p.status, p.status_text, p.content_type,
+    p.is_skipped, p.skip_reason,
+    (SELECT count(*) FROM pages r WHERE r.redirect_dest_id = p.id),
+    (SELECT group_concat(url, char(10)) FROM (SELECT r.url FROM pages r
+        WHERE r.redirect_dest_id = p.id ORDER BY r.url LIMIT {NOTE_LINES})),
+    (SELECT count(*) {_INBOUND}),
+    (SELECT json_group_array(json_array(text, url, hash, through)) FROM (SELECT a.text AS text,
+            s.url AS url, a.hash AS hash, CASE WHEN h.id != p.id THEN h.url END AS through
+        {_INBOUND} ORDER BY a.id LIMIT {NOTE_LINES})),
+    (SELECT json_group_array(json_array(name, value)) FROM (SELECT name, value
+        FROM response_headers WHERE page_id = p.id ORDER BY rowid))
+    FROM pages p WHERE p.redirect_dest_id IS NULL ORDER BY p.url"""
+"""One row per Links target with its notes' facts worked out in the same statement: the URLs
+redirected to it, the anchors pointing at it (directly or through a redirect: count, first
+note lines), its response headers."""
 
-_INBOUND_COUNT: Final = f"SELECT count(*) {_INBOUND}"
+_TARGET_COUNT: Final = "SELECT count(*) FROM pages WHERE redirect_dest_id IS NULL"
 
 _RELATIONAL: Final = """SELECT t.url, CASE WHEN h.id != t.id THEN h.url END, s.url, a.hash,
     a.text, t.status, t.status_text, t.content_type
@@ -91,29 +95,45 @@ def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterat
 
 
 def _link_row(conn: sqlite3.Connection, target: tuple[object, ...]) -> Row:
-    page_id, url, title, status, status_text, content_type, skipped, skip_reason = target
+    (_page_id, url, title, status, status_text, content_type, skipped, skip_reason,
+     source_count, sources, inbound, lines, header_pairs) = target
     code = status if isinstance(status, int) else -1
-    sources = [r[0] for r in conn.execute(_REDIRECT_SOURCES, (page_id,))]
-    lines = []
-    for text, source, hash_, through in conn.execute(_INBOUND_LINES, (page_id, NOTE_LINES)):
-        via = f" => [REDIRECTED FROM] {through}" if through else ""
-        lines.append(f"{_referrer_text(text)} ({_from(source, hash_)}{via})")
-    inbound = int(conn.execute(_INBOUND_COUNT, (page_id,)).fetchone()[0])
     headers: dict[str, str] = {}
-    for name, value in conn.execute(_HEADERS, (page_id,)):
+    for name, value in json.loads(str(header_pairs)):
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
     remarks = (skip_reason or "skipped") if skipped else ""
+    source_total = int(str(source_count))
+    inbound_total = int(str(inbound))
     return [
         Cell(str(url), link=str(url)),
         Cell(str(title) if title else "-"),
         Cell(code, error=is_error_status(code)),
         Cell(str(status_text or "")),
         Cell(str(content_type or "")),
-        Cell(len(sources), note=note_of(sources)),
-        Cell(f"{inbound} Elements", note=note_of(lines, inbound)),
-        Cell("{}", note=json.dumps(headers, indent=2, ensure_ascii=False) if headers else None),
+        Cell(source_total,
+             note=note_of(str(sources).split("\n") if sources else [], source_total)),
+        Cell(f"{inbound_total} Elements", note=note_of(_inbound_lines(str(lines)), inbound_total)),
+        Cell("{}", note=pretty_headers(headers) if headers else None),
         Cell(str(remarks)),
     ]
+
+
+def pretty_headers(headers: dict[str, str]) -> str:
+    """``json.dumps(headers, indent=2, ensure_ascii=False)`` of a flat text mapping, through the
+    C encoder (with ``indent`` set, ``json`` encodes in Python: the note of every page)."""
+    items = ",\n".join(f"  {_text(name)}: {_text(value)}" for name, value in headers.items())
+    return f"{{\n{items}\n}}"
+
+
+_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _inbound_lines(found: str) -> list[str]:
+    lines = []
+    for text, source, hash_, through in json.loads(found):
+        via = f" => [REDIRECTED FROM] {through}" if through else ""
+        lines.append(f"{_referrer_text(text)} ({_from(source, hash_)}{via})")
+    return lines
 
 
 def referrers_count(conn: sqlite3.Connection) -> int:

@@ -8,6 +8,7 @@ than 2 referrers, a suspicious path segment or title, ``http:``, a status outsid
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
@@ -53,32 +54,49 @@ _PATH_COLUMN: Final = HEADERS.index("path1")
 _SUSPICIOUS_PATH: Final = re.compile(r"(^/_|_$|_copy|-copy|copy_|copy-|dummy)", re.IGNORECASE)
 _ERROR_TITLE: Final = re.compile(r"(^| )(401|403|404|500|501|502|503)", re.IGNORECASE)
 
-_PAGES: Final = f"""SELECT p.id, p.url, p.title, p.status, p.lang, p.description, p.keywords,
+_BAD: Final = """NOT h.is_skipped AND (coalesce(d.status, h.status) IS NULL
+    OR coalesce(d.status, h.status) < 0
+    OR (coalesce(d.status, h.status) >= 400 AND coalesce(d.status, h.status) != 401))"""
+"""SQL twin of :func:`is_bad_link` over an anchor's target ``h`` and its redirect end ``d``."""
+
+_BAD_LINE: Final = """a.text || ' (' || coalesce(coalesce(d.status, h.status), '') || ' '
+    || coalesce(coalesce(d.status_text, h.status_text), '') || ' ' || h.url || ' => '
+    || coalesce(d.url, h.url) || ')'"""
+
+_PAGES: Final = f"""SELECT p.id, p.url, p.title, p.status, p.lang,
+    (SELECT count(*) FROM pages r WHERE r.redirect_dest_id = p.id),
+    (SELECT group_concat(url, char(10)) FROM (SELECT r.url FROM pages r
+        WHERE r.redirect_dest_id = p.id ORDER BY r.url LIMIT {NOTE_LINES})),
+    (SELECT json_array(count(*) FILTER (WHERE NOT ext), count(*) FILTER (WHERE ext),
+            json_group_array(line) FILTER (WHERE line IS NOT NULL AND NOT ext),
+            json_group_array(line) FILTER (WHERE line IS NOT NULL AND ext))
+        FROM (SELECT h.is_external AS ext, CASE WHEN {_BAD} THEN {_BAD_LINE} END AS line
+              FROM anchors a JOIN pages h ON h.id = a.href_id
+              LEFT JOIN pages d ON d.id = h.redirect_dest_id
+              WHERE a.page_id = p.id ORDER BY a.id)),
+    (SELECT count(DISTINCT a.page_id) FROM anchors a CROSS JOIN pages s ON s.id = a.page_id
+        WHERE a.href_id IN (SELECT p.id UNION ALL SELECT id FROM pages
+                            WHERE redirect_dest_id = p.id)
+          AND s.id != p.id AND s.is_external = 0),
+    (SELECT group_concat(url, char(10)) FROM (SELECT DISTINCT s.url AS url FROM anchors a
+        CROSS JOIN pages s ON s.id = a.page_id
+        WHERE a.href_id IN (SELECT p.id UNION ALL SELECT id FROM pages
+                            WHERE redirect_dest_id = p.id)
+          AND s.id != p.id AND s.is_external = 0
+        ORDER BY s.url LIMIT {NOTE_LINES})),
+    p.description, p.keywords,
     p.noindex, p.nofollow, p.noarchive, p.canonical, p.alternate, p.twitter_card,
     p.og_site_name, p.og_url, p.og_title, p.og_description, p.og_type, p.og_image
     FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1
     ORDER BY p."order" IS NULL, p."order", p.url"""
+"""One row per listed page with everything its cells need, worked out by SQLite in the same
+statement (no query a row from Python): the redirect sources (count, the first lines), the
+anchors (internal and external counts, the bad ones as note lines), the internal referrers
+(count, the first URLs)."""
 
 _COUNT: Final = f"SELECT count(*) FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1"
 
 _URLS: Final = f"SELECT p.url FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1"
-
-_REDIRECT_SOURCES: Final = "SELECT url FROM pages WHERE redirect_dest_id = ? ORDER BY url"
-
-_ANCHORS: Final = """SELECT a.text, h.url, h.is_external, h.is_skipped,
-    coalesce(d.url, h.url), coalesce(d.status, h.status), coalesce(d.status_text, h.status_text)
-    FROM anchors a JOIN pages h ON h.id = a.href_id LEFT JOIN pages d ON d.id = h.redirect_dest_id
-    WHERE a.page_id = ? ORDER BY a.id"""
-
-_REFERRERS: Final = """SELECT DISTINCT s.url FROM anchors a CROSS JOIN pages s ON s.id = a.page_id
-    WHERE a.href_id IN (SELECT ?1 UNION ALL SELECT id FROM pages WHERE redirect_dest_id = ?1)
-      AND s.id != ?1 AND s.is_external = 0
-    ORDER BY s.url LIMIT ?2"""
-
-_REFERRER_COUNT: Final = """SELECT count(DISTINCT a.page_id) FROM anchors a
-    CROSS JOIN pages s ON s.id = a.page_id
-    WHERE a.href_id IN (SELECT ?1 UNION ALL SELECT id FROM pages WHERE redirect_dest_id = ?1)
-      AND s.id != ?1 AND s.is_external = 0"""
 
 _TITLE: Final = "SELECT title FROM pages WHERE url = ?"
 
@@ -153,7 +171,7 @@ def page_list_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
     title_of = _title_lookup(conn)
     columns = plugin_columns(conn)
     for chunk in stream(conn, _PAGES, (), chunk_rows):
-        rows = [_row(conn, page, title_of) for page in chunk]
+        rows = [_row(page, title_of) for page in chunk]
         if columns:
             add_plugin_cells(conn, columns, [page[0] for page in chunk], rows)
         yield rows
@@ -167,16 +185,22 @@ def _title_lookup(conn: sqlite3.Connection) -> Callable[[str], str | None]:
     return title_of
 
 
-def _row(conn: sqlite3.Connection, page: tuple[Any, ...],
-         title_of: Callable[[str], str | None]) -> Row:
-    page_id, url, title, status, lang, *meta = page
+_EMPTY: Final = Cell("")
+_TRUE: Final = Cell("true")
+_FALSE: Final = Cell("false")
+_FLAGS: Final = frozenset({"noindex", "nofollow", "noarchive"})
+
+
+def _lines(joined: str | None) -> list[str]:
+    return joined.split("\n") if joined else []
+
+
+def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None]) -> Row:
+    (_page_id, url, title, status, lang, source_count, sources, anchors, referrer_count,
+     referrers, *meta) = page
     parts = urlsplit(url)
     parent = parent_index_url(url)
     short = strip_parent_title(title, title_of(parent) if parent else None)
-    sources = [r[0] for r in conn.execute(_REDIRECT_SOURCES, (page_id,))]
-    links = _link_cells(conn, page_id)
-    referrers = [r[0] for r in conn.execute(_REFERRERS, (page_id, NOTE_LINES))]
-    referrer_count = int(conn.execute(_REFERRER_COUNT, (page_id,)).fetchone()[0])
     code = status if isinstance(status, int) else -1
     protocol = f"{parts.scheme}:"
     row: Row = [
@@ -187,35 +211,28 @@ def _row(conn: sqlite3.Connection, page: tuple[Any, ...],
         Cell(parts.hostname or ""),
         *path_cells(url),
         Cell(code, error=is_error_status(code)),
-        Cell(len(sources), note=note_of(sources)),
+        Cell(source_count, note=note_of(_lines(sources), source_count)),
         Cell(lang or "N/A", error=not lang),
-        *links,
-        Cell(referrer_count, note=note_of(referrers, referrer_count), error=referrer_count < 2),
+        *_link_cells(anchors),
+        Cell(referrer_count, note=note_of(_lines(referrers), referrer_count),
+             error=referrer_count < 2),
     ]
     for header, value in zip(_META_HEADERS, meta, strict=True):
-        if header in ("noindex", "nofollow", "noarchive"):
-            row.append(Cell("true" if value else "false"))
+        if header in _FLAGS:
+            row.append(_TRUE if value else _FALSE)
         elif header == "og:url" and value:
             row.append(Cell(str(value), link=str(value)))
         else:
-            row.append(Cell(str(value) if value is not None else ""))
+            row.append(Cell(str(value)) if value is not None and value != "" else _EMPTY)
     return row
 
 
-def _link_cells(conn: sqlite3.Connection, page_id: object) -> list[Cell]:
+def _link_cells(anchors: str) -> list[Cell]:
     """Internal Links, Internal Bad Links, External Links, External Bad Links."""
-    counts = {False: 0, True: 0}
-    bad: dict[bool, list[str]] = {False: [], True: []}
-    for text, href, external, skipped, final, status, status_text in conn.execute(
-            _ANCHORS, (page_id,)):
-        side = bool(external)
-        counts[side] += 1
-        if is_bad_link(status, skipped):
-            bad[side].append(f"{text} ({status if status is not None else ''} "
-                             f"{status_text or ''} {href} => {final})")
+    internal, external, internal_bad, external_bad = json.loads(anchors)
     return [
-        Cell(counts[False]),
-        Cell(len(bad[False]), note=note_of(bad[False]), error=bool(bad[False])),
-        Cell(counts[True]),
-        Cell(len(bad[True]), note=note_of(bad[True]), error=bool(bad[True])),
+        Cell(internal),
+        Cell(len(internal_bad), note=note_of(internal_bad), error=bool(internal_bad)),
+        Cell(external),
+        Cell(len(external_bad), note=note_of(external_bad), error=bool(external_bad)),
     ]

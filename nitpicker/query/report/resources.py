@@ -38,12 +38,12 @@ RESOURCES_TABLE: Final = SheetSpec(
     freeze_rows=2, freeze_cols=1,
 )
 
-_RESOURCES: Final = """SELECT r.id, r.url, r.status, r.status_text, r.content_type,
-    r.content_length, (SELECT count(*) FROM resource_referrers rr WHERE rr.resource_id = r.id)
+_RESOURCES: Final = f"""SELECT r.id, r.url, r.status, r.status_text, r.content_type,
+    r.content_length, (SELECT count(*) FROM resource_referrers rr WHERE rr.resource_id = r.id),
+    (SELECT group_concat(url, char(10)) FROM (SELECT p.url FROM resource_referrers rr
+        JOIN pages p ON p.id = rr.page_id WHERE rr.resource_id = r.id
+        ORDER BY p.url LIMIT {NOTE_LINES}))
     FROM resources r ORDER BY r.url"""
-
-_REFERRERS: Final = """SELECT p.url FROM resource_referrers rr JOIN pages p ON p.id = rr.page_id
-    WHERE rr.resource_id = ? ORDER BY p.url LIMIT ?"""
 
 _RELATIONAL: Final = """SELECT p.url, r.url, r.status, r.status_text, r.content_type,
     r.content_length FROM resource_referrers rr JOIN resources r ON r.id = rr.resource_id
@@ -59,15 +59,15 @@ def resources_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
     """One row per resource (``N pages``, their URLs in the note)."""
     for chunk in stream(conn, _RESOURCES, (), chunk_rows):
         rows: list[Row] = []
-        for resource_id, url, status, status_text, content_type, length, pages in chunk:
-            referrers = [r[0] for r in conn.execute(_REFERRERS, (resource_id, NOTE_LINES))]
+        for _id, url, status, status_text, content_type, length, pages, referrers in chunk:
             rows.append([
                 Cell(url),
                 Cell(status),
                 Cell(status_text or ""),
                 Cell(content_type or ""),
                 Cell(length),
-                Cell(f"{pages} pages", note=note_of(referrers, pages)),
+                Cell(f"{pages} pages",
+                     note=note_of(referrers.split("\n") if referrers else [], pages)),
             ])
         yield rows
 
