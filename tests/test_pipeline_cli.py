@@ -144,6 +144,8 @@ def test_an_existing_report_path_exits_1_before_crawling(site: FixtureSite,
     (["URL", "--sheet", "https://docs.google.com/spreadsheets/d/abc/edit", "-C", "none.json"],
      "Error: Credentials file not found: none.json"),
     (["URL", "--resume", "x.nitpicker"], "Error: No such option: --resume"),
+    (["URL", "--baseline", "none.nitpicker", "--fail-on", "new-4xx"], "Error: --baseline: "),
+    (["URL", "--fail-on", "new-4xx"], "Error: --fail-on needs --baseline OLD"),
 ])
 def test_bad_input_is_one_line_before_anything_is_written(
         site: FixtureSite, tmp_path: Path, args: list[str], message: str) -> None:
@@ -153,6 +155,24 @@ def test_bad_input_is_one_line_before_anything_is_written(
     assert result.stderr.strip().splitlines() == [result.stderr.strip()], result.stderr
     assert result.stderr.startswith(message), result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_baseline_gate_trips_after_the_report(site: FixtureSite, tmp_path: Path) -> None:
+    """``--baseline OLD --fail-on removed-pages``: the report is written, then exit 1 saying
+    which gate tripped; a crawl of the same pages passes it."""
+    old = run("pipeline", site.url("/recursive/"), site.url("/meta/"), *FAST, "--archive", "old",
+              cwd=tmp_path)
+    assert old.returncode == 0, old.stderr
+    same = run("pipeline", site.url("/recursive/"), site.url("/meta/"), *FAST, "--archive",
+               "same", "--baseline", "old.nitpicker", "--fail-on", "removed-pages",
+               "--format", "csv", "-o", "same-csv", cwd=tmp_path)
+    assert same.returncode == 0, same.stderr
+    fewer = run("pipeline", site.url("/recursive/"), *FAST, "--archive", "fewer",
+                "--baseline", "old.nitpicker", "--fail-on", "removed-pages", "--format", "html",
+                "-o", "fewer.html", cwd=tmp_path)
+    assert fewer.returncode == 1, fewer.stderr
+    assert "removed-pages" in fewer.stderr, fewer.stderr
+    assert (tmp_path / "fewer.html").stat().st_size > 0  # the report was written first
 
 
 def test_ctrl_c_during_the_crawl_stops_the_pipeline(site: FixtureSite, tmp_path: Path) -> None:
