@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nitpicker.analyze.config import ConfigError, cli_overrides, load_config, plugin_name
+from nitpicker.analyze.config import (
+    OVERRIDE_FLAGS,
+    ConfigError,
+    cli_overrides,
+    load_config,
+    plugin_name,
+)
 from nitpicker.analyze.discovery import PluginLoadError, discover, load_plugin
 from nitpicker.analyze.runner import PluginRun, RunSummary, analyze_plugin
 from nitpicker.archive.analysis_store import AnalysisStore
@@ -243,7 +249,8 @@ def _load(names: Sequence[str], points: Mapping[str, EntryPoint],
             message = str(exc)
             if exc.setup is not None and exc.setup.setting is not None:
                 setting = exc.setup.setting
-                message += ("; fix the command-line option" if setting in overrides.get(name, {})
+                message += (f"; fix {OVERRIDE_FLAGS.get((name, setting), 'the command line')}"
+                            if setting in overrides.get(name, {})
                             else f"; fix it in {source.name} (plugins.analyze.{name}.{setting})"
                             if source is not None else "")
             setup_errors += exc.setup is not None
