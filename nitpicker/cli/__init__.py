@@ -7,7 +7,9 @@ turns every usage error into one ``Error:`` line.
 Ctrl-C before a crawl has started (while the command's modules import, the options are checked
 or Scrapy sets up) is one line and exit 130, the shell's code for SIGINT: nothing was written
 then (the archive is created only once Scrapy's own SIGINT handling is in place, which turns a
-later Ctrl-C into a stopped, resumable crawl).
+later Ctrl-C into a stopped, resumable crawl). A command that keeps what it finished says so
+itself, in its own line, and exits 130 there (``analyze``: the page analyses kept; ``pipeline``:
+the crawl or the analysis kept): "nothing was written" is only ever the root group's line.
 """
 
 from __future__ import annotations

@@ -40,14 +40,23 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-__all__ = ["PluginFlags", "PluginPlan", "analyze", "app", "choose_interactively",
-           "configure_logging", "plan_plugins", "run_plugins", "select_plugins"]
+__all__ = ["AnalysisInterrupted", "PluginFlags", "PluginPlan", "analyze", "app",
+           "choose_interactively", "configure_logging", "plan_plugins", "run_plugins",
+           "select_plugins"]
 
 logger = logging.getLogger(__name__)
 
 app = typer.Typer()
 
-INTERRUPTED_EXIT = 130
+
+class AnalysisInterrupted(Exception):
+    """Ctrl-C (or SIGTERM) stopped the analysis; the archive is closed, unlocked, and keeps the
+    ``done`` page analyses that finished. The command says so in its own words
+    (:func:`nitpicker.cli.interrupted`): the root group's "nothing was written" would be false."""
+
+    def __init__(self, done: int) -> None:
+        super().__init__(f"{done} page analyses finished")
+        self.done = done
 
 
 class SelectionError(Exception):
@@ -147,7 +156,14 @@ def analyze(
     except ArchiveError as exc:
         fail(str(exc))
     plan = plan_plugins(flags, interactive=_is_terminal(), verbose=verbose)
-    raise typer.Exit(run_plugins(file, plan, force=force, silent=silent, verbose=verbose))
+    try:
+        code = run_plugins(file, plan, force=force, silent=silent, verbose=verbose)
+    except AnalysisInterrupted as stop:
+        from nitpicker.cli import interrupted
+
+        interrupted(f"Interrupted: the {stop.done} page analyses finished are kept; run the same "
+                    "command again to continue")
+    raise typer.Exit(code)
 
 
 def configure_logging(*, verbose: bool, silent: bool) -> None:
@@ -198,7 +214,8 @@ def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool) -> Plu
 def run_plugins(file: Path, plan: PluginPlan, *, force: bool, silent: bool,
                 verbose: bool) -> int:
     """Run the plan over the archive ``file``; the exit code (1 when a plugin failed or could
-    not be made). A held or unreadable archive is one ``Error:`` line (raised)."""
+    not be made). A held or unreadable archive is one ``Error:`` line (raised); Ctrl-C or
+    SIGTERM raises :class:`AnalysisInterrupted` once the archive is closed."""
     try:
         store = AnalysisStore.open(file)
     except (ArchiveError, ArchiveLockError) as exc:
@@ -274,6 +291,9 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     summaries: list[RunSummary] = []
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    # Ctrl-C is Python's KeyboardInterrupt again: after pipeline's crawl, Scrapy's shutdown
+    # handler is still installed and would swallow it (its reactor is gone)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # The live display only on a terminal: elsewhere (a log, a pipe) the summary lines say it
     progress = RichProgress(console) if console.is_terminal and not silent else SilentProgress()
     try:
@@ -288,10 +308,7 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
                           file=sys.stderr)
     except KeyboardInterrupt:
         store.close()
-        done = sum(s.done for s in summaries) + progress.done_in_current()
-        print(f"Interrupted: the {done} page analyses finished are kept; run the same command "
-              "again to continue", file=sys.stderr)
-        raise typer.Exit(INTERRUPTED_EXIT) from None
+        raise AnalysisInterrupted(progress.done(run.name for run in runs)) from None
     except BaseException:
         store.close()
         raise
