@@ -31,6 +31,7 @@ from nitpicker.analyze.runner import PluginRun, RunSummary, analyze_plugin
 from nitpicker.archive.analysis_store import AnalysisStore
 from nitpicker.archive.lock import ArchiveLockError
 from nitpicker.archive.writer import ArchiveError, check_archive_file
+from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
 
@@ -41,8 +42,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["AnalysisInterrupted", "PluginFlags", "PluginPlan", "analyze", "app",
-           "choose_interactively", "configure_logging", "plan_plugins", "run_plugins",
-           "select_plugins"]
+           "configure_logging", "plan_plugins", "run_plugins", "select_plugins"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,37 +78,8 @@ def select_plugins(*, all_: bool, named: Sequence[str], configured: Sequence[str
         return list(dict.fromkeys(wanted))
     if not interactive:
         return list(configured)
-    return choose_interactively(configured, labels or {})
-
-
-def choose_interactively(choices: Sequence[str], labels: Mapping[str, str]) -> list[str]:
-    """Ask which plugins to run: numbers separated by spaces or commas, Enter for all."""
-    typer.echo("What do you analyze?", err=True)
-    for number, name in enumerate(choices, 1):
-        label = labels.get(name, "")
-        typer.echo(f"  {number}) {name}" + (f" — {label}" if label and label != name else ""),
-                   err=True)
-    while True:
-        answer = typer.prompt("Plugins (e.g. 1 3; Enter for all)", default="",
-                              show_default=False, err=True)
-        tokens = answer.replace(",", " ").split()
-        if not tokens:
-            return list(choices)
-        picked: list[str] = []
-        for token in tokens:
-            if token.isdigit() and 1 <= int(token) <= len(choices):
-                picked.append(choices[int(token) - 1])
-            elif plugin_name(token) in choices:
-                picked.append(plugin_name(token))
-            else:
-                typer.echo(f"Not a choice: {token!r}", err=True)
-                break
-        else:
-            return list(dict.fromkeys(picked))
-
-
-def _is_terminal() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    return choose_many("What do you analyze?", configured, "Plugins (e.g. 1 3; Enter for all)",
+                       labels=labels, name_of=plugin_name, typed_order=True)
 
 
 @dataclass(frozen=True)
@@ -155,7 +126,7 @@ def analyze(
         check_archive_file(file)
     except ArchiveError as exc:
         fail(str(exc))
-    plan = plan_plugins(flags, interactive=_is_terminal(), verbose=verbose)
+    plan = plan_plugins(flags, interactive=is_terminal(), verbose=verbose)
     try:
         code = run_plugins(file, plan, force=force, silent=silent, verbose=verbose)
     except AnalysisInterrupted as stop:
