@@ -16,8 +16,10 @@ Output: no columns; one violation per axe result with an impact, from ``violatio
 the nodes one per line, ``message`` ``<description> <help>(<helpUrl>)``. When axe itself
 fails on a page, one violation ``UNKNOWN_RULE`` carries the error.
 
-Settings: ``lang`` (axe's messages in ``axe-core/locales/<lang>.json``, e.g. ``ja``; an
-unknown language falls back to English with a warning), ``concurrency`` (pages audited at
+Settings: ``lang`` (axe's messages in ``axe-core/locales/<lang>.json``, a BCP 47 tag, e.g.
+``ja``, ``pt-BR``; a tag axe has no file for takes its language's, ``ja-JP`` → ``ja``; ``en``
+is axe's own English; a language axe does not have is a :class:`SettingError` listing those
+it has), ``concurrency`` (pages audited at
 once, default 2), ``timeout`` (seconds per page, default 60), ``styles`` (fetch the site's
 stylesheets, default ``true``), ``rules`` (axe rule id → ``true``/``false``, e.g.
 ``{"color-contrast": false}`` for the original's behaviour; merged over
@@ -46,6 +48,7 @@ from nitpicker.render.chromium import require_chromium
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from pathlib import Path
 
     from nitpicker.analyze.plugin import Snapshot
 
@@ -127,16 +130,30 @@ class AxePlugin:
         ])
 
 
-def _locale(node_modules: Any, lang: str | None) -> dict[str, Any] | None:
-    """axe's messages in ``lang`` (``None``: English, axe's own)."""
-    if lang is None or lang == "en":
+def _locale(node_modules: Path, lang: str | None) -> dict[str, Any] | None:
+    """axe's messages in ``lang`` (``None`` or ``en``: English, axe's own), found among the
+    files axe ships (a path is never built from the setting)."""
+    if lang is None:
         return None
-    path = node_modules / "axe-core" / "locales" / f"{lang}.json"
-    if "/" in lang or not path.is_file():
-        logger.warning("axe has no messages in %r; using English", lang)
+    files = {path.stem: path for path in (node_modules / "axe-core" / "locales").glob("*.json")
+             if not path.stem.startswith("_")}  # _template.json is no language
+    by_tag = {_tag(stem): path for stem, path in files.items()}
+    tag = _tag(lang)
+    language = tag.split("-", 1)[0]
+    if language == "en":
         return None
+    path = by_tag.get(tag) or by_tag.get(language)
+    if path is None:
+        raise SettingError(
+            f"{NAME}: setting 'lang': axe has no messages in {lang!r}; it has en, "
+            f"{', '.join(sorted(stem.replace('_', '-') for stem in files))}", setting="lang")
     locale: dict[str, Any] = json.loads(path.read_text("utf-8"))
     return locale
+
+
+def _tag(name: str) -> str:
+    """A BCP 47 tag compared as axe's file names are written: ``pt_BR`` and ``pt-br`` alike."""
+    return name.strip().replace("_", "-").lower()
 
 
 def create(settings: Mapping[str, Any]) -> AxePlugin:

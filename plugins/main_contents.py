@@ -22,11 +22,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from lxml import etree
+from nitpicker_plugins._settings import SettingError
 from nitpicker_plugins.search import compile_selector, parse_html
 
 from nitpicker.analyze.plugin import Findings, PageValue, Snapshot
 
-__all__ = ["DEFAULT_SELECTORS", "MainContentsPlugin", "create", "describe", "table_summary"]
+__all__ = ["DEFAULT_SELECTORS", "NAME", "MainContentsPlugin", "create", "describe",
+           "table_summary"]
+
+NAME: Final = "main-contents"
 
 DEFAULT_SELECTORS: Final = (
     "main", '[role="main"]', "#main", ".main", "#content", ".content", "#contents", ".contents",
@@ -101,11 +105,13 @@ class MainContentsPlugin:
         self.headers: dict[str, str] = dict(HEADERS)
         first = settings.get("mainContentSelector")
         if first is not None and not isinstance(first, str):
-            raise ValueError(f"mainContentSelector must be a CSS selector, not {first!r}")
+            raise SettingError(f"{NAME}: setting 'mainContentSelector' must be a CSS selector "
+                               f"(a string), got {first!r}", setting="mainContentSelector")
         self.selectors: tuple[str, ...] = ((first,) if first else ()) + DEFAULT_SELECTORS
-        if first:
-            compile_selector(first, "mainContentSelector")  # named alone when it is bad
-        self._main = compile_selector(", ".join(self.selectors), "mainContentSelector")
+        if first:  # named alone when it is bad
+            compile_selector(first, "mainContentSelector", plugin=NAME)
+        self._main = compile_selector(", ".join(self.selectors), "mainContentSelector",
+                                      plugin=NAME)
         self.concurrency = max(1, min(4, os.cpu_count() or 1))
 
     def open(self) -> None:

@@ -29,10 +29,13 @@ from typing import Any, Final
 from cssselect import SelectorError
 from lxml import etree, html
 from lxml.cssselect import CSSSelector
+from nitpicker_plugins._settings import SettingError
 
 from nitpicker.analyze.plugin import Findings, PageValue, Snapshot
 
-__all__ = ["SearchPlugin", "create", "parse_html", "to_regex"]
+__all__ = ["NAME", "SearchPlugin", "compile_selector", "create", "parse_html", "to_regex"]
+
+NAME: Final = "search"
 
 _SKIPPED_ELEMENTS: Final = frozenset({"script", "style", "template", "noscript"})
 _SKIPPED_ATTRIBUTES: Final = frozenset({"href", "src", "srcset", "id", "class", "style", "d"})
@@ -58,12 +61,14 @@ def to_regex(term: str) -> re.Pattern[str]:
         raise ValueError(f"invalid regular expression {term!r}: {exc}") from exc
 
 
-def compile_selector(selector: str, setting: str) -> CSSSelector:
-    """A CSS selector, or ``ValueError`` naming it and the setting it came from."""
+def compile_selector(selector: str, setting: str, *, plugin: str = NAME) -> CSSSelector:
+    """A CSS selector, or :class:`SettingError` (a ``ValueError``) naming the plugin, the
+    setting it came from and the selector."""
     try:
         return CSSSelector(selector, translator="html")
     except SelectorError as exc:
-        raise ValueError(f"invalid CSS selector in {setting}: {selector!r} ({exc})") from exc
+        raise SettingError(f"{plugin}: setting {setting!r} has an invalid CSS selector "
+                           f"{selector!r} ({exc})", setting=setting) from exc
 
 
 def parse_html(text: str) -> etree._Element | None:
@@ -88,7 +93,8 @@ def _terms(value: Any, setting: str) -> list[_Term]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, Sequence):
-        raise TypeError(f"{setting} must be a list, not {value!r}")
+        raise SettingError(f"{NAME}: setting {setting!r} must be a list, got {value!r}",
+                           setting=setting)
     terms = []
     for item in value:
         if isinstance(item, str) and item:
@@ -98,9 +104,17 @@ def _terms(value: Any, setting: str) -> list[_Term]:
             terms.append(_Term(item["search"], title if isinstance(title, str) and title
                                else item["search"]))
         else:
-            raise ValueError(f"{setting}: each item must be a string or a table with 'search' "
-                             f"(and 'title'), not {item!r}")
+            raise SettingError(f"{NAME}: setting {setting!r}: each item must be a string or a "
+                               f"table with 'search' (and 'title'), got {item!r}",
+                               setting=setting)
     return terms
+
+
+def _keyword(term: _Term) -> tuple[_Term, re.Pattern[str]]:
+    try:
+        return term, to_regex(term.search)
+    except ValueError as exc:
+        raise SettingError(f"{NAME}: setting 'keywords': {exc}", setting="keywords") from exc
 
 
 def text_and_attributes(root: etree._Element) -> Iterator[str]:
@@ -130,10 +144,10 @@ class SearchPlugin:
     def __init__(self, settings: Mapping[str, Any]) -> None:
         scope = settings.get("scope")
         if scope is not None and not isinstance(scope, str):
-            raise ValueError(f"scope must be a CSS selector, not {scope!r}")
+            raise SettingError(f"{NAME}: setting 'scope' must be a CSS selector (a string), "
+                               f"got {scope!r}", setting="scope")
         self._scope = compile_selector(scope, "scope") if scope else None
-        self._keywords = [(term, to_regex(term.search))
-                          for term in _terms(settings.get("keywords"), "keywords")]
+        self._keywords = [_keyword(term) for term in _terms(settings.get("keywords"), "keywords")]
         self._selectors = [(term, compile_selector(term.search, "selectors"))
                            for term in _terms(settings.get("selectors"), "selectors")]
         headers = {f"keyword:{term.search}": f"Search keyword: {term.title}"

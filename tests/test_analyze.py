@@ -280,9 +280,15 @@ def test_ctrl_c_keeps_what_is_done_and_the_next_run_continues(
     proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
-    assert "Interrupted: the " in stderr and "Traceback" not in stderr
+    assert "Traceback" not in stderr
     kept = _analysed(archive)
     assert 2 <= kept < 5
+    # one line saying what is kept, and it is the last: not followed by the root group's
+    # "Interrupted: nothing was written", which a Ctrl-C before anything is written prints
+    assert "nothing was written" not in stderr
+    assert stderr.splitlines()[-1] == (
+        f"Interrupted: the {kept} page analyses finished are kept; run the same command again "
+        "to continue")
     assert not Path(f"{archive}.lock").exists()
     conn = sqlite3.connect(archive)
     assert conn.execute("SELECT outcome FROM analysis_runs").fetchall() == [("interrupted",)]
@@ -327,23 +333,66 @@ def test_no_plugin_could_be_loaded(archive: Path, plugins_dir: Path) -> None:
     assert fingerprint(archive) == before
 
 
-@pytest.mark.parametrize(("flags", "line"), [
-    (["--plugin", "search", "--search-scope", "div["],
-     ("Error: plugin search: invalid CSS selector in scope: 'div[' (Expected ident or '*', got "
-     "<EOF at 4>)")),
-    (["--plugin", "search", "--search-keywords", "/a/q"],
-     "Error: plugin search: unknown regular expression flag 'q' in '/a/q'"),
-    (["--plugin", "main-contents", "--main-content-selector", "##"],
-     ("Error: plugin main-contents: invalid CSS selector in mainContentSelector: '##' (Expected "
-     "selector, got <DELIM '#' at 0>)")),
+@pytest.mark.parametrize(("flags", "config", "line"), [
+    (["--plugin", "main-contents", "--plugin", "search", "--search-scope", "div["], "",
+     ("Error: plugin search: setting 'scope' has an invalid CSS selector 'div[' (Expected ident "
+      "or '*', got <EOF at 4>); fix --search-scope")),
+    (["--plugin", "main-contents", "--plugin", "search", "--search-keywords", "/[/"], "",
+     ("Error: plugin search: setting 'keywords': invalid regular expression '/[/': unterminated "
+      "character set at position 0; fix --search-keywords")),
+    (["--plugin", "search", "--search-keywords", "/a/q", "--plugin", "main-contents"], "",
+     ("Error: plugin search: setting 'keywords': unknown regular expression flag 'q' in '/a/q'; "
+      "fix --search-keywords")),
+    (["--plugin", "search", "--search-keywords", "x", "--plugin", "main-contents",
+      "--main-content-selector", "##"], "",
+     ("Error: plugin main-contents: setting 'mainContentSelector' has an invalid CSS selector "
+      "'##' (Expected selector, got <DELIM '#' at 0>); fix --main-content-selector")),
+    (["--all"], '[plugins.analyze.main-contents]\n[plugins.analyze.search]\nkeywords = ["/[/"]\n',
+     ("Error: plugin search: setting 'keywords': invalid regular expression '/[/': unterminated "
+      "character set at position 0; fix it in nitpicker.toml (plugins.analyze.search.keywords)")),
+    (["--all"], "[plugins.analyze.main-contents]\n[plugins.analyze.search]\nkeywords = 5\n",
+     ("Error: plugin search: setting 'keywords' must be a list, got 5; fix it in nitpicker.toml "
+      "(plugins.analyze.search.keywords)")),
+    (["--all"], ('[plugins.analyze.search]\nkeywords = ["x"]\nselectors = ["p["]\n'
+                 "[plugins.analyze.main-contents]\n"),
+     ("Error: plugin search: setting 'selectors' has an invalid CSS selector 'p[' (Expected "
+      "ident or '*', got <EOF at 2>); fix it in nitpicker.toml (plugins.analyze.search.selectors)")),
+    (["--all"], ("[plugins.analyze.main-contents]\nmainContentSelector = 3\n"
+                 '[plugins.analyze.search]\nkeywords = ["x"]\n'),
+     ("Error: plugin main-contents: setting 'mainContentSelector' must be a CSS selector (a "
+      "string), got 3; fix it in nitpicker.toml (plugins.analyze.main-contents.mainContentSelector)")),
 ])
 def test_bad_plugin_settings_are_one_line_and_the_archive_untouched(
-        archive: Path, flags: list[str], line: str) -> None:
+        archive: Path, flags: list[str], config: str, line: str) -> None:
+    """search's and main-contents' settings are checked as the Node plugins' are: one line
+    naming the setting, the value and where to fix it, and no plugin runs (the other one,
+    which loads, would otherwise write its rows)."""
+    if config:
+        (archive.parent / "nitpicker.toml").write_text(config)
     before = fingerprint(archive)
-    done = nitpicker("analyze", str(archive), *flags, cwd=archive.parent)
+    for verbose in ((), ("--verbose",)):
+        done = nitpicker("analyze", str(archive), *flags, *verbose, cwd=archive.parent)
+        assert done.returncode == 1
+        if verbose:  # the traceback only with --verbose
+            assert "Traceback (most recent call last)" in done.stderr
+            assert done.stderr.splitlines()[-1] == line
+        else:
+            assert done.stderr.splitlines() == [line]
+        assert fingerprint(archive) == before
+
+
+def test_an_axe_lang_axe_does_not_have_stops_the_command(archive: Path) -> None:
+    """--axe-lang with a language axe has no messages in: one line listing those it has (not
+    English in silence for the whole archive), and main-contents does not run either."""
+    before = fingerprint(archive)
+    done = nitpicker("analyze", str(archive), "--plugin", "main-contents", "--plugin", "axe",
+                     "--axe-lang", "jp", cwd=archive.parent)
     assert done.returncode == 1
-    assert done.stderr.splitlines() == [line,
-                                        "Error: No plugin could be loaded (1 failed; see above)"]
+    [line] = done.stderr.splitlines()
+    assert line.startswith("Error: plugin axe: setting 'lang': axe has no messages in 'jp'; "
+                           "it has en, ")
+    assert ", ja, " in line and ", pt-BR, " in line
+    assert line.endswith("; fix --axe-lang")
     assert fingerprint(archive) == before
 
 

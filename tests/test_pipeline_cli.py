@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.pipeline import STEPS, final_exit
 from nitpicker.query.report import SHEET_NAMES
 from nitpicker.render.chromium import find_chromium
+from tests.fake_plugins import register
 from tests.helpers import ROOT, count, recorded, run
 from tests.test_report_sheets import SHEET_URL, fake, key_file  # noqa: F401 (fixtures)
 
@@ -135,6 +137,10 @@ def test_an_existing_report_path_exits_1_before_crawling(site: FixtureSite,
     ([], "Error: Give a URL to crawl"),
     (["URL", "--archive", "missing-dir/a"], "Error: Output directory does not exist"),
     (["URL", "--plugin", "nope"], "Error: Unknown plugin(s): nope."),
+    (["URL", "--plugin", "main-contents", "--plugin", "search", "--search-keywords", "/[/"],
+     "Error: plugin search: setting 'keywords': invalid regular expression '/[/'"),
+    (["URL", "--plugin", "search", "--plugin", "main-contents", "--main-content-selector", "a["],
+     "Error: plugin main-contents: setting 'mainContentSelector' has an invalid CSS selector"),
     (["URL", "--format", "pdf"], "Error: Unknown report format: 'pdf'"),
     (["URL", "--format", "csv", "--only", "Nope"], "Error: Unknown sheet 'Nope'"),
     (["URL", "--only", "Links"], "Error: --only chooses the report's sheets: give --format"),
@@ -201,6 +207,46 @@ def test_ctrl_c_during_the_crawl_stops_the_pipeline(site: FixtureSite, tmp_path:
     assert not (tmp_path / "report.html").exists()
     assert count(archive, "SELECT count(*) FROM runs WHERE error_code = 'killed'") == 1
     assert count(archive, "SELECT count(*) FROM analysis_runs") == 0
+
+
+def test_ctrl_c_during_the_analysis_says_what_is_kept(site: FixtureSite, tmp_path: Path) -> None:
+    """Ctrl-C once the crawl is done: the pages analysed so far are kept, no report, 130, and
+    the last line says so (not the root group's "Interrupted: nothing was written")."""
+    archive = tmp_path / "site.nitpicker"
+    plugins = register(tmp_path / "fake-plugins")
+    (tmp_path / "nitpicker.toml").write_text("[plugins.analyze.scripted]\ndelay = 0.4\n")
+    log = tmp_path / "stderr.log"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "nitpicker.cli", "pipeline", site.url("/contents/"),
+             "--no-render", "--retry", "0", "--plugin", "scripted", "--format", "html", "-o",
+             "report.html", "--archive", "site"],
+            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(plugins)])})
+    end = time.monotonic() + 60
+    while _analysed(archive) < 1:
+        assert proc.poll() is None, log.read_text()
+        assert time.monotonic() < end, "no page analysed"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    out = log.read_text()
+    kept = _analysed(archive)
+    assert 1 <= kept < 5
+    assert headings(out) == [STEPS["crawl"], STEPS["analyze"]]
+    assert "nothing was written" not in out and "Traceback" not in out
+    assert out.strip().splitlines()[-1] == (
+        f"Interrupted: the analysis stopped; report skipped. The archive and its {kept} page "
+        f"analyses finished are kept: nitpicker analyze {archive} continues")
+    assert not (tmp_path / "report.html").exists()
+    assert count(archive, "SELECT count(*) FROM analysis_runs WHERE outcome = 'interrupted'") == 1
+
+
+def _analysed(archive: Path) -> int:
+    try:
+        return count(archive, "SELECT count(*) FROM analyzed_pages")
+    except sqlite3.Error:  # no archive, or no analysis table yet
+        return 0
 
 
 @pytest.mark.skipif(find_chromium() is None, reason="no Chromium")

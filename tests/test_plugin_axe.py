@@ -120,10 +120,27 @@ def test_lang_loads_the_locale(site: FixtureSite) -> None:
     assert found["link-name"].message.endswith("&lang=ja)")
 
 
-def test_unknown_lang_falls_back_to_english(caplog: pytest.LogCaptureFixture) -> None:
-    plugin = axe.create({"lang": "xx"})
-    assert plugin.locale is None
-    assert "'xx'" in caplog.text
+@pytest.mark.parametrize(("lang", "locale"), [
+    ("ja", "ja"),
+    ("ja-JP", "ja"),  # a region axe has no file for: its language's
+    ("pt-BR", "pt-BR"),
+    ("pt_br", "pt-BR"),  # axe's file name, any case
+    ("zh-TW", "zh-TW"),
+    ("en", None),  # axe's own English
+    ("en-GB", None),
+])
+def test_lang_is_a_bcp47_tag(lang: str, locale: str | None) -> None:
+    plugin = axe.create({"lang": lang})
+    assert (plugin.locale or {}).get("lang") == locale
+
+
+@pytest.mark.parametrize("lang", ["xx", "pt", "ja/../ja", "x" * 300])
+def test_unknown_lang_is_a_setting_error_naming_the_languages(lang: str) -> None:
+    """Not English in silence (a typo would give a whole archive English messages), nor an
+    ``OSError`` for a name too long for a file: one line listing what axe has."""
+    with pytest.raises(SettingError, match=r"axe has no messages in '.*'; it has en, .*ja, ") as err:
+        axe.create({"lang": lang})
+    assert err.value.setting == "lang"
 
 
 def test_rules_setting_turns_colour_contrast_off(site: FixtureSite) -> None:

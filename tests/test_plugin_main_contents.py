@@ -3,7 +3,10 @@ crawled fixture pages are in tests/test_analyze.py."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from nitpicker_plugins._settings import SettingError
 from nitpicker_plugins.main_contents import create, describe, table_summary
 from nitpicker_plugins.search import parse_html
 
@@ -50,3 +53,14 @@ def test_describe(html: str, expected: str) -> None:
     assert root is not None
     element = next(e for e in root.iter() if e.tag in ("main", "div"))
     assert describe(element) == expected
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (3, "main-contents: setting 'mainContentSelector' must be a CSS selector (a string), got 3"),
+    ("##", "main-contents: setting 'mainContentSelector' has an invalid CSS selector '##'"),
+    ("div[", "main-contents: setting 'mainContentSelector' has an invalid CSS selector 'div['"),
+])
+def test_a_bad_selector_is_a_setting_error(value: object, message: str) -> None:
+    with pytest.raises(SettingError, match=re.escape(message)) as err:
+        create({"mainContentSelector": value})
+    assert err.value.setting == "mainContentSelector"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from nitpicker_plugins._settings import SettingError
 from nitpicker_plugins.search import create, parse_html, text_and_attributes, to_regex
 
 from nitpicker.analyze.plugin import PageValue, Snapshot
@@ -56,17 +57,28 @@ def test_nothing_configured_records_nothing() -> None:
     assert plugin.each_page(Snapshot(1, "http://a/", "<p>x</p>")) is None
 
 
-@pytest.mark.parametrize(("settings", "error", "message"), [
-    ({"keywords": "x"}, None, ""),  # one string is a list of one
-    ({"keywords": 3}, TypeError, "keywords must be a list"),
-    ({"keywords": [{"title": "no search"}]}, ValueError, "keywords: each item must be"),
-    ({"selectors": ["p["]}, ValueError, "invalid CSS selector in selectors: 'p['"),
-    ({"scope": 1}, ValueError, "scope must be a CSS selector"),
+@pytest.mark.parametrize(("settings", "setting", "message"), [
+    ({"keywords": 3}, "keywords", "search: setting 'keywords' must be a list, got 3"),
+    ({"keywords": {"search": "x"}}, "keywords", "setting 'keywords' must be a list"),
+    ({"keywords": [{"title": "no search"}]}, "keywords",
+     "setting 'keywords': each item must be a string or a table with 'search'"),
+    ({"keywords": ["/[/"]}, "keywords",
+     "search: setting 'keywords': invalid regular expression '/[/': unterminated"),
+    ({"keywords": ["/a/q"]}, "keywords", "unknown regular expression flag 'q' in '/a/q'"),
+    ({"selectors": ["p["]}, "selectors",
+     "search: setting 'selectors' has an invalid CSS selector 'p[' (Expected"),
+    ({"selectors": [3]}, "selectors", "each item must be a string"),
+    ({"scope": 1}, "scope", "search: setting 'scope' must be a CSS selector (a string), got 1"),
+    ({"scope": "main >"}, "scope", "search: setting 'scope' has an invalid CSS selector 'main >'"),
 ])
-def test_settings_are_checked_when_the_plugin_is_made(
-        settings: dict[str, object], error: type[Exception] | None, message: str) -> None:
-    if error is None:
-        assert create(settings).headers == {"keyword:x": "Search keyword: x"}
-        return
-    with pytest.raises(error, match=re.escape(message)):
+def test_bad_settings_are_setting_errors_naming_the_setting(
+        settings: dict[str, object], setting: str, message: str) -> None:
+    """A SettingError (the user's to fix: ``analyze`` stops before the archive), not a plain
+    ValueError or TypeError (which let the other plugins run)."""
+    with pytest.raises(SettingError, match=re.escape(message)) as err:
         create(settings)
+    assert err.value.setting == setting
+
+
+def test_one_keyword_string_is_a_list_of_one() -> None:
+    assert create({"keywords": "x"}).headers == {"keyword:x": "Search keyword: x"}

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFIG_FILES",
+    "OVERRIDE_FLAGS",
     "AnalyzeConfig",
     "ConfigError",
     "PluginEntry",
@@ -46,6 +47,14 @@ CONFIG_FILES: Final = ("nitpicker.toml", "pyproject.toml", "package.json", ".nit
                        ".nitpickerrc.json")
 
 _ORIGINAL_PREFIX: Final = "@nitpicker/analyze-"
+
+OVERRIDE_FLAGS: Final = {
+    ("search", "keywords"): "--search-keywords",
+    ("search", "scope"): "--search-scope",
+    ("main-contents", "mainContentSelector"): "--main-content-selector",
+    ("axe", "lang"): "--axe-lang",
+}
+"""The command line's flags by the (plugin, setting) each overrides (:func:`cli_overrides`)."""
 
 
 class ConfigError(Exception):

@@ -7,7 +7,9 @@ turns every usage error into one ``Error:`` line.
 Ctrl-C before a crawl has started (while the command's modules import, the options are checked
 or Scrapy sets up) is one line and exit 130, the shell's code for SIGINT: nothing was written
 then (the archive is created only once Scrapy's own SIGINT handling is in place, which turns a
-later Ctrl-C into a stopped, resumable crawl).
+later Ctrl-C into a stopped, resumable crawl). A command that keeps what it finished says so
+itself, in its own line, and exits 130 there (``analyze``: the page analyses kept; ``pipeline``:
+the crawl or the analysis kept): "nothing was written" is only ever the root group's line.
 """
 
 from __future__ import annotations
@@ -74,11 +76,13 @@ class NitpickerGroup(TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
-             **extra: Any) -> Any:
+             windows_expand_args: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            return super().main(args, prog_name, complete_var, standalone_mode=False,
+                                windows_expand_args=windows_expand_args, **extra)
         try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = super().main(args, prog_name, complete_var, standalone_mode=False,
+                                windows_expand_args=windows_expand_args, **extra)
         except typer.TyperException as exc:  # Typer's usage errors: no such option, bad value, …
             if type(exc).__name__ == "NoArgsIsHelpError":  # the help is printed; as Typer tells it
                 _exit(1)

@@ -19,12 +19,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nitpicker.analyze.config import ConfigError, cli_overrides, load_config, plugin_name
+from nitpicker.analyze.config import (
+    OVERRIDE_FLAGS,
+    ConfigError,
+    cli_overrides,
+    load_config,
+    plugin_name,
+)
 from nitpicker.analyze.discovery import PluginLoadError, discover, load_plugin
 from nitpicker.analyze.runner import PluginRun, RunSummary, analyze_plugin
 from nitpicker.archive.analysis_store import AnalysisStore
 from nitpicker.archive.lock import ArchiveLockError
 from nitpicker.archive.writer import ArchiveError, check_archive_file
+from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
 
@@ -34,14 +41,22 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-__all__ = ["PluginFlags", "PluginPlan", "analyze", "app", "choose_interactively",
+__all__ = ["AnalysisInterrupted", "PluginFlags", "PluginPlan", "analyze", "app",
            "configure_logging", "plan_plugins", "run_plugins", "select_plugins"]
 
 logger = logging.getLogger(__name__)
 
 app = typer.Typer()
 
-INTERRUPTED_EXIT = 130
+
+class AnalysisInterrupted(Exception):
+    """Ctrl-C (or SIGTERM) stopped the analysis; the archive is closed, unlocked, and keeps the
+    ``done`` page analyses that finished. The command says so in its own words
+    (:func:`nitpicker.cli.interrupted`): the root group's "nothing was written" would be false."""
+
+    def __init__(self, done: int) -> None:
+        super().__init__(f"{done} page analyses finished")
+        self.done = done
 
 
 class SelectionError(Exception):
@@ -63,37 +78,8 @@ def select_plugins(*, all_: bool, named: Sequence[str], configured: Sequence[str
         return list(dict.fromkeys(wanted))
     if not interactive:
         return list(configured)
-    return choose_interactively(configured, labels or {})
-
-
-def choose_interactively(choices: Sequence[str], labels: Mapping[str, str]) -> list[str]:
-    """Ask which plugins to run: numbers separated by spaces or commas, Enter for all."""
-    typer.echo("What do you analyze?", err=True)
-    for number, name in enumerate(choices, 1):
-        label = labels.get(name, "")
-        typer.echo(f"  {number}) {name}" + (f" — {label}" if label and label != name else ""),
-                   err=True)
-    while True:
-        answer = typer.prompt("Plugins (e.g. 1 3; Enter for all)", default="",
-                              show_default=False, err=True)
-        tokens = answer.replace(",", " ").split()
-        if not tokens:
-            return list(choices)
-        picked: list[str] = []
-        for token in tokens:
-            if token.isdigit() and 1 <= int(token) <= len(choices):
-                picked.append(choices[int(token) - 1])
-            elif plugin_name(token) in choices:
-                picked.append(plugin_name(token))
-            else:
-                typer.echo(f"Not a choice: {token!r}", err=True)
-                break
-        else:
-            return list(dict.fromkeys(picked))
-
-
-def _is_terminal() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    return choose_many("What do you analyze?", configured, "Plugins (e.g. 1 3; Enter for all)",
+                       labels=labels, name_of=plugin_name, typed_order=True)
 
 
 @dataclass(frozen=True)
@@ -140,8 +126,15 @@ def analyze(
         check_archive_file(file)
     except ArchiveError as exc:
         fail(str(exc))
-    plan = plan_plugins(flags, interactive=_is_terminal(), verbose=verbose)
-    raise typer.Exit(run_plugins(file, plan, force=force, silent=silent, verbose=verbose))
+    plan = plan_plugins(flags, interactive=is_terminal(), verbose=verbose)
+    try:
+        code = run_plugins(file, plan, force=force, silent=silent, verbose=verbose)
+    except AnalysisInterrupted as stop:
+        from nitpicker.cli import interrupted
+
+        interrupted(f"Interrupted: the {stop.done} page analyses finished are kept; run the same "
+                    "command again to continue")
+    raise typer.Exit(code)
 
 
 def configure_logging(*, verbose: bool, silent: bool) -> None:
@@ -192,7 +185,8 @@ def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool) -> Plu
 def run_plugins(file: Path, plan: PluginPlan, *, force: bool, silent: bool,
                 verbose: bool) -> int:
     """Run the plan over the archive ``file``; the exit code (1 when a plugin failed or could
-    not be made). A held or unreadable archive is one ``Error:`` line (raised)."""
+    not be made). A held or unreadable archive is one ``Error:`` line (raised); Ctrl-C or
+    SIGTERM raises :class:`AnalysisInterrupted` once the archive is closed."""
     try:
         store = AnalysisStore.open(file)
     except (ArchiveError, ArchiveLockError) as exc:
@@ -243,7 +237,8 @@ def _load(names: Sequence[str], points: Mapping[str, EntryPoint],
             message = str(exc)
             if exc.setup is not None and exc.setup.setting is not None:
                 setting = exc.setup.setting
-                message += ("; fix the command-line option" if setting in overrides.get(name, {})
+                message += (f"; fix {OVERRIDE_FLAGS.get((name, setting), 'the command line')}"
+                            if setting in overrides.get(name, {})
                             else f"; fix it in {source.name} (plugins.analyze.{name}.{setting})"
                             if source is not None else "")
             setup_errors += exc.setup is not None
@@ -267,6 +262,9 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     summaries: list[RunSummary] = []
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    # Ctrl-C is Python's KeyboardInterrupt again: after pipeline's crawl, Scrapy's shutdown
+    # handler is still installed and would swallow it (its reactor is gone)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # The live display only on a terminal: elsewhere (a log, a pipe) the summary lines say it
     progress = RichProgress(console) if console.is_terminal and not silent else SilentProgress()
     try:
@@ -281,10 +279,7 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
                           file=sys.stderr)
     except KeyboardInterrupt:
         store.close()
-        done = sum(s.done for s in summaries) + progress.done_in_current()
-        print(f"Interrupted: the {done} page analyses finished are kept; run the same command "
-              "again to continue", file=sys.stderr)
-        raise typer.Exit(INTERRUPTED_EXIT) from None
+        raise AnalysisInterrupted(progress.done(run.name for run in runs)) from None
     except BaseException:
         store.close()
         raise

@@ -14,6 +14,7 @@ from rich.progress import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from types import TracebackType
 
     from rich.console import Console
@@ -25,7 +26,7 @@ class SilentProgress:
     """``--silent``: counts, draws nothing."""
 
     def __init__(self) -> None:
-        self._current = 0
+        self._done: dict[str, int] = {}
 
     def __enter__(self) -> Self:
         return self
@@ -35,17 +36,18 @@ class SilentProgress:
         return None
 
     def start(self, name: str, label: str, total: int) -> None:
-        self._current = 0
+        self._done[name] = 0
 
     def advance(self, name: str, findings: int, error: bool) -> None:
-        self._current += 1
+        self._done[name] = self._done.get(name, 0) + 1
 
     def finish(self, name: str) -> None:
-        self._current = 0
+        return None
 
-    def done_in_current(self) -> int:
-        """Pages done by the plugin running now (Ctrl-C's message)."""
-        return self._current
+    def done(self, names: Iterable[str]) -> int:
+        """The calls recorded so far under ``names`` (a plugin's name: its pages; Ctrl-C's
+        message), the finished plugins' and the running one's alike."""
+        return sum(self._done.get(name, 0) for name in names)
 
 
 class RichProgress(SilentProgress):

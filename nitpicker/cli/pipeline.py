@@ -17,7 +17,13 @@ from typing import Annotated
 
 import typer
 
-from nitpicker.cli.analyze import PluginFlags, configure_logging, plan_plugins, run_plugins
+from nitpicker.cli.analyze import (
+    AnalysisInterrupted,
+    PluginFlags,
+    configure_logging,
+    plan_plugins,
+    run_plugins,
+)
 from nitpicker.cli.crawl import INPUT_ERRORS, CrawlFlags, crawl_outcome, new_crawl_config
 from nitpicker.cli.crawl_compare import baseline_gates, check_baseline, gate_after_crawl
 from nitpicker.cli.flags import with_bundles
@@ -93,7 +99,14 @@ def pipeline(
 
     _heading("analyze", silent)
     configure_logging(verbose=verbose, silent=silent)  # Scrapy's logging is done
-    analyze_code = run_plugins(path, plugins, force=False, silent=silent, verbose=verbose)
+    try:
+        analyze_code = run_plugins(path, plugins, force=False, silent=silent, verbose=verbose)
+    except AnalysisInterrupted as stop:
+        from nitpicker.cli import interrupted
+
+        interrupted(f"Interrupted: the analysis stopped; report skipped. The archive and its "
+                    f"{stop.done} page analyses finished are kept: nitpicker analyze {path} "
+                    "continues")
 
     if report is None:
         _heading("no report", silent)

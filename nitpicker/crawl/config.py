@@ -162,8 +162,8 @@ class CrawlConfig:
             raise ConfigError("--single cannot be combined with multiple positional URLs")
         for name, (low, high) in INTEGER_OPTIONS.items():
             _check_integer(name, getattr(self, name), low, high)
-        for name, high in (("max_duration", MAX_DURATION), ("max_archive_mb", MAX_ARCHIVE_MB)):
-            _check_positive(name, getattr(self, name), high)
+        for name, most in (("max_duration", MAX_DURATION), ("max_archive_mb", MAX_ARCHIVE_MB)):
+            _check_positive(name, getattr(self, name), most)
         if self.dedupe_cap is not None:
             if self.dedupe_age_window < self.dedupe_cap:
                 raise ConfigError(
