@@ -356,6 +356,17 @@ CREATE INDEX images_file_size ON images(file_size) WHERE file_size IS NOT NULL
 the ``Content-Length`` of the response the browser loaded the image with (NULL when unknown:
 no browser, no ``Content-Length``, a ``data:`` URL)."""
 
+_FRONTIER_LEASE: Final = """
+-- the worker holding a leased row (--workers N)
+ALTER TABLE frontier ADD COLUMN lease_owner TEXT;
+-- the unix time its lease ends unless renewed
+ALTER TABLE frontier ADD COLUMN lease_expires REAL;
+CREATE INDEX frontier_lease_expires ON frontier(lease_expires) WHERE state = 1
+"""
+"""Leases with an owner and an expiry (``nitpicker crawl --workers N``): each crawler process
+leases rows under its own owner token and renews them while it lives; a row whose lease expired
+(its worker was killed) is leased again by another. A single-process crawl leaves both NULL."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -371,6 +382,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0011_json_ld", _JSON_LD),
     ("0012_page_origin", _PAGE_ORIGIN),
     ("0013_analysis", _ANALYSIS),
+    ("0015_frontier_lease", _FRONTIER_LEASE),
 )
 
 

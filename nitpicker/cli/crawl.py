@@ -6,6 +6,7 @@ other commands, and ``--help``, do not load it.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -104,6 +105,7 @@ def crawl(
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 (not 2) when only external URLs failed.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log every request; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
+    workers: Annotated[int, typer.Option("--workers", help="Crawler processes crawling into the one archive (--parallels and --interval are shared between them).")] = 1,
 ) -> None:
     """Crawl a website into one .nitpicker archive (a SQLite file).
 
@@ -113,6 +115,8 @@ def crawl(
     if append is not None and retry_failed is not None:
         fail("--retry-failed and --append cannot be used together")
     if append is not None:
+        if workers != 1:
+            fail("--workers cannot be combined with --append (append with one process)")
         _crawl_append(append, urls or [], options, list_urls=list_urls, list_file=list_file,
                       single=single, resume=resume, output=output, verbose=verbose,
                       silent=silent)
@@ -127,11 +131,18 @@ def crawl(
         _check_writable(config)
         if config.render:
             require_chromium()
-    except (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError, BrowserMissingError) as exc:
+        workers = _check_workers(workers, config, retry_failed=retry_failed is not None)
+    except (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError, BrowserMissingError,
+            ValueError) as exc:
         fail(str(exc))
-    from nitpicker.cli.runner import run_crawl
+    if workers > 1:
+        from nitpicker.cli.workers import run_workers
 
-    result = run_crawl(config, verbose=verbose, silent=silent)
+        result = run_workers(config, workers, verbose=verbose, silent=silent)
+    else:
+        from nitpicker.cli.runner import run_crawl
+
+        result = run_crawl(config, verbose=verbose, silent=silent)
     if result.failure is not None:
         fail(result.failure, verbose_detail=result.traceback if verbose else None)
     if not silent:
@@ -304,6 +315,30 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
 def _has_credentials(url: str) -> bool:
     parsed = parse_url(url)
     return parsed is not None and credentials_of(parsed) is not None
+
+
+def _check_workers(workers: int, config: CrawlConfig, *, retry_failed: bool) -> int:
+    """``--workers N``: at least 1; more than the cores is allowed, with a note; at most one
+    worker per ``--parallels`` request (each needs one). Checked before any worker starts."""
+    if workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {workers}")
+    if workers == 1:
+        return 1
+    if retry_failed:
+        raise ConfigError("--workers cannot be combined with --retry-failed "
+                          "(retry with one process)")
+    from nitpicker.cli.workers import lease_seconds
+
+    lease_seconds()  # a bad NITPICKER_LEASE_SECONDS: one line, before anything starts
+    cores = os.cpu_count() or 1
+    if workers > cores:
+        print(f"Note: --workers {workers} is more than this machine's {cores} CPU core(s); "
+              "the workers will share them", file=sys.stderr)
+    if workers > config.parallels:
+        print(f"Note: --workers {workers} is more than --parallels {config.parallels}; "
+              f"running {config.parallels} workers, one request each", file=sys.stderr)
+        workers = config.parallels
+    return workers
 
 
 def _warn(message: str) -> None:
