@@ -21,8 +21,8 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from nitpicker.archive.connection import connect, serialised
-from nitpicker.archive.shared_frontier import SharedFrontierStore
 from nitpicker.archive.schema import SchemaError, check_readable
+from nitpicker.archive.shared_frontier import SharedFrontierStore
 from nitpicker.archive.writer import ArchiveError, ArchiveWriter, check_archive_file
 
 if TYPE_CHECKING:
