@@ -207,7 +207,7 @@ def _close(session: CrawlSession, workers: list[_Worker], result: CrawlResult, *
     halted = next((report["halted"] for report in reports
                    if report.get("halted") and report["halted"] != "failed"), None)
     session.halted = halted
-    reason = "shutdown" if interrupted else "finished"
+    reason = "shutdown" if interrupted else halted or "finished"  # as Scrapy's close reason
     if failures:
         reason = "failed"
     session.close(reason)
