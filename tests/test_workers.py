@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -268,4 +269,12 @@ def test_more_workers_than_cores_is_allowed_with_a_note(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert f"Note: --workers {workers} is more than this machine's" in result.stderr
     conn = sqlite3.connect(tmp_path / "many.nitpicker")
-    assert conn.execute("SELECT status FROM runs").fetchone() == ("finished",)
+    status, done = conn.execute("SELECT status, pages_done FROM runs").fetchone()
+    recorded_urls = conn.execute("SELECT count(*) FROM pages WHERE fetched_at IS NOT NULL"
+                                 ).fetchone()[0]
+    assert status == "finished"
+    # One progress line for all the workers: the URLs every worker recorded, summed.
+    line = re.findall(rf"(\d+)/(\d+) queued 0 · errors \d+ · [\d.]+ URLs/s · {workers} workers",
+                      result.stderr)
+    assert line and line[-1] == (str(done), str(done))
+    assert done == recorded_urls > 1

@@ -33,6 +33,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.runner import CrawlResult
 from nitpicker.crawl.failure import RunFailure
 from nitpicker.crawl.session import CrawlCounters, CrawlSession
@@ -107,7 +108,11 @@ def run_workers(config: CrawlConfig, count: int, *, verbose: bool = False,
     ttl = lease_seconds()
     session = CrawlSession(config)
     started = time.monotonic()
-    session.open()  # the archive, its lock, the run's row, the roots: as a single crawl
+    try:
+        session.open()  # the archive, its lock, the run's row, the roots: as a single crawl
+    except ArchiveError as exc:
+        result.failure = str(exc)
+        return result
     writer = session.archive
     writer.commit()
     context = multiprocessing.get_context("spawn")

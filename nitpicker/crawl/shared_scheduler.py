@@ -8,7 +8,7 @@ As :class:`~nitpicker.crawl.frontier.FrontierScheduler`, with the frontier share
   pages may still queue links, and a killed worker's rows come back when their lease expires.
   A worker with nothing to fetch waits (ticking every :data:`TICK` seconds) and takes work as
   soon as there is some;
-- the tick also commits what this worker's reactor thread wrote (a claim, a trap event), so no
+- the tick also stops the worker when its coordinator is gone, commits what this worker's reactor thread wrote (a claim, a trap event), so no
   transaction holds the other workers back for long, and picks up roots another worker added
   (a redirecting root) into this worker's scope.
 
@@ -18,6 +18,7 @@ Made by :meth:`FrontierScheduler.from_crawler` when the crawl session has a work
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,7 @@ class SharedFrontierScheduler(FrontierScheduler):
         self._looked = 0.0
         self._renewed = time.monotonic()
         self._roots: set[str] = set(session.config.roots)
+        self._coordinator = os.getppid()
 
     def open(self, spider: Spider) -> None:
         super().open(spider)
@@ -122,6 +124,9 @@ class SharedFrontierScheduler(FrontierScheduler):
         writer = session.writer
         if writer is None or session.failure is not None:
             return
+        if os.getppid() != self._coordinator and session.halted is None:
+            logger.error("the coordinating process is gone: this worker stops")
+            session.halt("shutdown")
         try:
             writer.maybe_commit()
             if time.monotonic() - self._renewed >= self.role.lease_seconds / 3:
