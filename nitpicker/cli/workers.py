@@ -171,9 +171,9 @@ def _watch(workers: list[_Worker], progress: Any, conn: sqlite3.Connection, *,
         ready = wait([*pipes, *running], timeout=0.5)
         for handle in ready:
             if handle in pipes:
-                pipes[handle].receive()  # type: ignore[index]
+                pipes[handle].receive()
             elif handle in running:
-                worker = running.pop(handle)  # type: ignore[call-overload]
+                worker = running.pop(handle)
                 _stopped(worker, progress, silent=silent)
         if progress is not None:
             queued = 0

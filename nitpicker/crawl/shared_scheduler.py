@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from twisted.internet import task
 
+from nitpicker.archive.shared_frontier import SharedFrontierStore
 from nitpicker.crawl.failure import classify_exception
 from nitpicker.crawl.frontier import LEASE_BATCH, FrontierScheduler
 
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.spiders import Spider
 
-    from nitpicker.archive.shared_frontier import SharedFrontierStore
     from nitpicker.crawl.session import CrawlSession
     from nitpicker.crawl.worker_role import WorkerRole
 
@@ -70,8 +70,9 @@ class SharedFrontierScheduler(FrontierScheduler):
 
     @property
     def frontier(self) -> SharedFrontierStore:
-        frontier: Any = self.session.archive.frontier
-        return frontier  # a SharedArchiveWriter's
+        frontier = self.session.archive.frontier
+        assert isinstance(frontier, SharedFrontierStore)  # a SharedArchiveWriter's
+        return frontier
 
     def has_pending_requests(self) -> bool:
         if self._requeued:

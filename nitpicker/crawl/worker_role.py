@@ -40,7 +40,7 @@ class LeaseBudget:
     def reserve(self, wanted: int) -> int:
         """Take up to ``wanted`` URLs of the budget; how many were granted."""
         with self._value.get_lock():
-            granted = max(min(wanted, self.limit - self._value.value), 0)
+            granted = max(min(wanted, self.limit - int(self._value.value)), 0)
             self._value.value += granted
         return granted
 
@@ -52,7 +52,7 @@ class LeaseBudget:
 
     @property
     def left(self) -> int:
-        return max(self.limit - self._value.value, 0)
+        return max(self.limit - int(self._value.value), 0)
 
 
 @dataclass(frozen=True)
