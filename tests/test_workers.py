@@ -278,3 +278,26 @@ def test_more_workers_than_cores_is_allowed_with_a_note(tmp_path: Path) -> None:
                       result.stderr)
     assert line and line[-1] == (str(done), str(done))
     assert done == recorded_urls > 1
+
+
+def test_ctrl_c_while_the_workers_start_is_a_clean_stop(tmp_path: Path) -> None:
+    with FixtureSite(delay=0.05) as site:
+        archive = tmp_path / "early.nitpicker"
+        proc = start(site.url("/wide/"), "-o", "early", "-P", "4", "--workers", "2",
+                     cwd=tmp_path)
+        deadline = time.monotonic() + 120
+        while not archive.exists():  # the coordinator has made it: the workers are starting
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(0.2)
+        assert len(worker_pids(proc.pid)) == 2
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)
+        stderr = proc.stderr.read() if proc.stderr else ""
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert "stopped with exit code" not in stderr, stderr
+    assert not (tmp_path / "early.nitpicker.lock").exists()
+    conn = sqlite3.connect(archive)
+    assert conn.execute("SELECT status, stop_reason FROM runs").fetchall() == [
+        ("stopped", "shutdown")]
+    assert 1 not in frontier_left(archive)

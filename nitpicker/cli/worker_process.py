@@ -4,9 +4,10 @@ Started by the coordinator (:mod:`nitpicker.cli.workers`) with the ``spawn`` sta
 fresh interpreter, its own reactor. It crawls with the site spider, its session in the worker's
 role (:class:`~nitpicker.crawl.worker_role.WorkerRole`), and reports its counters to the
 coordinator over a pipe every :data:`REPORT_EVERY` seconds, and once more, final, when its crawl
-has closed. It runs in a process group of its own: a Ctrl-C at the terminal reaches the
-coordinator only, which passes it on to each worker once (a second Ctrl-C, passed on too, stops
-them at once, as it stops a single crawl).
+has closed. It runs in a process group of its own and starts with SIGINT ignored: a Ctrl-C at
+the terminal reaches the coordinator only, which passes it on to each worker once its crawl runs
+(Scrapy's handler then installed; a second Ctrl-C, passed on too, stops them at once, as it
+stops a single crawl).
 """
 
 from __future__ import annotations

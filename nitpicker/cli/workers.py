@@ -77,6 +77,18 @@ class _Worker:
         self.role = role
         self.report: WorkerReport | None = None
         self.final = False
+        self._owed: list[int] = []
+        """Signals that came before the worker could take them (its crawl not running yet)."""
+
+    def signal(self, signum: int) -> None:
+        """Pass a signal on: at once when the worker's crawl runs (its first report came:
+        Scrapy's handlers are installed), else as soon as it does."""
+        if self.report is None:
+            self._owed.append(signum)
+            return
+        if self.process.is_alive() and self.process.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, signum)
 
     def receive(self) -> None:
         assert self.pipe is not None
@@ -87,6 +99,9 @@ class _Worker:
             self.pipe = None
             return
         self.final = bool(self.report and self.report.get("final"))
+        owed, self._owed = self._owed, []
+        for signum in owed:
+            self.signal(signum)
 
 
 def _sum(workers: list[_Worker]) -> CrawlCounters:
@@ -125,11 +140,12 @@ def run_workers(config: CrawlConfig, count: int, *, verbose: bool = False,
         nonlocal interrupts
         interrupts += 1
         for worker in workers:
-            if worker.process.is_alive() and worker.process.pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(worker.process.pid, signum)
+            worker.signal(signum)
 
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # The workers start with SIGINT ignored (inherited through exec): a Ctrl-C at the terminal,
+    # or one passed on before a worker's crawl runs, never interrupts its start-up with a
+    # traceback; Scrapy installs its own handler when the crawl starts.
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
     progress = None if silent else WorkersProgress(config, count)
     try:
         for index in range(count):
@@ -145,6 +161,8 @@ def run_workers(config: CrawlConfig, count: int, *, verbose: bool = False,
             process.start()
             sender.close()
             workers.append(_Worker(process, receiver, role))
+        for sig in previous:
+            signal.signal(sig, forward)
         if progress is not None:
             progress.start()
         _watch(workers, progress, writer.conn, silent=silent)
