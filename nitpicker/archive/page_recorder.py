@@ -111,6 +111,7 @@ class PageRecorder:
         self._mutex = archive.mutex
         self._begin = archive.begin
         self._frontier = archive.frontier
+        self._checks_leases = archive.frontier.checks_leases
         self._budget = archive.budget
         self._ids: OrderedDict[str, int] = OrderedDict()
 
@@ -151,8 +152,15 @@ class PageRecorder:
 
     @serialised
     def record(self, item: PageItem, new_links: list[tuple[str, str, int, int]]) -> int:
-        """Record one URL's result, its links, and acknowledge its frontier row."""
+        """Record one URL's result, its links, and acknowledge its frontier row.
+
+        With several workers (``--workers``), a page whose row is no longer leased by this one
+        (its lease expired and another worker took it) is dropped: 0, nothing written.
+        """
         self._begin()
+        if (self._checks_leases and item.frontier_id is not None
+                and not self._frontier.holds(item.frontier_id)):
+            return 0
         budget = self._budget
         if budget.pages is not None:
             links = len(item.links)

@@ -73,9 +73,13 @@ class ArchiveWriter:
         self._last_commit = time.monotonic()
         self._finished = False
         self.budget = SizeBudget(conn)
-        self.frontier = FrontierStore(self)
+        self.frontier = self.make_frontier()
         self.runs = RunLog(self)
         self.pages = PageRecorder(self)
+
+    def make_frontier(self) -> FrontierStore:
+        """The frontier part (before the page recorder, which acknowledges through it)."""
+        return FrontierStore(self)
 
     # -- opening ----------------------------------------------------------------------------
 

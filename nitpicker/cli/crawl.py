@@ -6,6 +6,7 @@ other commands, and ``--help``, do not load it.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +130,7 @@ def crawl(
     diff: Annotated[bool, typer.Option("--diff", help="The original's comparison: with two archive paths, write the URLs of their HTML pages to a.txt and b.txt (nitpicker diff compares much more).")] = False,
     baseline: Annotated[Path | None, typer.Option("--baseline", help="Once the crawl has ended, compare its archive with this earlier one and exit 1 when a --fail-on category is not empty.", show_default=False)] = None,
     fail_on: Annotated[str | None, typer.Option("--fail-on", help="With --baseline: the categories that fail the crawl (comma-separated), as nitpicker diff --fail-on takes them.", show_default=False)] = None,
+    workers: Annotated[int, typer.Option("--workers", help="Crawler processes crawling into the one archive (--parallels and --interval are shared between them).")] = 1,
 ) -> None:
     """Crawl a website into one .nitpicker archive (a SQLite file).
 
@@ -149,6 +151,8 @@ def crawl(
     if append is not None and retry_failed is not None:
         fail("--retry-failed and --append cannot be used together")
     if append is not None:
+        if workers != 1:
+            fail("--workers cannot be combined with --append (append with one process)")
         code = _crawl_append(append, urls, options, list_urls=flags.list_urls,
                              list_file=flags.list_file, single=flags.single, resume=resume,
                              output=output, verbose=verbose, silent=silent, baseline=baseline)
@@ -167,11 +171,17 @@ def crawl(
         check_ready(config)
         if baseline is not None:
             check_baseline(baseline, Path(config.output))
+        workers = _check_workers(workers, config, retry_failed=retry_failed is not None)
     except (*INPUT_ERRORS, ValueError) as exc:
         fail(str(exc))
-    from nitpicker.cli.runner import run_crawl
+    if workers > 1:
+        from nitpicker.cli.workers import run_workers
 
-    result = run_crawl(config, verbose=verbose, silent=silent)
+        result = run_workers(config, workers, verbose=verbose, silent=silent)
+    else:
+        from nitpicker.cli.runner import run_crawl
+
+        result = run_crawl(config, verbose=verbose, silent=silent)
     code = crawl_outcome(config, result, verbose=verbose, silent=silent)
     if baseline is not None and gates:
         code = gate_after_crawl(baseline, Path(config.output), gates, silent=silent) or code
@@ -401,6 +411,30 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
 def _has_credentials(url: str) -> bool:
     parsed = parse_url(url)
     return parsed is not None and credentials_of(parsed) is not None
+
+
+def _check_workers(workers: int, config: CrawlConfig, *, retry_failed: bool) -> int:
+    """``--workers N``: at least 1; more than the cores is allowed, with a note; at most one
+    worker per ``--parallels`` request (each needs one). Checked before any worker starts."""
+    if workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {workers}")
+    if workers == 1:
+        return 1
+    if retry_failed:
+        raise ConfigError("--workers cannot be combined with --retry-failed "
+                          "(retry with one process)")
+    from nitpicker.cli.workers import lease_seconds
+
+    lease_seconds()  # a bad NITPICKER_LEASE_SECONDS: one line, before anything starts
+    cores = os.cpu_count() or 1
+    if workers > cores:
+        print(f"Note: --workers {workers} is more than this machine's {cores} CPU core(s); "
+              "the workers will share them", file=sys.stderr)
+    if workers > config.parallels:
+        print(f"Note: --workers {workers} is more than --parallels {config.parallels}; "
+              f"running {config.parallels} workers, one request each", file=sys.stderr)
+        workers = config.parallels
+    return workers
 
 
 def _warn(message: str) -> None:

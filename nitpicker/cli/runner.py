@@ -31,7 +31,7 @@ class CrawlResult:
     """Ctrl-C came before the crawl started (``run_crawl`` then raises ``KeyboardInterrupt``)."""
 
 
-def _settings(verbose: bool) -> Any:
+def scrapy_settings(verbose: bool) -> Any:
     from scrapy.settings import Settings
 
     settings = Settings()
@@ -53,7 +53,7 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
     from nitpicker.spiders.site import SiteSpider
 
     result = CrawlResult()
-    process = CrawlerProcess(_settings(verbose))
+    process = CrawlerProcess(scrapy_settings(verbose))
     crawler = process.create_crawler(SiteSpider)
 
     def on_closed(spider: Any, reason: str) -> None:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from nitpicker.archive.lock import ArchiveLock
     from nitpicker.crawl.config import CrawlConfig
+    from nitpicker.crawl.worker_role import WorkerRole
 
 __all__ = ["CrawlCounters", "CrawlSession", "crawl_session"]
 
@@ -89,6 +90,8 @@ class CrawlSession:
         backup): the writer works under it and leaves it held."""
         self.closed_reason: str | None = None
         """The reason the run was closed with (Scrapy's close reason), once closed."""
+        self.role: WorkerRole | None = None
+        """This process's place in a ``--workers N`` crawl; ``None`` for a crawl of its own."""
 
     def policy_url(self, url: str) -> ParsedUrl | None:
         """``url`` normalised as the crawl's policies see it (cached)."""
@@ -112,6 +115,9 @@ class CrawlSession:
         """Create the archive (or reopen it to resume) and start a run."""
         if self.writer is not None:
             return
+        if self.role is not None:
+            self._attach(self.role)
+            return
         if self.config.resume:
             self.writer = ArchiveWriter.reopen(Path(self.config.output), self.lock)
         else:
@@ -124,6 +130,14 @@ class CrawlSession:
                          self.failure.detail)
             self.close("failed")
             raise ArchiveError(f"{self.config.output}: {self.failure.message}") from exc
+        self.worker = ArchiveWorker(self._worker_failed)
+
+    def _attach(self, role: WorkerRole) -> None:
+        """A worker of ``--workers N``: the coordinator made the archive and the run."""
+        from nitpicker.archive.shared_writer import SharedArchiveWriter
+
+        self.writer = SharedArchiveWriter.attach(
+            Path(self.config.output), owner=role.owner, lease_seconds=role.lease_seconds)
         self.worker = ArchiveWorker(self._worker_failed)
 
     def _start_run(self, writer: ArchiveWriter) -> None:
@@ -247,6 +261,8 @@ class CrawlSession:
         """URLs this run may still lease under ``--max-pages``; ``None`` when unlimited."""
         if self.config.max_pages is None:
             return None
+        if self.role is not None and self.role.budget is not None:
+            return self.role.budget.left
         return max(self.config.max_pages - self.counters.leased, 0)
 
     def halt(self, reason: str) -> None:
@@ -270,6 +286,9 @@ class CrawlSession:
             return
         self.writer = None
         self.closed_reason = reason
+        if self.role is not None:
+            self._detach(writer)
+            return
         if self.worker is not None:
             self.worker.stop()
             if self.worker.error is not None and self.failure is None:
@@ -309,6 +328,21 @@ class CrawlSession:
             writer.abandon()
             raise
         logger.info("archive closed: %s (%s)", writer.path, status)
+
+
+    def _detach(self, writer: ArchiveWriter) -> None:
+        """A worker of ``--workers N`` stops: its writes done, its unfetched leases back to
+        pending; the coordinator closes the run."""
+        from nitpicker.archive.shared_writer import SharedArchiveWriter
+
+        if self.worker is not None:
+            self.worker.stop()
+            if self.worker.error is not None and self.failure is None:
+                self.failure = classify_exception(self.worker.error)
+                logger.error("crawl failed (%s): %s", self.failure.code, self.failure.detail)
+            self.worker = None
+        assert isinstance(writer, SharedArchiveWriter)
+        writer.detach(failed=self.failure is not None)
 
 
 def crawl_session(crawler: Crawler) -> CrawlSession:

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
     from nitpicker.archive.lock import ArchiveLock
+    from nitpicker.crawl.worker_role import WorkerRole
     from nitpicker.render.page import RenderResult
 
 __all__ = ["SiteSpider"]
@@ -100,12 +101,13 @@ class SiteSpider(Spider):
     custom_settings = {"ADDONS": {"nitpicker.addon.Addon": 0}}  # noqa: RUF012 (Scrapy's API)
 
     def __init__(self, config: CrawlConfig | None = None, archive_lock: ArchiveLock | None = None,
-                 **kwargs: Any) -> None:
+                 worker_role: WorkerRole | None = None, **kwargs: Any) -> None:
         super().__init__(name=kwargs.pop("name", None))
         spider_args = {k: v for k, v in kwargs.items() if not k.startswith("_")}
         self.config = config if config is not None else CrawlConfig.from_spider_args(spider_args)
         self.session = CrawlSession(self.config)
         self.session.lock = archive_lock  # held by the caller (an append), or None
+        self.session.role = worker_role  # one of --workers N, or None
         self.resolver = self.session.resolver
 
     @classmethod
@@ -156,9 +158,13 @@ class SiteSpider(Spider):
         """
         config = self.config
         priority = "spider"
-        settings.set("CONCURRENT_REQUESTS", config.parallels, priority=priority)
-        settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", config.parallels, priority=priority)
-        settings.set("DOWNLOAD_DELAY", config.interval / 1000, priority=priority)
+        parallels, interval = config.parallels, config.interval
+        role = self.session.role
+        if role is not None:  # one of --workers N: its share of the host's budget
+            parallels, interval = role.parallels(parallels), role.interval_ms(interval)
+        settings.set("CONCURRENT_REQUESTS", parallels, priority=priority)
+        settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", parallels, priority=priority)
+        settings.set("DOWNLOAD_DELAY", interval / 1000, priority=priority)
         settings.set("RETRY_TIMES", config.retry, priority=priority)
         settings.set("USER_AGENT", config.user_agent, priority=priority)
         settings.set("ROBOTSTXT_OBEY", not config.ignore_robots, priority=priority)
@@ -169,7 +175,8 @@ class SiteSpider(Spider):
         settings.set("NITPICKER_DEDUPE_MAP_CAP", config.dedupe_map_cap, priority=priority)
         if config.deny_private_networks:
             _impose(settings, "NITPICKER_DENY_PRIVATE_NETWORKS", True)
-        if not (config.sitemap and config.follows_links and not config.resume):
+        if not (config.sitemap and config.follows_links and not config.resume) or (
+                role is not None and role.index > 0):  # one worker reads the sitemaps
             _impose(settings, "NITPICKER_SITEMAP_ENABLED", False)
         if not (config.predict_pagination and config.follows_links):
             _impose(settings, "NITPICKER_PREDICT_PAGINATION", False)
