@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,12 @@ from typing import Any
 import pytest
 
 from fixtures.site import FixtureSite
+
+# A test run started in the background of a non-interactive shell (``cmd &``) inherits SIGINT
+# ignored, and so would every nitpicker process the tests start: their Ctrl-C tests would see
+# the signal dropped. Handled here, the children start with the default disposition again.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 from nitpicker.archive.writer import ArchiveWriter
 from tests.helpers import ChangesCrawls, run, run_with_probe, writer_config
 
