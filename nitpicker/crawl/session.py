@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from nitpicker.archive.lock import ArchiveLock
     from nitpicker.crawl.config import CrawlConfig
+    from nitpicker.crawl.redis_frontier import FrontierSettings, RedisFrontier
 
 __all__ = ["CrawlCounters", "CrawlSession", "crawl_session"]
 
@@ -89,6 +90,9 @@ class CrawlSession:
         backup): the writer works under it and leaves it held."""
         self.closed_reason: str | None = None
         """The reason the run was closed with (Scrapy's close reason), once closed."""
+        self.shared_frontier: FrontierSettings | None = None
+        """Set by the spider: this run is one worker of a distributed crawl, its archive a
+        shard, its URLs leased from this frontier (:mod:`nitpicker.crawl.redis_frontier`)."""
 
     def policy_url(self, url: str) -> ParsedUrl | None:
         """``url`` normalised as the crawl's policies see it (cached)."""
@@ -112,10 +116,14 @@ class CrawlSession:
         """Create the archive (or reopen it to resume) and start a run."""
         if self.writer is not None:
             return
+        shared = self._join_shared_frontier() if self.shared_frontier is not None else None
         if self.config.resume:
             self.writer = ArchiveWriter.reopen(Path(self.config.output), self.lock)
         else:
             self.writer = ArchiveWriter.create(self.config)
+        if shared is not None:
+            shared.attach(self.writer)
+            self.writer.use_frontier(shared, shared.committed)
         try:
             self._start_run(self.writer)
         except (sqlite3.Error, OSError) as exc:
@@ -125,6 +133,24 @@ class CrawlSession:
             self.close("failed")
             raise ArchiveError(f"{self.config.output}: {self.failure.message}") from exc
         self.worker = ArchiveWorker(self._worker_failed)
+
+    def _join_shared_frontier(self) -> RedisFrontier:
+        """Reach the shared frontier and join its crawl, before the shard is created: Redis
+        unreachable, or holding another crawl under the name, writes nothing."""
+        from nitpicker.crawl.frontier_port import FrontierUnavailable
+        from nitpicker.crawl.redis_frontier import RedisFrontier, connect_frontier
+
+        settings = self.shared_frontier
+        assert settings is not None
+        try:
+            frontier = RedisFrontier(connect_frontier(settings), settings)
+            frontier.join(self.config.roots)
+        except (FrontierUnavailable, ValueError) as exc:
+            raise ArchiveError(str(exc)) from exc
+        frontier.on_unavailable = lambda exc: self.fail(classify_exception(exc))
+        logger.info("shared frontier %s, crawl %s: worker %s", settings.shown, settings.crawl,
+                    frontier.worker)
+        return frontier
 
     def _start_run(self, writer: ArchiveWriter) -> None:
         """The open phase: the run's row, the roots, the size budget, the inbound index."""
