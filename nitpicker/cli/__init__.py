@@ -126,9 +126,9 @@ def _add_commands() -> None:
     are one command each, ``query`` and ``diff`` groups or commands of their own. A module
     imports only what its options need; the crawler (Scrapy, Twisted, Playwright), the MCP SDK
     and the viewer's web stack are imported inside the command that runs them."""
-    from nitpicker.cli import analyze, crawl, diff, mcp, query, report, view
+    from nitpicker.cli import analyze, crawl, diff, mcp, merge, query, report, view
 
-    for command in (crawl, analyze, query, report, diff, view, mcp):
+    for command in (crawl, merge, analyze, query, report, diff, view, mcp):
         app.add_typer(command.app)
 
 

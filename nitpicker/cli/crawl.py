@@ -104,12 +104,20 @@ def crawl(
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 (not 2) when only external URLs failed.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log every request; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
+    frontier: Annotated[str | None, typer.Option("--frontier", help="redis://host:port/db[?crawl=NAME]: a distributed crawl's shared frontier; this process is one worker, recording into its own shard (-o).", show_default=False)] = None,
+    coordinate: Annotated[bool, typer.Option("--coordinate", help="With --frontier: crawl nothing here; seed the roots and wait until the workers are done.")] = False,
+    merge: Annotated[list[Path] | None, typer.Option("--merge", help="With --coordinate: the shards to merge into -o once the crawl is done; repeatable.", show_default=False)] = None,
 ) -> None:
     """Crawl a website into one .nitpicker archive (a SQLite file).
 
     Example: nitpicker crawl https://example.com/ -o example
     """
     options = given_options(ctx)
+    if frontier is not None or coordinate or merge:
+        _crawl_shared(options, urls or [], frontier, coordinate=coordinate, merge=merge or [],
+                      output=output, others=bool(list_urls or list_file or resume or append
+                                                 or retry_failed),
+                      verbose=verbose, silent=silent)
     if append is not None and retry_failed is not None:
         fail("--retry-failed and --append cannot be used together")
     if append is not None:
@@ -132,6 +140,54 @@ def crawl(
     from nitpicker.cli.runner import run_crawl
 
     result = run_crawl(config, verbose=verbose, silent=silent)
+    if result.failure is not None:
+        fail(result.failure, verbose_detail=result.traceback if verbose else None)
+    if not silent:
+        print_summary(Path(config.output), result)
+    if result.run_failure is not None:
+        fail(result.run_failure.message)
+    raise typer.Exit(exit_code(result.counters, strict=config.strict))
+
+
+def _crawl_shared(options: GivenOptions, urls: list[str], frontier: str | None, *,
+                  coordinate: bool, merge: list[Path], output: str | None, others: bool,
+                  verbose: bool, silent: bool) -> None:
+    """``--frontier``: one worker of a distributed crawl, or (``--coordinate``) its
+    coordinator (:mod:`nitpicker.cli.coordinate`). Exits."""
+    from nitpicker.cli.runner import run_crawl
+    from nitpicker.crawl.redis_frontier import shard_name
+
+    if frontier is None:
+        fail("--coordinate and --merge need --frontier redis://host:port/db")
+    if merge and not coordinate:
+        fail("--merge goes with --coordinate (or use nitpicker merge SHARD… -o FILE)")
+    if others:
+        fail("--frontier cannot be combined with --list, --list-file, --resume, --append or "
+             "--retry-failed")
+    if coordinate:
+        from nitpicker.cli.coordinate import coordinate as run_coordinator
+
+        if merge and not output:
+            fail("--merge needs -o FILE (the merged archive)")
+        try:
+            config = _build_config(options, urls=urls, list_urls=[], list_file=None,
+                                   resume=None, output=None)
+        except ConfigError as exc:
+            fail(str(exc))
+        merged = None
+        if output:
+            merged = Path(output if output.endswith(".nitpicker") else output + ".nitpicker")
+        run_coordinator(config, frontier, shards=merge, output=merged, silent=silent)
+        raise typer.Exit(0)
+    try:
+        config = _build_config(options, urls=urls, list_urls=[], list_file=None, resume=None,
+                               output=output or shard_name(""))
+        _check_writable(config)
+        if config.render:
+            require_chromium()
+    except (ConfigError, ArchiveError, BrowserMissingError) as exc:
+        fail(str(exc))
+    result = run_crawl(config, verbose=verbose, silent=silent, frontier=frontier)
     if result.failure is not None:
         fail(result.failure, verbose_detail=result.traceback if verbose else None)
     if not silent:

@@ -334,7 +334,7 @@ class RedisFrontier:
         self._count(reply)
         rows: list[LeasedEntry] = []
         for i in range(3, len(reply), 2):
-            key, url, depth, mode = json.loads(reply[i + 1])
+            _key, url, depth, mode = json.loads(reply[i + 1])
             rows.append((int(reply[i]), str(url), int(depth), int(mode)))
         if rows:
             rows.sort(key=lambda row: (row[2], row[0]))

@@ -21,7 +21,6 @@ from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from nitpicker.crawl.config import CrawlConfig
-from nitpicker.crawl.redis_frontier import crawl_id
 from nitpicker.crawl.errors import describe_failure
 from nitpicker.crawl.meta import (
     META_DEPTH,
@@ -36,6 +35,7 @@ from nitpicker.crawl.meta import (
     is_html,
     media_type,
 )
+from nitpicker.crawl.redis_frontier import crawl_id
 from nitpicker.crawl.session import CrawlSession
 from nitpicker.default_settings import set_defaults
 from nitpicker.items import (
