@@ -155,7 +155,13 @@ def _crawl_shared(options: GivenOptions, urls: list[str], frontier: str | None, 
     """``--frontier``: one worker of a distributed crawl, or (``--coordinate``) its
     coordinator (:mod:`nitpicker.cli.coordinate`). Exits."""
     from nitpicker.cli.runner import run_crawl
-    from nitpicker.crawl.redis_frontier import shard_name
+    from nitpicker.crawl.frontier_port import FrontierUnavailable
+    from nitpicker.crawl.redis_frontier import (
+        connect_frontier,
+        crawl_id,
+        parse_frontier_url,
+        shard_name,
+    )
 
     if frontier is None:
         fail("--coordinate and --merge need --frontier redis://host:port/db")
@@ -185,7 +191,14 @@ def _crawl_shared(options: GivenOptions, urls: list[str], frontier: str | None, 
         _check_writable(config)
         if config.render:
             require_chromium()
-    except (ConfigError, ArchiveError, BrowserMissingError) as exc:
+        settings = parse_frontier_url(frontier, crawl_id(config.roots))
+    except ValueError as exc:  # ConfigError too
+        fail(str(exc) if isinstance(exc, ConfigError) else f"--frontier: {exc}")
+    except (ArchiveError, BrowserMissingError) as exc:
+        fail(str(exc))
+    try:
+        connect_frontier(settings).close()  # unreachable: one line, before anything is written
+    except FrontierUnavailable as exc:
         fail(str(exc))
     result = run_crawl(config, verbose=verbose, silent=silent, frontier=frontier)
     if result.failure is not None:

@@ -56,7 +56,8 @@ if TYPE_CHECKING:
     from nitpicker.archive.writer import ArchiveWriter
     from nitpicker.crawl.frontier_port import LeasedEntry
 
-__all__ = ["FrontierCounts", "FrontierSettings", "RedisFrontier", "connect_frontier", "crawl_id",
+__all__ = ["FrontierCounts", "FrontierSettings", "RedisFrontier", "check_frontier_url",
+           "connect_frontier", "crawl_id",
            "parse_frontier_url", "shard_name"]
 
 logger = logging.getLogger(__name__)
@@ -125,6 +126,16 @@ def parse_frontier_url(raw: str, default_crawl: str, **options: Any) -> Frontier
     rest = urlencode([(k, v) for k, v in query if k != "crawl"])
     url = urlunsplit((parts.scheme, parts.netloc, parts.path, rest, ""))
     return FrontierSettings(url, crawl, **options)
+
+
+def check_frontier_url(raw: str) -> None:
+    """``ConfigError`` (one line naming it) unless ``raw`` is a Redis URL."""
+    from nitpicker.crawl.config import ConfigError
+
+    try:
+        parse_frontier_url(raw, "check")
+    except ValueError as exc:
+        raise ConfigError(f"frontier: {exc}") from exc
 
 
 @dataclass
