@@ -225,12 +225,13 @@ def test_a_job_killed_mid_crawl_is_finished_by_the_other_node(
 def test_redis_restarted_mid_crawl(dsite: FixtureSite, roots: list[str], single: Sets,
                                    nodes: list[Scrapyd], redis_server: RedisServer,
                                    tmp_path: Path) -> None:
-    dsite.delay = 0.05
+    dsite.delay = 0.1
     coord = coordinator(roots, redis_server.url)
     shards = [tmp_path / f"shard{n}.nitpicker" for n in range(2)]
     jobs = [schedule(node, roots, redis_server.url, shard)
             for node, shard in zip(nodes, shards, strict=True)]
-    wait_for(lambda: sum(map(recorded_count, shards)) >= 20, "pages before the restart")
+    wait_for(lambda: all(shard.exists() for shard in shards)
+             and sum(map(recorded_count, shards)) >= 10, "both jobs crawling")
     redis_server.restart(down_for=1.0)
     for node, job in zip(nodes, jobs, strict=True):
         wait_finished(node, job)
