@@ -153,7 +153,7 @@ class SiteSpider(Spider):
         or an environment variable): the session takes its URLs from it and records into a
         shard archive, ``shard-<job id>.nitpicker`` unless ``output`` is given."""
         url = (self.frontier_url or settings.get("NITPICKER_FRONTIER_URL")
-               or os.environ.get("NITPICKER_FRONTIER_URL", ""))
+               or os.environ.get("NITPICKER_FRONTIER_URL") or "")
         if not url:
             return
         from nitpicker.crawl.config import ConfigError
