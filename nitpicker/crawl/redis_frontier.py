@@ -380,7 +380,14 @@ class RedisFrontier:
     def drop_prediction(self, frontier_id: int) -> bool:
         """A predicted entry that missed: queued again as a full crawl when this shard has a
         page row for its URL already, else gone (its key may be queued afresh by a link)."""
-        raw = self._client.hget(f"{self._prefix}:rows", frontier_id)
+        import redis
+
+        try:
+            raw = self._client.hget(f"{self._prefix}:rows", frontier_id)
+        except redis.RedisError as exc:
+            raise FrontierUnavailable(
+                f"the frontier at {self.settings.shown} is unreachable: {_first_line(exc)}"
+            ) from exc
         if raw is None:
             return False
         key, url, _, _ = json.loads(raw)
