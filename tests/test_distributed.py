@@ -108,9 +108,9 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
 
 
-def coordinator(roots: list[str], frontier: str) -> subprocess.Popen[str]:
+def coordinator(roots: list[str], frontier: str, *merge: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [str(NITPICKER), "crawl", *roots, "--frontier", frontier, "--coordinate"],
+        [str(NITPICKER), "crawl", *roots, "--frontier", frontier, "--coordinate", *merge],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -189,17 +189,21 @@ def test_two_scrapyd_nodes_crawl_shards_that_merge_into_the_single_crawl(
         dsite: FixtureSite, roots: list[str], single: Sets, nodes: list[Scrapyd],
         redis_server: RedisServer, tmp_path: Path) -> None:
     dsite.delay = 0.05
-    coord = coordinator(roots, redis_server.url)
     shards = [tmp_path / f"shard{n}.nitpicker" for n in range(2)]
+    merged = tmp_path / "merged.nitpicker"
+    coord = coordinator(roots, redis_server.url, "--merge", str(shards[0]), "--merge",
+                        str(shards[1]), "-o", str(merged))
     jobs = [schedule(node, roots, redis_server.url, shard)
             for node, shard in zip(nodes, shards, strict=True)]
     for node, job in zip(nodes, jobs, strict=True):
         wait_finished(node, job)
         assert "Spider closed (finished)" in node.job_log(job), _tail(node.job_log(job))
         assert job_log_errors(node, job) == []
-    finish_coordinator(coord)
+    err = finish_coordinator(coord)
+    assert f"{merged}: 2 shard(s)" in err, err
     assert all(recorded_count(shard) > 0 for shard in shards), "both nodes took part"
-    assert_same(merged_sets(shards, tmp_path / "merged"), single)
+    assert_same(archive_sets(merged), single)
+    assert_same(merged_sets(shards, tmp_path / "again"), single)
 
 
 def test_a_job_killed_mid_crawl_is_finished_by_the_other_node(

@@ -3,6 +3,7 @@ in tests/test_distributed.py)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from contextlib import closing
@@ -116,3 +117,13 @@ def test_a_missing_or_foreign_shard_is_named(crawled: Path, tmp_path: Path) -> N
         assert done.returncode == 1
         (line,) = done.stderr.strip().splitlines()
         assert line.startswith("Error: ") and str(bad) in line
+
+
+def test_a_shard_still_being_written_is_refused(crawled: Path, tmp_path: Path) -> None:
+    shard = tmp_path / "live.nitpicker"
+    shutil.copy(crawled, shard)
+    Path(f"{shard}.lock").write_text(str(os.getpid()))
+    done = run("merge", str(shard), "-o", "merged", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip() == (f"Error: {shard}: still being written (PID {os.getpid()}): "
+                                   "merge it once its worker has ended")

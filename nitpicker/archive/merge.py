@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Final
 
 from nitpicker.archive.connection import connect
+from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import (
     MIGRATIONS,
     SchemaError,
@@ -129,6 +130,10 @@ def _shard_info(shard: Path) -> tuple[list[str], dict[str, object]]:
     it is an archive of this version's full schema."""
     if not shard.is_file():
         raise MergeError(f"Shard not found: {shard}")
+    holder = ArchiveLock(shard).live_holder()
+    if holder is not None:
+        raise MergeError(f"{shard}: still being written (PID {holder}): merge it once its "
+                         "worker has ended")
     try:
         conn = sqlite3.connect(f"{shard.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["coordinate"]
 
 POLL_SECONDS = 1.0
+SHARD_WAIT_SECONDS = 120.0
+"""How long ``--merge`` waits for the workers to close their shards once the crawl is done."""
 
 
 def coordinate(config: CrawlConfig, url: str, *, shards: list[Path], output: Path | None,
@@ -67,7 +69,14 @@ def coordinate(config: CrawlConfig, url: str, *, shards: list[Path], output: Pat
     except (FrontierUnavailable, ValueError) as exc:
         fail(str(exc))
     if shards and output is not None:
+        from nitpicker.archive.lock import ArchiveLock
         from nitpicker.archive.merge import MergeError, merge_shards
+
+        deadline = time.monotonic() + SHARD_WAIT_SECONDS
+        while time.monotonic() < deadline and any(
+                not shard.exists() or ArchiveLock(shard).live_holder() is not None
+                for shard in shards):
+            time.sleep(poll)  # the last workers are still closing their shards
 
         try:
             result = merge_shards(shards, output)
