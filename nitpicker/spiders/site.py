@@ -80,6 +80,8 @@ logger = logging.getLogger(__name__)
 
 MAX_LINKS_PER_PAGE = 10_000
 GC_THRESHOLD = 10_000
+SHARED_FRONTIER_POLL = 0.5
+"""Seconds between two looks for work of an idle worker of a distributed crawl."""
 """Allocations between two young-generation collections (Python's default is 700)."""
 
 
@@ -220,6 +222,11 @@ class SiteSpider(Spider):
         yield  # pragma: no cover  (makes this an async generator)
 
     def _on_opened(self, spider: Spider) -> None:
+        if self.session.shared_frontier is not None:
+            from twisted.internet.task import LoopingCall
+
+            self._nudge = LoopingCall(self._look_for_work)
+            self._nudge.start(SHARED_FRONTIER_POLL, now=False)
         if self.config.max_duration is not None:
             from twisted.internet import reactor
 
@@ -241,7 +248,20 @@ class SiteSpider(Spider):
         clock: Any = reactor
         clock.callLater(0, lambda: deferred_from_coro(engine.close_spider_async(reason=reason)))
 
+    def _look_for_work(self) -> None:
+        """A worker of a distributed crawl with nothing leased asks the frontier again soon:
+        another worker's pages may have queued links, or a dead worker's lease expired.
+        (Scrapy's engine looks only every 5 s when its scheduler says it has work but gives
+        none; its ``_slot.nextcall`` is the engine's own "look now".)"""
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
+
     def _on_closed(self, spider: Spider, reason: str) -> None:
+        nudge = getattr(self, "_nudge", None)
+        if nudge is not None and nudge.running:
+            nudge.stop()
         deadline = getattr(self, "_deadline", None)
         if deadline is not None and deadline.active():
             deadline.cancel()
