@@ -114,13 +114,15 @@ def coordinator(roots: list[str], frontier: str, *merge: str) -> subprocess.Pope
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def schedule(node: Scrapyd, roots: list[str], frontier: str, output: Path) -> str:
+def schedule(node: Scrapyd, roots: list[str], frontier: str, output: Path,
+             *settings: str) -> str:
     data = [
         ("project", "nitpicker"), ("spider", "site"), ("roots", ",".join(roots)),
         ("frontier", frontier), ("output", str(output)), ("retry", "0"), ("render", "false"),
         ("parallels", "2"),
         ("setting", f"NITPICKER_FRONTIER_LEASE_SECONDS={LEASE_SECONDS}"),
         ("setting", f"NITPICKER_FRONTIER_CHUNK={CHUNK}"),
+        *(("setting", setting) for setting in settings),
     ]
     answer = requests.post(f"{node.url}/schedule.json", data=data, timeout=30).json()
     assert answer.get("status") == "ok", answer
@@ -242,6 +244,25 @@ def test_redis_restarted_mid_crawl(dsite: FixtureSite, roots: list[str], single:
         assert "Spider closed (finished)" in node.job_log(job), _tail(node.job_log(job))
     finish_coordinator(coord)
     assert_same(merged_sets(shards, tmp_path / "merged"), single)
+
+
+def test_a_worker_that_loses_redis_fails_with_network_and_closes_its_shard(
+        dsite: FixtureSite, roots: list[str], nodes: list[Scrapyd], redis_server: RedisServer,
+        tmp_path: Path) -> None:
+    dsite.delay = 0.1
+    shard = tmp_path / "shard.nitpicker"
+    job = schedule(nodes[0], roots, redis_server.url, shard,
+                   "NITPICKER_FRONTIER_RETRY_SECONDS=1")
+    wait_for(lambda: recorded_count(shard) >= 5, "pages before Redis goes")
+    redis_server.stop()
+    wait_finished(nodes[0], job)
+    with closing(sqlite3.connect(f"{shard.as_uri()}?mode=ro", uri=True)) as conn:
+        status, code, detail = conn.execute(
+            "SELECT status, error_code, error_detail FROM runs").fetchone()
+    assert (status, code) == ("failed", "network"), detail
+    assert "the frontier at redis://127.0.0.1:" in detail
+    assert not Path(f"{shard}.lock").exists() and not Path(f"{shard}-wal").exists(), (
+        "the shard is closed: one file, no lock")
 
 
 @pytest.mark.parametrize("coordinate", [False, True])
