@@ -246,15 +246,16 @@ class RedisFrontier:
         try:
             self._client.hsetnx(key, "roots", wanted)
             self._client.hsetnx(key, "created_at", str(time.time()))
-            stored = self._client.hget(key, "roots")
+            raw = self._client.hget(key, "roots")
         except redis.RedisError as exc:
             raise FrontierUnavailable(
                 f"cannot reach the frontier at {self.settings.shown}: {_first_line(exc)}"
             ) from exc
-        if stored is not None and stored.decode() != wanted:
+        stored = raw.decode() if isinstance(raw, bytes) else raw
+        if stored is not None and stored != wanted:
             raise ValueError(
                 f"the frontier {self.settings.shown} crawl {self.settings.crawl!r} has other "
-                f"roots ({stored.decode()}): name this crawl with ?crawl=NAME")
+                f"roots ({stored}): name this crawl with ?crawl=NAME")
 
     # -- the port ---------------------------------------------------------------------------
 
