@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping
 
     from nitpicker.archive.writer import ArchiveWriter
+    from nitpicker.crawl.frontier_port import FrontierPort
     from nitpicker.items import ConsoleRecord, LinkRecord, PageItem, ResourceRecord
     from nitpicker.policy.extract import JsonLdBlock
 
@@ -110,10 +111,15 @@ class PageRecorder:
         self._conn = archive.conn
         self._mutex = archive.mutex
         self._begin = archive.begin
-        self._frontier = archive.frontier
+        self._frontier: FrontierPort = archive.frontier
         self._checks_leases = archive.frontier.checks_leases
         self._budget = archive.budget
         self._ids: OrderedDict[str, int] = OrderedDict()
+
+    def use_frontier(self, frontier: FrontierPort) -> None:
+        """Acknowledge and queue in ``frontier`` (:meth:`ArchiveWriter.use_frontier`)."""
+        self._frontier = frontier
+        self._checks_leases = frontier.checks_leases
 
     def forget(self) -> None:
         """The open batch was rolled back: the ids of rows created in it may be gone."""

@@ -41,10 +41,11 @@ def scrapy_settings(verbose: bool) -> Any:
 
 
 def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = False,
-              lock: ArchiveLock | None = None) -> CrawlResult:
+              lock: ArchiveLock | None = None, frontier: str | None = None) -> CrawlResult:
     """Crawl with ``config`` in a Scrapy ``CrawlerProcess``; blocks until the crawl ends.
 
     ``lock``: the archive's lock, already held by the caller (``--append``); it stays held.
+    ``frontier``: a shared frontier's URL (``--frontier``): the archive is one shard.
     """
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
@@ -71,7 +72,8 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
         result.traceback = "".join(traceback.format_exception(exc))
 
     started = time.monotonic()
-    deferred = process.crawl(crawler, config=config, archive_lock=lock)
+    extra = {"frontier": frontier} if frontier else {}
+    deferred = process.crawl(crawler, config=config, archive_lock=lock, **extra)
     deferred.addErrback(on_failure)
     if result.interrupted:  # before Scrapy handles SIGINT, so before the archive was created
         raise KeyboardInterrupt

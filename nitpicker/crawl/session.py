@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from nitpicker.archive.lock import ArchiveLock
     from nitpicker.crawl.config import CrawlConfig
+    from nitpicker.crawl.redis_frontier import FrontierSettings, RedisFrontier
     from nitpicker.crawl.worker_role import WorkerRole
 
 __all__ = ["CrawlCounters", "CrawlSession", "crawl_session"]
@@ -92,6 +93,10 @@ class CrawlSession:
         """The reason the run was closed with (Scrapy's close reason), once closed."""
         self.role: WorkerRole | None = None
         """This process's place in a ``--workers N`` crawl; ``None`` for a crawl of its own."""
+        self.shared_frontier: FrontierSettings | None = None
+        """Set by the spider: this run is one worker of a distributed crawl, its archive a
+        shard, its URLs leased from this frontier (:mod:`nitpicker.crawl.redis_frontier`).
+        Never together with :attr:`role` (``--workers`` share one archive, not Redis)."""
 
     def policy_url(self, url: str) -> ParsedUrl | None:
         """``url`` normalised as the crawl's policies see it (cached)."""
@@ -118,10 +123,14 @@ class CrawlSession:
         if self.role is not None:
             self._attach(self.role)
             return
+        shared = self._join_shared_frontier() if self.shared_frontier is not None else None
         if self.config.resume:
             self.writer = ArchiveWriter.reopen(Path(self.config.output), self.lock)
         else:
             self.writer = ArchiveWriter.create(self.config)
+        if shared is not None:
+            shared.attach(self.writer)
+            self.writer.use_frontier(shared, shared.committed)
         try:
             self._start_run(self.writer)
         except (sqlite3.Error, OSError) as exc:
@@ -139,6 +148,24 @@ class CrawlSession:
         self.writer = SharedArchiveWriter.attach(
             Path(self.config.output), owner=role.owner, lease_seconds=role.lease_seconds)
         self.worker = ArchiveWorker(self._worker_failed)
+
+    def _join_shared_frontier(self) -> RedisFrontier:
+        """Reach the shared frontier and join its crawl, before the shard is created: Redis
+        unreachable, or holding another crawl under the name, writes nothing."""
+        from nitpicker.crawl.frontier_port import FrontierUnavailable
+        from nitpicker.crawl.redis_frontier import RedisFrontier, connect_frontier
+
+        settings = self.shared_frontier
+        assert settings is not None
+        try:
+            frontier = RedisFrontier(connect_frontier(settings), settings)
+            frontier.join(self.config.roots)
+        except (FrontierUnavailable, ValueError) as exc:
+            raise ArchiveError(str(exc)) from exc
+        frontier.on_unavailable = lambda exc: self.fail(classify_exception(exc))
+        logger.info("shared frontier %s, crawl %s: worker %s", settings.shown, settings.crawl,
+                    frontier.worker)
+        return frontier
 
     def _start_run(self, writer: ArchiveWriter) -> None:
         """The open phase: the run's row, the roots, the size budget, the inbound index."""
