@@ -283,3 +283,19 @@ def test_a_bad_frontier_url_is_named(roots: list[str], tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         "Error: --frontier: not a Redis URL: 'http://127.0.0.1:1/0' (expected redis://host:port/db)"]
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    (["--workers", "2"], "--workers"),
+    (["--baseline", "old.nitpicker"], "--baseline"),
+    (["--list", "http://127.0.0.1:1/a"], "--list"),
+])
+def test_frontier_refuses_the_options_of_a_one_archive_crawl(
+        roots: list[str], tmp_path: Path, extra: list[str], named: str) -> None:
+    """``--workers N`` shares one archive, a distributed crawl's workers share Redis: together
+    they are one line naming the option, before anything is written or Redis is asked."""
+    done = run("crawl", roots[0], "--no-render", "--frontier", "redis://127.0.0.1:1/0",
+               "-o", "shard", *extra, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [f"Error: --frontier cannot be used with {named}"]
+    assert not list(tmp_path.iterdir()), "nothing is written"

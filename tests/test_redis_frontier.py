@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from nitpicker.archive.frontier_store import FrontierStore
+from nitpicker.archive.shared_frontier import SharedFrontierStore
 from nitpicker.archive.writer import ArchiveWriter
 from nitpicker.crawl.frontier_port import FrontierPort, FrontierUnavailable
 from nitpicker.crawl.redis_frontier import (
@@ -18,7 +19,7 @@ from nitpicker.crawl.redis_frontier import (
     connect_frontier,
     parse_frontier_url,
 )
-from nitpicker.items import FollowMode
+from nitpicker.items import FollowMode, PageItem
 from tests.redis_server import RedisServer, free_port, running_redis
 
 FULL = int(FollowMode.FULL)
@@ -56,9 +57,26 @@ def seeded(settings: FrontierSettings, entries: list[tuple[str, str, int, int]])
     return frontier
 
 
-def test_both_stores_implement_the_port(writer: ArchiveWriter, settings: FrontierSettings) -> None:
-    assert isinstance(FrontierStore(writer), FrontierPort)
-    assert isinstance(worker(settings), FrontierPort)
+def test_every_store_implements_the_port(writer: ArchiveWriter, settings: FrontierSettings) -> None:
+    stores = [FrontierStore(writer), SharedFrontierStore(writer, "w1", 30.0), worker(settings)]
+    assert all(isinstance(store, FrontierPort) for store in stores)
+    # only --workers N's store asks, per page, whether its lease still holds
+    assert [store.checks_leases for store in stores] == [False, True, False]
+
+
+def test_the_page_recorder_asks_the_store_it_is_given(writer: ArchiveWriter,
+                                                      settings: FrontierSettings) -> None:
+    """``use_frontier`` swaps the store the recorder checks leases with, not only the one it
+    acknowledges through: a page whose lease another writer holds is dropped."""
+    writer.frontier.add([entry("/held")])
+    writer.commit()
+    writer.use_frontier(SharedFrontierStore(writer, "w1", 30.0), writer.commit)
+    frontier_id = writer.conn.execute("SELECT id FROM frontier").fetchone()[0]
+    page = PageItem(url="http://site.test/held", frontier_id=frontier_id, depth=1,
+                    is_external=False, is_target=True, status=200)
+    assert writer.pages.record(page, []) == 0  # leased by no one: not w1's to record
+    writer.use_frontier(worker(settings), lambda: None)
+    assert writer.pages.record(page, []) > 0  # Redis: recorded, duplicates are merge's
 
 
 @pytest.mark.parametrize(("raw", "error"), [

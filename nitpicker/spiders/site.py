@@ -82,9 +82,9 @@ logger = logging.getLogger(__name__)
 
 MAX_LINKS_PER_PAGE = 10_000
 GC_THRESHOLD = 10_000
+"""Allocations between two young-generation collections (Python's default is 700)."""
 SHARED_FRONTIER_POLL = 0.5
 """Seconds between two looks for work of an idle worker of a distributed crawl."""
-"""Allocations between two young-generation collections (Python's default is 700)."""
 
 
 def _impose(settings: BaseSettings, name: str, value: object) -> None:
