@@ -114,6 +114,9 @@ SETTINGS: tuple[Setting, ...] = (
 ENVIRONMENT: tuple[Setting, ...] = (
     Setting("NITPICKER_CHROMIUM", None,
             "Environment variable (not a setting): the Chromium executable to render with."),
+    Setting("NITPICKER_LEASE_SECONDS", 60.0,
+            "Environment variable (not a setting), read by crawl --workers N: how long a "
+            "worker's frontier lease lives without a renewal."),
 )
 """Environment variables, named like settings but read from ``os.environ``."""
 
