@@ -10,8 +10,9 @@ page is lost and none is recorded twice.
 connection, the lock, the open batch, the crawl's stored information, the size budget, the
 close. Its parts write by concept, through the same connection and under the same mutex:
 
-- ``writer.frontier`` (:class:`~nitpicker.archive.frontier_store.FrontierStore`): the
-  frontier rows — add, lease, acknowledge, release, pending count;
+- ``writer.frontier`` (a :class:`~nitpicker.crawl.frontier_port.FrontierPort`; here
+  :class:`~nitpicker.archive.frontier_store.FrontierStore`): the frontier rows — add, lease,
+  acknowledge, release, pending count;
 - ``writer.runs`` (:class:`~nitpicker.archive.run_log.RunLog`): the run rows, lost runs,
   the trap cap's events and the signatures it capped;
 - ``writer.pages`` (:class:`~nitpicker.archive.page_recorder.PageRecorder`): page rows and

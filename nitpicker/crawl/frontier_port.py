@@ -1,12 +1,15 @@
 """The frontier's interface: what the scheduler, the redirect middleware, the pipeline and the
 page recorder ask of the store that holds the crawl's queue of URLs.
 
-Two stores implement it: :class:`~nitpicker.archive.frontier_store.FrontierStore` (the
-archive's ``frontier`` table, one machine) and
+Three stores implement it: :class:`~nitpicker.archive.frontier_store.FrontierStore` (the
+archive's ``frontier`` table, one process),
+:class:`~nitpicker.archive.shared_frontier.SharedFrontierStore` (the same table leased with an
+owner and an expiry by the processes of ``crawl --workers N``) and
 :class:`~nitpicker.crawl.redis_frontier.RedisFrontier` (a Redis database shared by the workers
 of a distributed crawl). The names and signatures are FrontierStore's: a store is picked once,
-when the crawl session opens (:meth:`nitpicker.archive.writer.ArchiveWriter.use_frontier`), and
-nothing on the hot path asks which one it is.
+when the crawl session opens (:meth:`nitpicker.archive.writer.ArchiveWriter.make_frontier`, or
+:meth:`~nitpicker.archive.writer.ArchiveWriter.use_frontier` for Redis), and nothing on the hot
+path asks which one it is.
 
 Entries are ``(key, url, depth, mode)``: the protocol-agnostic frontier key
 (:func:`nitpicker.policy.urls.frontier_key`), the normalised URL, its depth and its
