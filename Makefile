@@ -20,6 +20,7 @@ system:
 	$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || need="$$need python3-venv"; \
 	command -v sqlite3 >/dev/null || need="$$need sqlite3"; \
 	command -v chromium >/dev/null || need="$$need chromium"; \
+	command -v redis-server >/dev/null || need="$$need redis-server"; \
 	command -v node >/dev/null || need="$$need nodejs"; \
 	command -v npm >/dev/null || need="$$need npm"; \
 	if [ -n "$$need" ]; then \

@@ -93,6 +93,18 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NITPICKER_LAZY_WAIT_MS", 3000,
             "Longest wait for lazy images after scrolling, per device preset."),
     Setting("NITPICKER_NAVIGATION_TIMEOUT_MS", 30000, "Browser navigation timeout (ms)."),
+    # -- the shared frontier (a distributed crawl) -----------------------------------------------
+    Setting("NITPICKER_FRONTIER_URL", "",
+            "redis://host:port/db[?crawl=NAME]: take URLs from this shared frontier and record "
+            "into a shard archive (as -a frontier=…; the environment variable of the same "
+            "name is read too). Empty: the archive's own frontier."),
+    Setting("NITPICKER_FRONTIER_LEASE_SECONDS", 60.0,
+            "Seconds a worker's lease lives without a renewal (each acknowledgement renews it); "
+            "then its URLs are pending again for any worker."),
+    Setting("NITPICKER_FRONTIER_CHUNK", 200, "URLs a worker leases from the shared frontier at once."),
+    Setting("NITPICKER_FRONTIER_RETRY_SECONDS", 30.0,
+            "How long a worker retries an unreachable shared frontier before its run fails "
+            "(error_code network)."),
     # -- stopping -------------------------------------------------------------------------------
     Setting("NITPICKER_STOP_GRACE", 3.0,
             "Seconds the downloads in flight may still take once the crawl stops; then they "
@@ -102,6 +114,9 @@ SETTINGS: tuple[Setting, ...] = (
 ENVIRONMENT: tuple[Setting, ...] = (
     Setting("NITPICKER_CHROMIUM", None,
             "Environment variable (not a setting): the Chromium executable to render with."),
+    Setting("NITPICKER_LEASE_SECONDS", 60.0,
+            "Environment variable (not a setting), read by crawl --workers N: how long a "
+            "worker's frontier lease lives without a renewal."),
 )
 """Environment variables, named like settings but read from ``os.environ``."""
 

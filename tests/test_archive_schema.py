@@ -102,7 +102,8 @@ def test_schema_columns_the_writer_relies_on(conn: sqlite3.Connection) -> None:
 
     page_columns = {"url", "redirect_dest_id", "scraped", "is_target", "is_external", "order"}
     assert page_columns <= columns("pages")
-    assert {"key", "url", "depth", "mode", "state"} == columns("frontier") - {"id"}
+    assert {"key", "url", "depth", "mode", "state", "lease_owner", "lease_expires"} == (
+        columns("frontier") - {"id"})
     assert {"version", "name", "base_url", "roots", "config"} <= columns("info")
     with pytest.raises(sqlite3.IntegrityError):
         insert = "INSERT INTO frontier(key, url, depth, mode) VALUES (?, ?, ?, 0)"

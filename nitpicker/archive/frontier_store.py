@@ -9,7 +9,7 @@ recorded in a committed batch is never fetched again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from nitpicker.archive.connection import json_rows, serialised
 from nitpicker.items import FollowMode
@@ -34,6 +34,11 @@ _PREDICTED = int(FollowMode.PREDICTED)
 
 class FrontierStore:
     """Adds, leases and acknowledges frontier rows; keeps the count of pending ones."""
+
+    checks_leases: ClassVar[bool] = False
+    """Whether a page is recorded only while its row is leased by this writer (``--workers``:
+    :class:`~nitpicker.archive.shared_frontier.SharedFrontierStore`); one writer owns every
+    lease."""
 
     def __init__(self, archive: ArchiveWriter) -> None:
         self._conn = archive.conn
@@ -94,6 +99,10 @@ class FrontierStore:
             )
         self.pending = self.pending - len(rows) if len(rows) == limit else 0
         return rows
+
+    def holds(self, frontier_id: int) -> bool:
+        """Whether this writer still holds the row's lease: always, when it is the only one."""
+        return True
 
     @serialised
     def acknowledge(self, frontier_id: int) -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping
 
     from nitpicker.archive.writer import ArchiveWriter
+    from nitpicker.crawl.frontier_port import FrontierPort
     from nitpicker.items import ConsoleRecord, LinkRecord, PageItem, ResourceRecord
     from nitpicker.policy.extract import JsonLdBlock
 
@@ -110,9 +111,15 @@ class PageRecorder:
         self._conn = archive.conn
         self._mutex = archive.mutex
         self._begin = archive.begin
-        self._frontier = archive.frontier
+        self._frontier: FrontierPort = archive.frontier
+        self._checks_leases = archive.frontier.checks_leases
         self._budget = archive.budget
         self._ids: OrderedDict[str, int] = OrderedDict()
+
+    def use_frontier(self, frontier: FrontierPort) -> None:
+        """Acknowledge and queue in ``frontier`` (:meth:`ArchiveWriter.use_frontier`)."""
+        self._frontier = frontier
+        self._checks_leases = frontier.checks_leases
 
     def forget(self) -> None:
         """The open batch was rolled back: the ids of rows created in it may be gone."""
@@ -151,8 +158,15 @@ class PageRecorder:
 
     @serialised
     def record(self, item: PageItem, new_links: list[tuple[str, str, int, int]]) -> int:
-        """Record one URL's result, its links, and acknowledge its frontier row."""
+        """Record one URL's result, its links, and acknowledge its frontier row.
+
+        With several workers (``--workers``), a page whose row is no longer leased by this one
+        (its lease expired and another worker took it) is dropped: 0, nothing written.
+        """
         self._begin()
+        if (self._checks_leases and item.frontier_id is not None
+                and not self._frontier.holds(item.frontier_id)):
+            return 0
         budget = self._budget
         if budget.pages is not None:
             links = len(item.links)

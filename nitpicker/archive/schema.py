@@ -374,6 +374,16 @@ headers, in milliseconds (Scrapy's ``download_latency`` of the request, connecti
 included; the last hop of a redirect chain). A rendered page is timed by its HTML preflight:
 the main document's answer over HTTP, not the browser's load and rendering. NULL on rows
 written before it, and on URLs never answered."""
+_FRONTIER_LEASE: Final = """
+-- the worker holding a leased row (--workers N)
+ALTER TABLE frontier ADD COLUMN lease_owner TEXT;
+-- the unix time its lease ends unless renewed
+ALTER TABLE frontier ADD COLUMN lease_expires REAL;
+CREATE INDEX frontier_lease_expires ON frontier(lease_expires) WHERE state = 1
+"""
+"""Leases with an owner and an expiry (``nitpicker crawl --workers N``): each crawler process
+leases rows under its own owner token and renews them while it lives; a row whose lease expired
+(its worker was killed) is leased again by another. A single-process crawl leaves both NULL."""
 
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
@@ -391,6 +401,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0012_page_origin", _PAGE_ORIGIN),
     ("0013_analysis", _ANALYSIS),
     ("0014_response_time", _RESPONSE_TIME),
+    ("0015_frontier_lease", _FRONTIER_LEASE),
     ("0016_trap_score", _TRAP_SCORE),
 )
 

@@ -10,8 +10,9 @@ page is lost and none is recorded twice.
 connection, the lock, the open batch, the crawl's stored information, the size budget, the
 close. Its parts write by concept, through the same connection and under the same mutex:
 
-- ``writer.frontier`` (:class:`~nitpicker.archive.frontier_store.FrontierStore`): the
-  frontier rows — add, lease, acknowledge, release, pending count;
+- ``writer.frontier`` (a :class:`~nitpicker.crawl.frontier_port.FrontierPort`; here
+  :class:`~nitpicker.archive.frontier_store.FrontierStore`): the frontier rows — add, lease,
+  acknowledge, release, pending count;
 - ``writer.runs`` (:class:`~nitpicker.archive.run_log.RunLog`): the run rows, lost runs,
   the trap cap's events and the signatures it capped;
 - ``writer.pages`` (:class:`~nitpicker.archive.page_recorder.PageRecorder`): page rows and
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from nitpicker.crawl.config import CrawlConfig
+    from nitpicker.crawl.frontier_port import FrontierPort
 
 __all__ = ["ArchiveError", "ArchiveWriter", "check_archive_file"]
 
@@ -73,9 +75,25 @@ class ArchiveWriter:
         self._last_commit = time.monotonic()
         self._finished = False
         self.budget = SizeBudget(conn)
-        self.frontier = FrontierStore(self)
+        self.frontier: FrontierPort = self.make_frontier()
         self.runs = RunLog(self)
         self.pages = PageRecorder(self)
+        self._after_commit: Callable[[], None] | None = None
+
+    def use_frontier(self, frontier: FrontierPort, after_commit: Callable[[], None]) -> None:
+        """Queue URLs in ``frontier`` instead of the archive's table (a shared frontier: this
+        archive is one shard of a distributed crawl); ``after_commit`` runs after each commit,
+        under the writer's mutex (the shared frontier's acknowledgements are sent then)."""
+        self.frontier = frontier
+        self.pages.use_frontier(frontier)
+        self._after_commit = after_commit
+
+    def make_frontier(self) -> FrontierPort:
+        """The frontier part (before the page recorder, which acknowledges through it): the
+        archive's table; a worker of ``--workers N`` leases it under its own token
+        (:class:`~nitpicker.archive.shared_writer.SharedArchiveWriter`). A distributed crawl's
+        shard swaps it for the shared store afterwards (:meth:`use_frontier`)."""
+        return FrontierStore(self)
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -201,6 +219,8 @@ class ArchiveWriter:
             self.conn.execute("COMMIT")
         self.dirty = 0
         self._last_commit = time.monotonic()
+        if self._after_commit is not None:
+            self._after_commit()
 
     @serialised
     def maybe_commit(self, max_items: int = 100, max_seconds: float = 0.2) -> None:

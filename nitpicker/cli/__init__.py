@@ -127,13 +127,13 @@ def _root(
 
 
 def _add_commands() -> None:
-    """Add every command module's app: ``crawl``, ``analyze``, ``report``, ``pipeline``, ``view``
-    and ``mcp`` are one command each, ``query`` and ``diff`` groups or commands of their own. A module
+    """Add every command module's app: ``crawl``, ``merge``, ``analyze``, ``report``,
+    ``pipeline``, ``view`` and ``mcp`` are one command each, ``query`` and ``diff`` groups or commands of their own. A module
     imports only what its options need; the crawler (Scrapy, Twisted, Playwright), the MCP SDK
     and the viewer's web stack are imported inside the command that runs them."""
-    from nitpicker.cli import analyze, crawl, diff, mcp, pipeline, query, report, view
+    from nitpicker.cli import analyze, crawl, diff, mcp, merge, pipeline, query, report, view
 
-    for command in (crawl, analyze, query, report, pipeline, diff, view, mcp):
+    for command in (crawl, merge, analyze, query, report, pipeline, diff, view, mcp):
         app.add_typer(command.app)
 
 

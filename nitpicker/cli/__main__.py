@@ -2,4 +2,5 @@
 
 from nitpicker.cli import main
 
-main()
+if __name__ == "__main__":  # not when a --workers process (spawned) imports it as __mp_main__
+    main()

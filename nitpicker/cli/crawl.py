@@ -6,6 +6,7 @@ other commands, and ``--help``, do not load it.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +130,10 @@ def crawl(
     diff: Annotated[bool, typer.Option("--diff", help="The original's comparison: with two archive paths, write the URLs of their HTML pages to a.txt and b.txt (nitpicker diff compares much more).")] = False,
     baseline: Annotated[Path | None, typer.Option("--baseline", help="Once the crawl has ended, compare its archive with this earlier one and exit 1 when a --fail-on category is not empty.", show_default=False)] = None,
     fail_on: Annotated[str | None, typer.Option("--fail-on", help="With --baseline: the categories that fail the crawl (comma-separated), as nitpicker diff --fail-on takes them.", show_default=False)] = None,
+    workers: Annotated[int, typer.Option("--workers", help="Crawler processes crawling into the one archive (--parallels and --interval are shared between them).")] = 1,
+    frontier: Annotated[str | None, typer.Option("--frontier", help="redis://host:port/db[?crawl=NAME]: a distributed crawl's shared frontier; this process is one worker, recording into its own shard (-o).", show_default=False)] = None,
+    coordinate: Annotated[bool, typer.Option("--coordinate", help="With --frontier: crawl nothing here; seed the roots and wait until the workers are done.")] = False,
+    merge: Annotated[list[Path] | None, typer.Option("--merge", help="With --coordinate: the shards to merge into -o once the crawl is done; repeatable.", show_default=False)] = None,
 ) -> None:
     """Crawl a website into one .nitpicker archive (a SQLite file).
 
@@ -138,8 +143,18 @@ def crawl(
     if diff:
         _url_lists(urls, others={"--append": append, "--retry-failed": retry_failed,
                                  "--inventory": flags.inventory, "--resume": resume,
-                                 "--baseline": baseline, "--fail-on": fail_on})
+                                 "--baseline": baseline, "--fail-on": fail_on,
+                                 "--workers": workers != 1, "--frontier": frontier,
+                                 "--coordinate": coordinate, "--merge": merge})
     options = given_options(ctx)
+    if frontier is not None or coordinate or merge:
+        _crawl_shared(options, urls, frontier, coordinate=coordinate, merge=merge or [],
+                      output=output, others={
+                          "--list": flags.list_urls, "--list-file": flags.list_file,
+                          "--resume": resume, "--append": append,
+                          "--retry-failed": retry_failed, "--workers": workers != 1,
+                          "--baseline": baseline, "--fail-on": fail_on},
+                      verbose=verbose, silent=silent)
     try:
         gates = baseline_gates(baseline, fail_on)
     except ValueError as exc:
@@ -149,6 +164,8 @@ def crawl(
     if append is not None and retry_failed is not None:
         fail("--retry-failed and --append cannot be used together")
     if append is not None:
+        if workers != 1:
+            fail("--workers cannot be combined with --append (append with one process)")
         code = _crawl_append(append, urls, options, list_urls=flags.list_urls,
                              list_file=flags.list_file, single=flags.single, resume=resume,
                              output=output, verbose=verbose, silent=silent, baseline=baseline)
@@ -167,11 +184,17 @@ def crawl(
         check_ready(config)
         if baseline is not None:
             check_baseline(baseline, Path(config.output))
+        workers = _check_workers(workers, config, retry_failed=retry_failed is not None)
     except (*INPUT_ERRORS, ValueError) as exc:
         fail(str(exc))
-    from nitpicker.cli.runner import run_crawl
+    if workers > 1:
+        from nitpicker.cli.workers import run_workers
 
-    result = run_crawl(config, verbose=verbose, silent=silent)
+        result = run_workers(config, workers, verbose=verbose, silent=silent)
+    else:
+        from nitpicker.cli.runner import run_crawl
+
+        result = run_crawl(config, verbose=verbose, silent=silent)
     code = crawl_outcome(config, result, verbose=verbose, silent=silent)
     if baseline is not None and gates:
         code = gate_after_crawl(baseline, Path(config.output), gates, silent=silent) or code
@@ -235,6 +258,59 @@ def _url_lists(paths: list[str], others: dict[str, object]) -> None:
           f"{second}). For what changed between the two crawls (pages, links, metadata, "
           f"findings): nitpicker diff {first} {second}")
     raise typer.Exit(0)
+
+
+def _crawl_shared(options: GivenOptions, urls: list[str], frontier: str | None, *,
+                  coordinate: bool, merge: list[Path], output: str | None,
+                  others: dict[str, object], verbose: bool, silent: bool) -> None:
+    """``--frontier``: one worker of a distributed crawl, or (``--coordinate``) its
+    coordinator (:mod:`nitpicker.cli.coordinate`). Exits."""
+    from nitpicker.cli.runner import run_crawl
+    from nitpicker.crawl.frontier_port import FrontierUnavailable
+    from nitpicker.crawl.redis_frontier import (
+        connect_frontier,
+        crawl_id,
+        parse_frontier_url,
+        shard_name,
+    )
+
+    if frontier is None:
+        fail("--coordinate and --merge need --frontier redis://host:port/db")
+    if merge and not coordinate:
+        fail("--merge goes with --coordinate (or use nitpicker merge SHARD… -o FILE)")
+    given = [name for name, value in others.items() if value]
+    if given:  # --workers N shares one archive; a distributed crawl's workers share Redis
+        fail(f"--frontier cannot be used with {', '.join(given)}")
+    if coordinate:
+        from nitpicker.cli.coordinate import coordinate as run_coordinator
+
+        if merge and not output:
+            fail("--merge needs -o FILE (the merged archive)")
+        try:
+            config = _build_config(options, urls=urls, list_urls=[], list_file=None,
+                                   resume=None, output=None)
+        except ConfigError as exc:
+            fail(str(exc))
+        merged = None
+        if output:
+            merged = Path(output if output.endswith(".nitpicker") else output + ".nitpicker")
+        run_coordinator(config, frontier, shards=merge, output=merged, silent=silent)
+        raise typer.Exit(0)
+    try:
+        config = _build_config(options, urls=urls, list_urls=[], list_file=None, resume=None,
+                               output=output or shard_name(""))
+        check_ready(config)
+        settings = parse_frontier_url(frontier, crawl_id(config.roots))
+    except ValueError as exc:  # ConfigError too
+        fail(str(exc) if isinstance(exc, ConfigError) else f"--frontier: {exc}")
+    except INPUT_ERRORS as exc:
+        fail(str(exc))
+    try:
+        connect_frontier(settings).close()  # unreachable: one line, before anything is written
+    except FrontierUnavailable as exc:
+        fail(str(exc))
+    result = run_crawl(config, verbose=verbose, silent=silent, frontier=frontier)
+    raise typer.Exit(crawl_outcome(config, result, verbose=verbose, silent=silent))
 
 
 def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
@@ -401,6 +477,30 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
 def _has_credentials(url: str) -> bool:
     parsed = parse_url(url)
     return parsed is not None and credentials_of(parsed) is not None
+
+
+def _check_workers(workers: int, config: CrawlConfig, *, retry_failed: bool) -> int:
+    """``--workers N``: at least 1; more than the cores is allowed, with a note; at most one
+    worker per ``--parallels`` request (each needs one). Checked before any worker starts."""
+    if workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {workers}")
+    if workers == 1:
+        return 1
+    if retry_failed:
+        raise ConfigError("--workers cannot be combined with --retry-failed "
+                          "(retry with one process)")
+    from nitpicker.cli.workers import lease_seconds
+
+    lease_seconds()  # a bad NITPICKER_LEASE_SECONDS: one line, before anything starts
+    cores = os.cpu_count() or 1
+    if workers > cores:
+        print(f"Note: --workers {workers} is more than this machine's {cores} CPU core(s); "
+              "the workers will share them", file=sys.stderr)
+    if workers > config.parallels:
+        print(f"Note: --workers {workers} is more than --parallels {config.parallels}; "
+              f"running {config.parallels} workers, one request each", file=sys.stderr)
+        workers = config.parallels
+    return workers
 
 
 def _warn(message: str) -> None:

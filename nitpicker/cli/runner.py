@@ -31,7 +31,7 @@ class CrawlResult:
     """Ctrl-C came before the crawl started (``run_crawl`` then raises ``KeyboardInterrupt``)."""
 
 
-def _settings(verbose: bool) -> Any:
+def scrapy_settings(verbose: bool) -> Any:
     from scrapy.settings import Settings
 
     settings = Settings()
@@ -41,10 +41,11 @@ def _settings(verbose: bool) -> Any:
 
 
 def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = False,
-              lock: ArchiveLock | None = None) -> CrawlResult:
+              lock: ArchiveLock | None = None, frontier: str | None = None) -> CrawlResult:
     """Crawl with ``config`` in a Scrapy ``CrawlerProcess``; blocks until the crawl ends.
 
     ``lock``: the archive's lock, already held by the caller (``--append``); it stays held.
+    ``frontier``: a shared frontier's URL (``--frontier``): the archive is one shard.
     """
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
@@ -53,7 +54,7 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
     from nitpicker.spiders.site import SiteSpider
 
     result = CrawlResult()
-    process = CrawlerProcess(_settings(verbose))
+    process = CrawlerProcess(scrapy_settings(verbose))
     crawler = process.create_crawler(SiteSpider)
 
     def on_closed(spider: Any, reason: str) -> None:
@@ -71,7 +72,8 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
         result.traceback = "".join(traceback.format_exception(exc))
 
     started = time.monotonic()
-    deferred = process.crawl(crawler, config=config, archive_lock=lock)
+    extra = {"frontier": frontier} if frontier else {}
+    deferred = process.crawl(crawler, config=config, archive_lock=lock, **extra)
     deferred.addErrback(on_failure)
     if result.interrupted:  # before Scrapy handles SIGINT, so before the archive was created
         raise KeyboardInterrupt

@@ -31,6 +31,7 @@ class Command(ScrapyCrawlCommand):
     """``scrapy crawl <spider> -a name=value …``, refusing bad ``site`` arguments in one line."""
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        from nitpicker.crawl.redis_frontier import check_frontier_url
         from nitpicker.spiders.site import SiteSpider  # only when crawling: not for `scrapy list`
 
         if len(args) == 1 and self.crawler_process is not None:  # Scrapy reports the rest
@@ -39,8 +40,12 @@ class Command(ScrapyCrawlCommand):
             except KeyError:  # no such spider: Scrapy's own message
                 spidercls = None
             if spidercls is not None and issubclass(spidercls, SiteSpider):
+                arguments = dict(opts.spargs)
+                frontier = arguments.pop("frontier", None)
                 try:
-                    CrawlConfig.from_spider_args(opts.spargs)
+                    CrawlConfig.from_spider_args(arguments)
+                    if frontier:
+                        check_frontier_url(frontier)
                 except ConfigError as exc:
                     logger.error("Bad spider argument for %s: %s", args[0], exc)
                     self.exitcode = 1

@@ -15,6 +15,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Final
 
+from nitpicker.crawl.frontier_port import FrontierUnavailable
+
 __all__ = [
     "ERROR_CODES",
     "PHASES",
@@ -79,6 +81,8 @@ def classify_exception(exc: BaseException, phase: str = "crawl") -> RunFailure:
         if "full" in text:
             return RunFailure("disk_full", detail, phase)
         return RunFailure("db_error", detail, phase)
+    if isinstance(exc, FrontierUnavailable):
+        return RunFailure("network", detail, phase)
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return RunFailure("disk_full", detail, phase)
     return RunFailure("unknown", detail, phase)

@@ -47,7 +47,12 @@ class FrontierScheduler(BaseScheduler):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
-        return cls(crawler, crawl_session(crawler))
+        session = crawl_session(crawler)
+        if session.role is not None and cls is FrontierScheduler:  # one of --workers N
+            from nitpicker.crawl.shared_scheduler import SharedFrontierScheduler
+
+            return SharedFrontierScheduler(crawler, session)
+        return cls(crawler, session)
 
     def open(self, spider: Spider) -> None:
         self.session.open()

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
     from nitpicker.archive.lock import ArchiveLock
     from nitpicker.crawl.config import CrawlConfig
+    from nitpicker.crawl.redis_frontier import FrontierSettings, RedisFrontier
+    from nitpicker.crawl.worker_role import WorkerRole
 
 __all__ = ["CrawlCounters", "CrawlSession", "crawl_session"]
 
@@ -89,6 +91,12 @@ class CrawlSession:
         backup): the writer works under it and leaves it held."""
         self.closed_reason: str | None = None
         """The reason the run was closed with (Scrapy's close reason), once closed."""
+        self.role: WorkerRole | None = None
+        """This process's place in a ``--workers N`` crawl; ``None`` for a crawl of its own."""
+        self.shared_frontier: FrontierSettings | None = None
+        """Set by the spider: this run is one worker of a distributed crawl, its archive a
+        shard, its URLs leased from this frontier (:mod:`nitpicker.crawl.redis_frontier`).
+        Never together with :attr:`role` (``--workers`` share one archive, not Redis)."""
 
     def policy_url(self, url: str) -> ParsedUrl | None:
         """``url`` normalised as the crawl's policies see it (cached)."""
@@ -112,10 +120,17 @@ class CrawlSession:
         """Create the archive (or reopen it to resume) and start a run."""
         if self.writer is not None:
             return
+        if self.role is not None:
+            self._attach(self.role)
+            return
+        shared = self._join_shared_frontier() if self.shared_frontier is not None else None
         if self.config.resume:
             self.writer = ArchiveWriter.reopen(Path(self.config.output), self.lock)
         else:
             self.writer = ArchiveWriter.create(self.config)
+        if shared is not None:
+            shared.attach(self.writer)
+            self.writer.use_frontier(shared, shared.committed)
         try:
             self._start_run(self.writer)
         except (sqlite3.Error, OSError) as exc:
@@ -125,6 +140,32 @@ class CrawlSession:
             self.close("failed")
             raise ArchiveError(f"{self.config.output}: {self.failure.message}") from exc
         self.worker = ArchiveWorker(self._worker_failed)
+
+    def _attach(self, role: WorkerRole) -> None:
+        """A worker of ``--workers N``: the coordinator made the archive and the run."""
+        from nitpicker.archive.shared_writer import SharedArchiveWriter
+
+        self.writer = SharedArchiveWriter.attach(
+            Path(self.config.output), owner=role.owner, lease_seconds=role.lease_seconds)
+        self.worker = ArchiveWorker(self._worker_failed)
+
+    def _join_shared_frontier(self) -> RedisFrontier:
+        """Reach the shared frontier and join its crawl, before the shard is created: Redis
+        unreachable, or holding another crawl under the name, writes nothing."""
+        from nitpicker.crawl.frontier_port import FrontierUnavailable
+        from nitpicker.crawl.redis_frontier import RedisFrontier, connect_frontier
+
+        settings = self.shared_frontier
+        assert settings is not None
+        try:
+            frontier = RedisFrontier(connect_frontier(settings), settings)
+            frontier.join(self.config.roots)
+        except (FrontierUnavailable, ValueError) as exc:
+            raise ArchiveError(str(exc)) from exc
+        frontier.on_unavailable = lambda exc: self.fail(classify_exception(exc))
+        logger.info("shared frontier %s, crawl %s: worker %s", settings.shown, settings.crawl,
+                    frontier.worker)
+        return frontier
 
     def _start_run(self, writer: ArchiveWriter) -> None:
         """The open phase: the run's row, the roots, the size budget, the inbound index."""
@@ -247,6 +288,8 @@ class CrawlSession:
         """URLs this run may still lease under ``--max-pages``; ``None`` when unlimited."""
         if self.config.max_pages is None:
             return None
+        if self.role is not None and self.role.budget is not None:
+            return self.role.budget.left
         return max(self.config.max_pages - self.counters.leased, 0)
 
     def halt(self, reason: str) -> None:
@@ -270,6 +313,9 @@ class CrawlSession:
             return
         self.writer = None
         self.closed_reason = reason
+        if self.role is not None:
+            self._detach(writer)
+            return
         if self.worker is not None:
             self.worker.stop()
             if self.worker.error is not None and self.failure is None:
@@ -309,6 +355,21 @@ class CrawlSession:
             writer.abandon()
             raise
         logger.info("archive closed: %s (%s)", writer.path, status)
+
+
+    def _detach(self, writer: ArchiveWriter) -> None:
+        """A worker of ``--workers N`` stops: its writes done, its unfetched leases back to
+        pending; the coordinator closes the run."""
+        from nitpicker.archive.shared_writer import SharedArchiveWriter
+
+        if self.worker is not None:
+            self.worker.stop()
+            if self.worker.error is not None and self.failure is None:
+                self.failure = classify_exception(self.worker.error)
+                logger.error("crawl failed (%s): %s", self.failure.code, self.failure.detail)
+            self.worker = None
+        assert isinstance(writer, SharedArchiveWriter)
+        writer.detach(failed=self.failure is not None)
 
 
 def crawl_session(crawler: Crawler) -> CrawlSession:

@@ -108,7 +108,18 @@ class TrapCapMiddleware:
         return middleware
 
     def build_cap(self, config: TrapCapSettings) -> TrapCap:
-        """The cap's state and policy. Override to use a :class:`TrapCap` subclass."""
+        """The cap's state and policy. Override to use a :class:`TrapCap` subclass.
+
+        One of ``--workers N`` counts with the other workers (:class:`SharedTrapCap`).
+        """
+        role = self.session.role
+        if role is not None and role.trap_counts is not None:
+            from nitpicker.archive.trap_counts import TrapCounts
+            from nitpicker.policy.shared_trapcap import SharedTrapCap
+
+            return SharedTrapCap(config.dedupe_cap, TrapCounts(role.trap_counts),
+                                 age_window=config.dedupe_age_window,
+                                 map_cap=config.dedupe_map_cap)
         return TrapCap(
             config.dedupe_cap,
             age_window=config.dedupe_age_window,

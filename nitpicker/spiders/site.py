@@ -8,9 +8,12 @@ into a :class:`~nitpicker.items.PageItem`.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import logging
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider, signals
@@ -33,6 +36,7 @@ from nitpicker.crawl.meta import (
     media_type,
     response_time_ms,
 )
+from nitpicker.crawl.redis_frontier import crawl_id
 from nitpicker.crawl.session import CrawlSession
 from nitpicker.default_settings import set_defaults
 from nitpicker.items import (
@@ -69,6 +73,7 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
     from nitpicker.archive.lock import ArchiveLock
+    from nitpicker.crawl.worker_role import WorkerRole
     from nitpicker.render.page import RenderResult
 
 __all__ = ["SiteSpider"]
@@ -78,6 +83,8 @@ logger = logging.getLogger(__name__)
 MAX_LINKS_PER_PAGE = 10_000
 GC_THRESHOLD = 10_000
 """Allocations between two young-generation collections (Python's default is 700)."""
+SHARED_FRONTIER_POLL = 0.5
+"""Seconds between two looks for work of an idle worker of a distributed crawl."""
 
 
 def _impose(settings: BaseSettings, name: str, value: object) -> None:
@@ -100,12 +107,18 @@ class SiteSpider(Spider):
     custom_settings = {"ADDONS": {"nitpicker.addon.Addon": 0}}  # noqa: RUF012 (Scrapy's API)
 
     def __init__(self, config: CrawlConfig | None = None, archive_lock: ArchiveLock | None = None,
-                 **kwargs: Any) -> None:
+                 worker_role: WorkerRole | None = None, **kwargs: Any) -> None:
         super().__init__(name=kwargs.pop("name", None))
+        self.frontier_url: str = kwargs.pop("frontier", "") or ""
+        """``-a frontier=redis://…``: the shared frontier (the setting and the environment
+        variable ``NITPICKER_FRONTIER_URL`` are read in :meth:`from_crawler`)."""
+        self._job = str(kwargs.get("_job") or "")
         spider_args = {k: v for k, v in kwargs.items() if not k.startswith("_")}
+        self._output_given = config is not None or bool(spider_args.get("output"))
         self.config = config if config is not None else CrawlConfig.from_spider_args(spider_args)
         self.session = CrawlSession(self.config)
         self.session.lock = archive_lock  # held by the caller (an append), or None
+        self.session.role = worker_role  # one of --workers N, or None
         self.resolver = self.session.resolver
 
     @classmethod
@@ -118,8 +131,9 @@ class SiteSpider(Spider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        config = spider.config
         settings = crawler.settings
+        spider.use_shared_frontier(settings)
+        config = spider.config
         spider.project_options(settings)
         render = RenderSettings.from_settings(settings, config)
         if render.enabled:
@@ -139,6 +153,35 @@ class SiteSpider(Spider):
         spider.session.max_archive_bytes = int(budget_mb * 1024 * 1024) or None
         return spider
 
+    def use_shared_frontier(self, settings: BaseSettings) -> None:
+        """A shared frontier (``-a frontier=…``, else ``NITPICKER_FRONTIER_URL`` as a setting
+        or an environment variable): the session takes its URLs from it and records into a
+        shard archive, ``shard-<job id>.nitpicker`` unless ``output`` is given."""
+        url = (self.frontier_url or settings.get("NITPICKER_FRONTIER_URL")
+               or os.environ.get("NITPICKER_FRONTIER_URL") or "")
+        if not url:
+            return
+        from nitpicker.crawl.config import ConfigError
+        from nitpicker.crawl.redis_frontier import parse_frontier_url, shard_name
+
+        config = self.config
+        if config.resume:
+            raise ConfigError("a shard of a distributed crawl is not resumed: its leases "
+                              "expire and another worker fetches them")
+        try:
+            frontier = parse_frontier_url(
+                url, default_crawl=crawl_id(config.roots),
+                lease_seconds=settings.getfloat("NITPICKER_FRONTIER_LEASE_SECONDS"),
+                chunk=settings.getint("NITPICKER_FRONTIER_CHUNK"),
+                retry_seconds=settings.getfloat("NITPICKER_FRONTIER_RETRY_SECONDS"),
+            )
+        except ValueError as exc:
+            raise ConfigError(f"frontier: {exc}") from exc
+        if not self._output_given:
+            config = dataclasses.replace(config, output=str(Path.cwd() / shard_name(self._job)))
+            self.config = self.session.config = config
+        self.session.shared_frontier = frontier
+
     def project_options(self, settings: BaseSettings) -> None:
         """The crawl options as settings: the one road from an option to the component that
         uses it (components read settings in their ``from_crawler``, never the config).
@@ -156,9 +199,13 @@ class SiteSpider(Spider):
         """
         config = self.config
         priority = "spider"
-        settings.set("CONCURRENT_REQUESTS", config.parallels, priority=priority)
-        settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", config.parallels, priority=priority)
-        settings.set("DOWNLOAD_DELAY", config.interval / 1000, priority=priority)
+        parallels, interval = config.parallels, config.interval
+        role = self.session.role
+        if role is not None:  # one of --workers N: its share of the host's budget
+            parallels, interval = role.parallels(parallels), role.interval_ms(interval)
+        settings.set("CONCURRENT_REQUESTS", parallels, priority=priority)
+        settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", parallels, priority=priority)
+        settings.set("DOWNLOAD_DELAY", interval / 1000, priority=priority)
         settings.set("RETRY_TIMES", config.retry, priority=priority)
         settings.set("USER_AGENT", config.user_agent, priority=priority)
         settings.set("ROBOTSTXT_OBEY", not config.ignore_robots, priority=priority)
@@ -169,7 +216,8 @@ class SiteSpider(Spider):
         settings.set("NITPICKER_DEDUPE_MAP_CAP", config.dedupe_map_cap, priority=priority)
         if config.deny_private_networks:
             _impose(settings, "NITPICKER_DENY_PRIVATE_NETWORKS", True)
-        if not (config.sitemap and config.follows_links and not config.resume):
+        if not (config.sitemap and config.follows_links and not config.resume) or (
+                role is not None and role.index > 0):  # one worker reads the sitemaps
             _impose(settings, "NITPICKER_SITEMAP_ENABLED", False)
         if not (config.predict_pagination and config.follows_links):
             _impose(settings, "NITPICKER_PREDICT_PAGINATION", False)
@@ -182,6 +230,11 @@ class SiteSpider(Spider):
         yield  # pragma: no cover  (makes this an async generator)
 
     def _on_opened(self, spider: Spider) -> None:
+        if self.session.shared_frontier is not None:
+            from twisted.internet.task import LoopingCall
+
+            self._nudge = LoopingCall(self._look_for_work)
+            self._nudge.start(SHARED_FRONTIER_POLL, now=False)
         if self.config.max_duration is not None:
             from twisted.internet import reactor
 
@@ -203,7 +256,20 @@ class SiteSpider(Spider):
         clock: Any = reactor
         clock.callLater(0, lambda: deferred_from_coro(engine.close_spider_async(reason=reason)))
 
+    def _look_for_work(self) -> None:
+        """A worker of a distributed crawl with nothing leased asks the frontier again soon:
+        another worker's pages may have queued links, or a dead worker's lease expired.
+        (Scrapy's engine looks only every 5 s when its scheduler says it has work but gives
+        none; its ``_slot.nextcall`` is the engine's own "look now".)"""
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
+
     def _on_closed(self, spider: Spider, reason: str) -> None:
+        nudge = getattr(self, "_nudge", None)
+        if nudge is not None and nudge.running:
+            nudge.stop()
         deadline = getattr(self, "_deadline", None)
         if deadline is not None and deadline.active():
             deadline.cancel()

@@ -1,0 +1,131 @@
+"""SharedFrontierStore: the frontier table leased by several crawler processes at once.
+
+``nitpicker crawl --workers N`` runs N crawler processes over one archive. Each leases rows
+under its own owner token with an expiry (migration ``0015_frontier_lease``) and renews its
+leases while it lives (:meth:`SharedFrontierStore.renew`). A row whose lease expired — its worker
+was killed — is leased again by another worker. A page is recorded only while its row is still
+leased by the worker recording it (:meth:`SharedFrontierStore.holds`, checked in the record's
+transaction): a page whose lease was taken over is dropped, never recorded twice.
+
+Every lease is committed at once, so the other workers see it; the pending count is the
+table's, looked up when this worker's own count runs out.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, ClassVar
+
+from nitpicker.archive.connection import serialised
+from nitpicker.archive.frontier_store import DONE, LEASED, PENDING, FrontierStore
+
+if TYPE_CHECKING:
+    from nitpicker.archive.frontier_store import FrontierEntry
+    from nitpicker.archive.writer import ArchiveWriter
+
+__all__ = ["SharedFrontierStore"]
+
+_LEASE_PENDING = "SELECT id, url, depth, mode FROM frontier WHERE state = 0 ORDER BY depth, id LIMIT ?"
+_LEASE_EXPIRED = ("SELECT id, url, depth, mode FROM frontier WHERE state = 1 AND lease_expires < ?"
+                  " ORDER BY lease_expires LIMIT ?")
+_TAKE = "UPDATE frontier SET state = 1, lease_owner = ?, lease_expires = ? WHERE id = ?"
+
+
+class SharedFrontierStore(FrontierStore):
+    """A frontier store whose leases carry this worker's owner token and an expiry."""
+
+    checks_leases: ClassVar[bool] = True
+
+    def __init__(self, archive: ArchiveWriter, owner: str, lease_seconds: float) -> None:
+        super().__init__(archive)
+        self.owner = owner
+        self.lease_seconds = lease_seconds
+        self._commit = archive.commit
+
+    @serialised
+    def lease(self, limit: int) -> list[FrontierEntry]:
+        """Take up to ``limit`` rows — pending ones shallowest first, then rows whose lease
+        expired — under this worker's token, and commit."""
+        if limit <= 0:
+            return []
+        self._begin()
+        conn = self._conn
+        now = time.time()
+        rows: list[FrontierEntry] = conn.execute(_LEASE_PENDING, (limit,)).fetchall()
+        self.pending = 0 if len(rows) < limit else max(self.pending - len(rows), 1)
+        if len(rows) < limit:
+            rows += conn.execute(_LEASE_EXPIRED, (now, limit - len(rows))).fetchall()
+        if rows:
+            expires = now + self.lease_seconds
+            conn.executemany(_TAKE, [(self.owner, expires, row[0]) for row in rows])
+        self._commit()
+        return rows
+
+    @serialised
+    def holds(self, frontier_id: int) -> bool:
+        """Whether the row is still leased by this worker (its page may be recorded)."""
+        return self._conn.execute(
+            "SELECT 1 FROM frontier WHERE id = ? AND state = ? AND lease_owner = ?",
+            (frontier_id, LEASED, self.owner),
+        ).fetchone() is not None
+
+    @serialised
+    def renew(self) -> int:
+        """Push back the expiry of every row this worker holds; how many it holds."""
+        self._begin()
+        cur = self._conn.execute(
+            "UPDATE frontier SET lease_expires = ? WHERE state = ? AND lease_owner = ?",
+            (time.time() + self.lease_seconds, LEASED, self.owner),
+        )
+        self._commit()
+        return max(cur.rowcount, 0)
+
+    @serialised
+    def has_outstanding(self) -> bool:
+        """Whether any row is not done yet: pending, or leased by any worker (whose pages may
+        still queue links, or whose lease may expire and come back)."""
+        row = self._conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM frontier WHERE state = 0)"
+            " OR EXISTS (SELECT 1 FROM frontier WHERE state = 1)"
+        ).fetchone()
+        return bool(row[0])
+
+    @serialised
+    def claim(self, key: str, url: str, depth: int) -> bool:
+        """As :meth:`FrontierStore.claim`, the row leased under this worker's token."""
+        self._begin()
+        conn = self._conn
+        now = time.time()
+        expires = now + self.lease_seconds
+        if conn.execute(
+            "UPDATE frontier SET state = ?, lease_owner = ?, lease_expires = ? WHERE key = ?"
+            " AND (state = ? OR (state = ? AND lease_expires < ?))",
+            (LEASED, self.owner, expires, key, PENDING, LEASED, now),
+        ).rowcount > 0:
+            return True
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO frontier(key, url, depth, mode, state, lease_owner,"
+            " lease_expires) VALUES (?, ?, ?, 0, ?, ?, ?)",
+            (key, url, depth, LEASED, self.owner, expires),
+        )
+        return cur.rowcount > 0
+
+    @serialised
+    def release(self, key: str, *, fetch_again: bool = True) -> None:
+        """As :meth:`FrontierStore.release`, for a row this worker holds only."""
+        self._begin()
+        self._conn.execute(
+            "UPDATE frontier SET state = ? WHERE key = ? AND state = ? AND lease_owner = ?",
+            (PENDING if fetch_again else DONE, key, LEASED, self.owner),
+        )
+
+    @serialised
+    def release_leases(self) -> None:
+        """This worker's leased rows not fetched go back to pending (the others' stay)."""
+        self._begin()
+        self._conn.execute(
+            "UPDATE frontier SET state = ?, lease_owner = NULL, lease_expires = NULL"
+            " WHERE state = ? AND lease_owner = ?",
+            (PENDING, LEASED, self.owner),
+        )
+        self._commit()

@@ -1,0 +1,463 @@
+"""RedisFrontier: the crawl's queue of URLs in a Redis database shared by several workers.
+
+Picked when the spider gets ``-a frontier=redis://host:port/db`` (or the setting / environment
+variable ``NITPICKER_FRONTIER_URL``): each worker (a Scrapyd job, a ``scrapy crawl`` process)
+records its pages into a shard archive of its own and takes its URLs from Redis, so that a URL
+is fetched by one worker, and the shards merge into one archive (``nitpicker merge``).
+
+How it keeps its promises (the keys and the scripts: :mod:`nitpicker.crawl.redis_lua`):
+
+- **Deduplicated**: a frontier key is queued once for the whole crawl (``P:ids``).
+- **Chunk-keyed leases**: a worker leases a chunk of up to ``NITPICKER_FRONTIER_CHUNK`` (200)
+  pending URLs at once under a token ``<worker>:<n>`` (one round trip per chunk, not per URL),
+  and hands them to the scheduler a few at a time.
+- **Acknowledged after the shard commits**: a page's acknowledgement, the links it found and
+  the redirect hops it marked done are buffered while the shard's batch is open and sent in
+  one atomic script right after the batch commits (:meth:`committed`). A page is therefore
+  never acknowledged before it is on disk.
+- **At-least-once**: a worker killed between its commit and the acknowledgement (a window of
+  one round trip) leaves pages recorded in its shard whose entries expire and are fetched again
+  by another worker: the same URL in two shards, which ``nitpicker merge`` reports. A worker
+  killed before the commit loses nothing: its leases expire and its entries are pending again.
+- **Lease expiry**: a lease not renewed within ``NITPICKER_FRONTIER_LEASE_SECONDS`` (each
+  acknowledgement and each lease call renews this worker's leases) is returned to pending by
+  the next lease call of any worker.
+- **Idempotent re-claims**: a call retried after a lost answer (Redis restarted, a network
+  blip) re-receives exactly what the first call took; a spent token gets nothing.
+- **Redis restarting**: calls are retried for ``NITPICKER_FRONTIER_RETRY_SECONDS``; past that
+  the run fails with ``error_code = network`` and its leases expire.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import socket
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from nitpicker.archive.connection import serialised
+from nitpicker.crawl import redis_lua
+from nitpicker.crawl.frontier_port import FrontierUnavailable
+from nitpicker.items import FollowMode
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    import redis
+
+    from nitpicker.archive.writer import ArchiveWriter
+    from nitpicker.crawl.frontier_port import LeasedEntry
+
+__all__ = ["FrontierCounts", "FrontierSettings", "RedisFrontier", "check_frontier_url",
+           "connect_frontier", "crawl_id",
+           "parse_frontier_url", "shard_name"]
+
+logger = logging.getLogger(__name__)
+
+_SCHEMES = ("redis", "rediss", "unix")
+_KNOWN_KEYS_SIZE = 100_000
+_PREDICTED = int(FollowMode.PREDICTED)
+_IDLE_POLL = 0.2
+"""Seconds between two lease calls that found nothing (the crawl's tail, others still busy)."""
+_COUNTS_EVERY = 0.5
+"""Seconds a read of :attr:`RedisFrontier.pending` may be old."""
+
+
+def crawl_id(roots: Iterable[str]) -> str:
+    """The default name of a crawl in the frontier's database: a digest of its roots (workers
+    given the same roots join the same crawl)."""
+    return hashlib.sha1(json.dumps(list(roots)).encode(), usedforsecurity=False).hexdigest()[:12]
+
+
+def shard_name(job: str) -> str:
+    """The file name of a worker's shard: ``shard-<Scrapyd job id>.nitpicker`` (host and
+    process id when the worker is no Scrapyd job)."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", job) or f"{socket.gethostname()}-{os.getpid()}"
+    return f"shard-{name}.nitpicker"
+
+
+@dataclass(frozen=True)
+class FrontierSettings:
+    """Where the shared frontier is and how it leases."""
+
+    url: str
+    """The Redis URL, without ``crawl=``."""
+    crawl: str
+    """The crawl's name in the database: its keys start with ``nitpicker:<crawl>:``."""
+    lease_seconds: float = 60.0
+    chunk: int = 200
+    retry_seconds: float = 30.0
+
+    @property
+    def prefix(self) -> str:
+        return f"nitpicker:{self.crawl}"
+
+    @property
+    def shown(self) -> str:
+        """The URL as shown in messages (no password)."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+        return urlunsplit((parts.scheme, f"{host}{port}", parts.path, "", ""))
+
+
+def parse_frontier_url(raw: str, default_crawl: str, **options: Any) -> FrontierSettings:
+    """``redis://host:port/db[?crawl=NAME]`` as settings; ``ValueError`` naming the bad value."""
+    try:
+        parts = urlsplit(raw.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"not a Redis URL: {raw!r} ({exc})") from exc
+    if parts.scheme not in _SCHEMES or (parts.scheme != "unix" and not parts.hostname):
+        raise ValueError(f"not a Redis URL: {raw!r} (expected redis://host:port/db)")
+    path = parts.path.strip("/")
+    if parts.scheme != "unix" and path and not path.isdigit():
+        raise ValueError(f"not a Redis URL: {raw!r} (the database is a number: redis://host:{port or 6379}/0)")
+    query = parse_qsl(parts.query)
+    crawl = next((v for k, v in query if k == "crawl"), "") or default_crawl
+    rest = urlencode([(k, v) for k, v in query if k != "crawl"])
+    url = urlunsplit((parts.scheme, parts.netloc, parts.path, rest, ""))
+    return FrontierSettings(url, crawl, **options)
+
+
+def check_frontier_url(raw: str) -> None:
+    """``ConfigError`` (one line naming it) unless ``raw`` is a Redis URL."""
+    from nitpicker.crawl.config import ConfigError
+
+    try:
+        parse_frontier_url(raw, "check")
+    except ValueError as exc:
+        raise ConfigError(f"frontier: {exc}") from exc
+
+
+@dataclass
+class FrontierCounts:
+    """The crawl's entries by state, as Redis counts them."""
+
+    pending: int = 0
+    leased: int = 0
+    done: int = 0
+
+
+def connect_frontier(settings: FrontierSettings) -> redis.Redis:
+    """A client of the frontier's database, checked with a PING; ``FrontierUnavailable`` (one
+    line naming the URL) when Redis cannot be reached."""
+    import redis
+
+    try:
+        client = redis.Redis.from_url(settings.url, socket_timeout=10, socket_connect_timeout=5)
+        client.ping()
+    except (redis.RedisError, ValueError) as exc:
+        raise FrontierUnavailable(
+            f"cannot reach the frontier at {settings.shown}: {_first_line(exc)}") from exc
+    return client
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class RedisFrontier:
+    """The frontier of one worker of a distributed crawl (see the module's doc)."""
+
+    def __init__(self, client: redis.Redis, settings: FrontierSettings,
+                 archive: ArchiveWriter | None = None) -> None:
+        self._client = client
+        self.settings = settings
+        self._prefix = settings.prefix
+        self._archive = archive
+        self._mutex: Any = archive.mutex if archive is not None else _NoLock()
+        self._ttl_ms = int(settings.lease_seconds * 1000)
+        self._scripts = {name: client.register_script(getattr(redis_lua, name))
+                         for name in ("LEASE", "FLUSH", "CLAIM", "RELEASE", "RELEASE_TOKENS",
+                                      "DROP", "COUNTS")}
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._chunks = 0
+        self._claims = 0
+        self._tokens: list[str] = []
+        """Lease tokens this worker holds (renewed by each call, released at close)."""
+        self._chunk: deque[LeasedEntry] = deque()
+        self._acks: list[int] = []
+        self._done_keys: list[str] = []
+        self._adds: list[tuple[str, str, int, int]] = []
+        self._known_keys: dict[str, None] = {}
+        self._missed_keys: dict[str, None] = {}
+        self.counts = FrontierCounts()
+        self._counted_at = 0.0
+        self._idle_until = 0.0
+        self.on_unavailable: Callable[[FrontierUnavailable], None] | None = None
+        """Called (on the reactor's thread) when a lease call fails for good: the run fails."""
+
+    def attach(self, archive: ArchiveWriter) -> None:
+        """Work for ``archive`` (the worker's shard): its batch is committed before a chunk is
+        leased, its mutex guards this worker's buffers."""
+        self._archive = archive
+        self._mutex = archive.mutex
+
+    # -- talking to Redis -------------------------------------------------------------------
+
+    def _run(self, name: str, *args: Any) -> Any:
+        """Run one script, retried while Redis is unreachable (every script is idempotent)."""
+        import redis
+
+        deadline = time.monotonic() + self.settings.retry_seconds
+        while True:
+            try:
+                return self._scripts[name](keys=[self._prefix], args=list(args))
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                if time.monotonic() >= deadline:
+                    raise FrontierUnavailable(
+                        f"the frontier at {self.settings.shown} is unreachable: "
+                        f"{_first_line(exc)}") from exc
+                logger.warning("frontier unreachable, retrying: %s", _first_line(exc))
+                time.sleep(0.2)
+            except redis.RedisError as exc:
+                raise FrontierUnavailable(
+                    f"the frontier at {self.settings.shown} answered: {_first_line(exc)}"
+                ) from exc
+
+    def _count(self, reply: list[Any]) -> None:
+        self.counts = FrontierCounts(int(reply[0]), int(reply[1]), int(reply[2]))
+        self._counted_at = time.monotonic()
+
+    def refresh(self) -> FrontierCounts:
+        """The counts, asked of Redis now."""
+        self._count(self._run("COUNTS"))
+        return self.counts
+
+    # -- the crawl's identity ---------------------------------------------------------------
+
+    def join(self, roots: Iterable[str]) -> None:
+        """Join the crawl named in the settings: its roots are these (the first worker or the
+        coordinator records them); ``ValueError`` when the name holds another crawl."""
+        import redis
+
+        wanted = json.dumps(list(roots))
+        key = f"{self._prefix}:meta"
+        try:
+            self._client.hsetnx(key, "roots", wanted)
+            self._client.hsetnx(key, "created_at", str(time.time()))
+            raw = self._client.hget(key, "roots")
+        except redis.RedisError as exc:
+            raise FrontierUnavailable(
+                f"cannot reach the frontier at {self.settings.shown}: {_first_line(exc)}"
+            ) from exc
+        stored = raw.decode() if isinstance(raw, bytes) else raw
+        if stored is not None and stored != wanted:
+            raise ValueError(
+                f"the frontier {self.settings.shown} crawl {self.settings.crawl!r} has other "
+                f"roots ({stored}): name this crawl with ?crawl=NAME")
+
+    # -- the port ---------------------------------------------------------------------------
+
+    checks_leases: ClassVar[bool] = False
+    """A page is recorded whatever became of its lease: asking Redis per page would cost a
+    round trip; a page recorded by two workers is in two shards, which ``merge`` reports."""
+
+    def holds(self, frontier_id: int) -> bool:
+        """Not asked (:attr:`checks_leases` is off)."""
+        return True
+
+    @property
+    def pending(self) -> int:
+        """Entries to wait for: this worker's chunk, its unsent batch, and every entry not
+        done in Redis (pending, or leased by a worker that may still queue links)."""
+        if time.monotonic() - self._counted_at >= _COUNTS_EVERY:
+            try:
+                self.refresh()
+            except FrontierUnavailable as exc:
+                logger.warning("%s", exc)
+                self._counted_at = time.monotonic()
+        counts = self.counts
+        unsent = 1 if (self._acks or self._adds or self._done_keys) else 0
+        return len(self._chunk) + counts.pending + counts.leased + unsent
+
+    def forget(self) -> None:
+        """The shard's batch was rolled back: what it would have sent is dropped (its leases
+        expire, its entries are fetched again)."""
+        self._acks.clear()
+        self._done_keys.clear()
+        self._adds.clear()
+        self._known_keys.clear()
+
+    def add(self, entries: Iterable[tuple[str, str, int, int]]) -> int:
+        """Queue entries when the shard's batch commits; 0 (the count is Redis's)."""
+        known = self._known_keys
+        fresh = [entry for entry in entries if entry[0] not in known]
+        missed = self._missed_keys
+        if missed:
+            fresh = [e for e in fresh if e[3] != _PREDICTED or e[0] not in missed]
+        if not fresh:
+            return 0
+        if len(known) + len(fresh) > _KNOWN_KEYS_SIZE:
+            known.clear()
+        known.update(dict.fromkeys(entry[0] for entry in fresh))
+        self._adds.extend(fresh)
+        return 0
+
+    def acknowledge(self, frontier_id: int) -> None:
+        """Done when the shard's batch commits."""
+        self._acks.append(frontier_id)
+
+    def mark_done(self, key: str) -> None:
+        """Done when the shard's batch commits."""
+        self._done_keys.append(key)
+
+    @serialised
+    def committed(self) -> None:
+        """The shard's batch is on disk: send its acknowledgements and links, in one script."""
+        if not (self._acks or self._adds or self._done_keys):
+            return
+        job = {"ttl": self._ttl_ms, "renew": self._tokens, "acks": self._acks,
+               "done": self._done_keys, "add": self._adds}
+        reply = self._run("FLUSH", json.dumps(job, separators=(",", ":")))
+        self._acks, self._done_keys, self._adds = [], [], []
+        self._count(reply)
+
+    @serialised
+    def lease(self, limit: int) -> list[LeasedEntry]:
+        """Up to ``limit`` entries of this worker's chunk; a new chunk from Redis when it is
+        empty (the shard's open batch committed first, so that its links are in Redis)."""
+        if limit <= 0:
+            return []
+        if not self._chunk:
+            if time.monotonic() < self._idle_until:
+                return []
+            try:
+                self._lease_chunk()
+            except FrontierUnavailable as exc:
+                self._idle_until = float("inf")
+                if self.on_unavailable is None:
+                    raise
+                self.on_unavailable(exc)
+                return []
+            if not self._chunk:
+                self._idle_until = time.monotonic() + _IDLE_POLL
+                return []
+        chunk = self._chunk
+        return [chunk.popleft() for _ in range(min(limit, len(chunk)))]
+
+    def _lease_chunk(self) -> None:
+        if self._archive is not None:
+            self._archive.commit()  # sends the batch's acknowledgements and links
+        token = f"{self.worker}:{self._chunks}"
+        reply = self._run("LEASE", token, self.settings.chunk, self._ttl_ms, *self._tokens)
+        self._count(reply)
+        rows: list[LeasedEntry] = []
+        for i in range(3, len(reply), 2):
+            _key, url, depth, mode = json.loads(reply[i + 1])
+            rows.append((int(reply[i]), str(url), int(depth), int(mode)))
+        if rows:
+            rows.sort(key=lambda row: (row[2], row[0]))
+            self._chunk.extend(rows)
+            self._tokens.append(token)
+            self._chunks += 1
+            self._tokens = self._tokens[-4:]  # older chunks are done or expired by now
+
+    def _claim(self, key: str, url: str, depth: int, mode: int) -> bool:
+        token = f"{self.worker}:c{self._claims}"
+        self._claims += 1
+        return bool(self._run("CLAIM", key, url, depth, mode, token, self._ttl_ms))
+
+    @serialised
+    def claim(self, key: str, url: str, depth: int) -> bool:
+        """A redirect's in-scope target: whether this request may follow it (it then holds the
+        target's entry, acknowledged when the page at the end of the chain is committed)."""
+        return self._claim(key, url, depth, int(FollowMode.FULL))
+
+    def release(self, key: str, *, fetch_again: bool = True) -> None:
+        """A claimed entry whose redirect chain failed: pending again, or done."""
+        self._run("RELEASE", key, 1 if fetch_again else 0)
+
+    def settle(self, key: str, url: str, depth: int, mode: int) -> bool:
+        """A URL a page's resources answered: this worker records it when no one has it
+        (its entry is then held, and done when the shard commits)."""
+        if self._claim(key, url, depth, mode):
+            self._done_keys.append(key)
+            return True
+        return False
+
+    def drop_prediction(self, frontier_id: int) -> bool:
+        """A predicted entry that missed: queued again as a full crawl when this shard has a
+        page row for its URL already, else gone (its key may be queued afresh by a link)."""
+        import redis
+
+        try:
+            raw = self._client.hget(f"{self._prefix}:rows", frontier_id)
+        except redis.RedisError as exc:
+            raise FrontierUnavailable(
+                f"the frontier at {self.settings.shown} is unreachable: {_first_line(exc)}"
+            ) from exc
+        if raw is None:
+            return False
+        key, url, _, _ = json.loads(raw)
+        page = None
+        if self._archive is not None:
+            page = self._archive.conn.execute(
+                "SELECT 1 FROM pages WHERE url = ?", (url,)).fetchone()
+        requeued = bool(self._run("DROP", frontier_id, 1 if page else 0))
+        if not requeued:
+            self._known_keys.pop(key, None)
+            if len(self._missed_keys) >= _KNOWN_KEYS_SIZE:
+                self._missed_keys.clear()
+            self._missed_keys[key] = None
+        return requeued
+
+    @serialised
+    def release_leases(self) -> None:
+        """This worker's chunks, fetched or not, go back (what is not done is pending again)."""
+        self._chunk.clear()
+        if self._tokens:
+            self._count(self._run("RELEASE_TOKENS", *self._tokens))
+            self._tokens = []
+
+    def requeue_leased(self) -> None:
+        """Nothing to do: leases of dead workers expire by themselves."""
+
+    def pending_count(self) -> int:
+        """Entries not done in the whole crawl (the last counts when Redis is unreachable)."""
+        try:
+            counts = self.refresh()
+        except FrontierUnavailable:
+            counts = self.counts
+        return counts.pending + counts.leased
+
+    def repromote(self, urls: Iterable[str]) -> None:
+        raise NotImplementedError("--append is not available with a shared frontier")
+
+    def requeue(self, entries: Iterable[tuple[str, str, int, int]]) -> None:
+        raise NotImplementedError("--retry-failed is not available with a shared frontier")
+
+    def has_pending_under(self, key_prefix: str) -> bool:
+        """Whether an entry not done has a key starting with ``key_prefix`` (the shard's open
+        batch first sent, so that its links count)."""
+        import redis
+
+        if self._archive is not None:
+            self._archive.commit()
+        prefix = key_prefix.encode()
+        try:
+            found = self._client.zrangebylex(
+                f"{self._prefix}:open", b"[" + prefix, b"(" + prefix + b"\xff", start=0, num=1)
+        except redis.RedisError:
+            return True  # cannot tell: keep the bucket
+        return bool(found)
+
+
+class _NoLock:
+    """The mutex of a frontier used without an archive (the coordinator)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
