@@ -29,6 +29,7 @@ from nitpicker.archive.schema import migrate
 from nitpicker.cli.view import is_loopback
 from nitpicker.query import (
     get_duplicate_clusters,
+    get_page_detail,
     get_summary,
     get_violations,
     list_cluster_pages,
@@ -738,6 +739,23 @@ def test_page_detail_lists_are_paged(two: Viewer, site: FixtureSite) -> None:
     beyond = data(two, enriched_page(site.url("/viewer/"), images=99))  # past the end: empty
     assert beyond["images"]["items"] == [] and beyond["images"]["total"] >= MANY
     assert two.get(enriched_page(site.url("/viewer/"), images=0)).status_code == 400
+
+
+def test_page_detail_response_time(two: Viewer, archive: Path, site: FixtureSite) -> None:
+    conn = open_archive(archive)
+    detail = get_page_detail(conn, site.url("/viewer/"), link_limit=0)
+    conn.close()
+    assert detail is not None
+    recorded = detail["response_time_ms"]
+    assert isinstance(recorded, int)  # the crawl timed the page
+    page = data(two, page_path(site.url("/viewer/")))["page"]
+    assert page["response_time_ms"] == recorded
+    html = two.get(page_path(site.url("/viewer/"))).text
+    assert f"<tr><th>Response time</th><td>{recorded} ms</td></tr>" in html
+    # the external page the enriched copy gained by hand: never fetched, so never timed
+    assert data(two, enriched_page(EVIL_URL))["page"]["response_time_ms"] is None
+    untimed = two.get(enriched_page(EVIL_URL)).text
+    assert "<tr><th>Response time</th><td>—</td></tr>" in untimed
 
 
 def test_link_rows_escape_crawled_strings(two: Viewer, site: FixtureSite) -> None:

@@ -22,13 +22,15 @@ from the viewer only); the snapshot its own (``sandbox``: no script, an opaque o
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from markupsafe import Markup, escape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
@@ -88,14 +90,36 @@ def _with_param(path: str, query: dict[str, str], name: str, value: int) -> str:
     return _href(path, **{**query, name: "" if value == 1 else value})
 
 
+_HTML_ESCAPES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&#34;"), ("'", "&#39;"))
+
+_QUOTED = re.compile(r"[^A-Za-z0-9_.~:/-]")
+"""A character :func:`urllib.parse.quote` (``safe=":/"``) would encode."""
+
+
+def _escape(value: object) -> str:
+    """``value`` as HTML text, as markupsafe's ``escape`` writes it (``&#34;``, ``&#39;``) but a
+    plain ``str``: the row builders escape hundreds of crawled strings a page detail, and five
+    ``str.replace`` calls cost a fraction of ``escape``'s round trip through ``Markup``."""
+    text = value if type(value) is str else str(value)
+    for char, entity in _HTML_ESCAPES:
+        if char in text:
+            text = text.replace(char, entity)
+    return text
+
+
+def _query_value(url: str) -> str:
+    """``url`` as a query-string value. ":" and "/" may stand in a query string (RFC 3986
+    §3.4): left as they are, most URLs need no encoding, and are not run through ``quote``;
+    what it does encode leaves nothing HTML would read as markup."""
+    return quote(url, safe=":/") if _QUOTED.search(url) else url
+
+
 def _link_prefix(base: str) -> str:
-    return f'<a class="url" href="{escape(base)}page?url='
+    return f'<a class="url" href="{_escape(base)}page?url='
 
 
 def _link(prefix: str, url: str, text: str | None = None) -> str:
-    # ":" and "/" may stand in a query string (RFC 3986 §3.4): left as they are, most URLs
-    # take quote's fast path; what it does encode leaves nothing HTML would read as markup
-    return f'{prefix}{quote(url, safe=":/")}">{escape(text or url)}</a>'
+    return f'{prefix}{_query_value(url)}">{_escape(text or url)}</a>'
 
 
 def _page_link(base: str, url: str, text: str | None = None) -> Markup:
@@ -110,12 +134,12 @@ def _outbound_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
     prefix = _link_prefix(base)
     rows = []
     for link in links:
-        fragment = f"#{escape(link['hash'])}" if link["hash"] else ""
+        fragment = f"#{_escape(link['hash'])}" if link["hash"] else ""
         external = " <small>external</small>" if link["is_external"] else ""
         final = _link(prefix, link["final_url"]) if link["final_url"] else ""
         rows.append(f"<tr><td>{_status_html(link['status'])}</td><td>"
                     f"{_link(prefix, link['url'])}{fragment}{external}</td>\n"
-                    f"<td>{escape(link['text'])}</td><td>{final}</td></tr>")
+                    f"<td>{_escape(link['text'])}</td><td>{final}</td></tr>")
     return Markup("\n".join(rows) or '<tr><td colspan="4">None.</td></tr>')
 
 
@@ -126,7 +150,7 @@ def _inbound_rows(base: str, links: Sequence[Mapping[str, Any]], page_url: str) 
     for link in links:
         through = _link(prefix, link["through"]) if link["through"] != page_url else ""
         rows.append(f"<tr><td>{_link(prefix, link['url'])}</td>"
-                    f"<td>{escape(link['text'])}</td><td>{through}</td></tr>")
+                    f"<td>{_escape(link['text'])}</td><td>{through}</td></tr>")
     return Markup("\n".join(rows) or '<tr><td colspan="3">None.</td></tr>')
 
 
@@ -137,11 +161,52 @@ def _link_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
     for link in links:
         final = _link(prefix, link["final_url"]) if link["final_url"] else ""
         rows.append(f"<tr><td>{_status_html(link['status'])} "
-                    f"{escape(link['status_text'] or '')}</td>"
+                    f"{_escape(link['status_text'] or '')}</td>"
                     f"<td class=\"source\">{_link(prefix, link['source_url'])}</td>\n"
                     f"<td class=\"target\">{_link(prefix, link['dest_url'])}</td>"
-                    f"<td>{escape(link['text'])}</td><td>{final}</td></tr>")
+                    f"<td>{_escape(link['text'])}</td><td>{final}</td></tr>")
     return Markup("\n".join(rows) or '<tr><td colspan="5">None.</td></tr>')
+
+
+def _section_pager(path: str, result: Mapping[str, Any], number: int, query: dict[str, str],
+                   param: str, anchor: str) -> Markup:
+    """The pager of one list of a page (``?<param>=<number>``, the other lists' parameters
+    kept), or nothing when the list fits on one page and this is it. A function, not a macro:
+    a page detail has up to six lists, and a macro call costs as much as a dozen link rows."""
+    total = result["total"]
+    last = (total - 1) // PAGE_SIZE + 1 if total else 1
+    if last == 1 and number == 1:
+        return Markup("")
+    shown = len(result["items"])
+    rows = f", rows {result['offset'] + 1}–{result['offset'] + shown}" if shown else ""
+    parts = [f'<nav class="pager" data-list="{_escape(param)}">',
+             f"  <span>{total} in all{rows}</span>"]
+    if number > 1:
+        parts.append(f'  <a rel="prev" href="{_escape(_with_param(path, query, param, number - 1))}'
+                     f'#{_escape(anchor)}">← previous</a>')
+    parts.append(f"  <span>page {number} of {last}</span>")
+    if number < last:
+        parts.append(f'  <a rel="next" href="{_escape(_with_param(path, query, param, number + 1))}'
+                     f'#{_escape(anchor)}">next →</a>')
+    parts.append("</nav>")
+    return Markup("\n".join(parts))
+
+
+NAV = (("", "Summary"), ("pages", "Pages"), ("links", "Links"), ("resources", "Resources"),
+       ("images", "Images"), ("violations", "Violations"), ("duplicates", "Duplicates"),
+       ("mismatches", "Mismatches"), ("headers", "Security headers"),
+       ("clusters", "Duplicate Clusters"), ("traps", "Trap log"))
+"""The views of an archive in its navigation bar: path (after ``/a/<n>/``) and label."""
+
+
+@lru_cache(maxsize=256)
+def _nav(base: str, current: str) -> Markup:
+    """The navigation bar of an archive's views, ``current`` marked: the same few strings on
+    every page, built once."""
+    current_mark = ' aria-current="page"'
+    return Markup("\n".join(
+        f'<a href="{_escape(base + name)}"{current_mark if name == current else ""}>{label}</a>'
+        for name, label in NAV))
 
 
 def _status_html(value: int | None) -> str:
@@ -167,6 +232,8 @@ def _environment() -> Environment:
     env.globals["outbound_rows"] = _outbound_rows
     env.globals["inbound_rows"] = _inbound_rows
     env.globals["link_rows"] = _link_rows
+    env.globals["section_pager"] = _section_pager
+    env.globals["nav"] = _nav
     env.globals["page_size"] = PAGE_SIZE
     env.globals["url_fields"] = URL_FIELDS
     env.globals["old_url_fields"] = OLD_URL_FIELDS
