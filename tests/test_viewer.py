@@ -660,6 +660,9 @@ view lists in its row."""
 HOSTILE_NOTE = '<script>document.documentElement.dataset.pwned = "note"</script>'
 EVIL_URL = 'http://evil.test/"><script>document.documentElement.dataset.pwned = "url"</script>'
 EVIL_TEXT = '<img src=x onerror="document.documentElement.dataset.pwned = \'text\'">'
+EVIL_SRC = 'http://evil.test/x.png"><script>document.documentElement.dataset.pwned = "src"</script>'
+EVIL_ALT = '<svg onload="document.documentElement.dataset.pwned = \'alt\'">'
+EVIL_RESOURCE = 'http://evil.test/s.css"><b>bold</b>'
 
 
 @pytest.fixture(scope="module")
@@ -682,6 +685,15 @@ def enriched(archive: Path, site: FixtureSite, tmp_path_factory: pytest.TempPath
                      (evil, top, EVIL_TEXT, ""))
         conn.execute("INSERT INTO anchors (page_id, href_id, text, hash) VALUES (?, ?, ?, ?)",
                      (top, evil, EVIL_TEXT, '"><i>hash</i>'))
+        conn.executemany(  # before the many: on the first page of the images
+            "INSERT INTO images (page_id, src, alt, width, is_lazy) VALUES (?, ?, ?, ?, ?)",
+            [(top, EVIL_SRC, EVIL_ALT, 0, 0), (top, EVIL_SRC + "/" + "a" * 300, None, 320.0, 1)])
+        resource = conn.execute(
+            "INSERT INTO resources (url, kind, status, content_type, content_length)"
+            " VALUES (?, '<i>stylesheet</i>', 404, '<u>text/css</u>', 0)",
+            (EVIL_RESOURCE,)).lastrowid
+        conn.execute("INSERT INTO resource_referrers (resource_id, page_id) VALUES (?, ?)",
+                     (resource, top))
         for n in range(MANY):
             page = conn.execute(
                 "INSERT INTO pages (url, scraped, is_target, status, content_type, title, depth)"
@@ -786,6 +798,29 @@ def test_link_rows_escape_crawled_strings(two: Viewer, site: FixtureSite) -> Non
     assert "#&#34;&gt;&lt;i&gt;hash&lt;/i&gt;" in html
     links = two.get("/a/1/links?type=external").text
     assert "<script>" not in links and "<img src=x" not in links
+
+
+def section_of(html: str, name: str) -> str:
+    start = html.index(f'<section id="{name}">')
+    return html[start:html.index("</section>", start)]
+
+
+def test_image_and_resource_rows_escape_crawled_strings(two: Viewer, site: FixtureSite
+                                                        ) -> None:
+    html = two.get(enriched_page(site.url("/viewer/"))).text
+    assert "<script>" not in html and "<svg" not in html and "<b>bold" not in html
+    images = section_of(html, "images")
+    shown = escape(EVIL_SRC)
+    assert (f'<td>markup</td><td class="url">{shown}</td>\n<td>{escape(EVIL_ALT)}</td>\n'
+            "<td>×</td><td>×</td><td></td></tr>") in images  # width 0: no size
+    # the long src cut at 200 characters, an absent alt, a lazy image 320 wide
+    cut = escape((EVIL_SRC + "/" + "a" * 300)[:199] + "…")
+    assert (f'<td>markup</td><td class="url">{cut}</td>\n<td><em>absent</em></td>\n'
+            "<td>320.0×</td><td>×</td><td>yes</td></tr>") in images
+    resources = section_of(html, "resources")
+    assert ('<tr><td><span class="status s4">404</span></td><td>&lt;i&gt;stylesheet&lt;/i&gt;'
+            f'</td><td class="url">{escape(EVIL_RESOURCE)}</td><td>&lt;u&gt;text/css&lt;/u&gt;'
+            "</td><td>0</td></tr>") in resources
 
 
 def test_duplicates_drill_down_to_every_page(two: Viewer, site: FixtureSite) -> None:

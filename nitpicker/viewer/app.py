@@ -154,6 +154,44 @@ def _inbound_rows(base: str, links: Sequence[Mapping[str, Any]], page_url: str) 
     return Markup("\n".join(rows) or '<tr><td colspan="3">None.</td></tr>')
 
 
+SRC_SHOWN = 200
+"""Characters of an image's ``src`` a page detail shows (a ``data:`` URL can be megabytes)."""
+
+
+def _blank(value: object) -> str:
+    """A value as a table cell shows it: nothing for ``None``, ``0`` or ``""``."""
+    return _escape(value) if value else ""
+
+
+def _image_rows(images: Sequence[Mapping[str, Any]]) -> Markup:
+    """The rows of a page detail's images (as :func:`_outbound_rows`)."""
+    rows = []
+    for image in images:
+        src = image["src"]
+        if len(src) > SRC_SHOWN:
+            src = src[:SRC_SHOWN - 1] + "…"
+        alt = "<em>absent</em>" if image["alt"] is None else _escape(image["alt"])
+        rows.append(f"<tr><td>{_escape(image['viewport_width'] or 'markup')}</td>"
+                    f'<td class="url">{_escape(src)}</td>\n<td>{alt}</td>\n'
+                    f"<td>{_blank(image['width'])}×{_blank(image['height'])}</td>"
+                    f"<td>{_blank(image['natural_width'])}×{_blank(image['natural_height'])}"
+                    f"</td><td>{'yes' if image['is_lazy'] else ''}</td></tr>")
+    return Markup("\n".join(rows) or '<tr><td colspan="6">None.</td></tr>')
+
+
+def _resource_rows(resources: Sequence[Mapping[str, Any]]) -> Markup:
+    """The rows of a page detail's sub-resources (as :func:`_outbound_rows`)."""
+    rows = []
+    for resource in resources:
+        length = resource["content_length"]
+        rows.append(f"<tr><td>{_status_html(resource['status'])}</td>"
+                    f"<td>{_escape(resource['kind'])}</td>"
+                    f'<td class="url">{_escape(resource["url"])}</td>'
+                    f"<td>{_blank(resource['content_type'])}</td>"
+                    f"<td>{'' if length is None else _escape(length)}</td></tr>")
+    return Markup("\n".join(rows) or '<tr><td colspan="5">None.</td></tr>')
+
+
 def _link_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
     """The rows of the Links view (broken or external links; as :func:`_outbound_rows`)."""
     prefix = _link_prefix(base)
@@ -232,6 +270,8 @@ def _environment() -> Environment:
     env.globals["outbound_rows"] = _outbound_rows
     env.globals["inbound_rows"] = _inbound_rows
     env.globals["link_rows"] = _link_rows
+    env.globals["image_rows"] = _image_rows
+    env.globals["resource_rows"] = _resource_rows
     env.globals["section_pager"] = _section_pager
     env.globals["nav"] = _nav
     env.globals["page_size"] = PAGE_SIZE
