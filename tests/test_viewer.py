@@ -39,7 +39,7 @@ from nitpicker.query import (
 from nitpicker.query.page_links import has_page_snapshot
 from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
 from nitpicker.viewer import APP_CSP, SNAPSHOT_CSP
-from nitpicker.viewer.app import _escape, _query_value
+from nitpicker.viewer.fragments import escape_html, query_value
 from tests.helpers import crawl
 
 if TYPE_CHECKING:
@@ -429,8 +429,8 @@ CRAWLED_STRINGS = [
 def test_row_escaping_is_markupsafes(text: str) -> None:
     """The link rows' own escaping and quoting (cheaper than markupsafe's, for hundreds of
     rows) write what markupsafe and ``quote`` write."""
-    assert _escape(text) == str(escape(text))
-    assert _query_value(text) == quote(text, safe=":/")
+    assert escape_html(text) == str(escape(text))
+    assert query_value(text) == quote(text, safe=":/")
 
 
 @pytest.mark.parametrize(("host", "loopback"), [
