@@ -66,6 +66,8 @@ def _link_prefix(base: str) -> str:
 
 
 def _link(prefix: str, url: str, text: str | None = None) -> str:
+    if not text and _QUOTED.search(url) is None:  # nothing to encode, so nothing to escape
+        return f'{prefix}{url}">{url}</a>'
     return f'{prefix}{query_value(url)}">{escape_html(text or url)}</a>'
 
 
