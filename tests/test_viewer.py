@@ -22,6 +22,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 import pytest_twisted
 import requests
+from markupsafe import escape
 from twisted.internet.defer import Deferred
 
 from fixtures.traps import TrapSite
@@ -29,6 +30,7 @@ from nitpicker.archive.schema import migrate
 from nitpicker.cli.view import is_loopback
 from nitpicker.query import (
     get_duplicate_clusters,
+    get_page_detail,
     get_summary,
     get_violations,
     list_cluster_pages,
@@ -37,6 +39,7 @@ from nitpicker.query import (
 from nitpicker.query.page_links import has_page_snapshot
 from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
 from nitpicker.viewer import APP_CSP, SNAPSHOT_CSP
+from nitpicker.viewer.fragments import escape_html, query_value
 from tests.helpers import crawl
 
 if TYPE_CHECKING:
@@ -415,6 +418,21 @@ def test_port_out_of_range(archive: Path) -> None:
         "Error: Invalid value for '--port': '70000'. Input should be less than or equal to 65535")
 
 
+CRAWLED_STRINGS = [
+    "http://example.com/a/b.html", "https://example.com/search?q=a b&lang=ja#top",
+    'http://evil.test/"><script>alert(1)</script>', "it's <b>bold</b> & \"quoted\"",
+    "https://例え.jp/パス?ｑ=値", "javascript:alert('x')", "", "100% ~_.-:/", "&amp;&lt;",
+]
+
+
+@pytest.mark.parametrize("text", CRAWLED_STRINGS)
+def test_row_escaping_is_markupsafes(text: str) -> None:
+    """The link rows' own escaping and quoting (cheaper than markupsafe's, for hundreds of
+    rows) write what markupsafe and ``quote`` write."""
+    assert escape_html(text) == str(escape(text))
+    assert query_value(text) == quote(text, safe=":/")
+
+
 @pytest.mark.parametrize(("host", "loopback"), [
     ("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("localhost", True),
     ("0.0.0.0", False), ("::", False), ("192.168.1.10", False), ("example.com", False),
@@ -642,6 +660,9 @@ view lists in its row."""
 HOSTILE_NOTE = '<script>document.documentElement.dataset.pwned = "note"</script>'
 EVIL_URL = 'http://evil.test/"><script>document.documentElement.dataset.pwned = "url"</script>'
 EVIL_TEXT = '<img src=x onerror="document.documentElement.dataset.pwned = \'text\'">'
+EVIL_SRC = 'http://evil.test/x.png"><script>document.documentElement.dataset.pwned = "src"</script>'
+EVIL_ALT = '<svg onload="document.documentElement.dataset.pwned = \'alt\'">'
+EVIL_RESOURCE = 'http://evil.test/s.css"><b>bold</b>'
 
 
 @pytest.fixture(scope="module")
@@ -664,6 +685,15 @@ def enriched(archive: Path, site: FixtureSite, tmp_path_factory: pytest.TempPath
                      (evil, top, EVIL_TEXT, ""))
         conn.execute("INSERT INTO anchors (page_id, href_id, text, hash) VALUES (?, ?, ?, ?)",
                      (top, evil, EVIL_TEXT, '"><i>hash</i>'))
+        conn.executemany(  # before the many: on the first page of the images
+            "INSERT INTO images (page_id, src, alt, width, is_lazy) VALUES (?, ?, ?, ?, ?)",
+            [(top, EVIL_SRC, EVIL_ALT, 0, 0), (top, EVIL_SRC + "/" + "a" * 300, None, 320.0, 1)])
+        resource = conn.execute(
+            "INSERT INTO resources (url, kind, status, content_type, content_length)"
+            " VALUES (?, '<i>stylesheet</i>', 404, '<u>text/css</u>', 0)",
+            (EVIL_RESOURCE,)).lastrowid
+        conn.execute("INSERT INTO resource_referrers (resource_id, page_id) VALUES (?, ?)",
+                     (resource, top))
         for n in range(MANY):
             page = conn.execute(
                 "INSERT INTO pages (url, scraped, is_target, status, content_type, title, depth)"
@@ -740,6 +770,23 @@ def test_page_detail_lists_are_paged(two: Viewer, site: FixtureSite) -> None:
     assert two.get(enriched_page(site.url("/viewer/"), images=0)).status_code == 400
 
 
+def test_page_detail_response_time(two: Viewer, archive: Path, site: FixtureSite) -> None:
+    conn = open_archive(archive)
+    detail = get_page_detail(conn, site.url("/viewer/"), link_limit=0)
+    conn.close()
+    assert detail is not None
+    recorded = detail["response_time_ms"]
+    assert isinstance(recorded, int)  # the crawl timed the page
+    page = data(two, page_path(site.url("/viewer/")))["page"]
+    assert page["response_time_ms"] == recorded
+    html = two.get(page_path(site.url("/viewer/"))).text
+    assert f"<tr><th>Response time</th><td>{recorded} ms</td></tr>" in html
+    # the external page the enriched copy gained by hand: never fetched, so never timed
+    assert data(two, enriched_page(EVIL_URL))["page"]["response_time_ms"] is None
+    untimed = two.get(enriched_page(EVIL_URL)).text
+    assert "<tr><th>Response time</th><td>—</td></tr>" in untimed
+
+
 def test_link_rows_escape_crawled_strings(two: Viewer, site: FixtureSite) -> None:
     detail = data(two, enriched_page(site.url("/viewer/")))
     assert EVIL_TEXT in [link["text"] for link in detail["links_out"]["items"]]
@@ -751,6 +798,29 @@ def test_link_rows_escape_crawled_strings(two: Viewer, site: FixtureSite) -> Non
     assert "#&#34;&gt;&lt;i&gt;hash&lt;/i&gt;" in html
     links = two.get("/a/1/links?type=external").text
     assert "<script>" not in links and "<img src=x" not in links
+
+
+def section_of(html: str, name: str) -> str:
+    start = html.index(f'<section id="{name}">')
+    return html[start:html.index("</section>", start)]
+
+
+def test_image_and_resource_rows_escape_crawled_strings(two: Viewer, site: FixtureSite
+                                                        ) -> None:
+    html = two.get(enriched_page(site.url("/viewer/"))).text
+    assert "<script>" not in html and "<svg" not in html and "<b>bold" not in html
+    images = section_of(html, "images")
+    shown = escape(EVIL_SRC)
+    assert (f'<td>markup</td><td class="url">{shown}</td>\n<td>{escape(EVIL_ALT)}</td>\n'
+            "<td>×</td><td>×</td><td></td></tr>") in images  # width 0: no size
+    # the long src cut at 200 characters, an absent alt, a lazy image 320 wide
+    cut = escape((EVIL_SRC + "/" + "a" * 300)[:199] + "…")
+    assert (f'<td>markup</td><td class="url">{cut}</td>\n<td><em>absent</em></td>\n'
+            "<td>320.0×</td><td>×</td><td>yes</td></tr>") in images
+    resources = section_of(html, "resources")
+    assert ('<tr><td><span class="status s4">404</span></td><td>&lt;i&gt;stylesheet&lt;/i&gt;'
+            f'</td><td class="url">{escape(EVIL_RESOURCE)}</td><td>&lt;u&gt;text/css&lt;/u&gt;'
+            "</td><td>0</td></tr>") in resources
 
 
 def test_duplicates_drill_down_to_every_page(two: Viewer, site: FixtureSite) -> None:

@@ -25,10 +25,7 @@ import logging
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlencode
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
-from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
@@ -44,12 +41,13 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from nitpicker.viewer.compare import OLD_URL_FIELDS, URL_FIELDS, compare_view
+from nitpicker.viewer.compare import compare_view
+from nitpicker.viewer.fragments import environment
 from nitpicker.viewer.params import BadRequest, NotFound
-from nitpicker.viewer.views import PAGE_SIZE, VIEWS, OpenArchive, snapshot_html
+from nitpicker.viewer.views import VIEWS, OpenArchive, snapshot_html
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     from starlette.requests import Request
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -77,102 +75,6 @@ _COMMON_HEADERS = {
 }
 
 
-def _href(path: str, **params: Any) -> str:
-    """A viewer URL: ``path`` with the non-empty ``params`` as its query string."""
-    query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
-    return f"{path}?{query}" if query else path
-
-
-def _with_param(path: str, query: dict[str, str], name: str, value: int) -> str:
-    """``path`` with the request's ``query``, its ``name`` set to ``value`` (1: left out)."""
-    return _href(path, **{**query, name: "" if value == 1 else value})
-
-
-def _link_prefix(base: str) -> str:
-    return f'<a class="url" href="{escape(base)}page?url='
-
-
-def _link(prefix: str, url: str, text: str | None = None) -> str:
-    # ":" and "/" may stand in a query string (RFC 3986 §3.4): left as they are, most URLs
-    # take quote's fast path; what it does encode leaves nothing HTML would read as markup
-    return f'{prefix}{quote(url, safe=":/")}">{escape(text or url)}</a>'
-
-
-def _page_link(base: str, url: str, text: str | None = None) -> Markup:
-    """A link to the page detail of ``url`` (a crawled string: escaped, and only ever a query
-    parameter of the viewer's own URL). A function, not a macro: a page detail has hundreds."""
-    return Markup(_link(_link_prefix(base), url, text))
-
-
-def _outbound_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
-    """The rows of a page detail's links out: a function, not a template loop (a most-linked
-    page's rows are most of its page detail's rendering; every crawled string escaped)."""
-    prefix = _link_prefix(base)
-    rows = []
-    for link in links:
-        fragment = f"#{escape(link['hash'])}" if link["hash"] else ""
-        external = " <small>external</small>" if link["is_external"] else ""
-        final = _link(prefix, link["final_url"]) if link["final_url"] else ""
-        rows.append(f"<tr><td>{_status_html(link['status'])}</td><td>"
-                    f"{_link(prefix, link['url'])}{fragment}{external}</td>\n"
-                    f"<td>{escape(link['text'])}</td><td>{final}</td></tr>")
-    return Markup("\n".join(rows) or '<tr><td colspan="4">None.</td></tr>')
-
-
-def _inbound_rows(base: str, links: Sequence[Mapping[str, Any]], page_url: str) -> Markup:
-    """The rows of a page detail's links in (as :func:`_outbound_rows`)."""
-    prefix = _link_prefix(base)
-    rows = []
-    for link in links:
-        through = _link(prefix, link["through"]) if link["through"] != page_url else ""
-        rows.append(f"<tr><td>{_link(prefix, link['url'])}</td>"
-                    f"<td>{escape(link['text'])}</td><td>{through}</td></tr>")
-    return Markup("\n".join(rows) or '<tr><td colspan="3">None.</td></tr>')
-
-
-def _link_rows(base: str, links: Sequence[Mapping[str, Any]]) -> Markup:
-    """The rows of the Links view (broken or external links; as :func:`_outbound_rows`)."""
-    prefix = _link_prefix(base)
-    rows = []
-    for link in links:
-        final = _link(prefix, link["final_url"]) if link["final_url"] else ""
-        rows.append(f"<tr><td>{_status_html(link['status'])} "
-                    f"{escape(link['status_text'] or '')}</td>"
-                    f"<td class=\"source\">{_link(prefix, link['source_url'])}</td>\n"
-                    f"<td class=\"target\">{_link(prefix, link['dest_url'])}</td>"
-                    f"<td>{escape(link['text'])}</td><td>{final}</td></tr>")
-    return Markup("\n".join(rows) or '<tr><td colspan="5">None.</td></tr>')
-
-
-def _status_html(value: int | None) -> str:
-    if value is None:
-        return '<span class="status none">—</span>'
-    kind = value // 100 if value > 0 else "err"
-    return f'<span class="status s{kind}">{int(value)}</span>'
-
-
-def _status(value: int | None) -> Markup:
-    """An HTTP status, coloured by class (``-1``: a fetch error; ``None``: never fetched)."""
-    return Markup(_status_html(value))
-
-
-def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(HERE / "templates"),
-                      autoescape=select_autoescape(default=True, default_for_string=True),
-                      trim_blocks=True, lstrip_blocks=True, auto_reload=False)
-    env.globals["href"] = _href
-    env.globals["page_link"] = _page_link
-    env.globals["with_param"] = _with_param
-    env.globals["status"] = _status
-    env.globals["outbound_rows"] = _outbound_rows
-    env.globals["inbound_rows"] = _inbound_rows
-    env.globals["link_rows"] = _link_rows
-    env.globals["page_size"] = PAGE_SIZE
-    env.globals["url_fields"] = URL_FIELDS
-    env.globals["old_url_fields"] = OLD_URL_FIELDS
-    return env
-
-
 def _wants_json(request: Request) -> bool:
     if request.query_params.get("format") == "json":
         return True
@@ -185,7 +87,7 @@ class Viewer:
 
     def __init__(self, archives: Sequence[OpenArchive]) -> None:
         self.archives = list(archives)
-        self.templates = _environment()
+        self.templates = environment(HERE / "templates")
 
     def html(self, template: str, http_status: int = 200, **context: Any) -> HTMLResponse:
         body = self.templates.get_template(template).render(archives=self.archives, **context)
