@@ -31,13 +31,18 @@ NOTE_LINES: Final = 100
 """At most this many lines in one note; a longer list ends with ``… and N more``."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Cell:
     """One cell: its value, an optional note (a comment), a hyperlink, and the red flag.
 
     Hyperlinks are set where the original report has them (the Page List's URL and og:url)
     and on the Links sheet's URL: a workbook keeps every hyperlink in memory until it is
     closed, so the relational tables (a row per link) carry their URLs as plain text.
+
+    Read-only by convention (builders share constant cells such as an empty one), not
+    ``frozen``: a frozen dataclass sets each field through ``object.__setattr__``, which made
+    a cell ~3× dearer to build, and a report builds one per value (a million per 10,000
+    pages).
     """
 
     value: str | int | float | None
