@@ -254,16 +254,14 @@ def _layout(chunk: list[list[Cell]]
     one ``updateCells`` from the chunk's first cell with its ``fields`` (``None``: nothing
     to decorate). A row without a red or noted cell is ``{}``; a row's cell data stops at its
     last decorated cell, and the rows at the chunk's last decorated row."""
-    values: list[list[Any]] = []
+    values = [["" if (value := cell.value) is None else value for cell in row] for row in chunk]
     rows: list[dict[str, Any]] = []
-    last = -1
     red = noted = False
-    for row in chunk:
-        values.append(["" if (value := cell.value) is None else value for cell in row])
-        marked = [column for column, cell in enumerate(row) if cell.error or cell.note]
-        if not marked:
-            rows.append(_PLAIN_CELL)
+    for index, row in enumerate(chunk):
+        if not any([cell.note or cell.error for cell in row]):
             continue
+        rows.extend([_PLAIN_CELL] * (index - len(rows)))
+        marked = [column for column, cell in enumerate(row) if cell.note or cell.error]
         data: list[dict[str, Any]] = [_PLAIN_CELL] * (marked[-1] + 1)
         for column in marked:
             cell = row[column]
@@ -275,11 +273,10 @@ def _layout(chunk: list[list[Cell]]
                 data[column] = _RED_CELL
             red = red or cell.error
         rows.append({"values": data})
-        last = len(rows)
-    if last < 0:
+    if not rows:
         return values, None
     fields = ",".join(name for name, used in ((FORMAT_FIELD, red), ("note", noted)) if used)
-    return values, (rows[:last], fields)
+    return values, (rows, fields)
 
 
 def _update_cells(tab: int, first_row: int, rows: list[dict[str, Any]], fields: str
