@@ -144,14 +144,14 @@ def referrers_count(conn: sqlite3.Connection) -> int:
 def referrers_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
                    ) -> Iterator[list[Row]]:
     """The Referrers Relational Table rows: one per anchor, by the page it leads to."""
-    targets, sources, texts = CellCache(), CellCache(), CellCache()
+    targets, texts = CellCache(), CellCache()
     codes = CellCache(is_error_status)
     for chunk in stream(conn, _RELATIONAL, (), chunk_rows):
         rows: list[Row] = []
         for url, through, source, hash_, text, status, status_text, content_type in chunk:
             rows.append([
                 Cell(url, note=f"[REDIRECTED FROM] {through}") if through else targets[url],
-                sources[_from(source, hash_)],
+                Cell(_from(source, hash_)),
                 texts[_referrer_text(text)],
                 codes[status if isinstance(status, int) else -1],
                 texts[status_text or ""],
