@@ -166,7 +166,6 @@ def bare_sheets(archive: str, key: str) -> None:
     from nitpicker_reports.google_sheets import SheetsReporter, client_from_service_account
 
     from nitpicker.query import open_archive
-
     from nitpicker.query.report import SHEETS
 
     conn = open_archive(Path(archive))

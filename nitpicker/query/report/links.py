@@ -91,11 +91,15 @@ def links_count(conn: sqlite3.Connection) -> int:
 
 def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[list[Row]]:
     """The Links rows, ``chunk_rows`` at a time."""
+    codes, texts = CellCache(is_error_status), CellCache()
     for chunk in stream(conn, _TARGETS, (), chunk_rows):
-        yield [_link_row(conn, target) for target in chunk]
+        yield [_link_row(target, codes, texts) for target in chunk]
 
 
-def _link_row(conn: sqlite3.Connection, target: tuple[object, ...]) -> Row:
+_NO_HEADERS: Final = Cell("{}")
+
+
+def _link_row(target: tuple[object, ...], codes: CellCache, texts: CellCache) -> Row:
     (_page_id, url, title, status, status_text, content_type, skipped, skip_reason,
      source_count, sources, inbound, lines, header_pairs) = target
     code = status if isinstance(status, int) else -1
@@ -108,14 +112,14 @@ def _link_row(conn: sqlite3.Connection, target: tuple[object, ...]) -> Row:
     return [
         Cell(str(url), link=str(url)),
         Cell(str(title) if title else "-"),
-        Cell(code, error=is_error_status(code)),
-        Cell(str(status_text or "")),
-        Cell(str(content_type or "")),
+        codes[code],
+        texts[str(status_text or "")],
+        texts[str(content_type or "")],
         Cell(source_total,
              note=note_of(str(sources).split("\n") if sources else [], source_total)),
         Cell(f"{inbound_total} Elements", note=note_of(_inbound_lines(str(lines)), inbound_total)),
-        Cell("{}", note=pretty_headers(headers) if headers else None),
-        Cell(str(remarks)),
+        Cell("{}", note=pretty_headers(headers)) if headers else _NO_HEADERS,
+        texts[str(remarks)],
     ]
 
 
