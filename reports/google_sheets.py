@@ -204,8 +204,8 @@ class SheetsReporter:
     def _send(self, title: str, tab: int, first_row: int, chunk: list[list[Cell]]) -> int:
         """One chunk: its values into rows ``first_row + 1``…, then its red cells and notes in
         one ``updateCells`` (one request entry a chunk, however many cells are red or noted)."""
-        values, decorations = _layout(chunk)
-        self._put(title, first_row + 1, values)
+        self._put(title, first_row + 1, _values(chunk))  # its values freed before the marks
+        decorations = _decorations(chunk)
         if decorations is not None:
             self.client.batch_update(self.id, {"requests": [
                 _update_cells(tab, first_row, *decorations)]})
@@ -248,13 +248,16 @@ _RED_CELL: Final = {"userEnteredFormat": RED_FORMAT}
 _PLAIN_CELL: Final[dict[str, Any]] = {}
 
 
-def _layout(chunk: list[list[Cell]]
-            ) -> tuple[list[list[Any]], tuple[list[dict[str, Any]], str] | None]:
-    """A chunk's values (``None`` as ``""``), and its red cells and notes as the ``rows`` of
-    one ``updateCells`` from the chunk's first cell with its ``fields`` (``None``: nothing
-    to decorate). A row without a red or noted cell is ``{}``; a row's cell data stops at its
-    last decorated cell, and the rows at the chunk's last decorated row."""
-    values = [["" if (value := cell.value) is None else value for cell in row] for row in chunk]
+def _values(chunk: list[list[Cell]]) -> list[list[Any]]:
+    """A chunk's values, ``None`` as ``""``."""
+    return [["" if (value := cell.value) is None else value for cell in row] for row in chunk]
+
+
+def _decorations(chunk: list[list[Cell]]) -> tuple[list[dict[str, Any]], str] | None:
+    """A chunk's red cells and notes as the ``rows`` of one ``updateCells`` from the chunk's
+    first cell, with its ``fields`` (``None``: nothing to decorate). A row without a red or
+    noted cell is ``{}``; a row's cell data stops at its last decorated cell, and the rows at
+    the chunk's last decorated row."""
     rows: list[dict[str, Any]] = []
     red = noted = False
     for index, row in enumerate(chunk):
@@ -274,9 +277,9 @@ def _layout(chunk: list[list[Cell]]
             red = red or cell.error
         rows.append({"values": data})
     if not rows:
-        return values, None
+        return None
     fields = ",".join(name for name, used in ((FORMAT_FIELD, red), ("note", noted)) if used)
-    return values, (rows, fields)
+    return rows, fields
 
 
 def _update_cells(tab: int, first_row: int, rows: list[dict[str, Any]], fields: str
