@@ -21,6 +21,7 @@ __all__ = [
     "Row",
     "SheetSpec",
     "is_error_status",
+    "joined_note",
     "note_of",
     "stream",
 ]
@@ -108,6 +109,17 @@ def note_of(lines: Sequence[str], total: int | None = None) -> str | None:
     if total > len(shown):
         shown.append(f"… and {total - len(shown)} more")
     return "\n".join(shown)
+
+
+def joined_note(joined: str | None, total: int) -> str | None:
+    """:func:`note_of` of lines SQLite joined with newlines (``group_concat``, at most
+    :data:`NOTE_LINES` of them), without splitting and joining them again."""
+    if not joined or not total:
+        return note_of([], total)
+    shown = joined.count("\n") + 1
+    if shown > NOTE_LINES:
+        return note_of(joined.split("\n"), total)
+    return joined if total <= shown else f"{joined}\n… and {total - shown} more"
 
 
 def stream(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = (),

@@ -18,6 +18,7 @@ from nitpicker.query.report.cells import (
     Row,
     SheetSpec,
     is_error_status,
+    joined_note,
     note_of,
     stream,
 )
@@ -116,7 +117,7 @@ def _link_row(target: tuple[object, ...], codes: CellCache, texts: CellCache) ->
         texts[str(status_text or "")],
         texts[str(content_type or "")],
         Cell(source_total,
-             note=note_of(str(sources).split("\n") if sources else [], source_total)),
+             note=joined_note(str(sources) if sources else None, source_total)),
         Cell(f"{inbound_total} Elements", note=note_of(_inbound_lines(str(lines)), inbound_total)),
         Cell("{}", note=pretty_headers(headers)) if headers else _NO_HEADERS,
         texts[str(remarks)],
@@ -124,13 +125,18 @@ def _link_row(target: tuple[object, ...], codes: CellCache, texts: CellCache) ->
 
 
 def pretty_headers(headers: dict[str, str]) -> str:
-    """``json.dumps(headers, indent=2, ensure_ascii=False)`` of a flat text mapping, through the
-    C encoder (with ``indent`` set, ``json`` encodes in Python: the note of every page)."""
-    items = ",\n".join(f"  {_text(name)}: {_text(value)}" for name, value in headers.items())
-    return f"{{\n{items}\n}}"
+    """``json.dumps(headers, indent=2, ensure_ascii=False)`` of a flat text mapping, in one call
+    of the C encoder (with ``indent`` set, ``json`` encodes in Python: the note of every page).
+
+    The items are encoded apart by a NUL, which JSON text never holds raw (a string's control
+    characters are escaped), and the NULs become the indented item separators.
+    """
+    if not headers:
+        return "{\n\n}"
+    return "{\n  " + _pairs(headers)[1:-1].replace("\x00", ",\n  ") + "\n}"
 
 
-_text = json.JSONEncoder(ensure_ascii=False).encode
+_pairs = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode
 
 
 def _inbound_lines(found: str) -> list[str]:

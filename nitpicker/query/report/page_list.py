@@ -23,6 +23,7 @@ from nitpicker.query.report.cells import (
     Row,
     SheetSpec,
     is_error_status,
+    joined_note,
     note_of,
     stream,
 )
@@ -217,10 +218,6 @@ _FALSE: Final = Cell("false")
 _FLAGS: Final = frozenset({"noindex", "nofollow", "noarchive"})
 
 
-def _lines(joined: str | None) -> list[str]:
-    return joined.split("\n") if joined else []
-
-
 def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None], cells: _Cells) -> Row:
     (_page_id, url, title, status, lang, source_count, sources, anchors, referrer_count,
      referrers, *meta) = page
@@ -236,10 +233,10 @@ def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None], cells: _C
         texts[parts.hostname or ""],
         *path_cells(url, cells.paths),
         cells.codes[status if isinstance(status, int) else -1],
-        Cell(source_count, note=note_of(_lines(sources), source_count)),
+        Cell(source_count, note=joined_note(sources, source_count)),
         texts[lang] if lang else _NO_LANGUAGE,
         *_link_cells(anchors),
-        Cell(referrer_count, note=note_of(_lines(referrers), referrer_count),
+        Cell(referrer_count, note=joined_note(referrers, referrer_count),
              error=referrer_count < 2),
     ]
     for header, value in zip(_META_HEADERS, meta, strict=True):

@@ -16,7 +16,7 @@ from nitpicker.query.report.cells import (
     Row,
     SheetSpec,
     is_error_status,
-    note_of,
+    joined_note,
     stream,
 )
 
@@ -68,7 +68,7 @@ def resources_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
                 Cell(content_type or ""),
                 Cell(length),
                 Cell(f"{pages} pages",
-                     note=note_of(referrers.split("\n") if referrers else [], pages)),
+                     note=joined_note(referrers, pages)),
             ])
         yield rows
 
