@@ -166,15 +166,20 @@ def bare_sheets(archive: str, key: str) -> None:
     from nitpicker_reports.google_sheets import SheetsReporter, client_from_service_account
 
     from nitpicker.query import open_archive
+    from nitpicker.query.report import SHEETS
 
     conn = open_archive(Path(archive))
     reporter = SheetsReporter(client_from_service_account(Path(key)), SHEET_URL)
-    for name, spec in _specs(conn).items():
-        tab = reporter._add_tab(spec)
-        reporter._append(name, [list(spec.headers)])
-        cursor = conn.execute(BASE_SQL[name])
+    for sheet in SHEETS:
+        spec = sheet.spec(conn)
+        tab = reporter._add_tab(spec, sheet.count(conn))
+        reporter._put(spec.name, 1, [list(spec.headers)])
+        cursor = conn.execute(BASE_SQL[spec.name])
+        number = 2
         while rows := cursor.fetchmany(2500):
-            reporter._append(name, [["" if v is None else v for v in row] for row in rows])
+            reporter._put(spec.name, number, [["" if v is None else v for v in row]
+                                              for row in rows])
+            number += len(rows)
         reporter._format(tab, spec)
 
 

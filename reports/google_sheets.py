@@ -2,8 +2,10 @@
 
 One tab per sheet, added to the spreadsheet the URL names with a grid of the sheet's size: its
 header row, then the rows in chunks of 2,500 (``values.update`` into the chunk's own rows,
-RAW), each chunk followed by one ``batchUpdate`` with the chunk's red cells (background red
-0.9, white text) and notes; then the tab's frozen rows and columns and hidden path columns.
+RAW), each chunk followed by one ``batchUpdate`` holding one ``updateCells`` for the whole
+chunk (its red cells, background red 0.9 and white text, and its notes, from the chunk's first
+cell: the request's size follows the chunk, not the number of red or noted cells); then the
+tab's frozen rows and columns and hidden path columns.
 At most ``in_flight`` chunks are being sent at once (``NITPICKER_SHEETS_IN_FLIGHT``, default
 3, 1 to 8): each chunk has its own rows, so they may land in any order. A 429 or a 5xx answer
 is retried after an exponential wait (1 s, 2 s, 4 s, … up to 64 s, 8 tries), the wait shown on
@@ -28,7 +30,7 @@ from gspread.utils import extract_id_from_url
 from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, MutableMapping
+    from collections.abc import Callable
     from pathlib import Path
 
     from requests import Response
@@ -200,9 +202,13 @@ class SheetsReporter:
         return pending
 
     def _send(self, title: str, tab: int, first_row: int, chunk: list[list[Cell]]) -> int:
-        """One chunk: its values into rows ``first_row + 1``…, then its red cells and notes."""
-        self._put(title, first_row + 1, [[_value(c) for c in row] for row in chunk])
-        self._decorate(tab, first_row, chunk)
+        """One chunk: its values into rows ``first_row + 1``…, then its red cells and notes in
+        one ``updateCells`` (one request entry a chunk, however many cells are red or noted)."""
+        self._put(title, first_row + 1, _values(chunk))  # its values freed before the marks
+        decorations = _decorations(chunk)
+        if decorations is not None:
+            self.client.batch_update(self.id, {"requests": [
+                _update_cells(tab, first_row, *decorations)]})
         return len(chunk)
 
     def _add_tab(self, spec: SheetSpec, rows: int) -> int:
@@ -217,29 +223,6 @@ class SheetsReporter:
         """``values.update`` from column A of ``row`` (1-based)."""
         self.client.values_update(self.id, f"'{title}'!A{row}", {"valueInputOption": "RAW"},
                                   {"values": values})
-
-    def _decorate(self, tab: int, first_row: int, chunk: list[list[Cell]]) -> None:
-        requests: list[MutableMapping[str, Any]] = []
-        for offset, row in enumerate(chunk):
-            for column, cell in enumerate(row):
-                if not cell.error and not cell.note:
-                    continue
-                data: dict[str, Any] = {}
-                fields = []
-                if cell.error:
-                    data["userEnteredFormat"] = {"backgroundColor": RED,
-                                                 "textFormat": {"foregroundColor": WHITE}}
-                    fields.append("userEnteredFormat(backgroundColor,textFormat)")
-                if cell.note:
-                    data["note"] = cell.note
-                    fields.append("note")
-                requests.append({"updateCells": {
-                    "range": {"sheetId": tab, "startRowIndex": first_row + offset,
-                              "endRowIndex": first_row + offset + 1,
-                              "startColumnIndex": column, "endColumnIndex": column + 1},
-                    "rows": [{"values": [data]}], "fields": ",".join(fields)}})
-        if requests:
-            self.client.batch_update(self.id, {"requests": requests})
 
     def _format(self, tab: int, spec: SheetSpec) -> None:
         requests: list[dict[str, Any]] = [
@@ -259,5 +242,52 @@ class SheetsReporter:
         self.client.batch_update(self.id, {"requests": requests})
 
 
-def _value(cell: Cell) -> str | int | float:
-    return "" if cell.value is None else cell.value
+RED_FORMAT: Final = {"backgroundColor": RED, "textFormat": {"foregroundColor": WHITE}}
+FORMAT_FIELD: Final = "userEnteredFormat(backgroundColor,textFormat)"
+_RED_CELL: Final = {"userEnteredFormat": RED_FORMAT}
+_PLAIN_CELL: Final[dict[str, Any]] = {}
+
+
+def _values(chunk: list[list[Cell]]) -> list[list[Any]]:
+    """A chunk's values, ``None`` as ``""``."""
+    return [["" if (value := cell.value) is None else value for cell in row] for row in chunk]
+
+
+def _decorations(chunk: list[list[Cell]]) -> tuple[list[dict[str, Any]], str] | None:
+    """A chunk's red cells and notes as the ``rows`` of one ``updateCells`` from the chunk's
+    first cell, with its ``fields`` (``None``: nothing to decorate). A row without a red or
+    noted cell is ``{}``; a row's cell data stops at its last decorated cell, and the rows at
+    the chunk's last decorated row."""
+    rows: list[dict[str, Any]] = []
+    red = noted = False
+    for index, row in enumerate(chunk):
+        if not any([cell.note or cell.error for cell in row]):  # noqa: C419 (a list: faster)
+            continue
+        rows.extend([_PLAIN_CELL] * (index - len(rows)))
+        marked = [column for column, cell in enumerate(row) if cell.note or cell.error]
+        data: list[dict[str, Any]] = [_PLAIN_CELL] * (marked[-1] + 1)
+        for column in marked:
+            cell = row[column]
+            if cell.note:
+                noted = True
+                data[column] = ({"userEnteredFormat": RED_FORMAT, "note": cell.note}
+                                if cell.error else {"note": cell.note})
+            else:
+                data[column] = _RED_CELL
+            red = red or cell.error
+        rows.append({"values": data})
+    if not rows:
+        return None
+    fields = ",".join(name for name, used in ((FORMAT_FIELD, red), ("note", noted)) if used)
+    return rows, fields
+
+
+def _update_cells(tab: int, first_row: int, rows: list[dict[str, Any]], fields: str
+                  ) -> dict[str, Any]:
+    """One ``updateCells`` writing ``rows`` from column A of row ``first_row`` (0-based).
+
+    ``fields`` names what the cells carry; a cell given as ``{}`` has those fields cleared,
+    which on the report's new tab leaves it as it was.
+    """
+    return {"updateCells": {"start": {"sheetId": tab, "rowIndex": first_row, "columnIndex": 0},
+                            "rows": rows, "fields": fields}}

@@ -249,9 +249,22 @@ def test_links_and_referrers(conn: sqlite3.Connection) -> None:
     assert via and all(r[0].note and r[0].note.startswith("[REDIRECTED FROM]") for r in via)
 
 
+@pytest.mark.parametrize(("lines", "total"), [
+    ([], 0), ([], 3), (["a"], 1), (["a", "b"], 2), (["a", "b"], 7),
+    ([f"u{n}" for n in range(100)], 100), ([f"u{n}" for n in range(100)], 250),
+    ([f"u{n}" for n in range(120)], 120),  # more lines than a note shows: cut as note_of cuts
+])
+def test_joined_note_is_note_of_the_lines(lines: list[str], total: int) -> None:
+    from nitpicker.query.report.cells import joined_note, note_of
+
+    joined = "\n".join(lines) if lines else None
+    assert joined_note(joined, total) == note_of(lines, total)
+
+
 @pytest.mark.parametrize("headers", [
     {"content-type": "text/html", "x-odd": 'quote " back\\slash \n tab\t ✓ \u2028 \x01'},
     {"set-cookie": "a=1, b=2"},
+    {"x-nul\x00": "a NUL \x00 inside, escaped as JSON does", "x-two": "second"},
 ])
 def test_pretty_headers_is_json_dumps_indented(headers: dict[str, str]) -> None:
     from nitpicker.query.report.links import pretty_headers

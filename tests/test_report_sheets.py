@@ -136,16 +136,42 @@ def test_formatting_requests(archive_path: Path, key_file: Path, fake: FakeSheet
     page_list_id = next(req["addSheet"]["properties"]["title"] for req in requests
                         if "addSheet" in req)
     assert page_list_id == "Page List"
-    red = [req["updateCells"] for req in requests if "updateCells" in req
-           and "userEnteredFormat" in req["updateCells"]["rows"][0]["values"][0]]
-    assert red and red[0]["rows"][0]["values"][0]["userEnteredFormat"]["backgroundColor"] == {
-        "red": 0.9, "green": 0.0, "blue": 0.0}
+    red = fake.red_cells("Page List")
+    assert red and all(fake.formats["Page List"][cell] == {
+        "backgroundColor": {"red": 0.9, "green": 0.0, "blue": 0.0},
+        "textFormat": {"foregroundColor": {"red": 1.0, "green": 1.0, "blue": 1.0}}}
+        for cell in red)
     frozen = [req["updateSheetProperties"]["properties"]["gridProperties"] for req in requests
               if "updateSheetProperties" in req]
     assert {"frozenRowCount": 1, "frozenColumnCount": 1} in frozen
     assert {"frozenRowCount": 2, "frozenColumnCount": 1} in frozen
     hidden = [req for req in requests if "updateDimensionProperties" in req]
     assert len(hidden) == 8  # path3…path10: no page is deeper than /a/b
+
+
+def test_red_cells_and_notes_are_the_rows_own(archive_path: Path, key_file: Path,
+                                              fake: FakeSheets) -> None:
+    """Every tab's red cells and notes are exactly the cells the row builders mark."""
+    _report(archive_path, key_file, chunk_rows=7)  # many chunks: every offset is checked
+    conn = open_archive(archive_path)
+    try:
+        for sheet in SHEETS:
+            red: set[tuple[int, int]] = set()
+            notes: dict[tuple[int, int], str] = {}
+            number = 1
+            for chunk in sheet.rows(conn):
+                for row in chunk:
+                    for column, cell in enumerate(row):
+                        if cell.error:
+                            red.add((number, column))
+                        if cell.note:
+                            notes[(number, column)] = cell.note
+                    number += 1
+            assert fake.red_cells(sheet.name) == red, sheet.name
+            assert fake.notes.get(sheet.name, {}) == notes, sheet.name
+    finally:
+        conn.close()
+    assert fake.red_cells("Page List") and fake.notes["Page List"] and fake.notes["Links"]
 
 
 def test_429_is_waited_out(archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
@@ -210,15 +236,17 @@ def test_report_sheet_bad_input(archive_path: Path, key_file: Path, fake: FakeSh
 # -- chunks in flight -------------------------------------------------------------------------
 
 
-def _numbers(count: int) -> Sheet:
-    """A sheet of ``count`` rows (``n``, ``n²``; every 1,000th red), streamed like the real ones."""
+def _numbers(count: int, red_every: int = 1000, note_every: int = 0) -> Sheet:
+    """A sheet of ``count`` rows (``n``, ``n²``; every ``red_every``th red, every
+    ``note_every``th ``n`` with a note), streamed like the real ones."""
     spec = SheetSpec("Numbers", ("n", "square"))
     sql = ("WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ?)"
            " SELECT n FROM c")
 
     def rows(conn: sqlite3.Connection, chunk_rows: int) -> Iterator[list[list[Cell]]]:
         for chunk in stream(conn, sql, (count,), chunk_rows):
-            yield [[Cell(n), Cell(n * n, error=n % 1000 == 0)] for (n,) in chunk]
+            yield [[Cell(n, note=f"n={n}" if note_every and n % note_every == 0 else None),
+                    Cell(n * n, error=n % red_every == 0)] for (n,) in chunk]
 
     return Sheet("Numbers", lambda _conn: spec, lambda _conn: count, rows)
 
@@ -243,14 +271,29 @@ def test_chunks_of_2500_with_a_bounded_number_in_flight(key_file: Path, fake: Fa
     assert reporter.sent_rows == 8000
     assert waits == [(1.0, 429)]  # the refused chunk was sent again after the wait
     assert fake.max_in_flight == in_flight
-    red = [req["updateCells"]["range"]["startRowIndex"] for r in fake.requests
-           if r.path.endswith(":batchUpdate") for req in r.body["requests"]
-           if "updateCells" in req]
-    assert sorted(red) == list(range(1000, 8001, 1000))  # row n is at index n
+    assert sorted(fake.red_cells("Numbers")) == [(n, 1) for n in range(1000, 8001, 1000)]
     (grid,) = [req["addSheet"]["properties"]["gridProperties"] for r in fake.requests
                if r.path.endswith(":batchUpdate") for req in r.body["requests"]
                if "addSheet" in req]
     assert grid == {"rowCount": 8001, "columnCount": 2}
+
+
+@pytest.mark.parametrize(("red_every", "note_every"), [(1000, 0), (1, 0), (3, 2), (1, 1)])
+def test_one_update_cells_a_chunk_however_many_cells_are_red(
+        key_file: Path, fake: FakeSheets, red_every: int, note_every: int) -> None:
+    """The red cells and notes of a chunk go in one request entry: the entries follow the
+    chunks (4 of 2,500 rows for 8,000), not the red or noted cells (8 to 16,000 here)."""
+    reporter = SheetsReporter(client_from_credentials(key_file), SHEET_URL)
+    conn = sqlite3.connect(":memory:")
+    try:
+        reporter.write(ReportSource(conn, [_numbers(8000, red_every, note_every)]))
+    finally:
+        conn.close()
+    assert fake.entries["Numbers"] == {"addSheet": 1, "updateCells": 4, "repeatCell": 1,
+                                       "updateSheetProperties": 1}
+    assert fake.red_cells("Numbers") == {(n, 1) for n in range(red_every, 8001, red_every)}
+    assert fake.notes.get("Numbers", {}) == (
+        {(n, 0): f"n={n}" for n in range(note_every, 8001, note_every)} if note_every else {})
 
 
 @pytest.mark.parametrize("raw", ["0", "9", "two", "-1"])
@@ -398,10 +441,7 @@ def test_plugin_columns_and_notes_reach_the_sheet(analysed_sheets_path: Path, ke
     assert rows[0] == [*EXPECTED_HEADERS["Page List"], *PLUGIN_HEADERS]
     (index, row) = next((i, r) for i, r in enumerate(rows) if str(r[2]).endswith("/meta/minimal"))
     assert row[fixed:] == ["true", 2, 0.5]
-    notes = {(u["range"]["startRowIndex"], u["range"]["startColumnIndex"]):
-             u["rows"][0]["values"][0].get("note")
-             for r in fake.requests if r.path.endswith(":batchUpdate")
-             for u in (q.get("updateCells") for q in r.body["requests"]) if u}
+    notes = fake.notes["Page List"]
     assert notes[(index, fixed)] == "lorem at line 3"
     assert notes[(index, fixed + 2)] == "two rules failed"
     assert (index, fixed + 1) not in notes

@@ -11,15 +11,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
 __all__ = [
     "CHUNK_ROWS",
     "NOTE_LINES",
     "Cell",
+    "CellCache",
     "Row",
     "SheetSpec",
     "is_error_status",
+    "joined_note",
     "note_of",
     "stream",
 ]
@@ -31,13 +33,18 @@ NOTE_LINES: Final = 100
 """At most this many lines in one note; a longer list ends with ``… and N more``."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Cell:
     """One cell: its value, an optional note (a comment), a hyperlink, and the red flag.
 
     Hyperlinks are set where the original report has them (the Page List's URL and og:url)
     and on the Links sheet's URL: a workbook keeps every hyperlink in memory until it is
     closed, so the relational tables (a row per link) carry their URLs as plain text.
+
+    Read-only by convention (builders share constant cells such as an empty one), not
+    ``frozen``: a frozen dataclass sets each field through ``object.__setattr__``, which made
+    a cell ~3× dearer to build, and a report builds one per value (a million per 10,000
+    pages).
     """
 
     value: str | int | float | None
@@ -47,6 +54,29 @@ class Cell:
 
 
 Row = list[Cell]
+
+
+class CellCache(dict[Any, Cell]):
+    """``cache[value]``: one shared cell for a repeated value (``Cell(value)``, or
+    ``Cell(value, error=red(value))`` with ``red``), a dict look-up instead of a new cell.
+
+    For the columns of a sheet whose values repeat (status codes, content types, a page's URL
+    on its consecutive rows): a builder keeps one per column while it streams. At most
+    ``size`` values are held; past that the cache starts again. Keys compare as Python values
+    do, so equal numbers of two types (``1`` and ``1.0``) would share a cell: use it on a
+    column SQLite gives one type (INTEGER or REAL affinity, text) or on text.
+    """
+
+    def __init__(self, red: Callable[[Any], bool] | None = None, size: int = 4096) -> None:
+        super().__init__()
+        self.red = red
+        self.size = size
+
+    def __missing__(self, value: Any) -> Cell:
+        if len(self) >= self.size:
+            self.clear()
+        cell = self[value] = Cell(value, error=self.red(value)) if self.red else Cell(value)
+        return cell
 
 
 @dataclass(frozen=True)
@@ -79,6 +109,17 @@ def note_of(lines: Sequence[str], total: int | None = None) -> str | None:
     if total > len(shown):
         shown.append(f"… and {total - len(shown)} more")
     return "\n".join(shown)
+
+
+def joined_note(joined: str | None, total: int) -> str | None:
+    """:func:`note_of` of lines SQLite joined with newlines (``group_concat``, at most
+    :data:`NOTE_LINES` of them), without splitting and joining them again."""
+    if not joined or not total:
+        return note_of([], total)
+    shown = joined.count("\n") + 1
+    if shown > NOTE_LINES:
+        return note_of(joined.split("\n"), total)
+    return joined if total <= shown else f"{joined}\n… and {total - shown} more"
 
 
 def stream(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = (),

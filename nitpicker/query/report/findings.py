@@ -12,7 +12,7 @@ from dataclasses import astuple, fields
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.query._common import INTERNAL_HTML
-from nitpicker.query.report.cells import CHUNK_ROWS, Cell, Row, SheetSpec, stream
+from nitpicker.query.report.cells import CHUNK_ROWS, Cell, CellCache, Row, SheetSpec, stream
 from nitpicker.query.summary import summary
 from nitpicker.query.violations import has_violations_table
 
@@ -60,10 +60,11 @@ def images_count(conn: sqlite3.Connection) -> int:
 
 def images_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[list[Row]]:
     """One row per image of an in-scope page (one per device width when rendered)."""
+    pages, sources, texts, sizes = CellCache(), CellCache(), CellCache(), CellCache()
     for chunk in stream(conn, _IMAGES, (), chunk_rows):
         yield [
-            [Cell(page), Cell(src), Cell(current), Cell(alt), Cell(width),
-             Cell(height), Cell("true" if lazy else "false"), Cell(source)]
+            [pages[page], sources[src], sources[current], texts[alt], sizes[width],
+             sizes[height], texts["true" if lazy else "false"], texts[source]]
             for page, src, current, alt, width, height, lazy, source in chunk
         ]
 
@@ -94,10 +95,11 @@ def discrepancies_count(conn: sqlite3.Connection) -> int:
 def discrepancies_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
                        ) -> Iterator[list[Row]]:
     """One row per link whose text is not the linked page's title."""
+    kind, empty = Cell(LINK_TEXT_VS_TITLE), Cell("")
+    pages, texts, targets = CellCache(), CellCache(), CellCache()
     for chunk in stream(conn, _DISCREPANCIES, (), chunk_rows):
         yield [
-            [Cell(LINK_TEXT_VS_TITLE), Cell(page), Cell(text), Cell(title),
-             Cell(target), Cell("")]
+            [kind, pages[page], texts[text], texts[title], targets[target], empty]
             for page, text, title, target in chunk
         ]
 

@@ -14,9 +14,11 @@ from nitpicker.query.report.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Cell,
+    CellCache,
     Row,
     SheetSpec,
     is_error_status,
+    joined_note,
     note_of,
     stream,
 )
@@ -90,11 +92,15 @@ def links_count(conn: sqlite3.Connection) -> int:
 
 def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[list[Row]]:
     """The Links rows, ``chunk_rows`` at a time."""
+    codes, texts = CellCache(is_error_status), CellCache()
     for chunk in stream(conn, _TARGETS, (), chunk_rows):
-        yield [_link_row(conn, target) for target in chunk]
+        yield [_link_row(target, codes, texts) for target in chunk]
 
 
-def _link_row(conn: sqlite3.Connection, target: tuple[object, ...]) -> Row:
+_NO_HEADERS: Final = Cell("{}")
+
+
+def _link_row(target: tuple[object, ...], codes: CellCache, texts: CellCache) -> Row:
     (_page_id, url, title, status, status_text, content_type, skipped, skip_reason,
      source_count, sources, inbound, lines, header_pairs) = target
     code = status if isinstance(status, int) else -1
@@ -107,25 +113,30 @@ def _link_row(conn: sqlite3.Connection, target: tuple[object, ...]) -> Row:
     return [
         Cell(str(url), link=str(url)),
         Cell(str(title) if title else "-"),
-        Cell(code, error=is_error_status(code)),
-        Cell(str(status_text or "")),
-        Cell(str(content_type or "")),
+        codes[code],
+        texts[str(status_text or "")],
+        texts[str(content_type or "")],
         Cell(source_total,
-             note=note_of(str(sources).split("\n") if sources else [], source_total)),
+             note=joined_note(str(sources) if sources else None, source_total)),
         Cell(f"{inbound_total} Elements", note=note_of(_inbound_lines(str(lines)), inbound_total)),
-        Cell("{}", note=pretty_headers(headers) if headers else None),
-        Cell(str(remarks)),
+        Cell("{}", note=pretty_headers(headers)) if headers else _NO_HEADERS,
+        texts[str(remarks)],
     ]
 
 
 def pretty_headers(headers: dict[str, str]) -> str:
-    """``json.dumps(headers, indent=2, ensure_ascii=False)`` of a flat text mapping, through the
-    C encoder (with ``indent`` set, ``json`` encodes in Python: the note of every page)."""
-    items = ",\n".join(f"  {_text(name)}: {_text(value)}" for name, value in headers.items())
-    return f"{{\n{items}\n}}"
+    """``json.dumps(headers, indent=2, ensure_ascii=False)`` of a flat text mapping, in one call
+    of the C encoder (with ``indent`` set, ``json`` encodes in Python: the note of every page).
+
+    The items are encoded apart by a NUL, which JSON text never holds raw (a string's control
+    characters are escaped), and the NULs become the indented item separators.
+    """
+    if not headers:
+        return "{\n\n}"
+    return "{\n  " + _pairs(headers)[1:-1].replace("\x00", ",\n  ") + "\n}"
 
 
-_text = json.JSONEncoder(ensure_ascii=False).encode
+_pairs = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode
 
 
 def _inbound_lines(found: str) -> list[str]:
@@ -143,17 +154,17 @@ def referrers_count(conn: sqlite3.Connection) -> int:
 def referrers_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
                    ) -> Iterator[list[Row]]:
     """The Referrers Relational Table rows: one per anchor, by the page it leads to."""
+    targets, texts = CellCache(), CellCache()
+    codes = CellCache(is_error_status)
     for chunk in stream(conn, _RELATIONAL, (), chunk_rows):
         rows: list[Row] = []
         for url, through, source, hash_, text, status, status_text, content_type in chunk:
-            code = status if isinstance(status, int) else -1
             rows.append([
-                Cell(url,
-                     note=f"[REDIRECTED FROM] {through}" if through else None),
+                Cell(url, note=f"[REDIRECTED FROM] {through}") if through else targets[url],
                 Cell(_from(source, hash_)),
-                Cell(_referrer_text(text)),
-                Cell(code, error=is_error_status(code)),
-                Cell(status_text or ""),
-                Cell(content_type or ""),
+                texts[_referrer_text(text)],
+                codes[status if isinstance(status, int) else -1],
+                texts[status_text or ""],
+                texts[content_type or ""],
             ])
         yield rows

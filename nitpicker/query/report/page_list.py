@@ -19,9 +19,11 @@ from nitpicker.query.report.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Cell,
+    CellCache,
     Row,
     SheetSpec,
     is_error_status,
+    joined_note,
     note_of,
     stream,
 )
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 __all__ = ["HEADERS", "MAX_PATHS", "is_bad_link", "page_list_count", "page_list_rows", "page_list_spec",
-           "path_cells", "strip_parent_title"]
+           "path_cache", "path_cells", "strip_parent_title"]
 
 MAX_PATHS: Final = 10
 
@@ -127,16 +129,28 @@ def _segments(url: str) -> list[str]:
     return [s for s in path.split("/") if s]
 
 
-def path_cells(url: str) -> list[Cell]:
-    """path1…path10: ``/<decoded segment>``, the query on the last one; red when suspicious."""
+def path_cells(url: str, cache: CellCache | None = None) -> list[Cell]:
+    """path1…path10: ``/<decoded segment>``, the query on the last one; red when suspicious.
+
+    ``cache``: a :func:`path_cache`, one shared cell a segment (the builder's)."""
     parts = urlsplit(url)
-    segments = [f"/{unquote(s)}" for s in _segments(url)][:MAX_PATHS]
+    segments = [f"/{unquote(s)}" for s in parts.path.split("/") if s][:MAX_PATHS]
     if parts.query and segments:
         segments[-1] += f"?{parts.query}"
     elif parts.query:
         segments = [f"/?{parts.query}"]
-    cells = [Cell(s, error=bool(_SUSPICIOUS_PATH.search(s))) for s in segments]
-    return cells + [Cell(None)] * (MAX_PATHS - len(cells))
+    cells = ([cache[s] for s in segments] if cache is not None
+             else [Cell(s, error=_is_suspicious(s)) for s in segments])
+    return cells + [_NONE] * (MAX_PATHS - len(cells))
+
+
+def _is_suspicious(segment: str) -> bool:
+    return bool(_SUSPICIOUS_PATH.search(segment))
+
+
+def path_cache() -> CellCache:
+    """One shared path cell a segment, red when suspicious."""
+    return CellCache(_is_suspicious)
 
 
 def parent_index_url(url: str) -> str | None:
@@ -170,8 +184,9 @@ def page_list_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
     """The Page List rows, ``chunk_rows`` at a time (the plugin columns last)."""
     title_of = _title_lookup(conn)
     columns = plugin_columns(conn)
+    cells = _Cells()
     for chunk in stream(conn, _PAGES, (), chunk_rows):
-        rows = [_row(page, title_of) for page in chunk]
+        rows = [_row(page, title_of, cells) for page in chunk]
         if columns:
             add_plugin_cells(conn, columns, [page[0] for page in chunk], rows)
         yield rows
@@ -185,36 +200,43 @@ def _title_lookup(conn: sqlite3.Connection) -> Callable[[str], str | None]:
     return title_of
 
 
+class _Cells:
+    """The Page List's shared cells of repeated values, for one run of the builder."""
+
+    def __init__(self) -> None:
+        self.paths = path_cache()
+        self.codes = CellCache(is_error_status)
+        self.protocols = CellCache(lambda protocol: protocol == "http:")
+        self.texts = CellCache()
+
+
+_NONE: Final = Cell(None)
 _EMPTY: Final = Cell("")
+_NO_LANGUAGE: Final = Cell("N/A", error=True)
 _TRUE: Final = Cell("true")
 _FALSE: Final = Cell("false")
 _FLAGS: Final = frozenset({"noindex", "nofollow", "noarchive"})
 
 
-def _lines(joined: str | None) -> list[str]:
-    return joined.split("\n") if joined else []
-
-
-def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None]) -> Row:
+def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None], cells: _Cells) -> Row:
     (_page_id, url, title, status, lang, source_count, sources, anchors, referrer_count,
      referrers, *meta) = page
     parts = urlsplit(url)
     parent = parent_index_url(url)
     short = strip_parent_title(title, title_of(parent) if parent else None)
-    code = status if isinstance(status, int) else -1
-    protocol = f"{parts.scheme}:"
+    texts = cells.texts
     row: Row = [
         Cell(short, note=f"Full-title:\n{title}", error=bool(_ERROR_TITLE.search(title))),
         Cell(title),
         Cell(url, link=url),
-        Cell(protocol, error=protocol == "http:"),
-        Cell(parts.hostname or ""),
-        *path_cells(url),
-        Cell(code, error=is_error_status(code)),
-        Cell(source_count, note=note_of(_lines(sources), source_count)),
-        Cell(lang or "N/A", error=not lang),
+        cells.protocols[f"{parts.scheme}:"],
+        texts[parts.hostname or ""],
+        *path_cells(url, cells.paths),
+        cells.codes[status if isinstance(status, int) else -1],
+        Cell(source_count, note=joined_note(sources, source_count)),
+        texts[lang] if lang else _NO_LANGUAGE,
         *_link_cells(anchors),
-        Cell(referrer_count, note=note_of(_lines(referrers), referrer_count),
+        Cell(referrer_count, note=joined_note(referrers, referrer_count),
              error=referrer_count < 2),
     ]
     for header, value in zip(_META_HEADERS, meta, strict=True):
@@ -223,7 +245,7 @@ def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None]) -> Row:
         elif header == "og:url" and value:
             row.append(Cell(str(value), link=str(value)))
         else:
-            row.append(Cell(str(value)) if value is not None and value != "" else _EMPTY)
+            row.append(texts[str(value)] if value is not None and value != "" else _EMPTY)
     return row
 
 

@@ -12,10 +12,11 @@ from nitpicker.query.report.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Cell,
+    CellCache,
     Row,
     SheetSpec,
     is_error_status,
-    note_of,
+    joined_note,
     stream,
 )
 
@@ -67,7 +68,7 @@ def resources_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
                 Cell(content_type or ""),
                 Cell(length),
                 Cell(f"{pages} pages",
-                     note=note_of(referrers.split("\n") if referrers else [], pages)),
+                     note=joined_note(referrers, pages)),
             ])
         yield rows
 
@@ -79,15 +80,11 @@ def resources_table_count(conn: sqlite3.Connection) -> int:
 def resources_table_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
                          ) -> Iterator[list[Row]]:
     """One row per (resource, page that loaded it), by resource URL."""
+    pages, urls, texts, lengths = CellCache(), CellCache(), CellCache(), CellCache()
+    statuses = CellCache(lambda status: status is not None and is_error_status(status))
     for chunk in stream(conn, _RELATIONAL, (), chunk_rows):
-        rows: list[Row] = []
-        for page_url, url, status, status_text, content_type, length in chunk:
-            rows.append([
-                Cell(page_url),
-                Cell(url),
-                Cell(status, error=status is not None and is_error_status(status)),
-                Cell(status_text or ""),
-                Cell(content_type or ""),
-                Cell(length),
-            ])
-        yield rows
+        yield [
+            [pages[page_url], urls[url], statuses[status], texts[status_text or ""],
+             texts[content_type or ""], lengths[length]]
+            for page_url, url, status, status_text, content_type, length in chunk
+        ]
