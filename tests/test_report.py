@@ -310,6 +310,20 @@ def test_joined_note_is_note_of_the_lines(lines: list[str], total: int) -> None:
     assert joined_note(joined, total) == note_of(lines, total)
 
 
+@pytest.mark.parametrize(("pairs", "merged"), [
+    ([], {}),
+    ([["b", "1"], ["a", "2"]], {"b": "1", "a": "2"}),
+    ([["set-cookie", "a=1"], ["x", "y"], ["set-cookie", "b=2"], ["Set-Cookie", "c=3"]],
+     {"set-cookie": "a=1, b=2", "x": "y", "Set-Cookie": "c=3"}),
+])
+def test_merged_headers_join_a_repeated_name(pairs: list[list[str]],
+                                             merged: dict[str, str]) -> None:
+    from nitpicker.query.report.links import merged_headers
+
+    result = merged_headers(pairs)
+    assert result == merged and list(result) == list(merged)
+
+
 @pytest.mark.parametrize("headers", [
     {"content-type": "text/html", "x-odd": 'quote " back\\slash \n tab\t ✓ \u2028 \x01'},
     {"set-cookie": "a=1, b=2"},

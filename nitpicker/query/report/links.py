@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = ["LINKS", "NO_TEXT", "REFERRERS_TABLE", "links_count", "links_rows",
-           "pretty_headers", "referrers_count", "referrers_rows"]
+           "merged_headers", "pretty_headers", "referrers_count", "referrers_rows"]
 
 NO_TEXT: Final = "__NO_TEXT_CONTENT__"
 
@@ -97,14 +97,6 @@ _RELATIONAL: Final = """SELECT t.url, CASE WHEN h.id != t.id THEN h.url END, s.u
 _RELATIONAL_COUNT: Final = "SELECT count(*) FROM anchors"
 
 
-def _referrer_text(text: str) -> str:
-    return text.strip() or NO_TEXT
-
-
-def _from(url: str, hash_: str) -> str:
-    return f"{url}#{hash_}" if hash_ else url
-
-
 def links_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute(_TARGET_COUNT).fetchone()[0])
 
@@ -123,9 +115,7 @@ def _link_row(target: tuple[object, ...], codes: CellCache, texts: CellCache) ->
     (_page_id, url, title, status, status_text, content_type, skipped, skip_reason,
      source_count, sources, inbound, lines, header_pairs) = target
     code = status if isinstance(status, int) else -1
-    headers: dict[str, str] = {}
-    for name, value in json.loads(str(header_pairs)):
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    headers = merged_headers(json.loads(str(header_pairs)))
     remarks = (skip_reason or "skipped") if skipped else ""
     source_total = int(str(source_count))
     inbound_total = int(str(inbound))
@@ -141,6 +131,18 @@ def _link_row(target: tuple[object, ...], codes: CellCache, texts: CellCache) ->
         Cell("{}", note=pretty_headers(headers)) if headers else _NO_HEADERS,
         texts[str(remarks)],
     ]
+
+
+def merged_headers(pairs: list[list[str]]) -> dict[str, str]:
+    """Response headers as a mapping in their order, a repeated name's values joined with
+    ``, `` (``Set-Cookie``)."""
+    headers: dict[str, str] = dict(pairs)
+    if len(headers) == len(pairs):
+        return headers
+    headers = {}
+    for name, value in pairs:
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
 
 
 def pretty_headers(headers: dict[str, str]) -> str:
@@ -172,8 +174,8 @@ def referrers_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
         for url, through, source, hash_, text, status, status_text, content_type in chunk:
             rows.append([
                 Cell(url, note=f"[REDIRECTED FROM] {through}") if through else targets[url],
-                Cell(_from(source, hash_)),
-                texts[_referrer_text(text)],
+                Cell(f"{source}#{hash_}" if hash_ else source),
+                texts[text.strip() or NO_TEXT],
                 codes[status if isinstance(status, int) else -1],
                 texts[status_text or ""],
                 texts[content_type or ""],

@@ -226,7 +226,6 @@ _EMPTY: Final = Cell("")
 _NO_LANGUAGE: Final = Cell("N/A", error=True)
 _TRUE: Final = Cell("true")
 _FALSE: Final = Cell("false")
-_FLAGS: Final = frozenset({"noindex", "nofollow", "noarchive"})
 
 
 def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None], cells: _Cells) -> Row:
@@ -250,14 +249,24 @@ def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None], cells: _C
         Cell(referrer_count, note=joined_note(referrers, referrer_count),
              error=referrer_count < 2),
     ]
-    for header, value in zip(_META_HEADERS, meta, strict=True):
-        if header in _FLAGS:
-            row.append(_TRUE if value else _FALSE)
-        elif header == "og:url" and value:
-            row.append(Cell(str(value), link=str(value)))
-        else:
-            row.append(texts[str(value)] if value is not None and value != "" else _EMPTY)
+    (description, keywords, noindex, nofollow, noarchive, canonical, alternate, twitter_card,
+     og_site_name, og_url, og_title, og_description, og_type, og_image) = meta
+    row += (
+        _text(texts, description), _text(texts, keywords),
+        _TRUE if noindex else _FALSE, _TRUE if nofollow else _FALSE,
+        _TRUE if noarchive else _FALSE,
+        _text(texts, canonical), _text(texts, alternate), _text(texts, twitter_card),
+        _text(texts, og_site_name),
+        Cell(str(og_url), link=str(og_url)) if og_url else _text(texts, og_url),
+        _text(texts, og_title), _text(texts, og_description), _text(texts, og_type),
+        _text(texts, og_image),
+    )
     return row
+
+
+def _text(texts: CellCache, value: object) -> Cell:
+    """A meta column's text cell (``""`` for none)."""
+    return texts[str(value)] if value is not None and value != "" else _EMPTY
 
 
 def _link_cells(anchors: str) -> list[Cell]:
