@@ -249,6 +249,55 @@ def test_links_and_referrers(conn: sqlite3.Connection) -> None:
     assert via and all(r[0].note and r[0].note.startswith("[REDIRECTED FROM]") for r in via)
 
 
+#: Anchor texts whose Referrers note line SQLite writes as Python's ``str.strip()`` would.
+ODD_TEXTS = ("  Plain  ", "", " \t\n ", "\u3000全角\u3000", "\xa0nbsp\u2028", "two\nlines",
+             "\x1fsep\x85", "✓ mark")
+
+
+def _referrers_note(texts: list[tuple[str, str, str, str | None]], total: int) -> str:
+    """The Links Referrers note as the SPEC words it: a line an anchor (its text stripped, or
+    ``__NO_TEXT_CONTENT__``; its page and ``#hash``; the redirect source it goes through),
+    the first 100 of them, then ``… and N more``."""
+    lines = []
+    for text, source, hash_, through in texts[:100]:
+        frm = f"{source}#{hash_}" if hash_ else source
+        via = f" => [REDIRECTED FROM] {through}" if through else ""
+        lines.append(f"{text.strip() or '__NO_TEXT_CONTENT__'} ({frm}{via})")
+    more = [f"… and {total - len(lines)} more"] if total > len(lines) else []
+    return "\n".join(lines + more)
+
+
+@pytest.mark.parametrize("extra", [0, 110])
+def test_links_referrers_note_lines(archive_path: Path, tmp_path: Path, extra: int) -> None:
+    copy = tmp_path / "odd.nitpicker"
+    shutil.copy(archive_path, copy)
+    db = sqlite3.connect(copy)
+    with db:
+        dest, dest_url = db.execute(
+            "SELECT id, url FROM pages WHERE url LIKE '%/redirect/dest'").fetchone()
+        via, via_url = db.execute("SELECT id, url FROM pages WHERE redirect_dest_id = ?",
+                                  (dest,)).fetchone()
+        pages = db.execute("SELECT id, url FROM pages WHERE is_external = 0 ORDER BY id"
+                           " LIMIT 3").fetchall()
+        db.execute("DELETE FROM anchors WHERE href_id IN (?, ?)", (dest, via))
+        expected = []
+        for n, text in enumerate([*ODD_TEXTS, *(f"more {k}" for k in range(extra))]):
+            (page, page_url), hash_ = pages[n % 3], ("frag" if n % 2 else "")
+            target, through = (via, via_url) if n % 3 == 1 else (dest, None)
+            db.execute("INSERT INTO anchors(page_id, href_id, hash, text) VALUES (?, ?, ?, ?)",
+                       (page, target, hash_, text))
+            expected.append((text, page_url, hash_, through))
+    db.close()
+    connection = open_archive(copy)
+    try:
+        row = by_url(sheet_rows(connection, "Links"), 0, dest_url)
+    finally:
+        connection.close()
+    total = len(expected)
+    assert row[6].value == f"{total} Elements"
+    assert row[6].note == _referrers_note(expected, total)
+
+
 @pytest.mark.parametrize(("lines", "total"), [
     ([], 0), ([], 3), (["a"], 1), (["a", "b"], 2), (["a", "b"], 7),
     ([f"u{n}" for n in range(100)], 100), ([f"u{n}" for n in range(100)], 250),
@@ -259,6 +308,20 @@ def test_joined_note_is_note_of_the_lines(lines: list[str], total: int) -> None:
 
     joined = "\n".join(lines) if lines else None
     assert joined_note(joined, total) == note_of(lines, total)
+
+
+@pytest.mark.parametrize(("pairs", "merged"), [
+    ([], {}),
+    ([["b", "1"], ["a", "2"]], {"b": "1", "a": "2"}),
+    ([["set-cookie", "a=1"], ["x", "y"], ["set-cookie", "b=2"], ["Set-Cookie", "c=3"]],
+     {"set-cookie": "a=1, b=2", "x": "y", "Set-Cookie": "c=3"}),
+])
+def test_merged_headers_join_a_repeated_name(pairs: list[list[str]],
+                                             merged: dict[str, str]) -> None:
+    from nitpicker.query.report.links import merged_headers
+
+    result = merged_headers(pairs)
+    assert result == merged and list(result) == list(merged)
 
 
 @pytest.mark.parametrize("headers", [

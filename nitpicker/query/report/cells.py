@@ -20,6 +20,7 @@ __all__ = [
     "CellCache",
     "Row",
     "SheetSpec",
+    "capped_note",
     "is_error_status",
     "joined_note",
     "note_of",
@@ -119,6 +120,18 @@ def joined_note(joined: str | None, total: int) -> str | None:
     shown = joined.count("\n") + 1
     if shown > NOTE_LINES:
         return note_of(joined.split("\n"), total)
+    return joined if total <= shown else f"{joined}\n… and {total - shown} more"
+
+
+def capped_note(joined: str | None, total: int) -> str | None:
+    """:func:`note_of` of the first ``min(total, NOTE_LINES)`` lines of ``total``, which SQLite
+    joined with newlines (``joined``): unlike :func:`joined_note`, a line may hold newlines of
+    its own (an anchor's text), so the lines shown are known from ``total``, not counted."""
+    if not total:
+        return None
+    if joined is None:
+        return note_of([], total)
+    shown = min(total, NOTE_LINES)
     return joined if total <= shown else f"{joined}\n… and {total - shown} more"
 
 

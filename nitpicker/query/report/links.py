@@ -17,9 +17,9 @@ from nitpicker.query.report.cells import (
     CellCache,
     Row,
     SheetSpec,
+    capped_note,
     is_error_status,
     joined_note,
-    note_of,
     stream,
 )
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = ["LINKS", "NO_TEXT", "REFERRERS_TABLE", "links_count", "links_rows",
-           "pretty_headers", "referrers_count", "referrers_rows"]
+           "merged_headers", "pretty_headers", "referrers_count", "referrers_rows"]
 
 NO_TEXT: Final = "__NO_TEXT_CONTENT__"
 
@@ -46,25 +46,44 @@ REFERRERS_TABLE: Final = SheetSpec(
     freeze_rows=2, freeze_cols=1,
 )
 
-_INBOUND: Final = """FROM anchors a JOIN pages h ON h.id = a.href_id
-    JOIN pages s ON s.id = a.page_id
-    WHERE a.href_id IN (SELECT p.id UNION ALL SELECT id FROM pages WHERE redirect_dest_id = p.id)"""
+_INBOUND_IDS: Final = """(SELECT p.id UNION ALL SELECT id FROM pages
+    WHERE redirect_dest_id = p.id)"""
+"""The page ``p`` and the URLs redirected to it: the anchors pointing at any of them count."""
+
+WHITESPACE: Final = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003"
+                     "\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+"""The characters Python's ``str.strip()`` removes (``str.isspace``), for SQLite's ``trim``."""
+
+_TRIMMED: Final = f"trim(a.text, char({', '.join(str(ord(c)) for c in WHITESPACE)}))"
+
+_INBOUND_LINE: Final = f"""CASE WHEN {_TRIMMED} = '' THEN '{NO_TEXT}' ELSE {_TRIMMED} END
+    || ' (' || s.url || CASE WHEN a.hash != '' THEN '#' || a.hash ELSE '' END
+    || CASE WHEN a.href_id != p.id THEN ' => [REDIRECTED FROM] '
+            || (SELECT url FROM pages WHERE id = a.href_id) ELSE '' END || ')'"""
+"""A Referrers note line: the anchor's text (stripped, or ``__NO_TEXT_CONTENT__``), the page
+it is on with its ``#hash``, the redirect source it points at if it is one."""
 
 _TARGETS: Final = f"""SELECT p.id, p.url, p.title, p.status, p.status_text, p.content_type,
     p.is_skipped, p.skip_reason,
     (SELECT count(*) FROM pages r WHERE r.redirect_dest_id = p.id),
     (SELECT group_concat(url, char(10)) FROM (SELECT r.url FROM pages r
         WHERE r.redirect_dest_id = p.id ORDER BY r.url LIMIT {NOTE_LINES})),
-    (SELECT count(*) {_INBOUND}),
-    (SELECT json_group_array(json_array(text, url, hash, through)) FROM (SELECT a.text AS text,
-            s.url AS url, a.hash AS hash, CASE WHEN h.id != p.id THEN h.url END AS through
-        {_INBOUND} ORDER BY a.id LIMIT {NOTE_LINES})),
+    (SELECT count(*) FROM anchors WHERE href_id IN {_INBOUND_IDS}),
+    (SELECT group_concat(line, char(10)) FROM (SELECT {_INBOUND_LINE} AS line
+        FROM (SELECT id FROM anchors WHERE href_id IN {_INBOUND_IDS}
+              ORDER BY id LIMIT {NOTE_LINES}) f
+        CROSS JOIN anchors a ON a.id = f.id JOIN pages s ON s.id = a.page_id)),
     (SELECT json_group_array(json_array(name, value)) FROM (SELECT name, value
         FROM response_headers WHERE page_id = p.id ORDER BY rowid))
-    FROM pages p WHERE p.redirect_dest_id IS NULL ORDER BY p.url"""
+    FROM pages p WHERE +p.redirect_dest_id IS NULL ORDER BY p.url"""
 """One row per Links target with its notes' facts worked out in the same statement: the URLs
-redirected to it, the anchors pointing at it (directly or through a redirect: count, first
-note lines), its response headers."""
+redirected to it, the anchors pointing at it (directly or through a redirect: the count, and
+the first ones' note lines, joined), its response headers.
+
+The targets come in URL order from the URL index (``+`` keeps SQLite off the redirect index,
+which would sort every row, notes and all, before the first one). The anchors are counted
+from the target index alone, and only the first :data:`NOTE_LINES` of them (by ``id``, from
+the same index) are joined to their pages for the note's lines."""
 
 _TARGET_COUNT: Final = "SELECT count(*) FROM pages WHERE redirect_dest_id IS NULL"
 
@@ -76,14 +95,6 @@ _RELATIONAL: Final = """SELECT t.url, CASE WHEN h.id != t.id THEN h.url END, s.u
     ORDER BY t.url, a.id"""
 
 _RELATIONAL_COUNT: Final = "SELECT count(*) FROM anchors"
-
-
-def _referrer_text(text: str) -> str:
-    return text.strip() or NO_TEXT
-
-
-def _from(url: str, hash_: str) -> str:
-    return f"{url}#{hash_}" if hash_ else url
 
 
 def links_count(conn: sqlite3.Connection) -> int:
@@ -104,9 +115,7 @@ def _link_row(target: tuple[object, ...], codes: CellCache, texts: CellCache) ->
     (_page_id, url, title, status, status_text, content_type, skipped, skip_reason,
      source_count, sources, inbound, lines, header_pairs) = target
     code = status if isinstance(status, int) else -1
-    headers: dict[str, str] = {}
-    for name, value in json.loads(str(header_pairs)):
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    headers = merged_headers(json.loads(str(header_pairs)))
     remarks = (skip_reason or "skipped") if skipped else ""
     source_total = int(str(source_count))
     inbound_total = int(str(inbound))
@@ -118,10 +127,22 @@ def _link_row(target: tuple[object, ...], codes: CellCache, texts: CellCache) ->
         texts[str(content_type or "")],
         Cell(source_total,
              note=joined_note(str(sources) if sources else None, source_total)),
-        Cell(f"{inbound_total} Elements", note=note_of(_inbound_lines(str(lines)), inbound_total)),
+        Cell(f"{inbound_total} Elements", note=capped_note(lines, inbound_total)),
         Cell("{}", note=pretty_headers(headers)) if headers else _NO_HEADERS,
         texts[str(remarks)],
     ]
+
+
+def merged_headers(pairs: list[list[str]]) -> dict[str, str]:
+    """Response headers as a mapping in their order, a repeated name's values joined with
+    ``, `` (``Set-Cookie``)."""
+    headers: dict[str, str] = dict(pairs)
+    if len(headers) == len(pairs):
+        return headers
+    headers = {}
+    for name, value in pairs:
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
 
 
 def pretty_headers(headers: dict[str, str]) -> str:
@@ -139,14 +160,6 @@ def pretty_headers(headers: dict[str, str]) -> str:
 _pairs = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode
 
 
-def _inbound_lines(found: str) -> list[str]:
-    lines = []
-    for text, source, hash_, through in json.loads(found):
-        via = f" => [REDIRECTED FROM] {through}" if through else ""
-        lines.append(f"{_referrer_text(text)} ({_from(source, hash_)}{via})")
-    return lines
-
-
 def referrers_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute(_RELATIONAL_COUNT).fetchone()[0])
 
@@ -161,8 +174,8 @@ def referrers_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
         for url, through, source, hash_, text, status, status_text, content_type in chunk:
             rows.append([
                 Cell(url, note=f"[REDIRECTED FROM] {through}") if through else targets[url],
-                Cell(_from(source, hash_)),
-                texts[_referrer_text(text)],
+                Cell(f"{source}#{hash_}" if hash_ else source),
+                texts[text.strip() or NO_TEXT],
                 codes[status if isinstance(status, int) else -1],
                 texts[status_text or ""],
                 texts[content_type or ""],

@@ -12,7 +12,7 @@ import json
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from nitpicker.query._common import INTERNAL_HTML
 from nitpicker.query.report.cells import (
@@ -89,12 +89,17 @@ _PAGES: Final = f"""SELECT p.id, p.url, p.title, p.status, p.lang,
     p.description, p.keywords,
     p.noindex, p.nofollow, p.noarchive, p.canonical, p.alternate, p.twitter_card,
     p.og_site_name, p.og_url, p.og_title, p.og_description, p.og_type, p.og_image
-    FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1
-    ORDER BY p."order" IS NULL, p."order", p.url"""
+    FROM (SELECT p.id FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1
+          ORDER BY p."order" IS NULL, p."order", p.url LIMIT -1) listed
+    CROSS JOIN pages p ON p.id = listed.id"""
 """One row per listed page with everything its cells need, worked out by SQLite in the same
 statement (no query a row from Python): the redirect sources (count, the first lines), the
 anchors (internal and external counts, the bad ones as note lines), the internal referrers
-(count, the first URLs)."""
+(count, the first URLs).
+
+Only the pages' ids are sorted (``listed``, which ``LIMIT -1`` keeps a subquery walked in its
+order rather than folded into a join that drops it): the rest of a row is worked out as it
+streams, not held in a sorter with all the notes before the first row comes out."""
 
 _COUNT: Final = f"SELECT count(*) FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1"
 
@@ -133,7 +138,10 @@ def path_cells(url: str, cache: CellCache | None = None) -> list[Cell]:
     """path1…path10: ``/<decoded segment>``, the query on the last one; red when suspicious.
 
     ``cache``: a :func:`path_cache`, one shared cell a segment (the builder's)."""
-    parts = urlsplit(url)
+    return _path_cells(urlsplit(url), cache)
+
+
+def _path_cells(parts: SplitResult, cache: CellCache | None) -> list[Cell]:
     segments = [f"/{unquote(s)}" for s in parts.path.split("/") if s][:MAX_PATHS]
     if parts.query and segments:
         segments[-1] += f"?{parts.query}"
@@ -155,7 +163,10 @@ def path_cache() -> CellCache:
 
 def parent_index_url(url: str) -> str | None:
     """The URL of the directory index above the page (``/a/b/c`` and ``/a/b/`` → ``/a/``…)."""
-    parts = urlsplit(url)
+    return _parent_index(urlsplit(url))
+
+
+def _parent_index(parts: SplitResult) -> str | None:
     path = parts.path or "/"
     if path == "/":
         return None
@@ -215,14 +226,13 @@ _EMPTY: Final = Cell("")
 _NO_LANGUAGE: Final = Cell("N/A", error=True)
 _TRUE: Final = Cell("true")
 _FALSE: Final = Cell("false")
-_FLAGS: Final = frozenset({"noindex", "nofollow", "noarchive"})
 
 
 def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None], cells: _Cells) -> Row:
     (_page_id, url, title, status, lang, source_count, sources, anchors, referrer_count,
      referrers, *meta) = page
     parts = urlsplit(url)
-    parent = parent_index_url(url)
+    parent = _parent_index(parts)
     short = strip_parent_title(title, title_of(parent) if parent else None)
     texts = cells.texts
     row: Row = [
@@ -231,7 +241,7 @@ def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None], cells: _C
         Cell(url, link=url),
         cells.protocols[f"{parts.scheme}:"],
         texts[parts.hostname or ""],
-        *path_cells(url, cells.paths),
+        *_path_cells(parts, cells.paths),
         cells.codes[status if isinstance(status, int) else -1],
         Cell(source_count, note=joined_note(sources, source_count)),
         texts[lang] if lang else _NO_LANGUAGE,
@@ -239,14 +249,24 @@ def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None], cells: _C
         Cell(referrer_count, note=joined_note(referrers, referrer_count),
              error=referrer_count < 2),
     ]
-    for header, value in zip(_META_HEADERS, meta, strict=True):
-        if header in _FLAGS:
-            row.append(_TRUE if value else _FALSE)
-        elif header == "og:url" and value:
-            row.append(Cell(str(value), link=str(value)))
-        else:
-            row.append(texts[str(value)] if value is not None and value != "" else _EMPTY)
+    (description, keywords, noindex, nofollow, noarchive, canonical, alternate, twitter_card,
+     og_site_name, og_url, og_title, og_description, og_type, og_image) = meta
+    row += (
+        _text(texts, description), _text(texts, keywords),
+        _TRUE if noindex else _FALSE, _TRUE if nofollow else _FALSE,
+        _TRUE if noarchive else _FALSE,
+        _text(texts, canonical), _text(texts, alternate), _text(texts, twitter_card),
+        _text(texts, og_site_name),
+        Cell(str(og_url), link=str(og_url)) if og_url else _text(texts, og_url),
+        _text(texts, og_title), _text(texts, og_description), _text(texts, og_type),
+        _text(texts, og_image),
+    )
     return row
+
+
+def _text(texts: CellCache, value: object) -> Cell:
+    """A meta column's text cell (``""`` for none)."""
+    return texts[str(value)] if value is not None and value != "" else _EMPTY
 
 
 def _link_cells(anchors: str) -> list[Cell]:
