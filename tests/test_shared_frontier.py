@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from nitpicker.archive import ArchiveWriter
+from nitpicker.archive import ArchiveWriter, shared_writer
 from nitpicker.archive.frontier_store import DONE, LEASED, PENDING
-from nitpicker.archive.shared_writer import SharedArchiveWriter
+from nitpicker.archive.shared_writer import BUSY_TIMEOUT_MS, GROUP_PAGES, SharedArchiveWriter
 from nitpicker.items import PageItem
 from tests.helpers import frontier_entry, frontier_states, writer_config
 
@@ -114,3 +115,75 @@ def test_a_single_writer_records_without_a_lease_check(tmp_path: Path) -> None:
         assert writer.pages.record(page(12345, "x"), []) > 0  # no row 12345: recorded anyway
     finally:
         writer.abandon()
+
+
+# -- the write lock between workers: polled for, grouped, never waited for by the reactor --------
+
+
+def test_begin_waits_for_the_other_workers_write_and_keeps_the_busy_timeout(archive: Path) -> None:
+    one, two = attach(archive, "w1"), attach(archive, "w2")
+    one.begin()  # w1 holds the write lock
+    released = threading.Timer(0.05, one.commit)
+    released.start()
+    two.begin()  # polls until w1's commit, then holds the lock itself
+    released.join()
+    assert two.conn.in_transaction and not one.conn.in_transaction
+    two.frontier.lease(1)
+    assert two.conn.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+    one.detach()
+    two.detach()
+
+
+def test_begin_gives_up_after_the_busy_timeout(archive: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shared_writer, "BUSY_TIMEOUT_MS", 30)
+    one, two = attach(archive, "w1"), attach(archive, "w2")
+    one.begin()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        two.begin()
+    assert not two.conn.in_transaction
+    assert two.conn.execute("PRAGMA busy_timeout").fetchone()[0] == 30
+    one.detach()
+    two.detach()
+
+
+def test_queued_writes_join_the_open_transaction(archive: Path) -> None:
+    one = attach(archive, "w1")
+    queued = [True]
+    one.more_queued = lambda: queued[0]
+    one.begin()
+    one.dirty = 1
+    one.maybe_commit()  # more writes queued, the group young and small: still open
+    assert one.conn.in_transaction
+    one.dirty = GROUP_PAGES
+    one.maybe_commit()  # the group is full
+    assert not one.conn.in_transaction
+    one.begin()
+    one.dirty = 1
+    queued[0] = False
+    one.maybe_commit()  # nothing queued behind it: committed at once
+    assert not one.conn.in_transaction
+    one.detach()
+
+
+def test_the_reactors_commit_does_not_wait_for_the_archive_thread(archive: Path) -> None:
+    one = attach(archive, "w1")
+    one.begin()
+    held = threading.Event()
+    done = threading.Event()
+
+    def archive_thread() -> None:
+        with one.mutex:
+            held.set()
+            done.wait(5)
+
+    thread = threading.Thread(target=archive_thread)
+    thread.start()
+    held.wait(5)
+    one.commit_unless_busy()  # returns at once: the archive thread commits after its write
+    assert one.conn.in_transaction
+    done.set()
+    thread.join()
+    one.commit_unless_busy()
+    assert not one.conn.in_transaction
+    one.detach()

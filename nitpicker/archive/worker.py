@@ -58,6 +58,10 @@ class ArchiveWorker:
         """Whether a submitted job has not finished yet."""
         return self._queue.unfinished_tasks > 0
 
+    def has_queued(self) -> bool:
+        """Whether jobs wait behind the one running."""
+        return self._queue.qsize() > 0
+
     def submit(self, job: Callable[..., Any], *args: Any) -> None:
         """Run ``job(*args)`` on the worker thread, after every job submitted before it."""
         if self.error is None:

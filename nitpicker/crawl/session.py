@@ -145,9 +145,11 @@ class CrawlSession:
         """A worker of ``--workers N``: the coordinator made the archive and the run."""
         from nitpicker.archive.shared_writer import SharedArchiveWriter
 
-        self.writer = SharedArchiveWriter.attach(
+        writer = SharedArchiveWriter.attach(
             Path(self.config.output), owner=role.owner, lease_seconds=role.lease_seconds)
+        self.writer = writer
         self.worker = ArchiveWorker(self._worker_failed)
+        writer.more_queued = self.worker.has_queued
 
     def _join_shared_frontier(self) -> RedisFrontier:
         """Reach the shared frontier and join its crawl, before the shard is created: Redis

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from twisted.internet import task
 
 from nitpicker.archive.shared_frontier import SharedFrontierStore
+from nitpicker.archive.shared_writer import SharedArchiveWriter
 from nitpicker.crawl.failure import classify_exception
 from nitpicker.crawl.frontier import LEASE_BATCH, FrontierScheduler
 
@@ -129,7 +130,8 @@ class SharedFrontierScheduler(FrontierScheduler):
             logger.error("the coordinating process is gone: this worker stops")
             session.halt("shutdown")
         try:
-            writer.maybe_commit()
+            assert isinstance(writer, SharedArchiveWriter)  # a worker's
+            writer.commit_unless_busy()
             if time.monotonic() - self._renewed >= self.role.lease_seconds / 3:
                 self._renewed = time.monotonic()
                 self.frontier.renew()
