@@ -31,18 +31,22 @@ from nitpicker.crawl.failure import classify_exception
 from nitpicker.crawl.frontier import LEASE_BATCH, FrontierScheduler
 
 if TYPE_CHECKING:
+    from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.spiders import Spider
 
     from nitpicker.crawl.session import CrawlSession
     from nitpicker.crawl.worker_role import WorkerRole
 
-__all__ = ["TICK", "SharedFrontierScheduler"]
+__all__ = ["LOOK_AGAIN", "TICK", "SharedFrontierScheduler"]
 
 logger = logging.getLogger(__name__)
 
 TICK = 0.1
 """Seconds between two ticks: commit, renew, look for work."""
+
+LOOK_AGAIN = 0.02
+"""Seconds before a worker that found nothing to lease asks the frontier again."""
 
 
 class SharedFrontierScheduler(FrontierScheduler):
@@ -55,6 +59,7 @@ class SharedFrontierScheduler(FrontierScheduler):
         self._ticker: task.LoopingCall | None = None
         self._outstanding = True
         self._looked = 0.0
+        self._look_again = 0.0
         self._renewed = time.monotonic()
         self._roots: set[str] = set(session.config.roots)
         self._coordinator = os.getppid()
@@ -93,6 +98,26 @@ class SharedFrontierScheduler(FrontierScheduler):
             self._looked = now
             self._outstanding = self.frontier.has_outstanding()
         return self._outstanding
+
+    def next_request(self) -> Request | None:
+        """As the one-process scheduler's, except when there is nothing to lease: a worker
+        does not wait for its own page writes then (the other workers' pages queue links too,
+        and its writes may be waiting for their write lock, so the wait held its reactor
+        still), and looks again at most every :data:`LOOK_AGAIN` seconds; its tick looks too."""
+        if self._requeued:
+            return self._requeued.popleft()
+        if self.session.halted is not None:
+            return None
+        if not self._leased:
+            now = time.monotonic()
+            if now < self._look_again:
+                return None
+            self._lease()
+            if not self._leased:
+                self._look_again = now + LOOK_AGAIN
+                return None
+        frontier_id, url, depth, mode = self._leased.popleft()
+        return self.request_for(url, frontier_id=frontier_id, depth=depth, mode=mode)
 
     def _lease(self) -> None:
         session = self.session
