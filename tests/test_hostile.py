@@ -316,7 +316,12 @@ async def test_endless_calendar_is_bounded_by_scope_and_by_max_pages(
     # (October and November predict /calendar/2020/12/ … /calendar/2020/21/: from 13 on, 404s
     # not recorded).
     fetched = [t for m, _, t in hostile.request_log if m == "GET" and t.startswith("/calendar/")]
-    assert len(fetched) == 25
+    assert len(set(fetched)) == 25, " ".join(fetched)
+    # --max-pages counts URLs: a predicted month that missed while a real link reached it is
+    # fetched once more as a normal page (FrontierStore.drop_prediction), so a URL may be
+    # fetched twice, and only such a month (13 and on: the ones that 404).
+    twice = {t for t in fetched if fetched.count(t) > 1}
+    assert all(int(t.rstrip("/").rsplit("/", 1)[1]) > 12 for t in twice), twice
     done = run["pages_done"]
     assert 10 < done <= 25
     assert {hostile.url(t) for t in fetched} >= archive.urls("scraped = 1")
