@@ -204,10 +204,7 @@ class FrontierStore:
             self.pending += 1
             return True
         self._conn.execute("DELETE FROM frontier WHERE id = ?", (frontier_id,))
-        self._known_keys.pop(key, None)
-        if len(self._missed_keys) >= _KNOWN_KEYS_SIZE:
-            self._missed_keys.clear()
-        self._missed_keys[key] = None
+        remember_missed(self._known_keys, self._missed_keys, key)
         return False
 
     @serialised
@@ -263,3 +260,12 @@ class FrontierStore:
             (key_prefix, key_prefix + "\U0010ffff"),
         ).fetchone()
         return row is not None
+
+
+def remember_missed(known: dict[str, None], missed: dict[str, None], key: str) -> None:
+    """A missed prediction's key: no longer known (a real link queues it afresh), remembered
+    as missed in a bounded memory (cleared when full)."""
+    known.pop(key, None)
+    if len(missed) >= _KNOWN_KEYS_SIZE:
+        missed.clear()
+    missed[key] = None

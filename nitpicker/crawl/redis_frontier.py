@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from nitpicker.archive.connection import serialised
+from nitpicker.archive.frontier_store import remember_missed
 from nitpicker.crawl import redis_lua
 from nitpicker.crawl.frontier_port import FrontierUnavailable
 from nitpicker.items import FollowMode
@@ -406,10 +407,7 @@ class RedisFrontier:
                 "SELECT 1 FROM pages WHERE url = ?", (url,)).fetchone()
         requeued = bool(self._run("DROP", frontier_id, 1 if page else 0))
         if not requeued:
-            self._known_keys.pop(key, None)
-            if len(self._missed_keys) >= _KNOWN_KEYS_SIZE:
-                self._missed_keys.clear()
-            self._missed_keys[key] = None
+            remember_missed(self._known_keys, self._missed_keys, key)
         return requeued
 
     @serialised
