@@ -14,7 +14,9 @@ parsed and checked), so the process uses that many cores.
 
 Settings: ``config`` (a markuplint config object; without one markuplint's defaults apply,
 and no ``.markuplintrc`` is searched for), ``threads`` (worker threads of the one Node
-process, default 2, at most 16), ``concurrency`` (requests in flight, default ``threads``),
+process, default 2, at most 16), ``concurrency`` (requests in flight, default ``threads`` + 1:
+the one more waits in the Node process, so a thread that finishes a page starts the next at once
+instead of idling while the host records the page and sends another),
 ``timeout`` (seconds per page, default 120), ``recycle`` (pages a Node process lints before a
 fresh one replaces it, default RECYCLE; 0: never).
 """
@@ -55,7 +57,7 @@ class MarkuplintPlugin:
         self.headers: dict[str, str] = {"markuplint": "markuplint"}
         config = object_setting(settings, NAME, "config")
         threads = positive_int(settings, NAME, "threads", 2, most=16)
-        self.concurrency = positive_int(settings, NAME, "concurrency", threads)
+        self.concurrency = positive_int(settings, NAME, "concurrency", threads + 1)
         timeout = positive_number(settings, NAME, "timeout", 120.0)
         recycle = whole_int(settings, NAME, "recycle", 200)
         node_modules = find_node_modules("markuplint")
