@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from requests import Response
 
-    from nitpicker.query.report import Cell, SheetSpec
+    from nitpicker.query.report import Chunk, Mark, SheetSpec, Value
     from nitpicker.report import ReportSource
 
 __all__ = ["API_URL_VARIABLE", "GOOGLE_API", "IN_FLIGHT", "IN_FLIGHT_VARIABLE", "SCOPES",
@@ -186,7 +186,7 @@ class SheetsReporter:
                 self._put(spec.name, 1, [list(spec.headers)])
                 sending: set[Future[int]] = set()
                 row_number = 1
-                for chunk in source.rows(sheet):
+                for chunk in source.chunks(sheet):
                     if len(sending) >= self.in_flight:
                         sending = self._settle(sending, FIRST_COMPLETED)
                     sending.add(pool.submit(self._send, spec.name, tab, row_number, chunk))
@@ -201,11 +201,11 @@ class SheetsReporter:
             self.sent_rows += future.result()
         return pending
 
-    def _send(self, title: str, tab: int, first_row: int, chunk: list[list[Cell]]) -> int:
+    def _send(self, title: str, tab: int, first_row: int, chunk: Chunk) -> int:
         """One chunk: its values into rows ``first_row + 1``…, then its red cells and notes in
         one ``updateCells`` (one request entry a chunk, however many cells are red or noted)."""
-        self._put(title, first_row + 1, _values(chunk))  # its values freed before the marks
-        decorations = _decorations(chunk)
+        self._put(title, first_row + 1, _values(chunk.values))  # freed before the marks
+        decorations = _decorations(chunk.marks)
         if decorations is not None:
             self.client.batch_update(self.id, {"requests": [
                 _update_cells(tab, first_row, *decorations)]})
@@ -248,34 +248,37 @@ _RED_CELL: Final = {"userEnteredFormat": RED_FORMAT}
 _PLAIN_CELL: Final[dict[str, Any]] = {}
 
 
-def _values(chunk: list[list[Cell]]) -> list[list[Any]]:
+def _values(rows: list[list[Value]]) -> list[list[Any]]:
     """A chunk's values, ``None`` as ``""``."""
-    return [["" if (value := cell.value) is None else value for cell in row] for row in chunk]
+    return [["" if value is None else value for value in row] for row in rows]
 
 
-def _decorations(chunk: list[list[Cell]]) -> tuple[list[dict[str, Any]], str] | None:
-    """A chunk's red cells and notes as the ``rows`` of one ``updateCells`` from the chunk's
-    first cell, with its ``fields`` (``None``: nothing to decorate). A row without a red or
-    noted cell is ``{}``; a row's cell data stops at its last decorated cell, and the rows at
-    the chunk's last decorated row."""
+def _decorations(marks: list[Mark]) -> tuple[list[dict[str, Any]], str] | None:
+    """A chunk's red cells and notes (from its marks) as the ``rows`` of one ``updateCells``
+    from the chunk's first cell, with its ``fields`` (``None``: nothing to decorate). A row
+    without a red or noted cell is ``{}``; a row's cell data stops at its last decorated cell,
+    and the rows at the chunk's last decorated row. Links are not decorations here."""
     rows: list[dict[str, Any]] = []
     red = noted = False
-    for index, row in enumerate(chunk):
-        if not any([cell.note or cell.error for cell in row]):  # noqa: C419 (a list: faster)
+    data: list[dict[str, Any]] = []
+    current = -1
+    for row, column, note, _link, error in marks:
+        if not (note or error):
             continue
-        rows.extend([_PLAIN_CELL] * (index - len(rows)))
-        marked = [column for column, cell in enumerate(row) if cell.note or cell.error]
-        data: list[dict[str, Any]] = [_PLAIN_CELL] * (marked[-1] + 1)
-        for column in marked:
-            cell = row[column]
-            if cell.note:
-                noted = True
-                data[column] = ({"userEnteredFormat": RED_FORMAT, "note": cell.note}
-                                if cell.error else {"note": cell.note})
-            else:
-                data[column] = _RED_CELL
-            red = red or cell.error
-        rows.append({"values": data})
+        if row != current:
+            rows.extend([_PLAIN_CELL] * (row - len(rows)))
+            data = []
+            rows.append({"values": data})
+            current = row
+        if column > len(data):
+            data.extend([_PLAIN_CELL] * (column - len(data)))
+        if note:
+            noted = True
+            data.append({"userEnteredFormat": RED_FORMAT, "note": note} if error
+                        else {"note": note})
+        else:
+            data.append(_RED_CELL)
+        red = red or error
     if not rows:
         return None
     fields = ",".join(name for name, used in ((FORMAT_FIELD, red), ("note", noted)) if used)

@@ -17,7 +17,7 @@ import pytest
 import pytest_twisted
 
 from nitpicker.query import open_archive
-from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, charts, select_sheets
+from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, Chunk, charts, select_sheets
 from nitpicker.query.report.page_list import (
     HEADERS,
     is_bad_link,
@@ -472,7 +472,8 @@ def test_xlsx_links_and_notes_stream(conn: sqlite3.Connection, tmp_path: Path,
     rows = [[Cell("short", link="https://example.com/a"), Cell(long_url, link=long_url),
              Cell(3, note="one\ntwo", error=True), Cell(odd_url, link=odd_url)]]
     (sheet,) = select_sheets(["Links"])
-    fake = type(sheet)(sheet.name, sheet.spec_of, sheet.count, lambda _c, _n: iter([rows]))
+    fake = type(sheet)(sheet.name, sheet.spec_of, sheet.count,
+                       lambda _c, _n: iter([Chunk.of_cells(rows)]))
     out = tmp_path / "decided.xlsx"
     called: list[str] = []
     for name in ("write_url", "write_comment"):

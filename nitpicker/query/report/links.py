@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Final
 from nitpicker.query.report.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
-    Cell,
-    CellCache,
-    Row,
+    Chunk,
+    Mark,
     SheetSpec,
+    Value,
     capped_note,
     is_error_status,
     joined_note,
@@ -101,35 +101,48 @@ def links_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute(_TARGET_COUNT).fetchone()[0])
 
 
-def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[list[Row]]:
+def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
     """The Links rows, ``chunk_rows`` at a time."""
-    codes, texts = CellCache(is_error_status), CellCache()
-    for chunk in stream(conn, _TARGETS, (), chunk_rows):
-        yield [_link_row(target, codes, texts) for target in chunk]
+    red_code = _RedCodes()
+    for targets in stream(conn, _TARGETS, (), chunk_rows):
+        chunk = Chunk([], [])
+        values, marks = chunk.values, chunk.marks
+        for number, target in enumerate(targets):
+            values.append(_link_row(number, target, red_code, marks))
+        yield chunk
 
 
-_NO_HEADERS: Final = Cell("{}")
+class _RedCodes(dict[int, bool]):
+    """``red[code]``: :func:`is_error_status`, worked out once a status code."""
+
+    def __missing__(self, code: int) -> bool:
+        red = self[code] = is_error_status(code)
+        return red
 
 
-def _link_row(target: tuple[object, ...], codes: CellCache, texts: CellCache) -> Row:
+def _link_row(number: int, target: tuple[object, ...], red_code: _RedCodes,
+              marks: list[Mark]) -> list[Value]:
+    """Row ``number`` of a chunk: its values; its link, red cells and notes onto ``marks``."""
     (_page_id, url, title, status, status_text, content_type, skipped, skip_reason,
      source_count, sources, inbound, lines, header_pairs) = target
+    url = str(url)
     code = status if isinstance(status, int) else -1
-    headers = merged_headers(json.loads(str(header_pairs)))
-    remarks = (skip_reason or "skipped") if skipped else ""
     source_total = int(str(source_count))
     inbound_total = int(str(inbound))
+    marks.append((number, 0, None, url, False))
+    if red_code[code]:
+        marks.append((number, 2, None, None, True))
+    if source_total and (note := joined_note(str(sources) if sources else None, source_total)):
+        marks.append((number, 5, note, None, False))
+    if inbound_total and (note := capped_note(lines, inbound_total)):  # type: ignore[arg-type]
+        marks.append((number, 6, note, None, False))
+    headers = merged_headers(json.loads(str(header_pairs)))
+    if headers:
+        marks.append((number, 7, pretty_headers(headers), None, False))
     return [
-        Cell(str(url), link=str(url)),
-        Cell(str(title) if title else "-"),
-        codes[code],
-        texts[str(status_text or "")],
-        texts[str(content_type or "")],
-        Cell(source_total,
-             note=joined_note(str(sources) if sources else None, source_total)),
-        Cell(f"{inbound_total} Elements", note=capped_note(lines, inbound_total)),
-        Cell("{}", note=pretty_headers(headers)) if headers else _NO_HEADERS,
-        texts[str(remarks)],
+        url, str(title) if title else "-", code, str(status_text or ""), str(content_type or ""),
+        source_total, f"{inbound_total} Elements", "{}",
+        str((skip_reason or "skipped") if skipped else ""),
     ]
 
 
@@ -165,19 +178,30 @@ def referrers_count(conn: sqlite3.Connection) -> int:
 
 
 def referrers_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                   ) -> Iterator[list[Row]]:
+                   ) -> Iterator[Chunk]:
     """The Referrers Relational Table rows: one per anchor, by the page it leads to."""
-    targets, texts = CellCache(), CellCache()
-    codes = CellCache(is_error_status)
-    for chunk in stream(conn, _RELATIONAL, (), chunk_rows):
-        rows: list[Row] = []
-        for url, through, source, hash_, text, status, status_text, content_type in chunk:
-            rows.append([
-                Cell(url, note=f"[REDIRECTED FROM] {through}") if through else targets[url],
-                Cell(f"{source}#{hash_}" if hash_ else source),
-                texts[text.strip() or NO_TEXT],
-                codes[status if isinstance(status, int) else -1],
-                texts[status_text or ""],
-                texts[content_type or ""],
-            ])
-        yield rows
+    red_code = _RedCodes()
+    stripped = _Stripped()
+    for anchors in stream(conn, _RELATIONAL, (), chunk_rows):
+        values: list[list[Value]] = []
+        marks: list[Mark] = []
+        for number, (url, through, source, hash_, text, status, status_text,
+                     content_type) in enumerate(anchors):
+            code = status if isinstance(status, int) else -1
+            if through:
+                marks.append((number, 0, f"[REDIRECTED FROM] {through}", None, False))
+            if red_code[code]:
+                marks.append((number, 3, None, None, True))
+            values.append([url, f"{source}#{hash_}" if hash_ else source, stripped[text], code,
+                           status_text or "", content_type or ""])
+        yield Chunk(values, marks)
+
+
+class _Stripped(dict[str, str]):
+    """``stripped[text]``: the anchor text stripped, or :data:`NO_TEXT` (at most 4,096 held)."""
+
+    def __missing__(self, text: str) -> str:
+        if len(self) >= 4096:
+            self.clear()
+        shown = self[text] = text.strip() or NO_TEXT
+        return shown

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Final
 from nitpicker.query.report.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
-    Cell,
-    CellCache,
-    Row,
+    Chunk,
+    Mark,
     SheetSpec,
+    Value,
     is_error_status,
     joined_note,
     stream,
@@ -56,21 +56,18 @@ def resources_count(conn: sqlite3.Connection) -> int:
 
 
 def resources_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                   ) -> Iterator[list[Row]]:
+                   ) -> Iterator[Chunk]:
     """One row per resource (``N pages``, their URLs in the note)."""
     for chunk in stream(conn, _RESOURCES, (), chunk_rows):
-        rows: list[Row] = []
-        for _id, url, status, status_text, content_type, length, pages, referrers in chunk:
-            rows.append([
-                Cell(url),
-                Cell(status),
-                Cell(status_text or ""),
-                Cell(content_type or ""),
-                Cell(length),
-                Cell(f"{pages} pages",
-                     note=joined_note(referrers, pages)),
-            ])
-        yield rows
+        values: list[list[Value]] = []
+        marks: list[Mark] = []
+        for number, (_id, url, status, status_text, content_type, length, pages,
+                     referrers) in enumerate(chunk):
+            values.append([url, status, status_text or "", content_type or "", length,
+                           f"{pages} pages"])
+            if note := joined_note(referrers, pages):
+                marks.append((number, 5, note, None, False))
+        yield Chunk(values, marks)
 
 
 def resources_table_count(conn: sqlite3.Connection) -> int:
@@ -78,13 +75,16 @@ def resources_table_count(conn: sqlite3.Connection) -> int:
 
 
 def resources_table_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                         ) -> Iterator[list[Row]]:
-    """One row per (resource, page that loaded it), by resource URL."""
-    pages, urls, texts, lengths = CellCache(), CellCache(), CellCache(), CellCache()
-    statuses = CellCache(lambda status: status is not None and is_error_status(status))
+                         ) -> Iterator[Chunk]:
+    """One row per (resource, page that loaded it), by resource URL (a known status outside
+    200–399 red; an unknown one is an empty cell)."""
     for chunk in stream(conn, _RELATIONAL, (), chunk_rows):
-        yield [
-            [pages[page_url], urls[url], statuses[status], texts[status_text or ""],
-             texts[content_type or ""], lengths[length]]
-            for page_url, url, status, status_text, content_type, length in chunk
-        ]
+        values: list[list[Value]] = []
+        marks: list[Mark] = []
+        for number, (page_url, url, status, status_text, content_type,
+                     length) in enumerate(chunk):
+            if status is not None and is_error_status(status):
+                marks.append((number, 2, None, None, True))
+            values.append([page_url, url, status, status_text or "", content_type or "",
+                           length])
+        yield Chunk(values, marks)
