@@ -268,3 +268,23 @@ def test_max_pages_then_resume_completes(site: FixtureSite, tmp_path: Path) -> N
     assert count(archive, "SELECT count(*) FROM pages WHERE title LIKE 'Deep %'") == 31
     assert count(archive, "SELECT count(*) FROM frontier WHERE state < 2") == 0
     assert count(archive, "SELECT count(*) FROM runs") == 2
+
+
+def test_a_named_command_imports_only_its_own_module() -> None:
+    """``nitpicker report …`` imports neither the other commands' modules (``analyze`` pulls in
+    the analyzers, ``crawl`` Scrapy's settings) nor the archive's crawl-time writer; the help
+    and a mistyped command still see every command."""
+    probe = ("import sys; sys.argv = ['nitpicker', *sys.argv[1:]]; import nitpicker.cli;"
+             " import typer.main;"
+             " print(sorted(m.split('.')[-1] for m in sys.modules"
+             " if m.startswith('nitpicker.cli.') and m.split('.')[-1] in nitpicker.cli.COMMANDS),"
+             " 'nitpicker.archive.writer' in sys.modules,"
+             " sorted(typer.main.get_command(nitpicker.cli.app).commands))")
+    named = subprocess.run([sys.executable, "-c", probe, "report", "x.nitpicker", "--format",
+                            "csv"], capture_output=True, text=True, check=True).stdout
+    assert named.split() == ["['report']", "False", "['report']"]
+    everything = subprocess.run([sys.executable, "-c", probe, "--help"], capture_output=True,
+                                text=True, check=True).stdout
+    commands = "['analyze','crawl','diff','mcp','merge','pipeline','query','report','view']"
+    listed, _writer, registered = everything.replace(", ", ",").split()
+    assert listed == registered == commands

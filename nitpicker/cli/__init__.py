@@ -18,7 +18,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 __all__ = ["INTERRUPTED_EXIT", "NitpickerGroup", "app", "interrupted", "main",
            "usage_error_message"]
@@ -126,15 +126,29 @@ def _root(
     """Crawl a website into one SQLite archive, then query it."""
 
 
-def _add_commands() -> None:
-    """Add every command module's app: ``crawl``, ``merge``, ``analyze``, ``report``,
-    ``pipeline``, ``view`` and ``mcp`` are one command each, ``query`` and ``diff`` groups or commands of their own. A module
-    imports only what its options need; the crawler (Scrapy, Twisted, Playwright), the MCP SDK
-    and the viewer's web stack are imported inside the command that runs them."""
-    from nitpicker.cli import analyze, crawl, diff, mcp, merge, pipeline, query, report, view
+COMMANDS: Final = ("crawl", "merge", "analyze", "query", "report", "pipeline", "diff", "view",
+                   "mcp")
+"""The command modules (``nitpicker.cli.<name>``), each adding the command or group of its
+name, in the order the help lists them."""
 
-    for command in (crawl, merge, analyze, query, report, pipeline, diff, view, mcp):
-        app.add_typer(command.app)
+
+def _add_commands(argv: Sequence[str] | None = None) -> None:
+    """Add the command modules' apps: ``crawl``, ``merge``, ``analyze``, ``report``,
+    ``pipeline``, ``view`` and ``mcp`` are one command each, ``query`` and ``diff`` groups or
+    commands of their own. A module imports only what its options need; the crawler (Scrapy,
+    Twisted, Playwright), the MCP SDK and the viewer's web stack are imported inside the
+    command that runs them.
+
+    When the command line (``argv``, ``sys.argv`` by default) names a command, only its module
+    is imported (``nitpicker report …`` does not import the analyzers' or the crawl's
+    options); otherwise (``--help``, no command, a mistyped one, the CLI imported by a test)
+    every module is, so the help lists them all and a mistyped name gets Typer's error."""
+    import importlib
+
+    argv = sys.argv if argv is None else argv
+    named = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
+    for name in (named,) if named in COMMANDS else COMMANDS:
+        app.add_typer(importlib.import_module(f"nitpicker.cli.{name}").app)
 
 
 try:
