@@ -220,6 +220,26 @@ def test_path_cells(url: str, cells: list[str]) -> None:
     assert values == cells + [None] * (10 - len(cells))
 
 
+@pytest.mark.parametrize("url", [
+    "http://h/a/%E6%97%A5/x?q=1", "https://example.com", "https://example.com/", "http://h/?q",
+    "http://h/a?b?c#d?e", "http://h/p#frag", "https://Example.COM/A", "http://h:8080/x",
+    "http://user:pw@h/x", "http://[::1]:80/x", "http://h/a\tb", "http://h/a\nb?c\rd",
+    "HTTP://h/x", "ftp://h/x", "mailto:a@b", "http://h.example-1.org/x;p?q=1&r=2",
+    " http://h/x", "http://h/x ", "http://h/日本?語",
+])
+def test_split_url_is_urlsplit(url: str) -> None:
+    """The Page List's URL splitting: ``urlsplit``'s parts (no fragment) and its host name,
+    through the plain-URL shortcut or not."""
+    from urllib.parse import urlsplit
+
+    from nitpicker.query.report.page_list import split_url
+
+    expected = urlsplit(url)
+    parts, hostname = split_url(url)
+    assert parts == expected._replace(fragment="")
+    assert hostname == (expected.hostname or "")
+
+
 @pytest.mark.parametrize(("status", "skipped", "bad"), [
     (None, 0, True), (-1, 0, True), (404, 0, True), (500, 0, True), (401, 0, False),
     (200, 0, False), (301, 0, False), (None, 1, False),

@@ -74,13 +74,13 @@ Mark = tuple[int, int, str | None, str | None, bool]
 
 
 class Chunk:
-    """Rows of a sheet: ``values`` (a list of plain values a row) and ``marks``, the cells with
+    """Rows of a sheet: ``values`` (a sequence of plain values a row) and ``marks``, the cells with
     a note, a link or the red flag (:data:`Mark`), in row order and, within a row, column
     order. A cell without a mark is its value alone (no note, no link, not red)."""
 
     __slots__ = ("marks", "values")
 
-    def __init__(self, values: list[list[Value]], marks: list[Mark] | None = None) -> None:
+    def __init__(self, values: list[Sequence[Value]], marks: list[Mark] | None = None) -> None:
         self.values = values
         self.marks: list[Mark] = [] if marks is None else marks
 

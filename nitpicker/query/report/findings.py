@@ -40,8 +40,9 @@ SUMMARY: Final = SheetSpec("Summary", ("Metric", "Value"), freeze_rows=1)
 LINK_TEXT_VS_TITLE: Final = "Link Text vs Page Title"
 
 _IMAGES_FROM: Final = "FROM images i JOIN pages p ON p.id = i.page_id WHERE p.is_external = 0"
-_IMAGES: Final = f"""SELECT p.url, i.src, i.current_src, i.alt, i.width, i.height, i.is_lazy,
-    i.source_code {_IMAGES_FROM} ORDER BY p.url, i.id"""
+_IMAGES: Final = f"""SELECT p.url, i.src, i.current_src, i.alt, i.width, i.height,
+    CASE WHEN i.is_lazy THEN 'true' ELSE 'false' END, i.source_code {_IMAGES_FROM}
+    ORDER BY p.url, i.id"""
 
 _VIOLATIONS: Final = """SELECT v.validator, v.severity, v.rule, v.code, v.message, p.url
     FROM violations v JOIN pages p ON p.id = v.page_id ORDER BY p.url, v.rowid"""
@@ -62,10 +63,7 @@ def images_count(conn: sqlite3.Connection) -> int:
 def images_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
     """One row per image of an in-scope page (one per device width when rendered)."""
     for chunk in stream(conn, _IMAGES, (), chunk_rows):
-        yield Chunk([
-            [page, src, current, alt, width, height, "true" if lazy else "false", source]
-            for page, src, current, alt, width, height, lazy, source in chunk
-        ])
+        yield Chunk(chunk)  # the rows as SQLite gives them: nothing red, linked or noted
 
 
 def violations_count(conn: sqlite3.Connection) -> int:
@@ -80,7 +78,7 @@ def violations_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
     if not has_violations_table(conn):
         return
     for chunk in stream(conn, _VIOLATIONS, (), chunk_rows):
-        yield Chunk([list(row) for row in chunk])
+        yield Chunk(chunk)
 
 
 def discrepancies_count(conn: sqlite3.Connection) -> int:
@@ -91,7 +89,7 @@ def discrepancies_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
                        ) -> Iterator[Chunk]:
     """One row per link whose text is not the linked page's title."""
     for chunk in stream(conn, _DISCREPANCIES, (), chunk_rows):
-        yield Chunk([list(row) for row in chunk])
+        yield Chunk(chunk)
 
 
 def summary_count(conn: sqlite3.Connection) -> int:

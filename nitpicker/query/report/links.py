@@ -87,12 +87,21 @@ the same index) are joined to their pages for the note's lines."""
 
 _TARGET_COUNT: Final = "SELECT count(*) FROM pages WHERE redirect_dest_id IS NULL"
 
-_RELATIONAL: Final = """SELECT t.url, CASE WHEN h.id != t.id THEN h.url END, s.url, a.hash,
-    a.text, t.status, t.status_text, t.content_type
+_RELATIONAL: Final = f"""SELECT t.url,
+    CASE WHEN a.hash != '' THEN s.url || '#' || a.hash ELSE s.url END,
+    coalesce(nullif({_TRIMMED}, ''), '{NO_TEXT}'),
+    CASE WHEN typeof(t.status) = 'integer' THEN t.status ELSE -1 END,
+    coalesce(t.status_text, ''), coalesce(t.content_type, ''),
+    CASE WHEN h.id != t.id THEN h.url END,
+    typeof(t.status) != 'integer' OR t.status NOT BETWEEN 200 AND 399
     FROM anchors a JOIN pages h ON h.id = a.href_id
     JOIN pages t ON t.id = coalesce(h.redirect_dest_id, h.id)
     JOIN pages s ON s.id = a.page_id
     ORDER BY t.url, a.id"""
+"""One Referrers Relational Table row an anchor, its six cells as shown (the page's URL with
+the anchor's ``#hash``, the text stripped as ``str.strip()`` does or ``__NO_TEXT_CONTENT__``,
+no status as -1), then the redirect source the anchor points at (the note of the first cell)
+and whether the status code is red (:func:`is_error_status`)."""
 
 _RELATIONAL_COUNT: Final = "SELECT count(*) FROM anchors"
 
@@ -105,11 +114,9 @@ def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterat
     """The Links rows, ``chunk_rows`` at a time."""
     red_code = _RedCodes()
     for targets in stream(conn, _TARGETS, (), chunk_rows):
-        chunk = Chunk([], [])
-        values, marks = chunk.values, chunk.marks
-        for number, target in enumerate(targets):
-            values.append(_link_row(number, target, red_code, marks))
-        yield chunk
+        marks: list[Mark] = []
+        yield Chunk([_link_row(number, target, red_code, marks)
+                     for number, target in enumerate(targets)], marks)
 
 
 class _RedCodes(dict[int, bool]):
@@ -180,28 +187,11 @@ def referrers_count(conn: sqlite3.Connection) -> int:
 def referrers_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
                    ) -> Iterator[Chunk]:
     """The Referrers Relational Table rows: one per anchor, by the page it leads to."""
-    red_code = _RedCodes()
-    stripped = _Stripped()
     for anchors in stream(conn, _RELATIONAL, (), chunk_rows):
-        values: list[list[Value]] = []
         marks: list[Mark] = []
-        for number, (url, through, source, hash_, text, status, status_text,
-                     content_type) in enumerate(anchors):
-            code = status if isinstance(status, int) else -1
-            if through:
-                marks.append((number, 0, f"[REDIRECTED FROM] {through}", None, False))
-            if red_code[code]:
+        for number, row in enumerate(anchors):
+            if row[6]:
+                marks.append((number, 0, f"[REDIRECTED FROM] {row[6]}", None, False))
+            if row[7]:
                 marks.append((number, 3, None, None, True))
-            values.append([url, f"{source}#{hash_}" if hash_ else source, stripped[text], code,
-                           status_text or "", content_type or ""])
-        yield Chunk(values, marks)
-
-
-class _Stripped(dict[str, str]):
-    """``stripped[text]``: the anchor text stripped, or :data:`NO_TEXT` (at most 4,096 held)."""
-
-    def __missing__(self, text: str) -> str:
-        if len(self) >= 4096:
-            self.clear()
-        shown = self[text] = text.strip() or NO_TEXT
-        return shown
+        yield Chunk([row[:6] for row in anchors], marks)

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterator
 
-__all__ = ["HEADERS", "MAX_PATHS", "is_bad_link", "page_list_count", "page_list_rows", "page_list_spec",
-           "path_cache", "path_cells", "strip_parent_title"]
+__all__ = ["HEADERS", "MAX_PATHS", "is_bad_link", "page_list_count", "page_list_rows",
+           "page_list_spec", "path_cache", "path_cells", "split_url", "strip_parent_title"]
 
 MAX_PATHS: Final = 10
 
@@ -88,16 +88,21 @@ _PAGES: Final = f"""SELECT p.id, p.url, p.title, p.status, p.lang,
                             WHERE redirect_dest_id = p.id)
           AND s.id != p.id AND s.is_external = 0
         ORDER BY s.url LIMIT {NOTE_LINES})),
-    p.description, p.keywords,
-    p.noindex, p.nofollow, p.noarchive, p.canonical, p.alternate, p.twitter_card,
-    p.og_site_name, p.og_url, p.og_title, p.og_description, p.og_type, p.og_image
+    p.og_url, coalesce(p.description, ''), coalesce(p.keywords, ''),
+    CASE WHEN p.noindex THEN 'true' ELSE 'false' END,
+    CASE WHEN p.nofollow THEN 'true' ELSE 'false' END,
+    CASE WHEN p.noarchive THEN 'true' ELSE 'false' END,
+    coalesce(p.canonical, ''), coalesce(p.alternate, ''), coalesce(p.twitter_card, ''),
+    coalesce(p.og_site_name, ''), coalesce(p.og_url, ''), coalesce(p.og_title, ''),
+    coalesce(p.og_description, ''), coalesce(p.og_type, ''), coalesce(p.og_image, '')
     FROM (SELECT p.id FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1
           ORDER BY p."order" IS NULL, p."order", p.url LIMIT -1) listed
     CROSS JOIN pages p ON p.id = listed.id"""
 """One row per listed page with everything its cells need, worked out by SQLite in the same
 statement (no query a row from Python): the redirect sources (count, the first lines), the
 anchors (internal and external counts, the bad ones as note lines), the internal referrers
-(count, the first URLs).
+(count, the first URLs); then og:url (its link) and the meta columns' cells as they are shown
+(text, ``""`` for none; ``true``/``false``).
 
 Only the pages' ids are sorted (``listed``, which ``LIMIT -1`` keeps a subquery walked in its
 order rather than folded into a join that drops it): the rest of a row is worked out as it
@@ -199,13 +204,13 @@ def page_list_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
     columns = plugin_columns(conn)
     facts = _Facts()
     for pages in stream(conn, _PAGES, (), chunk_rows):
-        chunk = Chunk([], [])
-        values, marks = chunk.values, chunk.marks
+        values: list[list[Value]] = []
+        marks: list[Mark] = []
         for number, page in enumerate(pages):
             values.append(_row(number, page, title_of, facts, marks))
         if columns:
-            add_plugin_values(conn, columns, [page[0] for page in pages], chunk)
-        yield chunk
+            add_plugin_values(conn, columns, [page[0] for page in pages], values, marks)
+        yield Chunk(values, marks)  # type: ignore[arg-type]  # rows of lists
 
 
 def _title_lookup(conn: sqlite3.Connection) -> Callable[[str], str | None]:
@@ -252,9 +257,8 @@ def _row(number: int, page: tuple[Any, ...], title_of: Callable[[str], str | Non
          facts: _Facts, marks: list[Mark]) -> list[Value]:
     """Row ``number`` of a chunk: its values; its red, linked and noted cells onto ``marks``."""
     (_page_id, url, title, status, lang, source_count, sources, anchors, referrer_count,
-     referrers, description, keywords, noindex, nofollow, noarchive, canonical, alternate,
-     twitter_card, og_site_name, og_url, og_title, og_description, og_type, og_image) = page
-    parts = urlsplit(url)
+     referrers, og_url) = page[:_META + 1]
+    parts, hostname = split_url(url)
     parent = _parent_index(parts)
     short = strip_parent_title(title, title_of(parent) if parent else None)
     protocol = f"{parts.scheme}:"
@@ -278,7 +282,7 @@ def _row(number: int, page: tuple[Any, ...], title_of: Callable[[str], str | Non
         marks.append((number, _SOURCES, note, None, False))
     if not lang:
         marks.append((number, _LANGUAGE, None, None, True))
-    internal, external, internal_bad, external_bad = json.loads(anchors)
+    internal, external, internal_bad, external_bad = _decode(anchors)
     if internal_bad:
         marks.append((number, _LINKS + 1, note_of(internal_bad), None, True))
     if external_bad:
@@ -287,18 +291,34 @@ def _row(number: int, page: tuple[Any, ...], title_of: Callable[[str], str | Non
     if note or referrer_count < 2:
         marks.append((number, _REFERRERS, note, None, referrer_count < 2))
     if og_url:
-        og_url = str(og_url)
-        marks.append((number, _OG_URL, None, og_url, False))
+        marks.append((number, _OG_URL, None, str(og_url), False))
     return [
-        short, title, url, protocol, parts.hostname or "", *paths, code, source_count,
-        lang or "N/A", internal, len(internal_bad), external, len(external_bad), referrer_count,
-        _text(description), _text(keywords),
-        "true" if noindex else "false", "true" if nofollow else "false",
-        "true" if noarchive else "false",
-        _text(canonical), _text(alternate), _text(twitter_card), _text(og_site_name),
-        og_url or _text(og_url), _text(og_title), _text(og_description), _text(og_type),
-        _text(og_image),
+        short, title, url, protocol, hostname, *paths, code, source_count, lang or "N/A",
+        internal, len(internal_bad), external, len(external_bad), referrer_count,
+        *page[_META + 1:],
     ]
+
+
+_META: Final = 10
+"""Where og:url (its link) sits in a :data:`_PAGES` row; the meta columns' cells follow."""
+
+_decode = json.JSONDecoder().decode
+
+_PLAIN_URL: Final = re.compile(
+    r"(https?)://([a-z0-9.-]*)((?:/[^?#\t\r\n]*)?)(?:\?([^#\t\r\n]*))?(?:#[^\t\r\n]*)?")
+"""A URL :func:`urllib.parse.urlsplit` would split as it stands: ``http`` or ``https``, a host
+name in lower case without port or user, no tab or line break anywhere."""
+
+
+def split_url(url: str) -> tuple[SplitResult, str]:
+    """``urlsplit(url)`` (without the fragment) and its host name (``""`` for none): a plain URL
+    (most of an archive's) split by one regular expression, any other by ``urlsplit``."""
+    match = _PLAIN_URL.fullmatch(url)
+    if match is None:
+        parts = urlsplit(url)
+        return parts._replace(fragment=""), parts.hostname or ""
+    scheme, netloc, path, query = match.groups()
+    return SplitResult(scheme, netloc, path, query or "", ""), netloc
 
 
 def _segments_of(parts: SplitResult) -> list[Value]:
@@ -309,8 +329,3 @@ def _segments_of(parts: SplitResult) -> list[Value]:
     elif parts.query:
         segments = [f"/?{parts.query}"]
     return segments
-
-
-def _text(value: object) -> str:
-    """A meta column's text (``""`` for none)."""
-    return str(value) if value is not None and value != "" else ""

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-    from nitpicker.query.report.cells import Chunk, Mark
+    from nitpicker.query.report.cells import Mark, Value
 
 __all__ = ["PluginColumn", "add_plugin_values", "plugin_columns"]
 
@@ -70,24 +70,25 @@ def _value(raw: str) -> Any:
 
 
 def add_plugin_values(conn: sqlite3.Connection, columns: Sequence[PluginColumn],
-                      page_ids: Sequence[int], chunk: Chunk) -> None:
-    """Append the plugin cells to each row of ``chunk`` (the pages ``page_ids``, in order),
-    their notes among its marks (kept in row and column order)."""
+                      page_ids: Sequence[int], rows: Sequence[list[Value]],
+                      marks: list[Mark]) -> None:
+    """Append the plugin cells to each row of ``rows`` (the pages ``page_ids``, in order),
+    their notes to ``marks`` (kept in row and column order)."""
     found: dict[tuple[int, str, str], tuple[Any, str | None]] = {}
     for page_id, plugin, key, value, note in conn.execute(_CELLS, (json.dumps(list(page_ids)),)):
         found[(page_id, plugin, key)] = (_value(value), note or None)
     empty = (None, None)
     noted = False
-    for number, (page_id, row) in enumerate(zip(page_ids, chunk.values, strict=True)):
+    for number, (page_id, row) in enumerate(zip(page_ids, rows, strict=True)):
         first = len(row)
         for column, plugin_column in enumerate(columns, first):
             value, note = found.get((page_id, plugin_column.plugin, plugin_column.key), empty)
             row.append(value)
             if note:
-                chunk.marks.append((number, column, note, None, False))
+                marks.append((number, column, note, None, False))
                 noted = True
     if noted:
-        chunk.marks.sort(key=_place)
+        marks.sort(key=_place)
 
 
 def _place(mark: Mark) -> tuple[int, int]:
