@@ -137,7 +137,7 @@ def page_list_spec(conn: sqlite3.Connection) -> SheetSpec:
 
 
 def _segments(url: str) -> list[str]:
-    path = urlsplit(url).path
+    path = split_url(url)[0].path
     return [s for s in path.split("/") if s]
 
 
