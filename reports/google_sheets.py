@@ -261,24 +261,33 @@ def _decorations(marks: list[Mark]) -> tuple[list[dict[str, Any]], str] | None:
     rows: list[dict[str, Any]] = []
     red = noted = False
     data: list[dict[str, Any]] = []
-    current = -1
+    current = -1  # the row of the last decorated cell; the rows hold current + 1 entries
+    width = 0  # the cells in data
     for row, column, note, _link, error in marks:
-        if not (note or error):
-            continue
-        if row != current:
-            rows.extend([_PLAIN_CELL] * (row - len(rows)))
-            data = []
-            rows.append({"values": data})
-            current = row
-        if column > len(data):
-            data.extend([_PLAIN_CELL] * (column - len(data)))
         if note:
             noted = True
-            data.append({"userEnteredFormat": RED_FORMAT, "note": note} if error
-                        else {"note": note})
+            if error:
+                red = True
+                cell = {"userEnteredFormat": RED_FORMAT, "note": note}
+            else:
+                cell = {"note": note}
+        elif error:
+            red = True
+            cell = _RED_CELL
         else:
-            data.append(_RED_CELL)
-        red = red or error
+            continue
+        if row != current:
+            if row > current + 1:
+                rows.extend([_PLAIN_CELL] * (row - current - 1))
+            current = row
+            data = [_PLAIN_CELL] * column
+            data.append(cell)
+            rows.append({"values": data})
+        else:
+            if column > width:
+                data.extend([_PLAIN_CELL] * (column - width))
+            data.append(cell)
+        width = column + 1
     if not rows:
         return None
     fields = ",".join(name for name, used in ((FORMAT_FIELD, red), ("note", noted)) if used)

@@ -8,7 +8,8 @@ redirect) in notes. Referrers Relational Table: one row per such anchor.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Final
+import json.scanner
+from typing import TYPE_CHECKING, Any, Final
 
 from nitpicker.query.report.cells import (
     CHUNK_ROWS,
@@ -18,7 +19,6 @@ from nitpicker.query.report.cells import (
     SheetSpec,
     Value,
     capped_note,
-    is_error_status,
     joined_note,
     stream,
 )
@@ -63,8 +63,11 @@ _INBOUND_LINE: Final = f"""CASE WHEN {_TRIMMED} = '' THEN '{NO_TEXT}' ELSE {_TRI
 """A Referrers note line: the anchor's text (stripped, or ``__NO_TEXT_CONTENT__``), the page
 it is on with its ``#hash``, the redirect source it points at if it is one."""
 
-_TARGETS: Final = f"""SELECT p.id, p.url, p.title, p.status, p.status_text, p.content_type,
-    p.is_skipped, p.skip_reason,
+_TARGETS: Final = f"""SELECT p.id, p.url, coalesce(nullif(p.title, ''), '-'),
+    CASE WHEN typeof(p.status) = 'integer' THEN p.status ELSE -1 END,
+    coalesce(p.status_text, ''), coalesce(p.content_type, ''),
+    CASE WHEN p.is_skipped THEN coalesce(nullif(p.skip_reason, ''), 'skipped') ELSE '' END,
+    typeof(p.status) != 'integer' OR p.status NOT BETWEEN 200 AND 399,
     (SELECT count(*) FROM pages r WHERE r.redirect_dest_id = p.id),
     (SELECT group_concat(url, char(10)) FROM (SELECT r.url FROM pages r
         WHERE r.redirect_dest_id = p.id ORDER BY r.url LIMIT {NOTE_LINES})),
@@ -76,7 +79,9 @@ _TARGETS: Final = f"""SELECT p.id, p.url, p.title, p.status, p.status_text, p.co
     (SELECT json_group_array(json_array(name, value)) FROM (SELECT name, value
         FROM response_headers WHERE page_id = p.id ORDER BY rowid))
     FROM pages p WHERE +p.redirect_dest_id IS NULL ORDER BY p.url"""
-"""One row per Links target with its notes' facts worked out in the same statement: the URLs
+"""One row per Links target: its URL, its first five cells as shown (the title or ``-``, no
+status as -1, the Remarks), whether the status code is red (:func:`is_error_status`), then its
+notes' facts worked out in the same statement: the URLs
 redirected to it, the anchors pointing at it (directly or through a redirect: the count, and
 the first ones' note lines, joined), its response headers.
 
@@ -112,45 +117,27 @@ def links_count(conn: sqlite3.Connection) -> int:
 
 def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
     """The Links rows, ``chunk_rows`` at a time."""
-    red_code = _RedCodes()
     for targets in stream(conn, _TARGETS, (), chunk_rows):
         marks: list[Mark] = []
-        yield Chunk([_link_row(number, target, red_code, marks)
-                     for number, target in enumerate(targets)], marks)
+        yield Chunk([_link_row(number, target, marks) for number, target in enumerate(targets)],
+                    marks)
 
 
-class _RedCodes(dict[int, bool]):
-    """``red[code]``: :func:`is_error_status`, worked out once a status code."""
-
-    def __missing__(self, code: int) -> bool:
-        red = self[code] = is_error_status(code)
-        return red
-
-
-def _link_row(number: int, target: tuple[object, ...], red_code: _RedCodes,
-              marks: list[Mark]) -> list[Value]:
+def _link_row(number: int, target: tuple[Any, ...], marks: list[Mark]) -> list[Value]:
     """Row ``number`` of a chunk: its values; its link, red cells and notes onto ``marks``."""
-    (_page_id, url, title, status, status_text, content_type, skipped, skip_reason,
-     source_count, sources, inbound, lines, header_pairs) = target
-    url = str(url)
-    code = status if isinstance(status, int) else -1
-    source_total = int(str(source_count))
-    inbound_total = int(str(inbound))
+    (_page_id, url, title, code, status_text, content_type, remarks, red, source_count, sources,
+     inbound, lines, header_pairs) = target
     marks.append((number, 0, None, url, False))
-    if red_code[code]:
+    if red:
         marks.append((number, 2, None, None, True))
-    if source_total and (note := joined_note(str(sources) if sources else None, source_total)):
+    if source_count and (note := joined_note(sources, source_count)):
         marks.append((number, 5, note, None, False))
-    if inbound_total and (note := capped_note(lines, inbound_total)):  # type: ignore[arg-type]
+    if inbound and (note := capped_note(lines, inbound)):
         marks.append((number, 6, note, None, False))
-    headers = merged_headers(json.loads(str(header_pairs)))
-    if headers:
+    if header_pairs != "[]" and (headers := merged_headers(_scan(header_pairs, 0)[0])):
         marks.append((number, 7, pretty_headers(headers), None, False))
-    return [
-        url, str(title) if title else "-", code, str(status_text or ""), str(content_type or ""),
-        source_total, f"{inbound_total} Elements", "{}",
-        str((skip_reason or "skipped") if skipped else ""),
-    ]
+    return [url, title, code, status_text, content_type, source_count, f"{inbound} Elements",
+            "{}", remarks]
 
 
 def merged_headers(pairs: list[list[str]]) -> dict[str, str]:
@@ -176,6 +163,9 @@ def pretty_headers(headers: dict[str, str]) -> str:
         return "{\n\n}"
     return "{\n  " + _pairs(headers)[1:-1].replace("\x00", ",\n  ") + "\n}"
 
+
+_scan = json.scanner.make_scanner(json.JSONDecoder())
+"""``_scan(text, 0)[0]``: the value of the JSON ``text`` SQLite wrote."""
 
 _pairs = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode
 

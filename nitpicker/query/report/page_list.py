@@ -9,6 +9,7 @@ than 2 referrers, a suspicious path segment or title, ``http:``, a status outsid
 from __future__ import annotations
 
 import json
+import json.scanner
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
@@ -282,7 +283,7 @@ def _row(number: int, page: tuple[Any, ...], title_of: Callable[[str], str | Non
         marks.append((number, _SOURCES, note, None, False))
     if not lang:
         marks.append((number, _LANGUAGE, None, None, True))
-    internal, external, internal_bad, external_bad = _decode(anchors)
+    internal, external, internal_bad, external_bad = _scan(anchors, 0)[0]
     if internal_bad:
         marks.append((number, _LINKS + 1, note_of(internal_bad), None, True))
     if external_bad:
@@ -302,7 +303,9 @@ def _row(number: int, page: tuple[Any, ...], title_of: Callable[[str], str | Non
 _META: Final = 10
 """Where og:url (its link) sits in a :data:`_PAGES` row; the meta columns' cells follow."""
 
-_decode = json.JSONDecoder().decode
+_scan = json.scanner.make_scanner(json.JSONDecoder())
+"""``_scan(text, 0)[0]``: the value of JSON ``text`` SQLite wrote (no space around it), without
+``json.loads``' checks around the C scanner."""
 
 _PLAIN_URL: Final = re.compile(
     r"(https?)://([a-z0-9.-]*)((?:/[^?#\t\r\n]*)?)(?:\?([^#\t\r\n]*))?(?:#[^\t\r\n]*)?")
