@@ -30,7 +30,7 @@ from gspread.utils import extract_id_from_url
 from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from requests import Response
@@ -248,7 +248,7 @@ _RED_CELL: Final = {"userEnteredFormat": RED_FORMAT}
 _PLAIN_CELL: Final[dict[str, Any]] = {}
 
 
-def _values(rows: list[list[Value]]) -> list[list[Any]]:
+def _values(rows: Sequence[Sequence[Value]]) -> list[list[Any]]:
     """A chunk's values, ``None`` as ``""``."""
     return [["" if value is None else value for value in row] for row in rows]
 
