@@ -38,11 +38,13 @@ class CsvReporter:
                 noted = set(spec.note_columns)
                 writer.writerow(_with_notes(list(spec.headers), noted,
                                             [f"{h} note" for h in spec.headers]))
-                for chunk in source.rows(sheet):
+                for chunk in source.chunks(sheet):
+                    if not noted:  # the values as they are (csv writes None as "")
+                        writer.writerows(chunk.values)
+                        continue
                     writer.writerows(
                         _with_notes(["" if c.value is None else c.value for c in row], noted,
-                                    [c.note or "" for c in row]) if noted else
-                        ["" if c.value is None else c.value for c in row] for row in chunk
+                                    [c.note or "" for c in row]) for row in chunk.cells()
                     )
 
 

@@ -30,12 +30,12 @@ from gspread.utils import extract_id_from_url
 from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from requests import Response
 
-    from nitpicker.query.report import Cell, SheetSpec
+    from nitpicker.query.report import Chunk, Mark, SheetSpec, Value
     from nitpicker.report import ReportSource
 
 __all__ = ["API_URL_VARIABLE", "GOOGLE_API", "IN_FLIGHT", "IN_FLIGHT_VARIABLE", "SCOPES",
@@ -186,7 +186,7 @@ class SheetsReporter:
                 self._put(spec.name, 1, [list(spec.headers)])
                 sending: set[Future[int]] = set()
                 row_number = 1
-                for chunk in source.rows(sheet):
+                for chunk in source.chunks(sheet):
                     if len(sending) >= self.in_flight:
                         sending = self._settle(sending, FIRST_COMPLETED)
                     sending.add(pool.submit(self._send, spec.name, tab, row_number, chunk))
@@ -201,11 +201,11 @@ class SheetsReporter:
             self.sent_rows += future.result()
         return pending
 
-    def _send(self, title: str, tab: int, first_row: int, chunk: list[list[Cell]]) -> int:
+    def _send(self, title: str, tab: int, first_row: int, chunk: Chunk) -> int:
         """One chunk: its values into rows ``first_row + 1``…, then its red cells and notes in
         one ``updateCells`` (one request entry a chunk, however many cells are red or noted)."""
-        self._put(title, first_row + 1, _values(chunk))  # its values freed before the marks
-        decorations = _decorations(chunk)
+        self._put(title, first_row + 1, _values(chunk.values))  # freed before the marks
+        decorations = _decorations(chunk.marks)
         if decorations is not None:
             self.client.batch_update(self.id, {"requests": [
                 _update_cells(tab, first_row, *decorations)]})
@@ -248,34 +248,46 @@ _RED_CELL: Final = {"userEnteredFormat": RED_FORMAT}
 _PLAIN_CELL: Final[dict[str, Any]] = {}
 
 
-def _values(chunk: list[list[Cell]]) -> list[list[Any]]:
+def _values(rows: Sequence[Sequence[Value]]) -> list[list[Any]]:
     """A chunk's values, ``None`` as ``""``."""
-    return [["" if (value := cell.value) is None else value for cell in row] for row in chunk]
+    return [["" if value is None else value for value in row] for row in rows]
 
 
-def _decorations(chunk: list[list[Cell]]) -> tuple[list[dict[str, Any]], str] | None:
-    """A chunk's red cells and notes as the ``rows`` of one ``updateCells`` from the chunk's
-    first cell, with its ``fields`` (``None``: nothing to decorate). A row without a red or
-    noted cell is ``{}``; a row's cell data stops at its last decorated cell, and the rows at
-    the chunk's last decorated row."""
+def _decorations(marks: list[Mark]) -> tuple[list[dict[str, Any]], str] | None:
+    """A chunk's red cells and notes (from its marks) as the ``rows`` of one ``updateCells``
+    from the chunk's first cell, with its ``fields`` (``None``: nothing to decorate). A row
+    without a red or noted cell is ``{}``; a row's cell data stops at its last decorated cell,
+    and the rows at the chunk's last decorated row. Links are not decorations here."""
     rows: list[dict[str, Any]] = []
     red = noted = False
-    for index, row in enumerate(chunk):
-        if not any([cell.note or cell.error for cell in row]):  # noqa: C419 (a list: faster)
-            continue
-        rows.extend([_PLAIN_CELL] * (index - len(rows)))
-        marked = [column for column, cell in enumerate(row) if cell.note or cell.error]
-        data: list[dict[str, Any]] = [_PLAIN_CELL] * (marked[-1] + 1)
-        for column in marked:
-            cell = row[column]
-            if cell.note:
-                noted = True
-                data[column] = ({"userEnteredFormat": RED_FORMAT, "note": cell.note}
-                                if cell.error else {"note": cell.note})
+    data: list[dict[str, Any]] = []
+    current = -1  # the row of the last decorated cell; the rows hold current + 1 entries
+    width = 0  # the cells in data
+    for row, column, note, _link, error in marks:
+        if note:
+            noted = True
+            if error:
+                red = True
+                cell = {"userEnteredFormat": RED_FORMAT, "note": note}
             else:
-                data[column] = _RED_CELL
-            red = red or cell.error
-        rows.append({"values": data})
+                cell = {"note": note}
+        elif error:
+            red = True
+            cell = _RED_CELL
+        else:
+            continue
+        if row != current:
+            if row > current + 1:
+                rows.extend([_PLAIN_CELL] * (row - current - 1))
+            current = row
+            data = [_PLAIN_CELL] * column
+            data.append(cell)
+            rows.append({"values": data})
+        else:
+            if column > width:
+                data.extend([_PLAIN_CELL] * (column - width))
+            data.append(cell)
+        width = column + 1
     if not rows:
         return None
     fields = ",".join(name for name, used in ((FORMAT_FIELD, red), ("note", noted)) if used)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from xlsxwriter.format import Format
 
-    from nitpicker.query.report import Cell, Row, SheetSpec
+    from nitpicker.query.report import Chunk, SheetSpec, Value
     from nitpicker.report import ReportSource
 
 __all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter"]
@@ -71,7 +71,7 @@ class XlsxReporter:
                       for sheet in source.sheets]
             notes = _Part(workbook, _notes_spec(), formats, self.max_rows)
             for sheet, part in sheets:
-                _write_sheet(part, source.rows(sheet), notes, formats)
+                _write_sheet(part, source.chunks(sheet), notes, formats)
         finally:
             workbook.close()
 
@@ -154,47 +154,49 @@ def _ref(sheet: str, row: int, column: int) -> tuple[str, str]:
     return f"'{sheet.replace(chr(39), chr(39) * 2)}'!{cell}", cell
 
 
-def _write_sheet(part: _Part, chunks: Iterator[list[Row]], notes: _Part,
+def _write_sheet(part: _Part, chunks: Iterator[Chunk], notes: _Part,
                  formats: _Formats) -> None:
     for chunk in chunks:
-        for row in chunk:
+        marks = chunk.marks
+        left = len(marks)
+        next_mark = 0
+        for index, values in enumerate(chunk.values):
             number = part.next_row()
             # every value in one call (the cells of a row stay in memory until the next row
             # begins: a red, linked or noted cell is then written again over its plain value)
-            part.worksheet.write_row(number, 0, [c.value for c in row])
-            for column, cell in enumerate(row):
-                if cell.error or cell.link or cell.note:
-                    _write_cell(part, number, column, cell, notes, formats)
+            part.worksheet.write_row(number, 0, values)
+            while next_mark < left and marks[next_mark][0] == index:
+                _row, column, note, link, error = marks[next_mark]
+                next_mark += 1
+                if note or link or error:
+                    _write_cell(part, number, column, values[column], note, link, error,
+                                notes, formats)
 
 
-def _write_cell(part: _Part, row: int, column: int, cell: Cell, notes: _Part,
-                formats: _Formats) -> None:
+def _write_cell(part: _Part, row: int, column: int, value: Value, note: str | None,
+                link: str | None, error: bool, notes: _Part, formats: _Formats) -> None:
     """Write one cell that is red, linked or noted (its note into the Notes sheet)."""
     worksheet = part.worksheet
-    value = cell.value
     if isinstance(value, str):
         value = value[:MAX_CELL]
-    link = cell.link
-    if cell.note:
+    if note:
         note_row = notes.next_row()
         here, cell_name = _ref(part.name, row, column)
         notes.worksheet.write_string(note_row, 0, part.name)
         notes.worksheet.write_formula(note_row, 1, f"=HYPERLINK({_quoted('#' + here)},"
                                       f"{_quoted(cell_name)})", formats.link, cell_name)
-        notes.worksheet.write_string(note_row, 2, cell.note[:MAX_CELL])
+        notes.worksheet.write_string(note_row, 2, note[:MAX_CELL])
         if link is None:
             link = "#" + _ref(notes.name, note_row, 2)[0]
-    fmt: Format | None = formats.error if cell.error else None
+    fmt: Format | None = formats.error if error else None
     text = "" if value is None else value
     if link and len(link) <= MAX_FORMULA_TEXT and (
             not isinstance(text, str) or len(text) <= MAX_FORMULA_TEXT):
         shown = _quoted(text) if isinstance(text, str) else repr(text)
         worksheet.write_formula(row, column, f"=HYPERLINK({_quoted(link)},{shown})",
-                                formats.error_link if cell.error else formats.link, text)
+                                formats.error_link if error else formats.link, text)
     elif value is None:
         if fmt is not None:
             worksheet.write_blank(row, column, None, fmt)
     else:
         worksheet.write(row, column, value, fmt)
-
-

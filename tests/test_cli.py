@@ -268,3 +268,43 @@ def test_max_pages_then_resume_completes(site: FixtureSite, tmp_path: Path) -> N
     assert count(archive, "SELECT count(*) FROM pages WHERE title LIKE 'Deep %'") == 31
     assert count(archive, "SELECT count(*) FROM frontier WHERE state < 2") == 0
     assert count(archive, "SELECT count(*) FROM runs") == 2
+
+
+def test_a_named_command_imports_only_its_own_module() -> None:
+    """``nitpicker report …`` imports neither the other commands' modules (``analyze`` pulls in
+    the analyzers, ``crawl`` Scrapy's settings) nor the archive's crawl-time writer; the help
+    lists every command, and ``nitpicker.cli.app`` (the tests' CliRunner) has them all."""
+    probe = ("import atexit, sys\n"
+             "def loaded():\n"
+             "    import nitpicker.cli as cli\n"
+             "    print('LOADED', sorted(m.split('.')[-1] for m in sys.modules"
+             " if m.startswith('nitpicker.cli.') and m.split('.')[-1] in cli.COMMANDS),"
+             " 'nitpicker.archive.writer' in sys.modules)\n"
+             "atexit.register(loaded)\n"
+             "sys.argv = ['nitpicker', *sys.argv[1:]]\n"
+             "from nitpicker.cli import main\n"
+             "main()\n")
+
+    def run_cli(*args: str) -> tuple[str, str]:
+        out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True,
+                             text=True, check=True).stdout
+        (line,) = [line for line in out.splitlines() if line.startswith("LOADED")]
+        return out, line
+
+    _help, named = run_cli("report", "--help")
+    assert named == "LOADED ['report'] False"
+    listing, everything = run_cli("--help")
+    assert everything.startswith("LOADED ['analyze', 'crawl', 'diff', 'mcp', 'merge', 'pipeline',"
+                                 " 'query', 'report', 'view']")
+    assert all(f" {name} " in listing for name in ("crawl", "report", "diff", "mcp"))
+    from nitpicker.cli import COMMANDS, app, named_command
+
+    assert sorted(typer_commands(app)) == sorted(COMMANDS)
+    assert named_command(["nitpicker", "--verbose", "report", "x"]) == "report"
+    assert named_command(["nitpicker", "reprot", "x"]) is None
+
+
+def typer_commands(app: object) -> list[str]:
+    import typer.main
+
+    return list(typer.main.get_command(app).commands)  # type: ignore[arg-type,attr-defined]

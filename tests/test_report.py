@@ -17,7 +17,7 @@ import pytest
 import pytest_twisted
 
 from nitpicker.query import open_archive
-from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, charts, select_sheets
+from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, Chunk, charts, select_sheets
 from nitpicker.query.report.page_list import (
     HEADERS,
     is_bad_link,
@@ -218,6 +218,26 @@ def test_parent_index_url(url: str, parent: str | None) -> None:
 def test_path_cells(url: str, cells: list[str]) -> None:
     values = [c.value for c in path_cells(url)]
     assert values == cells + [None] * (10 - len(cells))
+
+
+@pytest.mark.parametrize("url", [
+    "http://h/a/%E6%97%A5/x?q=1", "https://example.com", "https://example.com/", "http://h/?q",
+    "http://h/a?b?c#d?e", "http://h/p#frag", "https://Example.COM/A", "http://h:8080/x",
+    "http://user:pw@h/x", "http://[::1]:80/x", "http://h/a\tb", "http://h/a\nb?c\rd",
+    "HTTP://h/x", "ftp://h/x", "mailto:a@b", "http://h.example-1.org/x;p?q=1&r=2",
+    " http://h/x", "http://h/x ", "http://h/日本?語",
+])
+def test_split_url_is_urlsplit(url: str) -> None:
+    """The Page List's URL splitting: ``urlsplit``'s parts (no fragment) and its host name,
+    through the plain-URL shortcut or not."""
+    from urllib.parse import urlsplit
+
+    from nitpicker.query.report.page_list import split_url
+
+    expected = urlsplit(url)
+    parts, hostname = split_url(url)
+    assert parts == expected._replace(fragment="")
+    assert hostname == (expected.hostname or "")
 
 
 @pytest.mark.parametrize(("status", "skipped", "bad"), [
@@ -472,7 +492,8 @@ def test_xlsx_links_and_notes_stream(conn: sqlite3.Connection, tmp_path: Path,
     rows = [[Cell("short", link="https://example.com/a"), Cell(long_url, link=long_url),
              Cell(3, note="one\ntwo", error=True), Cell(odd_url, link=odd_url)]]
     (sheet,) = select_sheets(["Links"])
-    fake = type(sheet)(sheet.name, sheet.spec_of, sheet.count, lambda _c, _n: iter([rows]))
+    fake = type(sheet)(sheet.name, sheet.spec_of, sheet.count,
+                       lambda _c, _n: iter([Chunk.of_cells(rows)]))
     out = tmp_path / "decided.xlsx"
     called: list[str] = []
     for name in ("write_url", "write_comment"):

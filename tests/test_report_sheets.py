@@ -34,7 +34,15 @@ from nitpicker_reports.google_sheets import (
 
 from fixtures.sheets_fake import FakeSheets
 from nitpicker.query import open_archive
-from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, Sheet, SheetSpec, select_sheets
+from nitpicker.query.report import (
+    SHEET_NAMES,
+    SHEETS,
+    Cell,
+    Chunk,
+    Sheet,
+    SheetSpec,
+    select_sheets,
+)
 from nitpicker.query.report.cells import stream
 from nitpicker.report import ReportSource
 from tests.helpers import ROOT, crawl
@@ -243,10 +251,11 @@ def _numbers(count: int, red_every: int = 1000, note_every: int = 0) -> Sheet:
     sql = ("WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ?)"
            " SELECT n FROM c")
 
-    def rows(conn: sqlite3.Connection, chunk_rows: int) -> Iterator[list[list[Cell]]]:
+    def rows(conn: sqlite3.Connection, chunk_rows: int) -> Iterator[Chunk]:
         for chunk in stream(conn, sql, (count,), chunk_rows):
-            yield [[Cell(n, note=f"n={n}" if note_every and n % note_every == 0 else None),
-                    Cell(n * n, error=n % red_every == 0)] for (n,) in chunk]
+            yield Chunk.of_cells([
+                [Cell(n, note=f"n={n}" if note_every and n % note_every == 0 else None),
+                 Cell(n * n, error=n % red_every == 0)] for (n,) in chunk])
 
     return Sheet("Numbers", lambda _conn: spec, lambda _conn: count, rows)
 

@@ -18,10 +18,10 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
-__all__ = ["INTERRUPTED_EXIT", "NitpickerGroup", "app", "interrupted", "main",
-           "usage_error_message"]
+__all__ = ["COMMANDS", "INTERRUPTED_EXIT", "NitpickerGroup", "app", "command_app", "interrupted",
+           "main", "named_command", "usage_error_message"]
 
 INTERRUPTED_EXIT = 130
 """The exit code of a command interrupted by Ctrl-C (128 + SIGINT)."""
@@ -102,23 +102,12 @@ def _exit(code: int) -> NoReturn:
     sys.exit(code)
 
 
-app = typer.Typer(
-    name="nitpicker",
-    help="Crawl a website into one SQLite archive, then query it.",
-    cls=NitpickerGroup,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"nitpicker {__version__}")
         raise typer.Exit
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Print the version and exit."),
@@ -126,25 +115,60 @@ def _root(
     """Crawl a website into one SQLite archive, then query it."""
 
 
-def _add_commands() -> None:
-    """Add every command module's app: ``crawl``, ``merge``, ``analyze``, ``report``,
-    ``pipeline``, ``view`` and ``mcp`` are one command each, ``query`` and ``diff`` groups or commands of their own. A module
-    imports only what its options need; the crawler (Scrapy, Twisted, Playwright), the MCP SDK
-    and the viewer's web stack are imported inside the command that runs them."""
-    from nitpicker.cli import analyze, crawl, diff, mcp, merge, pipeline, query, report, view
-
-    for command in (crawl, merge, analyze, query, report, pipeline, diff, view, mcp):
-        app.add_typer(command.app)
+COMMANDS: Final = ("crawl", "merge", "analyze", "query", "report", "pipeline", "diff", "view",
+                   "mcp")
+"""The command modules (``nitpicker.cli.<name>``), each adding the command or group of its
+name, in the order the help lists them."""
 
 
-try:
-    _add_commands()
-except KeyboardInterrupt:
-    interrupted()
+def command_app(names: Sequence[str] = COMMANDS) -> typer.Typer:
+    """The root app with the commands ``names`` (every command by default).
+
+    Each command module's app: ``crawl``, ``merge``, ``analyze``, ``report``, ``pipeline``,
+    ``view`` and ``mcp`` are one command each, ``query`` and ``diff`` groups or commands of
+    their own. A module imports only what its options need; the crawler (Scrapy, Twisted,
+    Playwright), the MCP SDK and the viewer's web stack are imported inside the command that
+    runs them."""
+    import importlib
+
+    root = typer.Typer(
+        name="nitpicker",
+        help="Crawl a website into one SQLite archive, then query it.",
+        cls=NitpickerGroup,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    root.callback()(_root)
+    try:
+        for name in names:
+            root.add_typer(importlib.import_module(f"nitpicker.cli.{name}").app)
+    except KeyboardInterrupt:
+        interrupted()
+    return root
+
+
+def __getattr__(name: str) -> Any:
+    """``nitpicker.cli.app``: the root app with every command, made on first use (PEP 562)."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    app = globals()["app"] = command_app()
+    return app
+
+
+def named_command(argv: Sequence[str]) -> str | None:
+    """The command a command line names (its first argument not an option), if it is one."""
+    named = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
+    return named if named in COMMANDS else None
 
 
 def main() -> None:
+    """``nitpicker …``: a command line naming a command imports only that command's module
+    (``nitpicker report …`` not the analyzers' or the crawl's options); ``--help``, no command
+    or a mistyped one import them all (the help lists every command, a mistyped name gets
+    Typer's error)."""
     try:
-        app()
+        named = named_command(sys.argv)
+        command_app((named,) if named else COMMANDS)()
     except KeyboardInterrupt:
         interrupted()

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterator
 
-    from nitpicker.query.report import Row, Sheet, SheetSpec
+    from nitpicker.query.report import Chunk, Row, Sheet, SheetSpec
 
 __all__ = ["REPORT_GROUP", "ReportError", "ReportSource", "Reporter", "available_formats",
            "check_output", "load_reporter", "write_report"]
@@ -54,18 +54,24 @@ class ReportSource:
     def specs(self) -> list[SheetSpec]:
         return [sheet.spec(self.conn) for sheet in self.sheets]
 
-    def rows(self, sheet: Sheet) -> Iterator[list[Row]]:
-        """The sheet's rows, chunk by chunk; each chunk is counted once it has been handed on."""
+    def chunks(self, sheet: Sheet) -> Iterator[Chunk]:
+        """The sheet's rows, chunk by chunk (values and marks); each chunk is counted once it
+        has been handed on."""
         left = self.limit
-        for chunk in sheet.rows(self.conn, self.chunk_rows):
+        for chunk in sheet.chunks(self.conn, self.chunk_rows):
             if left is not None:
-                chunk = chunk[:left]
+                chunk = chunk.head(left)
                 left -= len(chunk)
             if chunk:
                 yield chunk
                 self.on_rows(len(chunk))
             if left == 0:
                 return
+
+    def rows(self, sheet: Sheet) -> Iterator[list[Row]]:
+        """The same rows as lists of cells (:class:`~nitpicker.query.report.Cell`)."""
+        for chunk in self.chunks(sheet):
+            yield chunk.cells()
 
     def count(self, sheet: Sheet) -> int:
         """The rows :meth:`rows` gives for ``sheet``."""

@@ -5,7 +5,9 @@ same cells whatever the format::
 
     for sheet in SHEETS:
         spec = sheet.spec(conn)            # name, header texts in order, frozen/hidden columns
-        for chunk in sheet.rows(conn):     # lists of rows of Cells, CHUNK_ROWS at a time
+        for chunk in sheet.chunks(conn):   # Chunks (values and marks), CHUNK_ROWS rows at a time
+            ...
+        for rows in sheet.rows(conn):      # the same rows as lists of Cells
             ...
 
 Builders stream with a cursor (``fetchmany``): a sheet is never held in memory. They work on
@@ -18,7 +20,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.query.report import charts
-from nitpicker.query.report.cells import CHUNK_ROWS, NOTE_LINES, Cell, Row, SheetSpec
+from nitpicker.query.report.cells import (
+    CHUNK_ROWS,
+    NOTE_LINES,
+    Cell,
+    Chunk,
+    Mark,
+    Row,
+    SheetSpec,
+    Value,
+)
 from nitpicker.query.report.findings import (
     DISCREPANCIES,
     IMAGES,
@@ -61,7 +72,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 __all__ = ["CHUNK_ROWS", "DEDUPED_RESOURCES", "NOTE_LINES", "SHEETS", "SHEET_NAMES", "Cell",
-           "Row", "Sheet", "SheetSpec", "charts", "select_sheets"]
+           "Chunk", "Mark", "Row", "Sheet", "SheetSpec", "Value", "charts", "select_sheets"]
 
 
 @dataclass(frozen=True)
@@ -71,14 +82,21 @@ class Sheet:
     name: str
     spec_of: Callable[[sqlite3.Connection], SheetSpec]
     count: Callable[[sqlite3.Connection], int]
-    build: Callable[[sqlite3.Connection, int], Iterator[list[Row]]]
+    build: Callable[[sqlite3.Connection, int], Iterator[Chunk]]
 
     def spec(self, conn: sqlite3.Connection) -> SheetSpec:
         return self.spec_of(conn)
 
+    def chunks(self, conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
+               ) -> Iterator[Chunk]:
+        """The rows, ``chunk_rows`` at a time, as the builder gives them (values and marks)."""
+        return self.build(conn, chunk_rows)
+
     def rows(self, conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
              ) -> Iterator[list[Row]]:
-        return self.build(conn, chunk_rows)
+        """The same rows as :class:`Cell`, ``chunk_rows`` at a time."""
+        for chunk in self.build(conn, chunk_rows):
+            yield chunk.cells()
 
 
 def _fixed(spec: SheetSpec) -> Callable[[sqlite3.Connection], SheetSpec]:

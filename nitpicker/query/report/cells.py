@@ -2,6 +2,12 @@
 
 One source of truth for every writer (XLSX, CSV, HTML, Google Sheets): the row builders in
 this package decide what each cell holds and whether it is red; a writer only lays it out.
+
+A builder yields chunks (:class:`Chunk`): the rows as plain value lists, and beside them the sparse
+list of the cells that carry more than a value (a note, a link, the red flag), in row and
+column order. Most cells carry nothing else, so a writer takes the values as they are and
+looks only at the marked cells; :meth:`Chunk.cells` gives the same rows as cells (:class:`Cell`)
+for a writer (or a test) that wants each cell whole.
 """
 
 from __future__ import annotations
@@ -18,8 +24,11 @@ __all__ = [
     "NOTE_LINES",
     "Cell",
     "CellCache",
+    "Chunk",
+    "Mark",
     "Row",
     "SheetSpec",
+    "Value",
     "capped_note",
     "is_error_status",
     "joined_note",
@@ -55,6 +64,56 @@ class Cell:
 
 
 Row = list[Cell]
+
+Value = str | int | float | None
+"""A cell's value; ``None`` is an empty cell."""
+
+Mark = tuple[int, int, str | None, str | None, bool]
+"""A marked cell of a :class:`Chunk`: ``(row, column, note, link, error)``, the row and column
+0-based within the chunk, the note and link ``None`` when there are none."""
+
+
+class Chunk:
+    """Rows of a sheet: ``values`` (a sequence of plain values a row) and ``marks``, the cells with
+    a note, a link or the red flag (:data:`Mark`), in row order and, within a row, column
+    order. A cell without a mark is its value alone (no note, no link, not red)."""
+
+    __slots__ = ("marks", "values")
+
+    def __init__(self, values: list[Sequence[Value]], marks: list[Mark] | None = None) -> None:
+        self.values = values
+        self.marks: list[Mark] = [] if marks is None else marks
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __repr__(self) -> str:
+        return f"Chunk({len(self.values)} rows, {len(self.marks)} marks)"
+
+    def head(self, rows: int) -> Chunk:
+        """The first ``rows`` rows (``--limit``)."""
+        if rows >= len(self.values):
+            return self
+        return Chunk(self.values[:rows], [m for m in self.marks if m[0] < rows])
+
+    def cells(self) -> list[Row]:
+        """The rows as lists of :class:`Cell` (new ones; for writers that take cells whole)."""
+        rows = [[Cell(value) for value in row] for row in self.values]
+        for row, column, note, link, error in self.marks:
+            cell = rows[row][column]
+            cell.note, cell.link, cell.error = note, link, error
+        return rows
+
+    @classmethod
+    def of_cells(cls, rows: Sequence[Row]) -> Chunk:
+        """The chunk of rows of :class:`Cell` (for the sheets of a few rows)."""
+        marks: list[Mark] = []
+        for number, row in enumerate(rows):
+            for column, cell in enumerate(row):
+                if cell.note or cell.link or cell.error:
+                    marks.append((number, column, cell.note or None, cell.link or None,
+                                  cell.error))
+        return cls([[cell.value for cell in row] for row in rows], marks)
 
 
 class CellCache(dict[Any, Cell]):

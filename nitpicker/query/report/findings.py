@@ -12,7 +12,7 @@ from dataclasses import astuple, fields
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.query._common import INTERNAL_HTML
-from nitpicker.query.report.cells import CHUNK_ROWS, Cell, CellCache, Row, SheetSpec, stream
+from nitpicker.query.report.cells import CHUNK_ROWS, Chunk, SheetSpec, stream
 from nitpicker.query.summary import summary
 from nitpicker.query.violations import has_violations_table
 
@@ -40,8 +40,9 @@ SUMMARY: Final = SheetSpec("Summary", ("Metric", "Value"), freeze_rows=1)
 LINK_TEXT_VS_TITLE: Final = "Link Text vs Page Title"
 
 _IMAGES_FROM: Final = "FROM images i JOIN pages p ON p.id = i.page_id WHERE p.is_external = 0"
-_IMAGES: Final = f"""SELECT p.url, i.src, i.current_src, i.alt, i.width, i.height, i.is_lazy,
-    i.source_code {_IMAGES_FROM} ORDER BY p.url, i.id"""
+_IMAGES: Final = f"""SELECT p.url, i.src, i.current_src, i.alt, i.width, i.height,
+    CASE WHEN i.is_lazy THEN 'true' ELSE 'false' END, i.source_code {_IMAGES_FROM}
+    ORDER BY p.url, i.id"""
 
 _VIOLATIONS: Final = """SELECT v.validator, v.severity, v.rule, v.code, v.message, p.url
     FROM violations v JOIN pages p ON p.id = v.page_id ORDER BY p.url, v.rowid"""
@@ -50,7 +51,8 @@ _DISCREPANCIES_FROM: Final = f"""FROM pages p JOIN anchors a ON a.page_id = p.id
     JOIN pages h ON h.id = a.href_id JOIN pages d ON d.id = coalesce(h.redirect_dest_id, h.id)
     WHERE {INTERNAL_HTML} AND +p.is_target = 1 AND d.is_external = 0
       AND d.content_type = 'text/html' AND trim(a.text) != trim(d.title)"""
-_DISCREPANCIES: Final = f"""SELECT p.url, a.text, d.title, d.url {_DISCREPANCIES_FROM}
+_DISCREPANCIES: Final = f"""SELECT '{LINK_TEXT_VS_TITLE}', p.url, a.text, d.title, d.url, ''
+    {_DISCREPANCIES_FROM}
     ORDER BY p."order" IS NULL, p."order", p.url, a.id"""
 
 
@@ -58,15 +60,10 @@ def images_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute(f"SELECT count(*) {_IMAGES_FROM}").fetchone()[0])
 
 
-def images_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[list[Row]]:
+def images_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
     """One row per image of an in-scope page (one per device width when rendered)."""
-    pages, sources, texts, sizes = CellCache(), CellCache(), CellCache(), CellCache()
     for chunk in stream(conn, _IMAGES, (), chunk_rows):
-        yield [
-            [pages[page], sources[src], sources[current], texts[alt], sizes[width],
-             sizes[height], texts["true" if lazy else "false"], texts[source]]
-            for page, src, current, alt, width, height, lazy, source in chunk
-        ]
+        yield Chunk(chunk)  # the rows as SQLite gives them: nothing red, linked or noted
 
 
 def violations_count(conn: sqlite3.Connection) -> int:
@@ -76,16 +73,12 @@ def violations_count(conn: sqlite3.Connection) -> int:
 
 
 def violations_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                    ) -> Iterator[list[Row]]:
+                    ) -> Iterator[Chunk]:
     """One row per violation; none when the archive was never analysed."""
     if not has_violations_table(conn):
         return
     for chunk in stream(conn, _VIOLATIONS, (), chunk_rows):
-        yield [
-            [Cell(validator), Cell(severity), Cell(rule), Cell(code), Cell(message),
-             Cell(url)]
-            for validator, severity, rule, code, message, url in chunk
-        ]
+        yield Chunk(chunk)
 
 
 def discrepancies_count(conn: sqlite3.Connection) -> int:
@@ -93,15 +86,10 @@ def discrepancies_count(conn: sqlite3.Connection) -> int:
 
 
 def discrepancies_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                       ) -> Iterator[list[Row]]:
+                       ) -> Iterator[Chunk]:
     """One row per link whose text is not the linked page's title."""
-    kind, empty = Cell(LINK_TEXT_VS_TITLE), Cell("")
-    pages, texts, targets = CellCache(), CellCache(), CellCache()
     for chunk in stream(conn, _DISCREPANCIES, (), chunk_rows):
-        yield [
-            [kind, pages[page], texts[text], texts[title], targets[target], empty]
-            for page, text, title, target in chunk
-        ]
+        yield Chunk(chunk)
 
 
 def summary_count(conn: sqlite3.Connection) -> int:
@@ -109,8 +97,8 @@ def summary_count(conn: sqlite3.Connection) -> int:
 
 
 def summary_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                 ) -> Iterator[list[Row]]:
+                 ) -> Iterator[Chunk]:
     """The archive's counts (:func:`nitpicker.query.summary.summary`), one a row."""
     facts = summary(conn)
     names = [f.name.replace("_", " ") for f in fields(facts)]
-    yield [[Cell(name), Cell(value)] for name, value in zip(names, astuple(facts), strict=True)]
+    yield Chunk([[name, value] for name, value in zip(names, astuple(facts), strict=True)])

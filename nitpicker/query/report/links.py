@@ -8,17 +8,17 @@ redirect) in notes. Referrers Relational Table: one row per such anchor.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Final
+import json.scanner
+from typing import TYPE_CHECKING, Any, Final
 
 from nitpicker.query.report.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
-    Cell,
-    CellCache,
-    Row,
+    Chunk,
+    Mark,
     SheetSpec,
+    Value,
     capped_note,
-    is_error_status,
     joined_note,
     stream,
 )
@@ -63,8 +63,11 @@ _INBOUND_LINE: Final = f"""CASE WHEN {_TRIMMED} = '' THEN '{NO_TEXT}' ELSE {_TRI
 """A Referrers note line: the anchor's text (stripped, or ``__NO_TEXT_CONTENT__``), the page
 it is on with its ``#hash``, the redirect source it points at if it is one."""
 
-_TARGETS: Final = f"""SELECT p.id, p.url, p.title, p.status, p.status_text, p.content_type,
-    p.is_skipped, p.skip_reason,
+_TARGETS: Final = f"""SELECT p.id, p.url, coalesce(nullif(p.title, ''), '-'),
+    CASE WHEN typeof(p.status) = 'integer' THEN p.status ELSE -1 END,
+    coalesce(p.status_text, ''), coalesce(p.content_type, ''),
+    CASE WHEN p.is_skipped THEN coalesce(nullif(p.skip_reason, ''), 'skipped') ELSE '' END,
+    typeof(p.status) != 'integer' OR p.status NOT BETWEEN 200 AND 399,
     (SELECT count(*) FROM pages r WHERE r.redirect_dest_id = p.id),
     (SELECT group_concat(url, char(10)) FROM (SELECT r.url FROM pages r
         WHERE r.redirect_dest_id = p.id ORDER BY r.url LIMIT {NOTE_LINES})),
@@ -76,7 +79,9 @@ _TARGETS: Final = f"""SELECT p.id, p.url, p.title, p.status, p.status_text, p.co
     (SELECT json_group_array(json_array(name, value)) FROM (SELECT name, value
         FROM response_headers WHERE page_id = p.id ORDER BY rowid))
     FROM pages p WHERE +p.redirect_dest_id IS NULL ORDER BY p.url"""
-"""One row per Links target with its notes' facts worked out in the same statement: the URLs
+"""One row per Links target: its URL, its first five cells as shown (the title or ``-``, no
+status as -1, the Remarks), whether the status code is red (:func:`is_error_status`), then its
+notes' facts worked out in the same statement: the URLs
 redirected to it, the anchors pointing at it (directly or through a redirect: the count, and
 the first ones' note lines, joined), its response headers.
 
@@ -87,12 +92,21 @@ the same index) are joined to their pages for the note's lines."""
 
 _TARGET_COUNT: Final = "SELECT count(*) FROM pages WHERE redirect_dest_id IS NULL"
 
-_RELATIONAL: Final = """SELECT t.url, CASE WHEN h.id != t.id THEN h.url END, s.url, a.hash,
-    a.text, t.status, t.status_text, t.content_type
+_RELATIONAL: Final = f"""SELECT t.url,
+    CASE WHEN a.hash != '' THEN s.url || '#' || a.hash ELSE s.url END,
+    coalesce(nullif({_TRIMMED}, ''), '{NO_TEXT}'),
+    CASE WHEN typeof(t.status) = 'integer' THEN t.status ELSE -1 END,
+    coalesce(t.status_text, ''), coalesce(t.content_type, ''),
+    CASE WHEN h.id != t.id THEN h.url END,
+    typeof(t.status) != 'integer' OR t.status NOT BETWEEN 200 AND 399
     FROM anchors a JOIN pages h ON h.id = a.href_id
     JOIN pages t ON t.id = coalesce(h.redirect_dest_id, h.id)
     JOIN pages s ON s.id = a.page_id
     ORDER BY t.url, a.id"""
+"""One Referrers Relational Table row an anchor, its six cells as shown (the page's URL with
+the anchor's ``#hash``, the text stripped as ``str.strip()`` does or ``__NO_TEXT_CONTENT__``,
+no status as -1), then the redirect source the anchor points at (the note of the first cell)
+and whether the status code is red (:func:`is_error_status`)."""
 
 _RELATIONAL_COUNT: Final = "SELECT count(*) FROM anchors"
 
@@ -101,36 +115,29 @@ def links_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute(_TARGET_COUNT).fetchone()[0])
 
 
-def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[list[Row]]:
+def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
     """The Links rows, ``chunk_rows`` at a time."""
-    codes, texts = CellCache(is_error_status), CellCache()
-    for chunk in stream(conn, _TARGETS, (), chunk_rows):
-        yield [_link_row(target, codes, texts) for target in chunk]
+    for targets in stream(conn, _TARGETS, (), chunk_rows):
+        marks: list[Mark] = []
+        yield Chunk([_link_row(number, target, marks) for number, target in enumerate(targets)],
+                    marks)
 
 
-_NO_HEADERS: Final = Cell("{}")
-
-
-def _link_row(target: tuple[object, ...], codes: CellCache, texts: CellCache) -> Row:
-    (_page_id, url, title, status, status_text, content_type, skipped, skip_reason,
-     source_count, sources, inbound, lines, header_pairs) = target
-    code = status if isinstance(status, int) else -1
-    headers = merged_headers(json.loads(str(header_pairs)))
-    remarks = (skip_reason or "skipped") if skipped else ""
-    source_total = int(str(source_count))
-    inbound_total = int(str(inbound))
-    return [
-        Cell(str(url), link=str(url)),
-        Cell(str(title) if title else "-"),
-        codes[code],
-        texts[str(status_text or "")],
-        texts[str(content_type or "")],
-        Cell(source_total,
-             note=joined_note(str(sources) if sources else None, source_total)),
-        Cell(f"{inbound_total} Elements", note=capped_note(lines, inbound_total)),
-        Cell("{}", note=pretty_headers(headers)) if headers else _NO_HEADERS,
-        texts[str(remarks)],
-    ]
+def _link_row(number: int, target: tuple[Any, ...], marks: list[Mark]) -> list[Value]:
+    """Row ``number`` of a chunk: its values; its link, red cells and notes onto ``marks``."""
+    (_page_id, url, title, code, status_text, content_type, remarks, red, source_count, sources,
+     inbound, lines, header_pairs) = target
+    marks.append((number, 0, None, url, False))
+    if red:
+        marks.append((number, 2, None, None, True))
+    if source_count and (note := joined_note(sources, source_count)):
+        marks.append((number, 5, note, None, False))
+    if inbound and (note := capped_note(lines, inbound)):
+        marks.append((number, 6, note, None, False))
+    if header_pairs != "[]" and (headers := merged_headers(_scan(header_pairs, 0)[0])):
+        marks.append((number, 7, pretty_headers(headers), None, False))
+    return [url, title, code, status_text, content_type, source_count, f"{inbound} Elements",
+            "{}", remarks]
 
 
 def merged_headers(pairs: list[list[str]]) -> dict[str, str]:
@@ -157,6 +164,9 @@ def pretty_headers(headers: dict[str, str]) -> str:
     return "{\n  " + _pairs(headers)[1:-1].replace("\x00", ",\n  ") + "\n}"
 
 
+_scan = json.scanner.make_scanner(json.JSONDecoder())
+"""``_scan(text, 0)[0]``: the value of the JSON ``text`` SQLite wrote."""
+
 _pairs = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode
 
 
@@ -165,19 +175,13 @@ def referrers_count(conn: sqlite3.Connection) -> int:
 
 
 def referrers_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                   ) -> Iterator[list[Row]]:
+                   ) -> Iterator[Chunk]:
     """The Referrers Relational Table rows: one per anchor, by the page it leads to."""
-    targets, texts = CellCache(), CellCache()
-    codes = CellCache(is_error_status)
-    for chunk in stream(conn, _RELATIONAL, (), chunk_rows):
-        rows: list[Row] = []
-        for url, through, source, hash_, text, status, status_text, content_type in chunk:
-            rows.append([
-                Cell(url, note=f"[REDIRECTED FROM] {through}") if through else targets[url],
-                Cell(f"{source}#{hash_}" if hash_ else source),
-                texts[text.strip() or NO_TEXT],
-                codes[status if isinstance(status, int) else -1],
-                texts[status_text or ""],
-                texts[content_type or ""],
-            ])
-        yield rows
+    for anchors in stream(conn, _RELATIONAL, (), chunk_rows):
+        marks: list[Mark] = []
+        for number, row in enumerate(anchors):
+            if row[6]:
+                marks.append((number, 0, f"[REDIRECTED FROM] {row[6]}", None, False))
+            if row[7]:
+                marks.append((number, 3, None, None, True))
+        yield Chunk([row[:6] for row in anchors], marks)

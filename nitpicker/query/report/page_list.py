@@ -9,6 +9,7 @@ than 2 referrers, a suspicious path segment or title, ``http:``, a status outsid
 from __future__ import annotations
 
 import json
+import json.scanner
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
@@ -20,21 +21,23 @@ from nitpicker.query.report.cells import (
     NOTE_LINES,
     Cell,
     CellCache,
-    Row,
+    Chunk,
+    Mark,
     SheetSpec,
+    Value,
     is_error_status,
     joined_note,
     note_of,
     stream,
 )
-from nitpicker.query.report.plugin_columns import add_plugin_cells, plugin_columns
+from nitpicker.query.report.plugin_columns import add_plugin_values, plugin_columns
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterator
 
-__all__ = ["HEADERS", "MAX_PATHS", "is_bad_link", "page_list_count", "page_list_rows", "page_list_spec",
-           "path_cache", "path_cells", "strip_parent_title"]
+__all__ = ["HEADERS", "MAX_PATHS", "is_bad_link", "page_list_count", "page_list_rows",
+           "page_list_spec", "path_cache", "path_cells", "split_url", "strip_parent_title"]
 
 MAX_PATHS: Final = 10
 
@@ -86,16 +89,21 @@ _PAGES: Final = f"""SELECT p.id, p.url, p.title, p.status, p.lang,
                             WHERE redirect_dest_id = p.id)
           AND s.id != p.id AND s.is_external = 0
         ORDER BY s.url LIMIT {NOTE_LINES})),
-    p.description, p.keywords,
-    p.noindex, p.nofollow, p.noarchive, p.canonical, p.alternate, p.twitter_card,
-    p.og_site_name, p.og_url, p.og_title, p.og_description, p.og_type, p.og_image
+    p.og_url, coalesce(p.description, ''), coalesce(p.keywords, ''),
+    CASE WHEN p.noindex THEN 'true' ELSE 'false' END,
+    CASE WHEN p.nofollow THEN 'true' ELSE 'false' END,
+    CASE WHEN p.noarchive THEN 'true' ELSE 'false' END,
+    coalesce(p.canonical, ''), coalesce(p.alternate, ''), coalesce(p.twitter_card, ''),
+    coalesce(p.og_site_name, ''), coalesce(p.og_url, ''), coalesce(p.og_title, ''),
+    coalesce(p.og_description, ''), coalesce(p.og_type, ''), coalesce(p.og_image, '')
     FROM (SELECT p.id FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1
           ORDER BY p."order" IS NULL, p."order", p.url LIMIT -1) listed
     CROSS JOIN pages p ON p.id = listed.id"""
 """One row per listed page with everything its cells need, worked out by SQLite in the same
 statement (no query a row from Python): the redirect sources (count, the first lines), the
 anchors (internal and external counts, the bad ones as note lines), the internal referrers
-(count, the first URLs).
+(count, the first URLs); then og:url (its link) and the meta columns' cells as they are shown
+(text, ``""`` for none; ``true``/``false``).
 
 Only the pages' ids are sorted (``listed``, which ``LIMIT -1`` keeps a subquery walked in its
 order rather than folded into a join that drops it): the rest of a row is worked out as it
@@ -130,7 +138,7 @@ def page_list_spec(conn: sqlite3.Connection) -> SheetSpec:
 
 
 def _segments(url: str) -> list[str]:
-    path = urlsplit(url).path
+    path = split_url(url)[0].path
     return [s for s in path.split("/") if s]
 
 
@@ -191,16 +199,19 @@ def is_bad_link(status: int | None, skipped: int) -> bool:
 
 
 def page_list_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                   ) -> Iterator[list[Row]]:
+                   ) -> Iterator[Chunk]:
     """The Page List rows, ``chunk_rows`` at a time (the plugin columns last)."""
     title_of = _title_lookup(conn)
     columns = plugin_columns(conn)
-    cells = _Cells()
-    for chunk in stream(conn, _PAGES, (), chunk_rows):
-        rows = [_row(page, title_of, cells) for page in chunk]
+    facts = _Facts()
+    for pages in stream(conn, _PAGES, (), chunk_rows):
+        values: list[list[Value]] = []
+        marks: list[Mark] = []
+        for number, page in enumerate(pages):
+            values.append(_row(number, page, title_of, facts, marks))
         if columns:
-            add_plugin_cells(conn, columns, [page[0] for page in chunk], rows)
-        yield rows
+            add_plugin_values(conn, columns, [page[0] for page in pages], values, marks)
+        yield Chunk(values, marks)  # type: ignore[arg-type]  # rows of lists
 
 
 def _title_lookup(conn: sqlite3.Connection) -> Callable[[str], str | None]:
@@ -211,70 +222,113 @@ def _title_lookup(conn: sqlite3.Connection) -> Callable[[str], str | None]:
     return title_of
 
 
-class _Cells:
-    """The Page List's shared cells of repeated values, for one run of the builder."""
+class _Facts:
+    """The Page List's red rules of repeated values, looked up once a value (one run)."""
 
     def __init__(self) -> None:
-        self.paths = path_cache()
-        self.codes = CellCache(is_error_status)
-        self.protocols = CellCache(lambda protocol: protocol == "http:")
-        self.texts = CellCache()
+        self.paths = _RedCache(_is_suspicious)
+        self.codes = _RedCache(is_error_status)
+
+
+class _RedCache(dict[Any, bool]):
+    """``cache[value]``: ``red(value)``, worked out once a value (at most 4,096 held)."""
+
+    def __init__(self, red: Callable[[Any], bool]) -> None:
+        super().__init__()
+        self.red = red
+
+    def __missing__(self, value: Any) -> bool:
+        if len(self) >= 4096:
+            self.clear()
+        red = self[value] = self.red(value)
+        return red
 
 
 _NONE: Final = Cell(None)
-_EMPTY: Final = Cell("")
-_NO_LANGUAGE: Final = Cell("N/A", error=True)
-_TRUE: Final = Cell("true")
-_FALSE: Final = Cell("false")
+_CODE: Final = HEADERS.index("Status Code")
+_SOURCES: Final = HEADERS.index("Redirect From")
+_LANGUAGE: Final = HEADERS.index("Language")
+_LINKS: Final = HEADERS.index("Internal Links")
+_REFERRERS: Final = HEADERS.index("Internal Referrers")
+_OG_URL: Final = HEADERS.index("og:url")
+_NO_PATHS: Final[list[Value]] = [None] * MAX_PATHS
 
 
-def _row(page: tuple[Any, ...], title_of: Callable[[str], str | None], cells: _Cells) -> Row:
+def _row(number: int, page: tuple[Any, ...], title_of: Callable[[str], str | None],
+         facts: _Facts, marks: list[Mark]) -> list[Value]:
+    """Row ``number`` of a chunk: its values; its red, linked and noted cells onto ``marks``."""
     (_page_id, url, title, status, lang, source_count, sources, anchors, referrer_count,
-     referrers, *meta) = page
-    parts = urlsplit(url)
+     referrers, og_url) = page[:_META + 1]
+    parts, hostname = split_url(url)
     parent = _parent_index(parts)
     short = strip_parent_title(title, title_of(parent) if parent else None)
-    texts = cells.texts
-    row: Row = [
-        Cell(short, note=f"Full-title:\n{title}", error=bool(_ERROR_TITLE.search(title))),
-        Cell(title),
-        Cell(url, link=url),
-        cells.protocols[f"{parts.scheme}:"],
-        texts[parts.hostname or ""],
-        *_path_cells(parts, cells.paths),
-        cells.codes[status if isinstance(status, int) else -1],
-        Cell(source_count, note=joined_note(sources, source_count)),
-        texts[lang] if lang else _NO_LANGUAGE,
-        *_link_cells(anchors),
-        Cell(referrer_count, note=joined_note(referrers, referrer_count),
-             error=referrer_count < 2),
-    ]
-    (description, keywords, noindex, nofollow, noarchive, canonical, alternate, twitter_card,
-     og_site_name, og_url, og_title, og_description, og_type, og_image) = meta
-    row += (
-        _text(texts, description), _text(texts, keywords),
-        _TRUE if noindex else _FALSE, _TRUE if nofollow else _FALSE,
-        _TRUE if noarchive else _FALSE,
-        _text(texts, canonical), _text(texts, alternate), _text(texts, twitter_card),
-        _text(texts, og_site_name),
-        Cell(str(og_url), link=str(og_url)) if og_url else _text(texts, og_url),
-        _text(texts, og_title), _text(texts, og_description), _text(texts, og_type),
-        _text(texts, og_image),
-    )
-    return row
-
-
-def _text(texts: CellCache, value: object) -> Cell:
-    """A meta column's text cell (``""`` for none)."""
-    return texts[str(value)] if value is not None and value != "" else _EMPTY
-
-
-def _link_cells(anchors: str) -> list[Cell]:
-    """Internal Links, Internal Bad Links, External Links, External Bad Links."""
-    internal, external, internal_bad, external_bad = json.loads(anchors)
+    protocol = f"{parts.scheme}:"
+    marks.append((number, 0, f"Full-title:\n{title}", None, bool(_ERROR_TITLE.search(title))))
+    marks.append((number, 2, None, url, False))
+    if protocol == "http:":
+        marks.append((number, 3, None, None, True))
+    segments = _segments_of(parts)
+    if segments:
+        red_path = facts.paths
+        for column, segment in enumerate(segments, _PATH_COLUMN):
+            if red_path[segment]:
+                marks.append((number, column, None, None, True))
+        paths = segments + _NO_PATHS[len(segments):]
+    else:
+        paths = _NO_PATHS
+    code = status if isinstance(status, int) else -1
+    if facts.codes[code]:
+        marks.append((number, _CODE, None, None, True))
+    if source_count and (note := joined_note(sources, source_count)):
+        marks.append((number, _SOURCES, note, None, False))
+    if not lang:
+        marks.append((number, _LANGUAGE, None, None, True))
+    internal, external, internal_bad, external_bad = _scan(anchors, 0)[0]
+    if internal_bad:
+        marks.append((number, _LINKS + 1, note_of(internal_bad), None, True))
+    if external_bad:
+        marks.append((number, _LINKS + 3, note_of(external_bad), None, True))
+    note = joined_note(referrers, referrer_count) if referrer_count else None
+    if note or referrer_count < 2:
+        marks.append((number, _REFERRERS, note, None, referrer_count < 2))
+    if og_url:
+        marks.append((number, _OG_URL, None, str(og_url), False))
     return [
-        Cell(internal),
-        Cell(len(internal_bad), note=note_of(internal_bad), error=bool(internal_bad)),
-        Cell(external),
-        Cell(len(external_bad), note=note_of(external_bad), error=bool(external_bad)),
+        short, title, url, protocol, hostname, *paths, code, source_count, lang or "N/A",
+        internal, len(internal_bad), external, len(external_bad), referrer_count,
+        *page[_META + 1:],
     ]
+
+
+_META: Final = 10
+"""Where og:url (its link) sits in a :data:`_PAGES` row; the meta columns' cells follow."""
+
+_scan = json.scanner.make_scanner(json.JSONDecoder())
+"""``_scan(text, 0)[0]``: the value of JSON ``text`` SQLite wrote (no space around it), without
+``json.loads``' checks around the C scanner."""
+
+_PLAIN_URL: Final = re.compile(
+    r"(https?)://([a-z0-9.-]*)((?:/[^?#\t\r\n]*)?)(?:\?([^#\t\r\n]*))?(?:#[^\t\r\n]*)?")
+"""A URL :func:`urllib.parse.urlsplit` would split as it stands: ``http`` or ``https``, a host
+name in lower case without port or user, no tab or line break anywhere."""
+
+
+def split_url(url: str) -> tuple[SplitResult, str]:
+    """``urlsplit(url)`` (without the fragment) and its host name (``""`` for none): a plain URL
+    (most of an archive's) split by one regular expression, any other by ``urlsplit``."""
+    match = _PLAIN_URL.fullmatch(url)
+    if match is None:
+        parts = urlsplit(url)
+        return parts._replace(fragment=""), parts.hostname or ""
+    scheme, netloc, path, query = match.groups()
+    return SplitResult(scheme, netloc, path, query or "", ""), netloc
+
+
+def _segments_of(parts: SplitResult) -> list[Value]:
+    """path1…: ``/<decoded segment>``, the query on the last one (at most ten)."""
+    segments: list[Value] = [f"/{unquote(s)}" for s in parts.path.split("/") if s][:MAX_PATHS]
+    if parts.query and segments:
+        segments[-1] = f"{segments[-1]}?{parts.query}"
+    elif parts.query:
+        segments = [f"/?{parts.query}"]
+    return segments

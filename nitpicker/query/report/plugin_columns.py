@@ -13,13 +13,13 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from nitpicker.query.report.cells import Cell, Row
-
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-__all__ = ["PluginColumn", "add_plugin_cells", "plugin_columns"]
+    from nitpicker.query.report.cells import Mark, Value
+
+__all__ = ["PluginColumn", "add_plugin_values", "plugin_columns"]
 
 
 @dataclass(frozen=True)
@@ -69,12 +69,27 @@ def _value(raw: str) -> Any:
     return value
 
 
-def add_plugin_cells(conn: sqlite3.Connection, columns: Sequence[PluginColumn],
-                     page_ids: Sequence[int], rows: Sequence[Row]) -> None:
-    """Append the plugin cells to each row of ``rows`` (the pages ``page_ids``, in order)."""
-    found: dict[tuple[int, str, str], Cell] = {}
+def add_plugin_values(conn: sqlite3.Connection, columns: Sequence[PluginColumn],
+                      page_ids: Sequence[int], rows: Sequence[list[Value]],
+                      marks: list[Mark]) -> None:
+    """Append the plugin cells to each row of ``rows`` (the pages ``page_ids``, in order),
+    their notes to ``marks`` (kept in row and column order)."""
+    found: dict[tuple[int, str, str], tuple[Any, str | None]] = {}
     for page_id, plugin, key, value, note in conn.execute(_CELLS, (json.dumps(list(page_ids)),)):
-        found[(page_id, plugin, key)] = Cell(_value(value), note=note or None)
-    empty = Cell(None)
-    for page_id, row in zip(page_ids, rows, strict=True):
-        row.extend(found.get((page_id, c.plugin, c.key), empty) for c in columns)
+        found[(page_id, plugin, key)] = (_value(value), note or None)
+    empty = (None, None)
+    noted = False
+    for number, (page_id, row) in enumerate(zip(page_ids, rows, strict=True)):
+        first = len(row)
+        for column, plugin_column in enumerate(columns, first):
+            value, note = found.get((page_id, plugin_column.plugin, plugin_column.key), empty)
+            row.append(value)
+            if note:
+                marks.append((number, column, note, None, False))
+                noted = True
+    if noted:
+        marks.sort(key=_place)
+
+
+def _place(mark: Mark) -> tuple[int, int]:
+    return mark[0], mark[1]

@@ -11,18 +11,17 @@ from typing import TYPE_CHECKING, Final
 from nitpicker.query.report.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
-    Cell,
-    CellCache,
-    Row,
+    Chunk,
+    Mark,
     SheetSpec,
-    is_error_status,
+    Value,
     joined_note,
     stream,
 )
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
 __all__ = ["RESOURCES", "RESOURCES_TABLE", "resources_count", "resources_rows",
            "resources_table_count", "resources_table_rows"]
@@ -46,9 +45,13 @@ _RESOURCES: Final = f"""SELECT r.id, r.url, r.status, r.status_text, r.content_t
         ORDER BY p.url LIMIT {NOTE_LINES}))
     FROM resources r ORDER BY r.url"""
 
-_RELATIONAL: Final = """SELECT p.url, r.url, r.status, r.status_text, r.content_type,
-    r.content_length FROM resource_referrers rr JOIN resources r ON r.id = rr.resource_id
+_RELATIONAL: Final = """SELECT p.url, r.url, r.status, coalesce(r.status_text, ''),
+    coalesce(r.content_type, ''), r.content_length,
+    r.status IS NOT NULL AND r.status NOT BETWEEN 200 AND 399
+    FROM resource_referrers rr JOIN resources r ON r.id = rr.resource_id
     JOIN pages p ON p.id = rr.page_id ORDER BY r.url, p.url"""
+"""One Resources Relational Table row a resource's page, its six cells as shown, then whether
+the status is red (a known one outside 200–399)."""
 
 
 def resources_count(conn: sqlite3.Connection) -> int:
@@ -56,21 +59,18 @@ def resources_count(conn: sqlite3.Connection) -> int:
 
 
 def resources_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                   ) -> Iterator[list[Row]]:
+                   ) -> Iterator[Chunk]:
     """One row per resource (``N pages``, their URLs in the note)."""
     for chunk in stream(conn, _RESOURCES, (), chunk_rows):
-        rows: list[Row] = []
-        for _id, url, status, status_text, content_type, length, pages, referrers in chunk:
-            rows.append([
-                Cell(url),
-                Cell(status),
-                Cell(status_text or ""),
-                Cell(content_type or ""),
-                Cell(length),
-                Cell(f"{pages} pages",
-                     note=joined_note(referrers, pages)),
-            ])
-        yield rows
+        values: list[Sequence[Value]] = []
+        marks: list[Mark] = []
+        for number, (_id, url, status, status_text, content_type, length, pages,
+                     referrers) in enumerate(chunk):
+            values.append([url, status, status_text or "", content_type or "", length,
+                           f"{pages} pages"])
+            if note := joined_note(referrers, pages):
+                marks.append((number, 5, note, None, False))
+        yield Chunk(values, marks)
 
 
 def resources_table_count(conn: sqlite3.Connection) -> int:
@@ -78,13 +78,9 @@ def resources_table_count(conn: sqlite3.Connection) -> int:
 
 
 def resources_table_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                         ) -> Iterator[list[Row]]:
-    """One row per (resource, page that loaded it), by resource URL."""
-    pages, urls, texts, lengths = CellCache(), CellCache(), CellCache(), CellCache()
-    statuses = CellCache(lambda status: status is not None and is_error_status(status))
-    for chunk in stream(conn, _RELATIONAL, (), chunk_rows):
-        yield [
-            [pages[page_url], urls[url], statuses[status], texts[status_text or ""],
-             texts[content_type or ""], lengths[length]]
-            for page_url, url, status, status_text, content_type, length in chunk
-        ]
+                         ) -> Iterator[Chunk]:
+    """One row per (resource, page that loaded it), by resource URL (a known status outside
+    200–399 red; an unknown one is an empty cell)."""
+    for loads in stream(conn, _RELATIONAL, (), chunk_rows):
+        yield Chunk([row[:6] for row in loads],
+                    [(number, 2, None, None, True) for number, row in enumerate(loads) if row[6]])

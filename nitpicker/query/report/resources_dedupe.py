@@ -22,6 +22,7 @@ from nitpicker.query.report.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Cell,
+    Chunk,
     Row,
     SheetSpec,
     note_of,
@@ -138,13 +139,13 @@ def deduped_resources_count(conn: sqlite3.Connection) -> int:
 
 
 def deduped_resources_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                           ) -> Iterator[list[Row]]:
+                           ) -> Iterator[Chunk]:
     """One row per group, ``chunk_rows`` at a time."""
     rows: list[Row] = []
     for group in _groups(conn, with_referrers=True):
         rows.append(group.row())
         if len(rows) == chunk_rows:
-            yield rows
+            yield Chunk.of_cells(rows)
             rows = []
     if rows:
-        yield rows
+        yield Chunk.of_cells(rows)
