@@ -145,15 +145,19 @@ def server_ms(r: ct.RunResult) -> float:
 
 
 def print_ceiling(a: ct.RunResult, c: ct.RunResult) -> None:
-    """The c/a the machine's cores allow at most: (c)'s crawler CPU and the site server's CPU a
-    page, with every core busy and nothing lost to waiting or to other load."""
+    """The c/a the machine's cores allow at most, from CPU time (not disturbed by other load
+    as wall time is): (a) keeps one core busy (one Scrapy process, its CPU/wall ~100 % on a
+    quiet machine), so it runs at 1000 / its CPU ms a page; (c) at best keeps every core busy
+    with its own and the site server's CPU a page, with nothing lost to waiting."""
     cores = os.cpu_count() or 1
     per_page = c.cpu_ms_per_page + server_ms(c)
-    if not per_page or not a.rate:
+    if not per_page or not a.cpu_ms_per_page:
         return
-    most = cores * 1000 / per_page
-    print(f"ceiling: {cores} cores / ((c) {c.cpu_ms_per_page:.2f} + server {server_ms(c):.2f} "
-          f"CPU ms a page) = {most:.1f} pages/s at most: c/a <= {most / a.rate:.2f}x")
+    most_a = 1000 / a.cpu_ms_per_page
+    most_c = cores * 1000 / per_page
+    print(f"ceiling: (a) 1 core / {a.cpu_ms_per_page:.2f} CPU ms a page = {most_a:.1f} pages/s; "
+          f"(c) {cores} cores / ({c.cpu_ms_per_page:.2f} + server {server_ms(c):.2f} CPU ms a "
+          f"page) = {most_c:.1f} pages/s: c/a <= {most_c / most_a:.2f}x")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
