@@ -146,8 +146,6 @@ def test_a_pages_parameters_are_built_before_its_transaction(
 ) -> None:
     # With --workers the transaction holds the archive's write lock: the snapshot's
     # compression and the links' JSON are made before it begins.
-    from nitpicker.archive import page_recorder
-
     writer.commit()
     seen: list[bool] = []
     real_compress = zlib.compress
@@ -156,7 +154,7 @@ def test_a_pages_parameters_are_built_before_its_transaction(
         seen.append(writer.conn.in_transaction)
         return real_compress(data, level)
 
-    monkeypatch.setattr(page_recorder.zlib, "compress", compress)
+    monkeypatch.setattr(zlib, "compress", compress)  # the recorder calls zlib.compress
     item = PageItem(url=f"{SITE}/", frontier_id=None, depth=0, is_external=False,
                     is_target=True, status=200, links=[_link("/a")], html="<p>hi</p>")
     pages.record(item, [])

@@ -244,7 +244,7 @@ class PageRecorder:
                 rows.append((page_id, url, link.hash, link.text))
             fresh = json_rows(list(known.items())) if known else None
             anchors = json_rows(rows)
-        images = [
+        images: list[tuple[object, ...]] = [
             (i.src, i.current_src, i.alt, i.width, i.height, i.natural_width, i.natural_height,
              i.is_lazy, i.viewport_width, i.source_code, i.file_size)
             for i in item.images
