@@ -108,20 +108,23 @@ def report(a: ct.RunResult, b: ct.RunResult, c: ct.RunResult,
            marks: dict[int, list[tuple[int, int]]]) -> None:
     print()
     header = (f"{'run':<33} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'CPU ms/page':>12} "
-              f"{'peak RSS MB':>12} {'other load':>11}")
+              f"{'CPU/wall':>9} {'server ms/page':>15} {'peak RSS MB':>12} {'other load':>11}")
     print(header)
     print("-" * len(header))
     for r in (a, b, c):
         print(f"{r.name:<33} {r.pages:>6} {r.seconds:>8.2f} {r.rate:>8.1f} "
-              f"{r.cpu_ms_per_page:>12.2f} {r.peak_rss / 1e6:>12.1f} {r.other_load:>11.2f}")
+              f"{r.cpu_ms_per_page:>12.2f} {r.cpu_seconds / r.seconds * 100 if r.seconds else 0:>8.0f}% "
+              f"{server_ms(r):>15.2f} {r.peak_rss / 1e6:>12.1f} {r.other_load:>11.2f}")
     print("(seconds: process start to exit, imports and the workers' start included; CPU: the "
-          "crawler's user+sys with its workers; peak RSS: all its processes together)")
+          "crawler's user+sys with its workers, CPU/wall its share of one core; server ms/page: "
+          "the site server's CPU a page; peak RSS: all its processes together)")
     if len({a.pages, b.pages, c.pages}) > 1:
         print("WARNING: the runs did not fetch the same number of pages")
     ca = c.rate / a.rate if a.rate else 0.0
     cb = c.rate / b.rate if b.rate else 0.0
     print(f"throughput c/a (pages/s): {ca:.2f}x (target >= 1.5 on 2 cores): "
           f"{'PASS' if ca >= 1.5 else 'BELOW TARGET'}; c/b {cb:.2f}x")
+    print_ceiling(a, c)
     busiest = max(r.other_load for r in (a, b, c))
     if busiest > 0.25:
         print(f"WARNING: other processes kept up to {busiest:.2f} cores busy during a run "
@@ -134,6 +137,27 @@ def report(a: ct.RunResult, b: ct.RunResult, c: ct.RunResult,
             print(f"  growth per 10,000 archive pages: {growth[0]:.1f} MB (linear fit)")
     if not marks:
         print("worker RSS: no samples (crawl at least 1,000 pages)")
+
+
+def server_ms(r: ct.RunResult) -> float:
+    """The site server's CPU milliseconds a page during run ``r``."""
+    return r.server_cpu * 1000 / r.pages if r.pages else 0.0
+
+
+def print_ceiling(a: ct.RunResult, c: ct.RunResult) -> None:
+    """The c/a the machine's cores allow at most, from CPU time (not disturbed by other load
+    as wall time is): (a) keeps one core busy (one Scrapy process, its CPU/wall ~100 % on a
+    quiet machine), so it runs at 1000 / its CPU ms a page; (c) at best keeps every core busy
+    with its own and the site server's CPU a page, with nothing lost to waiting."""
+    cores = os.cpu_count() or 1
+    per_page = c.cpu_ms_per_page + server_ms(c)
+    if not per_page or not a.cpu_ms_per_page:
+        return
+    most_a = 1000 / a.cpu_ms_per_page
+    most_c = cores * 1000 / per_page
+    print(f"ceiling: (a) 1 core / {a.cpu_ms_per_page:.2f} CPU ms a page = {most_a:.1f} pages/s; "
+          f"(c) {cores} cores / ({c.cpu_ms_per_page:.2f} + server {server_ms(c):.2f} CPU ms a "
+          f"page) = {most_c:.1f} pages/s: c/a <= {most_c / most_a:.2f}x")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 
-from nitpicker.archive.worker import ArchiveWorker
+import pytest
+
+from nitpicker.archive.worker import ArchiveWorker, yield_to_archive_thread
 
 
 def test_jobs_run_in_order_on_another_thread_and_drain_waits_for_them() -> None:
@@ -64,3 +68,39 @@ def test_a_full_queue_makes_submit_wait_instead_of_growing() -> None:
     assert not third.is_alive()
     worker.stop()
     assert not worker.busy
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a nice value per thread: Linux")
+def test_the_reactor_thread_yields_to_the_archive_thread_only() -> None:
+    # Run in a thread of its own (the "reactor"), so that the test's own thread keeps its
+    # priority; the "archive" thread was started before, as a worker's is.
+    def niceness(tid: int) -> int:
+        return os.getpriority(os.PRIO_PROCESS, tid)
+
+    started = threading.Event()
+    finish = threading.Event()
+    tids: dict[str, int] = {}
+
+    def archive() -> None:
+        tids["archive"] = threading.get_native_id()
+        started.set()
+        finish.wait(10)
+
+    def reactor() -> None:
+        tids["before"] = niceness(threading.get_native_id())
+        yield_to_archive_thread(3)
+        tids["reactor"] = niceness(threading.get_native_id())
+        tids["archive_after"] = niceness(tids["archive"])
+
+    base = niceness(threading.get_native_id())
+    archive_thread = threading.Thread(target=archive)
+    archive_thread.start()
+    started.wait(10)
+    reactor_thread = threading.Thread(target=reactor)
+    reactor_thread.start()
+    reactor_thread.join()
+    finish.set()
+    archive_thread.join()
+    assert tids["reactor"] == min(tids["before"] + 3, 19)
+    assert tids["archive_after"] == base
+    assert niceness(threading.get_native_id()) == base

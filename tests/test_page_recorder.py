@@ -141,6 +141,55 @@ def test_record_again_replaces_the_children(writer: ArchiveWriter, pages: PageRe
     assert _page(writer, "/")["status"] == 304
 
 
+def test_a_pages_parameters_are_built_before_its_transaction(
+    writer: ArchiveWriter, pages: PageRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With --workers the transaction holds the archive's write lock: the snapshot's
+    # compression and the links' JSON are made before it begins.
+    writer.commit()
+    seen: list[bool] = []
+    real_compress = zlib.compress
+
+    def compress(data: bytes, level: int) -> bytes:
+        seen.append(writer.conn.in_transaction)
+        return real_compress(data, level)
+
+    monkeypatch.setattr(zlib, "compress", compress)  # the recorder calls zlib.compress
+    item = PageItem(url=f"{SITE}/", frontier_id=None, depth=0, is_external=False,
+                    is_target=True, status=200, links=[_link("/a")], html="<p>hi</p>")
+    pages.record(item, [])
+    assert seen == [False]
+    assert writer.conn.in_transaction  # the page itself is in the open batch
+
+
+def test_a_stubs_first_fetch_and_a_committed_pages_refetch_record_their_children(
+    writer: ArchiveWriter, pages: PageRecorder
+) -> None:
+    # A first fetch (a stub row, or no row) deletes nothing before writing its children; a
+    # fetch of a page recorded in an earlier batch replaces them.
+    home = PageItem(url=f"{SITE}/", frontier_id=None, depth=0, is_external=False,
+                    is_target=True, status=200, links=[_link("/a")])
+    pages.record(home, [])
+    writer.commit()
+    first = PageItem(url=f"{SITE}/a", frontier_id=None, depth=1, is_external=False,
+                     is_target=True, status=200, links=[_link("/"), _link("/b")],
+                     headers=[("x", "1")], images=[ImageRecord(f"{SITE}/i.png", None)])
+    page_id = pages.record(first, [])
+    writer.commit()
+    conn = writer.conn
+    assert conn.execute("SELECT count(*) FROM anchors WHERE page_id = ?",
+                        (page_id,)).fetchone()[0] == 2
+    again = PageItem(url=f"{SITE}/a", frontier_id=None, depth=1, is_external=False,
+                     is_target=True, status=200, links=[_link("/c")], headers=[("x", "2")])
+    assert pages.record(again, []) == page_id
+    writer.commit()
+    assert conn.execute("SELECT count(*) FROM anchors WHERE page_id = ?",
+                        (page_id,)).fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM images").fetchone()[0] == 0
+    assert conn.execute("SELECT value FROM response_headers WHERE page_id = ?",
+                        (page_id,)).fetchall() == [("2",)]
+
+
 def test_record_writes_the_response_time_and_a_refetch_replaces_it(
     writer: ArchiveWriter, pages: PageRecorder
 ) -> None:

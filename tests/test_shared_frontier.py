@@ -166,6 +166,22 @@ def test_queued_writes_join_the_open_transaction(archive: Path) -> None:
     one.detach()
 
 
+def test_a_group_is_as_old_as_its_lock_not_as_the_last_commit(archive: Path) -> None:
+    # A worker that waited for the lock longer than GROUP_SECONDS still groups its queued
+    # pages: it committed long ago, but got the lock just now.
+    one = attach(archive, "w1")
+    one.more_queued = lambda: True
+    one._last_commit = time.monotonic() - 10 * shared_writer.GROUP_SECONDS
+    one.begin()
+    one.dirty = 1
+    one.maybe_commit()
+    assert one.conn.in_transaction
+    one._locked_at -= 10 * shared_writer.GROUP_SECONDS  # the group has grown old
+    one.maybe_commit()
+    assert not one.conn.in_transaction
+    one.detach()
+
+
 def test_the_reactors_commit_does_not_wait_for_the_archive_thread(archive: Path) -> None:
     one = attach(archive, "w1")
     one.begin()

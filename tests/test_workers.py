@@ -199,6 +199,35 @@ def test_ctrl_c_stops_every_worker_cleanly_and_resume_finishes(
         assert _portable(snapshot(archive), site) == reference["snapshot"]
 
 
+def test_kill_9_of_the_whole_crawl_then_resume_with_workers_records_each_page_once(
+    reference: dict[str, object], tmp_path: Path,
+) -> None:
+    # The coordinator and both workers die at once, with page writes queued, grouped in an
+    # open transaction or waiting for the write lock: what was committed stays, the rest is
+    # fetched again by the resumed workers, and the archive is the one-process crawl's.
+    with FixtureSite(delay=0.05) as site:
+        archive = tmp_path / "crashed.nitpicker"
+        proc = start(*(site.url(r) for r in ROOTS), "-o", "crashed", "-P", "4",
+                     "--workers", "2", cwd=tmp_path)
+        deadline = time.monotonic() + 120
+        while recorded(archive) < 20 or len(worker_pids(proc.pid)) < 2:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        workers = worker_pids(proc.pid)
+        for pid in (*workers, proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert frontier_left(archive).get(1, 0) > 0  # rows were leased when it died
+        finish(start("--resume", str(archive), "--workers", "2", cwd=tmp_path))
+        assert _portable(snapshot(archive), site) == reference["snapshot"]
+    assert frontier_left(archive).keys() == {2}
+    conn = sqlite3.connect(archive)
+    runs = conn.execute("SELECT kind, status, error_code FROM runs ORDER BY id").fetchall()
+    conn.close()
+    assert runs == [("crawl", "failed", "instance_lost"), ("resume", "finished", None)]
+
+
 def test_max_pages_is_one_budget_for_all_workers(tmp_path: Path) -> None:
     with FixtureSite(delay=0.01) as site:
         finish(start(site.url("/wide/"), "-o", "capped", "-P", "4", "--workers", "2",

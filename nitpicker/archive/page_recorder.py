@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import zlib
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from nitpicker.archive.connection import json_rows, now, serialised, sorting_on_disk
 from nitpicker.items import MAX_URL_LENGTH, FollowMode
@@ -102,6 +102,29 @@ _FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "reso
                      "page_console_messages", "json_ld_blocks")
 """The child tables of a fetched page (constant names: formatted into statements)."""
 
+_REPLACED_CHILDREN = ("response_headers", "anchors", "images", "json_ld_blocks",
+                      "page_console_messages")
+"""The child tables a fetch of the page again replaces (the snapshot is replaced by its own
+insert, resource referrers are kept)."""
+
+_SCRAPED = "SELECT scraped FROM pages WHERE url = ?"
+
+
+class _PreparedPage(NamedTuple):
+    """A fetched page's statement parameters (:meth:`PageRecorder._prepare`)."""
+
+    values: tuple[object, ...]
+    """``_RECORD_PAGE``'s parameters."""
+    headers: str | None
+    """The response headers as JSON rows."""
+    fresh: str | None
+    """(url, is_external) of link targets whose ids are not cached, as JSON rows."""
+    anchors: str | None
+    """(target id or null, url, hash, text) of the links, as JSON rows."""
+    images: list[tuple[object, ...]]
+    snapshot: bytes | None
+    """The HTML, zlib-compressed."""
+
 
 class PageRecorder:
     """Records pages, their child rows and sitemap listings; numbers pages in URL order."""
@@ -156,13 +179,23 @@ class PageRecorder:
                     self._cache_id(url, page_id)
         return found
 
-    @serialised
     def record(self, item: PageItem, new_links: list[tuple[str, str, int, int]]) -> int:
         """Record one URL's result, its links, and acknowledge its frontier row.
 
-        With several workers (``--workers``), a page whose row is no longer leased by this one
-        (its lease expired and another worker took it) is dropped: 0, nothing written.
+        The statements' parameters (the row's values, the links and headers as JSON, the
+        compressed snapshot) are built first, before the writer's mutex and its transaction:
+        with several workers (``--workers``) the transaction holds the archive's one write
+        lock, which the other workers wait for.
+
+        With several workers, a page whose row is no longer leased by this one (its lease
+        expired and another worker took it) is dropped: 0, nothing written.
         """
+        page = None if item.redirect_link is not None else self._prepare(item)
+        with self._mutex:
+            return self._record(item, new_links, page)
+
+    def _record(self, item: PageItem, new_links: list[tuple[str, str, int, int]],
+                page: _PreparedPage | None) -> int:
         self._begin()
         if (self._checks_leases and item.frontier_id is not None
                 and not self._frontier.holds(item.frontier_id)):
@@ -171,10 +204,10 @@ class PageRecorder:
         if budget.pages is not None:
             links = len(item.links)
             budget.cap_for_crawl(1 + links + len(item.redirects), links)
-        if item.redirect_link is not None:
+        if page is None:
             page_id = self._record_handed_over(item)
         else:
-            page_id = self._record_page(item)
+            page_id = self._record_page(item, page)
         frontier = self._frontier
         if item.frontier_id is not None:
             frontier.acknowledge(item.frontier_id)
@@ -183,21 +216,52 @@ class PageRecorder:
         self._archive.dirty += 1
         return page_id
 
-    def _record_page(self, item: PageItem) -> int:
-        """The page's row and children; its redirect hops point at it."""
+    def _prepare(self, item: PageItem) -> _PreparedPage:
+        """A fetched page's statement parameters, built without touching the archive.
+
+        The links' JSON carries the ids of the targets this recorder knows already; the
+        others' are looked up by URL in the statement (their stub rows are made first)."""
         meta = item.meta
         values = (
-            item.is_target, item.is_external, item.depth, item.status, item.status_text,
-            item.content_type, item.content_length, meta.lang, meta.title, meta.description,
-            meta.keywords, meta.noindex, meta.nofollow, meta.noarchive, meta.canonical,
-            meta.alternate, meta.og_type, meta.og_title, meta.og_site_name, meta.og_description,
-            meta.og_url, meta.og_image, meta.twitter_card, item.is_skipped, item.skip_reason,
-            now(), item.links_capped, item.response_time_ms,
+            item.url, item.is_target, item.is_external, item.depth, item.status,
+            item.status_text, item.content_type, item.content_length, meta.lang, meta.title,
+            meta.description, meta.keywords, meta.noindex, meta.nofollow, meta.noarchive,
+            meta.canonical, meta.alternate, meta.og_type, meta.og_title, meta.og_site_name,
+            meta.og_description, meta.og_url, meta.og_image, meta.twitter_card, item.is_skipped,
+            item.skip_reason, now(), item.links_capped, item.response_time_ms,
         )
-        row = self._conn.execute(_RECORD_PAGE, (item.url, *values)).fetchone()
+        headers = json_rows(item.headers) if item.headers else None
+        fresh = anchors = None
+        if item.links:
+            get = self._ids.get
+            known: dict[str, bool] = {}
+            rows = []
+            for link in item.links:
+                url = link.url
+                page_id = get(url)
+                if page_id is None:
+                    known.setdefault(url, link.is_external)
+                rows.append((page_id, url, link.hash, link.text))
+            fresh = json_rows(list(known.items())) if known else None
+            anchors = json_rows(rows)
+        images: list[tuple[object, ...]] = [
+            (i.src, i.current_src, i.alt, i.width, i.height, i.natural_width, i.natural_height,
+             i.is_lazy, i.viewport_width, i.source_code, i.file_size)
+            for i in item.images
+        ]
+        snapshot = None
+        if item.html is not None:
+            snapshot = zlib.compress(item.html.encode("utf-8"), 1)
+        return _PreparedPage(values, headers, fresh, anchors, images, snapshot)
+
+    def _record_page(self, item: PageItem, page: _PreparedPage) -> int:
+        """The page's row and children; its redirect hops point at it."""
+        conn = self._conn
+        seen = conn.execute(_SCRAPED, (item.url,)).fetchone()
+        row = conn.execute(_RECORD_PAGE, page.values).fetchone()
         page_id = int(row[0])
         self._cache_id(item.url, page_id)
-        self._replace_children(page_id, item)
+        self._replace_children(page_id, item, page, fetched_before=bool(seen and seen[0]))
         if item.redirects:
             self._record_hops(item, page_id, page_id)
             self._frontier.mark_done(frontier_key(item.url))
@@ -295,43 +359,40 @@ class PageRecorder:
         self._archive.dirty += 1
         return added
 
-    def _replace_children(self, page_id: int, item: PageItem) -> None:
+    def _replace_children(self, page_id: int, item: PageItem, page: _PreparedPage, *,
+                          fetched_before: bool) -> None:
+        """The page's child rows; those of an earlier fetch go first (``fetched_before``:
+        only a fetched row has children, so a stub's first fetch deletes nothing)."""
         conn = self._conn
-        conn.execute("DELETE FROM response_headers WHERE page_id = ?", (page_id,))
-        if item.headers:
+        if fetched_before:
+            conn.execute(_FORGET_JSON_LD_TYPES, (page_id,))
+            for table in _REPLACED_CHILDREN:
+                conn.execute(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
+        if page.headers is not None:
             conn.execute(
                 "INSERT INTO response_headers(page_id, name, value)"
                 " SELECT ?, value ->> 0, value ->> 1 FROM json_each(?)",
-                (page_id, json_rows(item.headers)),
+                (page_id, page.headers),
             )
-        conn.execute("DELETE FROM anchors WHERE page_id = ?", (page_id,))
-        if item.links:
-            self._insert_links(page_id, item.links, item.depth + 1)
-        conn.execute("DELETE FROM images WHERE page_id = ?", (page_id,))
-        if item.images:
+        if page.anchors is not None:
+            self._insert_links(page_id, item.links, item.depth + 1, page)
+        if page.images:
             conn.executemany(
                 "INSERT INTO images(page_id, src, current_src, alt, width, height, natural_width,"
                 " natural_height, is_lazy, viewport_width, source_code, file_size)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (page_id, i.src, i.current_src, i.alt, i.width, i.height, i.natural_width,
-                     i.natural_height, i.is_lazy, i.viewport_width, i.source_code, i.file_size)
-                    for i in item.images
-                ],
+                [(page_id, *image) for image in page.images],
             )
         if item.resources:
             self._insert_resources(page_id, item.resources)
-        conn.execute(_FORGET_JSON_LD_TYPES, (page_id,))
-        conn.execute("DELETE FROM json_ld_blocks WHERE page_id = ?", (page_id,))
         if item.json_ld:
             self._insert_json_ld(page_id, item.json_ld)
-        conn.execute("DELETE FROM page_console_messages WHERE page_id = ?", (page_id,))
         if item.console:
             self._insert_console(page_id, item.console)
-        if item.html is not None:
+        if page.snapshot is not None:
             conn.execute(
                 "INSERT OR REPLACE INTO snapshots(page_id, encoding, html) VALUES (?, 'zlib', ?)",
-                (page_id, zlib.compress(item.html.encode("utf-8"), 1)),
+                (page_id, page.snapshot),
             )
 
     def _insert_json_ld(self, page_id: int, blocks: list[JsonLdBlock]) -> None:
@@ -364,30 +425,24 @@ class PageRecorder:
              for position, (digest, r) in enumerate(zip(digests, records, strict=True))],
         )
 
-    def _insert_links(self, page_id: int, links: list[LinkRecord], depth: int) -> None:
+    def _insert_links(self, page_id: int, links: list[LinkRecord], depth: int,
+                      page: _PreparedPage) -> None:
         # A page's links go to SQLite as JSON arrays, a statement for all of them, so the GIL
         # stays free while SQLite works. Targets already known by id (most of them: the
         # site's navigation) skip the lookup; new ones get their stub row first.
         conn = self._conn
-        ids = self._ids
-        fresh: dict[str, bool] = {}
-        for link in links:
-            if link.url not in ids:
-                fresh.setdefault(link.url, link.is_external)
-        if fresh:
+        if page.fresh is not None:
             for new_id, url in conn.execute(
                 "INSERT OR IGNORE INTO pages(url, is_external, depth)"
                 " SELECT value ->> 0, value ->> 1, ? FROM json_each(?) RETURNING id, url",
-                (depth, json_rows(list(fresh.items()))),
+                (depth, page.fresh),
             ).fetchall():
                 self._cache_id(url, new_id)
-        get = ids.get
         conn.execute(
             "INSERT INTO anchors(page_id, href_id, hash, text)"
             " SELECT ?, coalesce(value ->> 0, (SELECT id FROM pages WHERE url = value ->> 1)),"
             " value ->> 2, value ->> 3 FROM json_each(?)",
-            (page_id, json_rows([(get(link.url), link.url, link.hash, link.text)
-                                 for link in links])),
+            (page_id, page.anchors),
         )
         for link in links:
             if link.mode in _UNFETCHED:

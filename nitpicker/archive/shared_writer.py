@@ -59,6 +59,8 @@ class SharedArchiveWriter(ArchiveWriter):
         self.more_queued: Callable[[], bool] = lambda: False
         """Whether writes are queued behind the running one (the session sets it to its
         archive worker's)."""
+        self._locked_at = 0.0
+        """When the open transaction got the write lock: the age of a group commit."""
         super().__init__(path, conn, None)
 
     def make_frontier(self) -> SharedFrontierStore:
@@ -95,6 +97,7 @@ class SharedArchiveWriter(ArchiveWriter):
             while True:
                 try:
                     conn.execute("BEGIN IMMEDIATE")
+                    self._locked_at = time.monotonic()
                     return
                 except sqlite3.OperationalError as exc:
                     if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
@@ -111,11 +114,15 @@ class SharedArchiveWriter(ArchiveWriter):
         write joins it (a group commit). The other workers wait while a transaction is open,
         so it is short; but a page a transaction made each worker take the lock, and commit,
         for every page, and the lock was the two workers' bottleneck. When this worker's
-        writes queue up (the lock was busy), they go in one transaction."""
+        writes queue up (the lock was busy), they go in one transaction.
+
+        A group's age counts from when it got the lock, not from the last commit: a worker
+        that waited longer than ``max_seconds`` for the lock would otherwise commit after one
+        page and wait for the lock again with its queue still full."""
         if not self.conn.in_transaction:
             return
         if (self.more_queued() and self.dirty < max_items
-                and time.monotonic() - self._last_commit < max_seconds):
+                and time.monotonic() - self._locked_at < max_seconds):
             return
         self.commit()
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.archive.worker import ArchiveWorker
+from nitpicker.archive.worker import ArchiveWorker, yield_to_archive_thread
 from nitpicker.archive.writer import ArchiveError, ArchiveWriter
 from nitpicker.crawl.failure import RunFailure, classify_exception, outcome_of_close
 from nitpicker.items import FollowMode
@@ -150,6 +150,7 @@ class CrawlSession:
         self.writer = writer
         self.worker = ArchiveWorker(self._worker_failed)
         writer.more_queued = self.worker.has_queued
+        yield_to_archive_thread()
 
     def _join_shared_frontier(self) -> RedisFrontier:
         """Reach the shared frontier and join its crawl, before the shard is created: Redis
