@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytest_twisted
 
+from nitpicker.archive.schema import migrate
 from nitpicker.query import open_archive
 from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, Chunk, charts, select_sheets
 from nitpicker.query.report.page_list import (
@@ -186,6 +187,32 @@ def test_page_list_hides_the_path_columns_deeper_than_any_page(
     first = HEADERS.index("path1")
     assert spec.hidden_columns == tuple(range(first + 2, first + 10))  # /a/b at most
     assert (spec.freeze_rows, spec.freeze_cols) == (1, 1)
+
+
+def test_page_list_shows_path1_when_a_page_has_only_a_query(tmp_path: Path) -> None:
+    """``/?page=2`` fills path1 with ``/?page=2``: that column is not hidden, though no page
+    has a path segment."""
+    path = tmp_path / "query-only.nitpicker"
+    raw = sqlite3.connect(path)
+    migrate(raw)
+    with raw:
+        raw.execute("INSERT INTO info(id, version, name, base_url, roots, config, created_at)"
+                    " VALUES (1, 'test', 'test', 'https://example.com/', '[]', '{}',"
+                    " '2026-12-01T00:00:00+00:00')")
+        raw.executemany(
+            "INSERT INTO pages(url, scraped, is_target, is_external, depth, status,"
+            " content_type) VALUES (?, 1, 1, 0, 0, 200, 'text/html')",
+            [("https://example.com/",), ("https://example.com/?page=2",)])
+    raw.close()
+    conn = open_archive(path)
+    try:
+        spec = select_sheets(["Page List"])[0].spec(conn)
+        rows = sheet_rows(conn, "Page List")
+    finally:
+        conn.close()
+    first = HEADERS.index("path1")
+    assert "/?page=2" in [row[first].value for row in rows]
+    assert spec.hidden_columns == tuple(range(first + 1, first + 10))
 
 
 @pytest.mark.parametrize(("title", "parent", "expected"), [

@@ -128,18 +128,13 @@ def page_list_spec(conn: sqlite3.Connection) -> SheetSpec:
     deepest = 0
     for chunk in stream(conn, _URLS):
         for (url,) in chunk:
-            deepest = max(deepest, len(_segments(url)))
+            deepest = max(deepest, len(_segments_of(split_url(url)[0])))
             if deepest >= MAX_PATHS:
                 break
     hidden = tuple(range(_PATH_COLUMN + deepest, _PATH_COLUMN + MAX_PATHS))
     headers = (*HEADERS, *(column.title for column in plugin_columns(conn)))
     return SheetSpec("Page List", headers, freeze_rows=1, freeze_cols=1, hidden_columns=hidden,
                      note_columns=tuple(range(len(HEADERS), len(headers))))
-
-
-def _segments(url: str) -> list[str]:
-    path = split_url(url)[0].path
-    return [s for s in path.split("/") if s]
 
 
 def path_cells(url: str, cache: CellCache | None = None) -> list[Cell]:
