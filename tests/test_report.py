@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from fixtures.site import FixtureSite
+    from nitpicker.query.report import SheetSpec
 
 ROOTS = ("/recursive/", "/redirect/", "/meta/", "/error-status/", "/files/", "/resources/",
          "/errors/")
@@ -121,6 +122,15 @@ def conn(archive_path: Path) -> Iterator[sqlite3.Connection]:
     connection.close()
 
 
+def page_list_of(path: Path) -> tuple[SheetSpec, list[list[Cell]]]:
+    """The Page List's spec and rows of the archive at ``path``."""
+    conn = open_archive(path)
+    try:
+        return select_sheets(["Page List"])[0].spec(conn), sheet_rows(conn, "Page List")
+    finally:
+        conn.close()
+
+
 def sheet_rows(conn: sqlite3.Connection, name: str, chunk_rows: int = 2500
                ) -> list[list[Cell]]:
     (sheet,) = select_sheets([name])
@@ -204,12 +214,7 @@ def test_page_list_shows_path1_when_a_page_has_only_a_query(tmp_path: Path) -> N
             " content_type) VALUES (?, 1, 1, 0, 0, 200, 'text/html')",
             [("https://example.com/",), ("https://example.com/?page=2",)])
     raw.close()
-    conn = open_archive(path)
-    try:
-        spec = select_sheets(["Page List"])[0].spec(conn)
-        rows = sheet_rows(conn, "Page List")
-    finally:
-        conn.close()
+    spec, rows = page_list_of(path)
     first = HEADERS.index("path1")
     assert "/?page=2" in [row[first].value for row in rows]
     assert spec.hidden_columns == tuple(range(first + 1, first + 10))
@@ -659,12 +664,7 @@ def test_page_list_plugin_columns_with_their_notes(analysed_path: Path,
                                                    conn: sqlite3.Connection) -> None:
     assert list(select_sheets(["Page List"])[0].spec(conn).headers) == EXPECTED_HEADERS[
         "Page List"]  # never analysed: no plugin columns
-    analysed = open_archive(analysed_path)
-    try:
-        spec = select_sheets(["Page List"])[0].spec(analysed)
-        rows = sheet_rows(analysed, "Page List")
-    finally:
-        analysed.close()
+    spec, rows = page_list_of(analysed_path)
     fixed = len(EXPECTED_HEADERS["Page List"])
     assert list(spec.headers) == [*EXPECTED_HEADERS["Page List"], *PLUGIN_HEADERS]
     assert spec.note_columns == (fixed, fixed + 1, fixed + 2)

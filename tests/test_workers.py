@@ -171,18 +171,26 @@ def test_kill_9_of_one_worker_the_others_finish_its_rows(
     assert conn.execute("SELECT status FROM runs").fetchall() == [("finished",)]
 
 
+def start_and_wait_for_pages(site: FixtureSite, name: str, tmp_path: Path, *,
+                             workers_up: int = 0) -> tuple[Path, subprocess.Popen[str]]:
+    """A ``--workers 2`` crawl of ROOTS into ``<name>.nitpicker``, once it recorded 20 pages
+    and ``workers_up`` workers run."""
+    archive = tmp_path / f"{name}.nitpicker"
+    proc = start(*(site.url(r) for r in ROOTS), "-o", name, "-P", "4", "--workers", "2",
+                 cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while recorded(archive) < 20 or len(worker_pids(proc.pid)) < workers_up:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return archive, proc
+
+
 def test_ctrl_c_stops_every_worker_cleanly_and_resume_finishes(
     reference: dict[str, object], tmp_path: Path,
 ) -> None:
     with FixtureSite(delay=0.05) as site:
-        archive = tmp_path / "stopped.nitpicker"
-        proc = start(*(site.url(r) for r in ROOTS), "-o", "stopped", "-P", "4",
-                     "--workers", "2", cwd=tmp_path)
-        deadline = time.monotonic() + 120
-        while recorded(archive) < 20:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        archive, proc = start_and_wait_for_pages(site, "stopped", tmp_path)
         workers = worker_pids(proc.pid)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=120)
@@ -206,14 +214,7 @@ def test_kill_9_of_the_whole_crawl_then_resume_with_workers_records_each_page_on
     # open transaction or waiting for the write lock: what was committed stays, the rest is
     # fetched again by the resumed workers, and the archive is the one-process crawl's.
     with FixtureSite(delay=0.05) as site:
-        archive = tmp_path / "crashed.nitpicker"
-        proc = start(*(site.url(r) for r in ROOTS), "-o", "crashed", "-P", "4",
-                     "--workers", "2", cwd=tmp_path)
-        deadline = time.monotonic() + 120
-        while recorded(archive) < 20 or len(worker_pids(proc.pid)) < 2:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        archive, proc = start_and_wait_for_pages(site, "crashed", tmp_path, workers_up=2)
         workers = worker_pids(proc.pid)
         for pid in (*workers, proc.pid):
             os.kill(pid, signal.SIGKILL)
