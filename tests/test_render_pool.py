@@ -143,15 +143,22 @@ async def test_the_snapshot_waits_for_requests_made_after_load(
     site: FixtureSite, tmp_path: Path
 ) -> None:
     late, added = site.url("/render/late"), site.url("/render/static")
-    site.delay = 0.4  # /wide/p/1, fetched 20 ms after the load event, answers in 0.4 s
+    # /render/late fetches /wide/p/1 300 ms after its load event, and the server answers it
+    # in 1 s: each case below is hundreds of milliseconds clear of its edge, so a busy machine
+    # that is slow to see the load event does not change which side of it the snapshot is on.
+    site.delay = 1.0
     try:
-        waited, _ = await crawl_with_stats(tmp_path, [late], single=True)
-        # no quiet window: the snapshot is taken at the load event
+        # a 1 s quiet window: the late request starts inside it, and is waited for
+        waited, _ = await crawl_with_stats(tmp_path, [late], {"NITPICKER_NETWORK_QUIET_MS": 1000},
+                                           single=True)
+        # no quiet window: the snapshot is taken at the load event, before the request starts
         hasty, _ = await crawl_with_stats(tmp_path, [late], {"NITPICKER_NETWORK_QUIET_MS": 0},
                                           single=True)
-        # the quiet window is bounded by NITPICKER_NETWORK_IDLE_MS
-        bounded, _ = await crawl_with_stats(tmp_path, [late], {"NITPICKER_NETWORK_IDLE_MS": 150},
-                                            single=True)
+        # the same quiet window, bounded by NITPICKER_NETWORK_IDLE_MS: cut 500 ms after the
+        # DOM content loaded, while the request is still waiting for its answer
+        bounded, _ = await crawl_with_stats(
+            tmp_path, [late], {"NITPICKER_NETWORK_QUIET_MS": 1000, "NITPICKER_NETWORK_IDLE_MS": 500},
+            single=True)
     finally:
         site.delay = 0.0
     assert waited.anchors_of(late) == [added]
