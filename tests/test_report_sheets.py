@@ -270,10 +270,12 @@ def test_chunks_of_2500_with_a_bounded_number_in_flight(key_file: Path, fake: Fa
     client.sleep = lambda _seconds: None
     reporter = SheetsReporter(client, SHEET_URL, in_flight=in_flight)
     conn = sqlite3.connect(":memory:")
+    counted: list[int] = []  # the progress line's rows: each chunk whole, though sent in a thread
     try:
-        reporter.write(ReportSource(conn, [_numbers(8000)]))
+        reporter.write(ReportSource(conn, [_numbers(8000)], on_rows=counted.append))
     finally:
         conn.close()
+    assert counted == [2500, 2500, 2500, 500]
     assert _value_writes(fake, "Numbers") == [
         (1, 1), (2, 2500), (2502, 2500), (2502, 2500), (5002, 2500), (7502, 500)]
     assert fake.tabs["Numbers"] == [["n", "square"], *([n, n * n] for n in range(1, 8001))]

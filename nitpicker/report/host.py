@@ -62,9 +62,9 @@ class ReportSource:
             if left is not None:
                 chunk = chunk.head(left)
                 left -= len(chunk)
-            if chunk:
-                yield chunk
-                self.on_rows(len(chunk))
+            if rows := len(chunk):
+                yield chunk  # a writer may empty it once it has the rows (the Sheets one does)
+                self.on_rows(rows)
             if left == 0:
                 return
 
