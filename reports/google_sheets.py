@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from gspread.exceptions import APIError, NoValidUrlKeyFound
 from gspread.http_client import HTTPClient
-from gspread.urls import SPREADSHEET_BATCH_UPDATE_URL
-from gspread.utils import extract_id_from_url
+from gspread.urls import SPREADSHEET_BATCH_UPDATE_URL, SPREADSHEET_VALUES_URL
+from gspread.utils import extract_id_from_url, quote
 from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
 
 if TYPE_CHECKING:
@@ -50,6 +50,9 @@ IN_FLIGHT_VARIABLE: Final = "NITPICKER_SHEETS_IN_FLIGHT"
 IN_FLIGHT: Final = 3
 """Chunks sent at once by default: Google allows 60 write requests a minute a user."""
 MAX_IN_FLIGHT: Final = 8
+IN_FLIGHT_BYTES: Final = 8_000_000
+"""At most this many bytes of request bodies in flight (one chunk always goes, however large):
+a chunk of notes at their longest is ~6 MB, one of plain values ~1 MB."""
 RED: Final = {"red": 0.9, "green": 0.0, "blue": 0.0}
 WHITE: Final = {"red": 1.0, "green": 1.0, "blue": 1.0}
 RETRIES: Final = 8
@@ -154,6 +157,8 @@ class SheetsReporter:
         self.sent_rows = 0
         self.in_flight = in_flight
         self._checked = False
+        self._sizes: dict[Future[int], int] = {}  # the request bodies of the chunks in flight
+        self._bytes_in_flight = 0
 
     @property
     def account(self) -> str:
@@ -189,10 +194,16 @@ class SheetsReporter:
                 sending: set[Future[int]] = set()
                 row_number = 1
                 for chunk in source.chunks(sheet):
-                    if len(sending) >= self.in_flight:
+                    rows = len(chunk)
+                    values, cells = _encoded(chunk, tab, row_number)  # the chunk is emptied
+                    size = len(values) + len(cells or b"")
+                    while sending and (len(sending) >= self.in_flight
+                                       or self._bytes_in_flight + size > IN_FLIGHT_BYTES):
                         sending = self._settle(sending, FIRST_COMPLETED)
-                    rows = len(chunk)  # counted before _send empties it
-                    sending.add(pool.submit(self._send, spec.name, tab, row_number, chunk))
+                    self._bytes_in_flight += size
+                    future = pool.submit(self._send, spec.name, row_number, rows, values, cells)
+                    self._sizes[future] = size
+                    sending.add(future)
                     row_number += rows
                 self._settle(sending, None)
                 self._format(tab, spec)
@@ -201,22 +212,19 @@ class SheetsReporter:
         """Wait for one chunk (``FIRST_COMPLETED``) or all; a failed chunk raises here."""
         done, pending = wait(sending, return_when=until or ALL_COMPLETED)
         for future in done:
+            self._bytes_in_flight -= self._sizes.pop(future, 0)
             self.sent_rows += future.result()
         return pending
 
-    def _send(self, title: str, tab: int, first_row: int, chunk: Chunk) -> int:
-        """One chunk: its values into rows ``first_row + 1``…, then its red cells and notes in
-        one ``updateCells`` (one request entry a chunk, however many cells are red or noted)."""
-        rows = len(chunk)
-        values, chunk.values = _values(chunk.values), []  # the rows as read: freed before the put
-        self._put(title, first_row + 1, values)
-        del values
-        cells = _decorations(chunk.marks)
-        chunk.marks = []
+    def _send(self, title: str, first_row: int, rows: int, values: bytes, cells: bytes | None
+              ) -> int:
+        """One chunk, encoded (:func:`_encoded`): its values into rows ``first_row + 1``…,
+        then its red cells and notes in one ``updateCells`` (one request entry a chunk,
+        however many cells are red or noted)."""
+        self._put_json(title, first_row + 1, values)
         if cells is not None:
-            self.client.request(
-                "post", SPREADSHEET_BATCH_UPDATE_URL % self.id, headers=_JSON_BODY,
-                data=_update_cells(tab, first_row, *cells).encode())
+            self.client.request("post", SPREADSHEET_BATCH_UPDATE_URL % self.id,
+                                data=cells, headers=dict(_JSON_BODY))
         return rows
 
     def _add_tab(self, spec: SheetSpec, rows: int) -> int:
@@ -229,8 +237,13 @@ class SheetsReporter:
 
     def _put(self, title: str, row: int, values: list[list[Any]]) -> None:
         """``values.update`` from column A of ``row`` (1-based)."""
-        self.client.values_update(self.id, f"'{title}'!A{row}", {"valueInputOption": "RAW"},
-                                  {"values": values})
+        self._put_json(title, row, _values_json(values))
+
+    def _put_json(self, title: str, row: int, body: bytes) -> None:
+        """``values.update`` from column A of ``row`` (1-based) of ``body``, its JSON."""
+        self.client.request("put", SPREADSHEET_VALUES_URL % (self.id, quote(f"'{title}'!A{row}")),
+                            params={"valueInputOption": "RAW"}, data=body,
+                            headers=dict(_JSON_BODY))
 
     def _format(self, tab: int, spec: SheetSpec) -> None:
         requests: list[dict[str, Any]] = [
@@ -264,6 +277,25 @@ _quote: Final = json.encoder.encode_basestring_ascii  # type: ignore[attr-define
 def _values(rows: Sequence[Sequence[Value]]) -> list[list[Any]]:
     """A chunk's values, ``None`` as ``""``."""
     return [["" if value is None else value for value in row] for row in rows]
+
+
+def _values_json(rows: list[list[Any]]) -> bytes:
+    """The ``values.update`` body of ``rows``, as ``requests`` would encode it."""
+    return json.dumps({"values": rows}, allow_nan=False).encode()
+
+
+def _encoded(chunk: Chunk, tab: int, first_row: int) -> tuple[bytes, bytes | None]:
+    """A chunk as the bodies of its two requests: its values (``values.update``) and its red
+    cells and notes (``batchUpdate``, ``None`` when it has neither).
+
+    The chunk's lists are emptied as they are read: a chunk of the Page List is ~6 MB of Python
+    objects and its two bodies ~2.5 MB, and the bodies are what waits for a free request.
+    """
+    values = _values_json(_values(chunk.values))
+    chunk.values.clear()
+    cells = _decorations(chunk.marks)
+    chunk.marks.clear()
+    return values, None if cells is None else _update_cells(tab, first_row, *cells).encode()
 
 
 def _decorations(marks: list[Mark]) -> tuple[str, str] | None:

@@ -76,7 +76,10 @@ Mark = tuple[int, int, str | None, str | None, bool]
 class Chunk:
     """Rows of a sheet: ``values`` (a sequence of plain values a row) and ``marks``, the cells with
     a note, a link or the red flag (:data:`Mark`), in row order and, within a row, column
-    order. A cell without a mark is its value alone (no note, no link, not red)."""
+    order. A cell without a mark is its value alone (no note, no link, not red).
+
+    A chunk is handed on once: a writer may empty its lists when it has read them (the Sheets
+    writer does, so that the rows are freed while their encoded requests wait their turn)."""
 
     __slots__ = ("marks", "values")
 
