@@ -7,7 +7,9 @@ chunk (its red cells, background red 0.9 and white text, and its notes, from the
 cell: the request's size follows the chunk, not the number of red or noted cells); then the
 tab's frozen rows and columns and hidden path columns.
 At most ``in_flight`` chunks are being sent at once (``NITPICKER_SHEETS_IN_FLIGHT``, default
-3, 1 to 8): each chunk has its own rows, so they may land in any order. A 429 or a 5xx answer
+3, 1 to 8), and at most 8 MB of their request bodies (a chunk is encoded, and its rows freed,
+before it waits its turn; a chunk of long notes may be ~6 MB): each chunk has its own rows, so
+they may land in any order. A 429 or a 5xx answer
 is retried after an exponential wait (1 s, 2 s, 4 s, … up to 64 s, 8 tries), the wait shown on
 the progress line.
 
@@ -150,12 +152,14 @@ def _explain(exc: APIError, url: str, account: str, personal: bool = False) -> S
 class SheetsReporter:
     """Writes the report's sheets as new tabs of an existing spreadsheet."""
 
-    def __init__(self, client: RetryingClient, url: str, in_flight: int = IN_FLIGHT) -> None:
+    def __init__(self, client: RetryingClient, url: str, in_flight: int = IN_FLIGHT,
+                 in_flight_bytes: int = IN_FLIGHT_BYTES) -> None:
         self.client = client
         self.url = url
         self.id = spreadsheet_id(url)
         self.sent_rows = 0
         self.in_flight = in_flight
+        self.in_flight_bytes = in_flight_bytes
         self._checked = False
         self._sizes: dict[Future[int], int] = {}  # the request bodies of the chunks in flight
         self._bytes_in_flight = 0
@@ -198,7 +202,7 @@ class SheetsReporter:
                     values, cells = _encoded(chunk, tab, row_number)  # the chunk is emptied
                     size = len(values) + len(cells or b"")
                     while sending and (len(sending) >= self.in_flight
-                                       or self._bytes_in_flight + size > IN_FLIGHT_BYTES):
+                                       or self._bytes_in_flight + size > self.in_flight_bytes):
                         sending = self._settle(sending, FIRST_COMPLETED)
                     self._bytes_in_flight += size
                     future = pool.submit(self._send, spec.name, row_number, rows, values, cells)

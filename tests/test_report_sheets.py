@@ -289,6 +289,23 @@ def test_chunks_of_2500_with_a_bounded_number_in_flight(key_file: Path, fake: Fa
     assert grid == {"rowCount": 8001, "columnCount": 2}
 
 
+def test_the_bytes_in_flight_are_bounded_too(key_file: Path, fake: FakeSheets) -> None:
+    """Chunks of long notes wait for the bytes already in flight, not only for a free request:
+    with room for one chunk's bodies, one chunk at a time, whatever the count allows; a chunk
+    larger than the room still goes, alone."""
+    fake.state.delay = 0.15
+    reporter = SheetsReporter(client_from_credentials(key_file), SHEET_URL, in_flight=3,
+                              in_flight_bytes=60_000)
+    conn = sqlite3.connect(":memory:")
+    try:
+        reporter.write(ReportSource(conn, [_numbers(8000, note_every=1)]))  # ~70 kB a chunk
+    finally:
+        conn.close()
+    assert fake.max_in_flight == 1
+    assert reporter.sent_rows == 8000
+    assert len(fake.notes["Numbers"]) == 8000
+
+
 @pytest.mark.parametrize(("red_every", "note_every"), [(1000, 0), (1, 0), (3, 2), (1, 1)])
 def test_one_update_cells_a_chunk_however_many_cells_are_red(
         key_file: Path, fake: FakeSheets, red_every: int, note_every: int) -> None:
