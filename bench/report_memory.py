@@ -21,6 +21,7 @@ smaller's). The ratio is of CPU seconds (the process's own user + system time, f
 
     .venv/bin/python bench/report_memory.py                      # 10,000 and 100,000 pages
     .venv/bin/python bench/report_memory.py --sizes 10000 --formats xlsx
+    .venv/bin/python bench/report_memory.py --per-sheet   # and each sheet's rows, built vs plain
 """
 
 from __future__ import annotations
@@ -183,6 +184,32 @@ def bare_sheets(archive: str, key: str) -> None:
         reporter._format(tab, spec)
 
 
+def per_sheet(archive: Path) -> None:
+    """Each sheet's rows as the report builds them (its query library builder: values, notes,
+    red flags) against the bare baseline's one plain statement, in CPU seconds of this process,
+    nothing written: where the report's extra time is spent before any writer sees a row."""
+    from nitpicker.query import open_archive
+    from nitpicker.query.report import SHEETS
+
+    conn = open_archive(archive)
+    totals = [0.0, 0.0]
+    print(f"  {'sheet':<28} {'rows':>9} {'builder':>9} {'plain SQL':>10}")
+    for sheet in SHEETS:
+        started = time.process_time()
+        rows = sum(len(chunk) for chunk in sheet.chunks(conn))
+        built = time.process_time() - started
+        started = time.process_time()
+        cursor = conn.execute(BASE_SQL[sheet.name])
+        while cursor.fetchmany(2500):
+            pass
+        plain = time.process_time() - started
+        totals[0] += built
+        totals[1] += plain
+        print(f"  {sheet.name:<28} {rows:>9,} {built:>8.2f}s {plain:>9.2f}s", flush=True)
+    print(f"  {'all sheets':<28} {'':>9} {totals[0]:>8.2f}s {totals[1]:>9.2f}s")
+    conn.close()
+
+
 # -- measuring ------------------------------------------------------------------------------------
 
 
@@ -293,6 +320,8 @@ def main() -> None:
     parser.add_argument("--nav", type=int, default=5, help="navigation links among them")
     parser.add_argument("--formats", default="xlsx,sheets")
     parser.add_argument("--keep", type=Path, help="build the archives in this folder, reuse")
+    parser.add_argument("--per-sheet", action="store_true",
+                        help="also each sheet's builder against its plain statement, CPU s")
     parser.add_argument("--bare-xlsx", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--bare-sheets", nargs=2, help=argparse.SUPPRESS)
     if sys.argv[1:2] == ["--run-measured"]:
@@ -320,6 +349,8 @@ def main() -> None:
                 pages, anchors = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                                   for t in ("pages", "anchors"))
             print(f"archive: {pages:,} pages, {anchors:,} anchors", flush=True)
+            if args.per_sheet:
+                per_sheet(archive)
             for fmt in formats:
                 report, bare = (run_xlsx if fmt == "xlsx" else run_sheets)(archive, tmp)
                 rss[fmt][pages] = report[2]
