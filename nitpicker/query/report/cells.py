@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Iterator, Sequence
 
 __all__ = [
     "CHUNK_ROWS",
     "NOTE_LINES",
     "Cell",
-    "CellCache",
     "Chunk",
     "Mark",
     "Row",
@@ -117,29 +116,6 @@ class Chunk:
                     marks.append((number, column, cell.note or None, cell.link or None,
                                   cell.error))
         return cls([[cell.value for cell in row] for row in rows], marks)
-
-
-class CellCache(dict[Any, Cell]):
-    """``cache[value]``: one shared cell for a repeated value (``Cell(value)``, or
-    ``Cell(value, error=red(value))`` with ``red``), a dict look-up instead of a new cell.
-
-    For the columns of a sheet whose values repeat (status codes, content types, a page's URL
-    on its consecutive rows): a builder keeps one per column while it streams. At most
-    ``size`` values are held; past that the cache starts again. Keys compare as Python values
-    do, so equal numbers of two types (``1`` and ``1.0``) would share a cell: use it on a
-    column SQLite gives one type (INTEGER or REAL affinity, text) or on text.
-    """
-
-    def __init__(self, red: Callable[[Any], bool] | None = None, size: int = 4096) -> None:
-        super().__init__()
-        self.red = red
-        self.size = size
-
-    def __missing__(self, value: Any) -> Cell:
-        if len(self) >= self.size:
-            self.clear()
-        cell = self[value] = Cell(value, error=self.red(value)) if self.red else Cell(value)
-        return cell
 
 
 @dataclass(frozen=True)

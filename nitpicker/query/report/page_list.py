@@ -20,7 +20,6 @@ from nitpicker.query.report.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Cell,
-    CellCache,
     Chunk,
     Mark,
     SheetSpec,
@@ -37,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 __all__ = ["HEADERS", "MAX_PATHS", "is_bad_link", "page_list_count", "page_list_rows",
-           "page_list_spec", "path_cache", "path_cells", "split_url", "strip_parent_title"]
+           "page_list_spec", "path_cells", "split_url", "strip_parent_title"]
 
 MAX_PATHS: Final = 10
 
@@ -137,31 +136,16 @@ def page_list_spec(conn: sqlite3.Connection) -> SheetSpec:
                      note_columns=tuple(range(len(HEADERS), len(headers))))
 
 
-def path_cells(url: str, cache: CellCache | None = None) -> list[Cell]:
-    """path1…path10: ``/<decoded segment>``, the query on the last one; red when suspicious.
-
-    ``cache``: a :func:`path_cache`, one shared cell a segment (the builder's)."""
-    return _path_cells(urlsplit(url), cache)
-
-
-def _path_cells(parts: SplitResult, cache: CellCache | None) -> list[Cell]:
-    segments = [f"/{unquote(s)}" for s in parts.path.split("/") if s][:MAX_PATHS]
-    if parts.query and segments:
-        segments[-1] += f"?{parts.query}"
-    elif parts.query:
-        segments = [f"/?{parts.query}"]
-    cells = ([cache[s] for s in segments] if cache is not None
-             else [Cell(s, error=_is_suspicious(s)) for s in segments])
+def path_cells(url: str) -> list[Cell]:
+    """path1…path10 as the builder makes them: ``/<decoded segment>``, the query on the last
+    one; red when suspicious."""
+    segments = _segments_of(split_url(url)[0])
+    cells = [Cell(s, error=_is_suspicious(str(s))) for s in segments]
     return cells + [_NONE] * (MAX_PATHS - len(cells))
 
 
 def _is_suspicious(segment: str) -> bool:
     return bool(_SUSPICIOUS_PATH.search(segment))
-
-
-def path_cache() -> CellCache:
-    """One shared path cell a segment, red when suspicious."""
-    return CellCache(_is_suspicious)
 
 
 def parent_index_url(url: str) -> str | None:
