@@ -319,9 +319,14 @@ async def test_endless_calendar_is_bounded_by_scope_and_by_max_pages(
     assert len(set(fetched)) == 25, " ".join(fetched)
     # --max-pages counts URLs: a predicted month that missed while a real link reached it is
     # fetched once more as a normal page (FrontierStore.drop_prediction), so a URL may be
-    # fetched twice, and only such a month (13 and on: the ones that 404).
+    # fetched twice: such a month (13 and on: the ones that 404). A real month is fetched
+    # twice only when its first try failed in transport: in about one run in six, one or two
+    # kept-alive connections to this fixture server end under requests in flight
+    # ("Connection was closed cleanly", seen with Twisted's own resend switched off) and the
+    # request is sent again. Either way each URL is recorded once (below).
     twice = {t for t in fetched if fetched.count(t) > 1}
-    assert all(int(t.rstrip("/").rsplit("/", 1)[1]) > 12 for t in twice), twice
+    resent = {t for t in twice if int(t.rstrip("/").rsplit("/", 1)[1]) <= 12}
+    assert len(resent) <= 2, twice
     done = run["pages_done"]
     assert 10 < done <= 25
     assert {hostile.url(t) for t in fetched} >= archive.urls("scraped = 1")
