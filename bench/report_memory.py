@@ -18,10 +18,14 @@ and its peak RSS is the kernel's ``ru_maxrss`` of that process (``os.wait4``). N
 test: it prints its figures (targets: time ratio <= 1.5, RSS at the larger size <= 1.2x the
 smaller's). The ratio is of CPU seconds (the process's own user + system time, from the same
 ``wait4``), which other load on a shared machine disturbs far less than wall time; both print.
+Where the machine's own speed drifts from minute to minute (a shared host: the same run has
+taken 30 s and 40 s of CPU an hour apart), ``--rounds N`` runs the report and the bare
+baseline N times each, alternated, and prints the median of the N ratios of neighbouring runs.
 
     .venv/bin/python bench/report_memory.py                      # 10,000 and 100,000 pages
     .venv/bin/python bench/report_memory.py --sizes 10000 --formats xlsx
     .venv/bin/python bench/report_memory.py --per-sheet   # and each sheet's rows, built vs plain
+    .venv/bin/python bench/report_memory.py --rounds 5    # alternated, the median ratio too
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import argparse
 import json
 import os
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -279,6 +284,14 @@ def _line(fmt: str, pages: int, report: Measured, bare: Measured) -> str:
             f"   CPU {report[1] / bare[1]:4.2f}x  wall {report[0] / bare[0]:4.2f}x")
 
 
+def _medians(fmt: str, pages: int, pairs: list[tuple[Measured, Measured]]) -> str:
+    """The median of the rounds' ratios: each report run against the bare run beside it."""
+    cpu = statistics.median(report[1] / bare[1] for report, bare in pairs)
+    wall = statistics.median(report[0] / bare[0] for report, bare in pairs)
+    return (f"{fmt:<6} {pages:>8,} pages  median of {len(pairs)} rounds"
+            f"{'':>58}CPU {cpu:4.2f}x  wall {wall:4.2f}x")
+
+
 def run_xlsx(archive: Path, tmp: Path) -> tuple[Measured, Measured]:
     out = tmp / f"{archive.stem}.xlsx"
     bare_out = tmp / f"{archive.stem}-bare.xlsx"
@@ -320,6 +333,9 @@ def main() -> None:
     parser.add_argument("--nav", type=int, default=5, help="navigation links among them")
     parser.add_argument("--formats", default="xlsx,sheets")
     parser.add_argument("--keep", type=Path, help="build the archives in this folder, reuse")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="report and bare runs, alternated, a size and format; with more "
+                             "than one, the median of their ratios too (peak RSS: the largest)")
     parser.add_argument("--per-sheet", action="store_true",
                         help="also each sheet's builder against its plain statement, CPU s")
     parser.add_argument("--bare-xlsx", nargs=2, help=argparse.SUPPRESS)
@@ -352,9 +368,14 @@ def main() -> None:
             if args.per_sheet:
                 per_sheet(archive)
             for fmt in formats:
-                report, bare = (run_xlsx if fmt == "xlsx" else run_sheets)(archive, tmp)
-                rss[fmt][pages] = report[2]
-                print(_line(fmt, pages, report, bare), flush=True)
+                pairs = []
+                for _round in range(args.rounds):
+                    report, bare = (run_xlsx if fmt == "xlsx" else run_sheets)(archive, tmp)
+                    pairs.append((report, bare))
+                    print(_line(fmt, pages, report, bare), flush=True)
+                rss[fmt][pages] = max(report[2] for report, _bare in pairs)
+                if len(pairs) > 1:
+                    print(_medians(fmt, pages, pairs), flush=True)
     for fmt, by_size in rss.items():
         if len(by_size) > 1:
             small, large = min(by_size), max(by_size)

@@ -859,3 +859,30 @@ def test_no_answer_at_the_sheet_question_exits_0_and_writes_nothing(
     assert result.exit_code == 0, result.output
     assert "What do you report?" in result.output
     assert not out.exists()
+
+
+def test_the_collector_runs_less_often_while_a_report_is_written(
+        archive_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from nitpicker.report.collector import REPORT_THRESHOLDS
+    from nitpicker_reports import csv_folder
+
+    seen: list[tuple[tuple[int, int, int], int]] = []
+    write_sheet = csv_folder.CsvReporter.write
+
+    def watched(self: Any, source: ReportSource, path: Path) -> None:
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        write_sheet(self, source, path)
+
+    monkeypatch.setattr(csv_folder.CsvReporter, "write", watched)
+    before = gc.get_threshold()
+    result = _invoke([str(archive_path), "--format", "csv", "-o", str(tmp_path / "csv"),
+                      "--silent"], None, False, monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert len(seen) == 1
+    thresholds, frozen = seen[0]
+    assert thresholds == REPORT_THRESHOLDS
+    assert frozen > 10_000  # the imported modules, classes, functions
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0

@@ -30,6 +30,7 @@ from nitpicker.report import (
     load_reporter,
     write_report,
 )
+from nitpicker.report.collector import collecting_less
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -196,21 +197,27 @@ def write_planned(plan: ReportPlan, file: Path, *, silent: bool, verbose: bool,
     conn = _open(file)
     try:
         source = ReportSource(conn, plan.sheets, limit=plan.limit)
-        if plan.spreadsheet is not None:
-            _to_sheets(plan, source, silent)
-        else:
-            assert plan.reporter is not None and plan.path is not None  # a local file's plan
-            try:
-                _write(plan.reporter, source, plan.path, silent)
-            except ReportError as exc:
-                fail(str(exc))
-            except OSError as exc:
-                fail(f"Cannot write the report to {plan.path}: {exc.strerror or exc}",
-                     verbose_detail=traceback.format_exc() if verbose else None)
+        with collecting_less():
+            _write_source(plan, source, silent=silent, verbose=verbose)
     finally:
         conn.close()
     if announce:
         typer.echo(f"Report written: {plan.destination}", err=True)
+
+
+def _write_source(plan: ReportPlan, source: ReportSource, *, silent: bool, verbose: bool
+                  ) -> None:
+    if plan.spreadsheet is not None:
+        _to_sheets(plan, source, silent)
+        return
+    assert plan.reporter is not None and plan.path is not None  # a local file's plan
+    try:
+        _write(plan.reporter, source, plan.path, silent)
+    except ReportError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"Cannot write the report to {plan.path}: {exc.strerror or exc}",
+             verbose_detail=traceback.format_exc() if verbose else None)
 
 
 def _open(file: Path) -> sqlite3.Connection:
