@@ -343,11 +343,18 @@ def test_links_referrers_note_lines(archive_path: Path, tmp_path: Path, extra: i
     connection = open_archive(copy)
     try:
         row = by_url(sheet_rows(connection, "Links"), 0, dest_url)
+        table = [r for r in sheet_rows(connection, "Referrers Relational Table")
+                 if r[0].value == dest_url]
     finally:
         connection.close()
     total = len(expected)
     assert row[6].value == f"{total} Elements"
     assert row[6].note == _referrers_note(expected, total)
+    # The same anchors in the relational table, in their order: the text as the note has it.
+    assert [(r[1].value, r[2].value, r[0].note) for r in table] == [
+        (f"{source}#{hash_}" if hash_ else source, text.strip() or "__NO_TEXT_CONTENT__",
+         f"[REDIRECTED FROM] {through}" if through else None)
+        for text, source, hash_, through in expected]
 
 
 @pytest.mark.parametrize(("lines", "total"), [
@@ -865,8 +872,9 @@ def test_the_collector_runs_less_often_while_a_report_is_written(
         archive_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gc
 
-    from nitpicker.report.collector import REPORT_THRESHOLDS
     from nitpicker_reports import csv_folder
+
+    from nitpicker.report.collector import REPORT_THRESHOLDS
 
     seen: list[tuple[tuple[int, int, int], int]] = []
     write_sheet = csv_folder.CsvReporter.write
