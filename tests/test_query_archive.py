@@ -436,13 +436,3 @@ def _detail(conn: sqlite3.Connection, path: str) -> PageDetail:
     assert detail is not None, path
     return detail
 
-
-def test_a_reading_connection_caches_up_to_8_mib(build: Callable[..., Builder]) -> None:
-    from nitpicker.query.connection import READ_CACHE_KIB
-
-    conn = build().close()
-    try:
-        assert READ_CACHE_KIB == 8192
-        assert conn.execute("PRAGMA cache_size").fetchone()[0] == -READ_CACHE_KIB
-    finally:
-        conn.close()

@@ -7,16 +7,9 @@ from pathlib import Path
 
 from nitpicker.archive.schema import SchemaError, check_archive
 
-__all__ = ["READ_CACHE_KIB", "ArchiveOpenError", "open_archive"]
+__all__ = ["ArchiveOpenError", "open_archive"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-
-READ_CACHE_KIB = 8192
-"""SQLite's page cache of a reading connection, at most (its default: 2 MiB). A report looks
-pages, anchors and headers up at random (a note's facts, a row at a time); with 2 MiB even the
-upper levels of their B-trees fell out between two look-ups: a Sheets report of 100,000 pages
-read 3.3 million pages from the file, 2.5 million with 8 MiB. The cache fills only as far as
-a connection reads, and stays this size however large the archive."""
 
 
 class ArchiveOpenError(Exception):
@@ -34,7 +27,6 @@ def open_archive(path: str | Path) -> sqlite3.Connection:
         if handle.read(16) != _SQLITE_MAGIC:
             raise ArchiveOpenError(f"Not a nitpicker archive: {file}")
     conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-    conn.execute(f"PRAGMA cache_size=-{READ_CACHE_KIB}")
     try:
         _check_unlocked(conn, file)
         check_archive(conn)
