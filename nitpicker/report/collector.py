@@ -4,14 +4,15 @@ A report turns every row into a few new containers (the row SQLite answers, its 
 marks) and frees them a chunk later. At Python's default thresholds that is a young-generation
 collection every 700 of them and a full one every hundred of those, each full one walking every
 object the process holds: the ~50,000 modules, classes and functions imported before the first
-row, and the chunks still waiting to be sent. A Sheets report of 100,000 pages ran ~14,500
-collections, 119 of them full.
+row, and the chunks still waiting to be sent. A Sheets report of 100,000 pages ran 5,273
+collections, 1.4–1.7 s of its CPU (timed by ``gc.callbacks``).
 
 While the report is written, the objects alive before it are frozen out of the collector's
 reach (``gc.freeze``: they outlive the report anyway) and a young collection waits for 100,000
 containers more than have been freed. The rows make few reference cycles, and a chunk's
-containers are freed with the chunk, so the count rarely gets there (~100 collections at
-100,000 pages): memory is what the chunks hold, as before.
+containers are freed with the chunk, so the count rarely gets there (119 collections in the
+whole process at 100,000 pages, start-up included: 0.05 s): memory is what the chunks hold,
+as before.
 """
 
 from __future__ import annotations
