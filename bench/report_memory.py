@@ -19,7 +19,7 @@ test: it prints its figures (targets: time ratio <= 1.5, RSS at the larger size 
 smaller's). The ratio is of CPU seconds (the process's own user + system time, from the same
 ``wait4``), which other load on a shared machine disturbs far less than wall time; both print.
 Where the machine's own speed drifts from minute to minute (a shared host: the same run has
-taken 30 s and 40 s of CPU an hour apart), ``--rounds N`` runs the report and the bare
+taken 25 s and 34 s of CPU minutes apart), ``--rounds N`` runs the report and the bare
 baseline N times each, alternated, and prints the median of the N ratios of neighbouring runs.
 
     .venv/bin/python bench/report_memory.py                      # 10,000 and 100,000 pages

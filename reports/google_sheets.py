@@ -162,7 +162,6 @@ class SheetsReporter:
         self.in_flight_bytes = in_flight_bytes
         self._checked = False
         self._sizes: dict[Future[int], int] = {}  # the request bodies of the chunks in flight
-        self._bytes_in_flight = 0
 
     @property
     def account(self) -> str:
@@ -201,10 +200,9 @@ class SheetsReporter:
                     rows = len(chunk)
                     values, cells = _encoded(chunk, tab, row_number)  # the chunk is emptied
                     size = len(values) + len(cells or b"")
-                    while sending and (len(sending) >= self.in_flight
-                                       or self._bytes_in_flight + size > self.in_flight_bytes):
+                    while sending and (len(sending) >= self.in_flight or sum(
+                            self._sizes.values()) + size > self.in_flight_bytes):
                         sending = self._settle(sending, FIRST_COMPLETED)
-                    self._bytes_in_flight += size
                     future = pool.submit(self._send, spec.name, row_number, rows, values, cells)
                     self._sizes[future] = size
                     sending.add(future)
@@ -216,7 +214,7 @@ class SheetsReporter:
         """Wait for one chunk (``FIRST_COMPLETED``) or all; a failed chunk raises here."""
         done, pending = wait(sending, return_when=until or ALL_COMPLETED)
         for future in done:
-            self._bytes_in_flight -= self._sizes.pop(future, 0)
+            self._sizes.pop(future, None)
             self.sent_rows += future.result()
         return pending
 

@@ -435,4 +435,3 @@ def _detail(conn: sqlite3.Connection, path: str) -> PageDetail:
     detail = get_page_detail(conn, f"{BASE}{path}")
     assert detail is not None, path
     return detail
-

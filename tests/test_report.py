@@ -877,11 +877,11 @@ def test_the_collector_runs_less_often_while_a_report_is_written(
     from nitpicker.report.collector import REPORT_THRESHOLDS
 
     seen: list[tuple[tuple[int, int, int], int]] = []
-    write_sheet = csv_folder.CsvReporter.write
+    write = csv_folder.CsvReporter.write
 
     def watched(self: Any, source: ReportSource, path: Path) -> None:
         seen.append((gc.get_threshold(), gc.get_freeze_count()))
-        write_sheet(self, source, path)
+        write(self, source, path)
 
     monkeypatch.setattr(csv_folder.CsvReporter, "write", watched)
     before = gc.get_threshold()
