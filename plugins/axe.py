@@ -39,8 +39,8 @@ from nitpicker_plugins._settings import (
     node_package_version,
     object_setting,
     positive_int,
-    positive_number,
     string_setting,
+    timeout_setting,
 )
 
 from nitpicker.analyze.plugin import Findings, Violation
@@ -88,7 +88,7 @@ class AxePlugin:
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = {}
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
-        self.timeout = positive_number(settings, NAME, "timeout", 60.0)
+        self.timeout = timeout_setting(settings, NAME, 60.0)
         styles = settings.get("styles", True)
         if not isinstance(styles, bool):
             raise SettingError(f"{NAME}: setting 'styles' must be true or false, got {styles!r}",

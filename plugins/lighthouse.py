@@ -27,7 +27,7 @@ from nitpicker_plugins._settings import (
     node_package_version,
     object_setting,
     positive_int,
-    positive_number,
+    timeout_setting,
 )
 
 from nitpicker.analyze.plugin import Findings, PageValue
@@ -65,7 +65,7 @@ class LighthousePlugin:
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = dict(CATEGORIES)
         self.concurrency = positive_int(settings, NAME, "concurrency", 1, most=2)
-        timeout = positive_number(settings, NAME, "timeout", 180.0)
+        timeout = timeout_setting(settings, NAME, 180.0)
         config = object_setting(settings, NAME, "config")
         node_modules = find_node_modules("lighthouse")
         tool = node_package_version(node_modules, "lighthouse")

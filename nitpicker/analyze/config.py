@@ -11,8 +11,9 @@ wins:
 Every format has the original's shape: ``plugins.analyze.<name>`` is ``true`` (run it with no
 settings), ``false`` (do not run it) or a table of settings, in the order the file lists them.
 A name is ours (``axe``, ``main-contents``) or the original's package name
-(``@nitpicker/analyze-axe``). No file, or a file without ``plugins.analyze``, gives the
-bundled six (:data:`~nitpicker.analyze.discovery.BUNDLED`).
+(``@nitpicker/analyze-axe``), not both for one plugin. No file, or a file without
+``plugins.analyze`` (or with an empty table), gives the bundled six
+(:data:`~nitpicker.analyze.discovery.BUNDLED`); ``plugins.analyze = false`` gives none.
 
 The CLI's overrides (``--search-keywords`` …) are shallow-merged over a plugin's file
 settings: a key given on the command line replaces the file's value of that key.
@@ -145,18 +146,28 @@ def _from_document(path: Path, text: str, document: Any, known: Collection[str]
     if not isinstance(plugins, dict):
         raise ConfigError(f"{where.at('plugins')}: plugins must be a table (an object)")
     analyze = plugins.get("analyze")
-    if not analyze and analyze != []:  # absent or an empty table: the bundled six
+    if analyze is None or analyze == {}:  # absent or an empty table: the bundled six
         return _bundled(path)
+    if analyze is False:  # as a plugin's false: do not run them, none of them
+        return AnalyzeConfig(path, ())
     if not isinstance(analyze, dict):
-        raise ConfigError(f"{where.at('analyze')}: plugins.analyze must be a table (an object)")
+        raise ConfigError(
+            f"{where.at('analyze')}: plugins.analyze must be a table (an object) or false, not "
+            f"{json.dumps(analyze, default=str)}")
     enabled: list[PluginEntry] = []
     settings: dict[str, dict[str, Any]] = {}
+    spelled: dict[str, str] = {}  # our name -> the name the file gave it
     for raw_name, value in analyze.items():
         name = plugin_name(raw_name)
         if name not in known:
             raise ConfigError(
                 f"{where.at(raw_name)}: unknown plugin {raw_name!r}. Known plugins: "
                 f"{', '.join(sorted(known)) or '(none installed)'}")
+        if name in spelled:  # ours and the original's name: one would drop the other's settings
+            raise ConfigError(
+                f"{where.at(raw_name)}: plugin {name} is named twice, as {spelled[name]!r} and "
+                f"{raw_name!r}: keep one")
+        spelled[name] = raw_name
         if isinstance(value, bool):
             settings[name] = {}
             if value:

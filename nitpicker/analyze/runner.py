@@ -4,7 +4,8 @@
   snapshots are in flight (read from the archive ``batch`` at a time, never all at once), so
   memory does not grow with the archive.
 - A call that raises is made once more for the same page; a second failure is a plugin error
-  recorded for that page, and the run goes on.
+  recorded for that page, and the run goes on. A snapshot that cannot be read (a corrupt blob)
+  is that page's error too, without a call.
 - Results are written on the calling thread, the store's only writer, in batches: Ctrl-C
   (``KeyboardInterrupt``) keeps every page written so far and re-raises once the run's row is
   closed as ``interrupted``.
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from nitpicker.analyze.plugin import Findings, PageValue, Violation
-from nitpicker.archive.analysis_store import URL, RunKey
+from nitpicker.archive.analysis_store import URL, RunKey, UnreadableSnapshot
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -205,6 +206,11 @@ def _run_pages(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int,
             snapshot = next(snapshots, None)
             if snapshot is None:
                 break
+            if isinstance(snapshot, UnreadableSnapshot):
+                _keep(store, run, key, run_id, summary, snapshot, (None, snapshot.error),
+                      progress)
+                summary.done += 1
+                continue
             in_flight[pool.submit(_analyse, plugin.each_page, snapshot)] = snapshot
         while in_flight:
             finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
@@ -220,7 +226,7 @@ def _run_pages(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int,
 
 
 def _keep(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int, summary: RunSummary,
-          item: Snapshot | PageUrl, outcome: _Outcome, progress: Progress,
+          item: Snapshot | PageUrl | UnreadableSnapshot, outcome: _Outcome, progress: Progress,
           phase: str = "page", task: str | None = None) -> None:
     """Record one call's outcome and count it."""
     findings, error = outcome

@@ -25,6 +25,7 @@ import os
 import sqlite3
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -37,7 +38,7 @@ from nitpicker.archive.writer import ArchiveError, check_archive_file
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-__all__ = ["PAGE", "URL", "AnalysisStore", "RunKey", "settings_hash"]
+__all__ = ["PAGE", "URL", "AnalysisStore", "RunKey", "UnreadableSnapshot", "settings_hash"]
 
 PAGE: Final = "page"
 """The phase of ``each_page`` (a snapshot)."""
@@ -92,6 +93,24 @@ def settings_hash(settings: Mapping[str, Any]) -> str:
     canonical = json.dumps(settings, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
                            default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableSnapshot:
+    """A page whose stored snapshot cannot be read (its blob fails decompression): no plugin
+    sees it; the runner records ``error`` as the page's error for each plugin."""
+
+    page_id: int
+    url: str
+    error: str
+
+
+def _snapshot(page_id: int, url: str, encoding: str, blob: bytes) -> Snapshot | UnreadableSnapshot:
+    try:
+        data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
+    except zlib.error as exc:  # a corrupt blob: that page's error, not the whole run's
+        return UnreadableSnapshot(page_id, url, f"the snapshot cannot be read: zlib.error: {exc}")
+    return Snapshot(page_id=page_id, url=url, html=data.decode("utf-8", errors="replace"))
 
 
 class RunKey:
@@ -190,8 +209,9 @@ class AnalysisStore:
                 yield PageUrl(page_id=page_id, url=url, is_external=bool(is_external))
             after = rows[-1][0]
     def pending_snapshots(self, key: RunKey, *, force: bool, batch: int = 50
-                          ) -> Iterator[Snapshot]:
-        """The pages to analyse, by page id, read ``batch`` rows at a time.
+                          ) -> Iterator[Snapshot | UnreadableSnapshot]:
+        """The pages to analyse, by page id, read ``batch`` rows at a time (a page whose
+        snapshot cannot be read as an :class:`UnreadableSnapshot`).
 
         The reader sees the file as committed: a page recorded in this run is committed
         before the next batch is read or is past the last id read, so nothing is read twice.
@@ -203,9 +223,7 @@ class AnalysisStore:
             if not rows:
                 return
             for page_id, url, encoding, blob in rows:
-                data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
-                yield Snapshot(page_id=page_id, url=url,
-                               html=data.decode("utf-8", errors="replace"))
+                yield _snapshot(page_id, url, encoding, blob)
             after = rows[-1][0]
             del rows
 
@@ -282,7 +300,8 @@ class AnalysisStore:
             )
         self._mark(key, phase, run_id, item.page_id, ok=True)
 
-    def record_error(self, key: RunKey, run_id: int, item: Snapshot | PageUrl, message: str,
+    def record_error(self, key: RunKey, run_id: int,
+                     item: Snapshot | PageUrl | UnreadableSnapshot, message: str,
                      phase: str = PAGE) -> None:
         """The plugin failed twice on this page: a plugin error; the page is analysed again by
         the next run."""
