@@ -24,6 +24,8 @@ import pytest_twisted
 from tests.helpers import ROOT, crawl
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from fixtures.site import FixtureSite
 
 
@@ -259,3 +261,66 @@ def test_a_config_object_holding_nan_is_bad_input(archive: Path) -> None:
     [line] = done.stderr.splitlines()
     assert line.startswith("Error: plugin markuplint: setting 'config' is not plain data: ")
     assert line.endswith("; fix it in nitpicker.toml (plugins.analyze.markuplint.config)")
+
+
+# -- a full disk ---------------------------------------------------------------------------------
+
+#: keywords enough for the analysis to need far more room than the disk has left
+KEYWORDS = [f"--search-keywords=word{n}" for n in range(400)]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs mounted for the test (needs root: skipped otherwise)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+                             capture_output=True, text=True, check=False)
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def crawl_tables(archive: Path) -> list[tuple[object, ...]]:
+    """What the crawl recorded: every page and snapshot row."""
+    return rows(archive, "SELECT * FROM pages ORDER BY id") + rows(
+        archive, "SELECT page_id, encoding, html FROM snapshots ORDER BY page_id")
+
+
+@pytest.mark.parametrize("room", [0, 4096, 16384, 65536, 131072],
+                         ids=lambda room: f"{room // 1024}KiB-free")
+def test_a_full_disk_is_one_line_and_the_archive_intact(crawled: Path, small_disk: Path,
+                                                       room: int) -> None:
+    """A real full disk, from the lock file (no room) through the migration to the analysis
+    itself: one ``Error:`` line saying the disk is full, exit 1, no lock left, the crawl's rows
+    as they were and the file sound; with room again, the same command finishes the work."""
+    archive = small_disk / "site.nitpicker"
+    shutil.copyfile(crawled, archive)
+    before = crawl_tables(archive)
+    filler = small_disk / "filler"
+    free = os.statvfs(small_disk).f_bavail * os.statvfs(small_disk).f_frsize
+    filler.write_bytes(b"\0" * max(0, free - room))
+    done = nitpicker("analyze", str(archive), "--plugin", "search", *KEYWORDS, cwd=small_disk)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1].startswith(
+        f"Error: {archive}: the disk is full (")
+    assert done.stderr.splitlines()[-1].endswith(
+        "): the page analyses committed before are kept; free some space and run the same "
+        "command again")
+    assert "Traceback" not in done.stderr
+    assert [line for line in done.stderr.splitlines() if "Error" in line or "WARNING" in line
+            ] == done.stderr.splitlines()[-1:]
+    assert not Path(f"{archive}.lock").exists()
+    filler.unlink()
+    assert rows(archive, "PRAGMA integrity_check") == [("ok",)]
+    assert crawl_tables(archive) == before
+    again = nitpicker("analyze", str(archive), "--plugin", "search", *KEYWORDS, cwd=small_disk)
+    assert again.returncode == 0, again.stderr
+    assert rows(archive, "SELECT count(DISTINCT page_id), count(*) FROM page_values") == [
+        (5, 5 * 400)]
+    assert not Path(f"{archive}-wal").exists()

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -146,6 +147,7 @@ def analyze_plugin(store: AnalysisStore, run: PluginRun, *, force: bool, progres
     run_id = store.start_run(key, run.settings, dict(plugin.headers))
     store.commit()
     started = time.monotonic()
+    unwritable = False
     progress.start(run.name, label, pending)
     try:
         try:
@@ -166,6 +168,9 @@ def analyze_plugin(store: AnalysisStore, run: PluginRun, *, force: bool, progres
         except KeyboardInterrupt:
             summary.outcome = "interrupted"
             raise
+        except sqlite3.Error:  # the archive cannot be written (a full disk): the caller's
+            unwritable = True
+            raise
         finally:
             try:
                 plugin.close()
@@ -175,9 +180,10 @@ def analyze_plugin(store: AnalysisStore, run: PluginRun, *, force: bool, progres
         summary.elapsed = time.monotonic() - started
         if summary.outcome == "running":  # an unexpected exception: a bug, re-raised
             summary.outcome = "failed"
-        store.end_run(run_id, summary.outcome, done=summary.done, skipped=summary.skipped,
-                      errors=summary.errors, detail=summary.detail)
-        store.commit()
+        if not unwritable:  # else the run's row stays "running": the next run marks it lost
+            store.end_run(run_id, summary.outcome, done=summary.done, skipped=summary.skipped,
+                          errors=summary.errors, detail=summary.detail)
+            store.commit()
         progress.finish(run.name)
     return summary
 
@@ -215,11 +221,16 @@ def _run_pages(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int,
         while in_flight:
             finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             collect(finished)
-    except BaseException:
+    except BaseException as exc:
         # Ctrl-C: keep what has finished, drop what has not started; the pool's threads end
-        # after their current page (the plugin's close() may end it sooner).
-        collect({future for future in in_flight if future.done() and not future.cancelled()})
-        pool.shutdown(wait=False, cancel_futures=True)
+        # after their current page (the plugin's close() may end it sooner). An archive that
+        # cannot be written (a full disk) keeps nothing more.
+        try:
+            if not isinstance(exc, sqlite3.Error):
+                collect({future for future in in_flight
+                         if future.done() and not future.cancelled()})
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
         raise
     store.commit()
     pool.shutdown(wait=True)

@@ -18,6 +18,7 @@ connection, in pages of ``batch`` rows by page id: memory does not grow with the
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -38,7 +39,8 @@ from nitpicker.archive.writer import ArchiveError, check_archive_file
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-__all__ = ["PAGE", "URL", "AnalysisStore", "RunKey", "UnreadableSnapshot", "settings_hash"]
+__all__ = ["PAGE", "URL", "AnalysisStore", "RunKey", "UnreadableSnapshot", "is_disk_full",
+           "settings_hash", "write_failure"]
 
 PAGE: Final = "page"
 """The phase of ``each_page`` (a snapshot)."""
@@ -95,6 +97,56 @@ def settings_hash(settings: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+_LOW_SPACE: Final = 1 << 20
+"""Free bytes under which an I/O error is taken for a full disk: SQLite reports a -shm file it
+could not grow as a "disk I/O error", not as "full"."""
+
+
+def is_disk_full(path: Path, exc: BaseException) -> bool:
+    """Whether ``exc``, raised writing the archive at ``path``, means its disk is full (or the
+    error it was raised while handling did: a ROLLBACK after SQLite rolled back by itself)."""
+    return _full_disk_error(path, exc) is not None
+
+
+def _full_disk_error(path: Path, exc: BaseException) -> BaseException | None:
+    """``exc`` or the first error of its chain that says the disk is full."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if _is_disk_full(path, cause):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _is_disk_full(path: Path, exc: BaseException) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    name = getattr(exc, "sqlite_errorname", "")
+    if name == "SQLITE_FULL" or "disk is full" in str(exc):
+        return True
+    if not name.startswith("SQLITE_IOERR"):
+        return False
+    try:
+        disk = os.statvfs(path.resolve().parent)
+    except OSError:
+        return False
+    return disk.f_bavail * disk.f_frsize < _LOW_SPACE
+
+
+def write_failure(path: Path, exc: BaseException) -> str:
+    """One line for an archive the analysis could not write: what SQLite or the system said,
+    and for a full disk, so in words with what to do."""
+    full = _full_disk_error(path, exc)
+    if full is not None:
+        return (f"{path}: the disk is full ({full}): the page analyses committed before are "
+                "kept; free some space and run the same command again")
+    return f"{path}: {exc}"
+
+
 @dataclass(frozen=True, slots=True)
 class UnreadableSnapshot:
     """A page whose stored snapshot cannot be read (its blob fails decompression): no plugin
@@ -149,8 +201,10 @@ class AnalysisStore:
         lock = ArchiveLock(path)
         try:
             lock.acquire()
-        except OSError as exc:  # a read-only directory: no lock can be taken
-            raise ArchiveError(f"{path}: cannot take the archive lock ({exc})") from exc
+        except OSError as exc:  # a read-only directory or a full disk: no lock can be taken
+            reason = write_failure(path, exc) if is_disk_full(path, exc) else (
+                f"{path}: cannot take the archive lock ({exc})")
+            raise ArchiveError(reason) from exc
         try:
             reader = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
             try:
@@ -163,15 +217,19 @@ class AnalysisStore:
                 raise ArchiveError(
                     f"{path}: the archive has no HTML snapshot to analyse (no internal HTML "
                     "page was crawled)")
-            conn = connect(path)
+            try:
+                conn = connect(path)
+            except sqlite3.Error as exc:  # WAL mode needs its files: a full disk
+                reader.close()
+                raise ArchiveError(write_failure(path, exc)) from exc
             try:
                 migrate(conn)
-            except SchemaError as exc:
-                conn.close()
+                store = cls(path, conn, reader, lock)
+                store._mark_lost()
+            except (SchemaError, sqlite3.Error) as exc:  # a newer schema; a full disk
+                _close_quietly(conn)
                 reader.close()
-                raise ArchiveError(f"{path}: {exc}") from exc
-            store = cls(path, conn, reader, lock)
-            store._mark_lost()
+                raise ArchiveError(write_failure(path, exc)) from exc
         except BaseException:
             lock.release()
             raise
@@ -340,16 +398,38 @@ class AnalysisStore:
             "UPDATE analysis_runs SET outcome = 'lost' WHERE outcome = 'running' AND pid != ?",
             (os.getpid(),))
 
+    def abandon(self) -> None:
+        """After a failed write (a full disk): drop the batch not committed, fold the WAL back
+        into the file when SQLite can, release the lock. The pages committed before stay."""
+        with contextlib.suppress(sqlite3.Error):
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+        self._shut(logging.INFO)  # the caller says what failed, in one line
+
     def close(self) -> None:
         """Commit, fold the WAL back into the file, release the lock."""
         try:
             self.commit()
+        except sqlite3.Error:
+            self.abandon()
+            raise
+        self._shut(logging.WARNING)
+
+    def _shut(self, level: int) -> None:
+        try:
             self._reader.close()
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            try:
-                self.conn.execute("PRAGMA journal_mode=DELETE")
-            except sqlite3.OperationalError as exc:  # a reader has the file open
-                logger.warning("archive left in WAL mode (%s): %s", exc, self.path)
-            self.conn.close()
+            _close_quietly(self.conn, level)
         finally:
             self._lock.release()
+
+
+def _close_quietly(conn: sqlite3.Connection, level: int = logging.INFO) -> None:
+    """Fold the WAL back into the file and close. What SQLite refuses (a reader has the file
+    open, the disk is full) stays in the WAL, where SQLite finds it the next time the archive
+    is opened: logged at ``level``."""
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.Error as exc:
+        logger.log(level, "archive left in WAL mode (%s)", exc)
+    conn.close()

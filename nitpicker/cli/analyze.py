@@ -28,7 +28,7 @@ from nitpicker.analyze.config import (
 )
 from nitpicker.analyze.discovery import PluginLoadError, discover, load_plugin
 from nitpicker.analyze.runner import PluginRun, RunSummary, analyze_plugin
-from nitpicker.archive.analysis_store import AnalysisStore
+from nitpicker.archive.analysis_store import AnalysisStore, write_failure
 from nitpicker.archive.lock import ArchiveLockError
 from nitpicker.archive.writer import ArchiveError, check_archive_file
 from nitpicker.cli.choice import choose_many, is_terminal
@@ -193,8 +193,9 @@ def run_plugins(file: Path, plan: PluginPlan, *, force: bool, silent: bool,
         fail(str(exc))
     try:
         summaries = _run_all(store, plan.runs, force=force, silent=silent, verbose=verbose)
-    except sqlite3.DatabaseError as exc:  # a corrupt file, a full disk: the archive's fault
-        fail(f"{file}: {exc}", verbose_detail=traceback.format_exc() if verbose else None)
+    except sqlite3.Error as exc:  # a corrupt file, a full disk: the archive's fault
+        fail(write_failure(file, exc),
+             verbose_detail=traceback.format_exc() if verbose else None)
     failed = plan.load_errors + sum(1 for s in summaries if s.outcome == "failed")
     return 1 if failed else 0
 
@@ -280,6 +281,9 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
     except KeyboardInterrupt:
         store.close()
         raise AnalysisInterrupted(progress.done(run.name for run in runs)) from None
+    except sqlite3.Error:  # the archive cannot be written (a full disk): nothing more to commit
+        store.abandon()
+        raise
     except BaseException:
         store.close()
         raise
