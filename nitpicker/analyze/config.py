@@ -54,6 +54,9 @@ OVERRIDE_FLAGS: Final = {
     ("search", "scope"): "--search-scope",
     ("main-contents", "mainContentSelector"): "--main-content-selector",
     ("axe", "lang"): "--axe-lang",
+    ("axe", "online"): "--online",
+    ("axe", "denyPrivateNetworks"): "--deny-private-networks",
+    ("lighthouse", "denyPrivateNetworks"): "--deny-private-networks",
 }
 """The command line's flags by the (plugin, setting) each overrides (:func:`cli_overrides`)."""
 
@@ -198,10 +201,17 @@ class _Locator:
 
 
 def cli_overrides(*, search_keywords: list[str] | None = None, search_scope: str | None = None,
-                  main_content_selector: str | None = None, axe_lang: str | None = None
+                  main_content_selector: str | None = None, axe_lang: str | None = None,
+                  online: bool = False, deny_private_networks: bool = False
                   ) -> dict[str, dict[str, Any]]:
-    """The settings the command line gives, by plugin: only the flags actually given."""
+    """The settings the command line gives, by plugin: only the flags actually given (the two
+    switches only ever turn their settings on: the config may have turned them on already)."""
     overrides: dict[str, dict[str, Any]] = {}
+    if online:
+        overrides.setdefault("axe", {})["online"] = True
+    if deny_private_networks:  # every bundled plugin that runs a browser
+        for plugin in ("axe", "lighthouse"):
+            overrides.setdefault(plugin, {})["denyPrivateNetworks"] = True
     if search_keywords:
         overrides.setdefault("search", {})["keywords"] = list(search_keywords)
     if search_scope is not None:

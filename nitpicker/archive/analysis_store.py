@@ -70,6 +70,19 @@ _PENDING_PAGE: Final = (
     " ORDER BY p.id LIMIT :batch"
 )
 
+_PAGE_RESOURCES: Final = (
+    "SELECT rr.page_id, r.url FROM resource_referrers rr JOIN resources r ON r.id = rr.resource_id"
+    " WHERE rr.page_id BETWEEN :first AND :last"
+)
+"""The sub-resources the crawl recorded for a range of pages."""
+
+_CRAWLED_ORIGIN: Final = (
+    "SELECT 1 FROM pages WHERE is_external = 0 AND url >= :origin || '/'"
+    " AND url < :origin || '0' LIMIT 1"
+)
+"""Whether the crawl has an internal page on ``origin`` (``scheme://host[:port]``): the URLs
+starting ``origin/`` (``'0'`` follows ``'/'``), found in the index ``pages(is_external, url)``."""
+
 _COUNT_PENDING: Final = (
     "SELECT count(*) FROM pages p JOIN snapshots s ON s.page_id = p.id"
     f" WHERE {_ANALYSABLE} AND ({_NOT_DONE} OR :force)"
@@ -157,12 +170,22 @@ class UnreadableSnapshot:
     error: str
 
 
-def _snapshot(page_id: int, url: str, encoding: str, blob: bytes) -> Snapshot | UnreadableSnapshot:
+def _snapshot(page_id: int, url: str, encoding: str, blob: bytes,
+              resources: frozenset[str]) -> Snapshot | UnreadableSnapshot:
     try:
         data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
     except zlib.error as exc:  # a corrupt blob: that page's error, not the whole run's
         return UnreadableSnapshot(page_id, url, f"the snapshot cannot be read: zlib.error: {exc}")
-    return Snapshot(page_id=page_id, url=url, html=data.decode("utf-8", errors="replace"))
+    return Snapshot(page_id=page_id, url=url, html=data.decode("utf-8", errors="replace"),
+                    resources=resources)
+
+
+def _origin(url: str) -> str:
+    """``scheme://host[:port]`` of a URL as the archive spells it (no parsing: the page rows
+    it is compared with are spelled by the same crawl)."""
+    start = url.find("//") + 2
+    end = url.find("/", start) if start > 1 else -1
+    return url if end < 0 else url[:end]
 
 
 class RunKey:
@@ -191,6 +214,7 @@ class AnalysisStore:
         self._lock = lock
         self._dirty = 0
         self._last_commit = time.monotonic()
+        self._crawled: dict[str, bool] = {}  # origin -> whether the crawl has a page there
 
     @classmethod
     def open(cls, path: Path) -> AnalysisStore:
@@ -280,10 +304,27 @@ class AnalysisStore:
             rows = self._reader.execute(_PENDING_PAGE, {**params, "after": after}).fetchall()
             if not rows:
                 return
+            resources = self._own_resources(rows[0][0], rows[-1][0])
             for page_id, url, encoding, blob in rows:
-                yield _snapshot(page_id, url, encoding, blob)
+                yield _snapshot(page_id, url, encoding, blob,
+                                frozenset(resources.get(page_id, ())))
             after = rows[-1][0]
             del rows
+
+    def _own_resources(self, first: int, last: int) -> dict[int, list[str]]:
+        """The sub-resources the crawl recorded for the pages ``first``…``last``, on a host the
+        crawl crawled (:attr:`Snapshot.resources`), by page id."""
+        found: dict[int, list[str]] = {}
+        for page_id, url in self._reader.execute(_PAGE_RESOURCES,
+                                                 {"first": first, "last": last}):
+            origin = _origin(url)
+            crawled = self._crawled.get(origin)
+            if crawled is None:
+                crawled = self._crawled[origin] = self._reader.execute(
+                    _CRAWLED_ORIGIN, {"origin": origin}).fetchone() is not None
+            if crawled:
+                found.setdefault(page_id, []).append(url)
+        return found
 
     # -- writing -----------------------------------------------------------------------------
 

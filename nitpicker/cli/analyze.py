@@ -93,6 +93,7 @@ class PluginFlags:
     search_scope: Annotated[str | None, typer.Option("--search-scope", help="search: only inside the element this CSS selector finds.", show_default=False)] = None
     main_content_selector: Annotated[str | None, typer.Option("--main-content-selector", help="main-contents: the CSS selector tried first for the main content.", show_default=False)] = None
     axe_lang: Annotated[str | None, typer.Option("--axe-lang", help="axe: the language of its messages (BCP 47, e.g. ja).", show_default=False)] = None
+    online: Annotated[bool, typer.Option("--online", help="axe: fetch the stylesheets a snapshot names from any host (offline by default: only the page's own, recorded by the crawl).")] = False
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ def analyze(
                                          show_default=False)],
     flags: PluginFlags,
     force: Annotated[bool, typer.Option("--force", help="Analyse again pages already analysed with the same plugin version and settings.")] = False,
+    deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="The browsers of axe and Lighthouse reach no loopback, private, link-local or metadata address.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log each page's errors; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
 ) -> None:
@@ -126,7 +128,8 @@ def analyze(
         check_archive_file(file)
     except ArchiveError as exc:
         fail(str(exc))
-    plan = plan_plugins(flags, interactive=is_terminal(), verbose=verbose)
+    plan = plan_plugins(flags, interactive=is_terminal(), verbose=verbose,
+                        deny_private_networks=deny_private_networks)
     try:
         code = run_plugins(file, plan, force=force, silent=silent, verbose=verbose)
     except AnalysisInterrupted as stop:
@@ -147,10 +150,12 @@ def configure_logging(*, verbose: bool, silent: bool) -> None:
                         stream=sys.stderr, force=True)
 
 
-def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool) -> PluginPlan:
+def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool,
+                 deny_private_networks: bool = False) -> PluginPlan:
     """The plugins to run, made (SPEC §2.2's selection; the choice is asked only when
     ``interactive`` and neither ``--all`` nor ``--plugin`` is given). Bad input (the config,
-    an unknown plugin, none that can be made) is one ``Error:`` line and exit 1 (raised)."""
+    an unknown plugin, none that can be made) is one ``Error:`` line and exit 1 (raised).
+    ``deny_private_networks``: the browsers of the plugins that run one are guarded."""
     points = discover()
     known = list(points)
     try:
@@ -161,7 +166,8 @@ def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool) -> Plu
     overrides = cli_overrides(search_keywords=flags.search_keywords,
                               search_scope=flags.search_scope,
                               main_content_selector=flags.main_content_selector,
-                              axe_lang=flags.axe_lang)
+                              axe_lang=flags.axe_lang, online=flags.online,
+                              deny_private_networks=deny_private_networks)
     interactive = interactive and not flags.all_ and not flags.plugin
     labels = _labels(configured, points, config.settings_of, overrides) if interactive else {}
     try:
