@@ -12,8 +12,8 @@ function in it. How a snapshot is loaded:
   among the URLs the crawl recorded as the page's resources on a host it crawled
   (:attr:`~nitpicker.analyze.plugin.Snapshot.resources`), when ``styles``, once per run, kept in
   a bounded cache (layout depends on them), without following a redirect. Every other request
-  (scripts, images, fonts, frames, media, a stylesheet on another host or named by no crawled
-  page, a second navigation such as a meta refresh) is aborted: a crawled page cannot make
+  (scripts, images, fonts, frames, media, a stylesheet on another host or not recorded for
+  the page, a second navigation such as a meta refresh) is aborted: a crawled page cannot make
   the analysis call a URL of its choosing;
 - ``online``: stylesheets from any host, redirects followed (still nothing else);
 - ``guard`` (the private-network guard): the browser, and Playwright's fetches for it, go
