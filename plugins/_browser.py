@@ -8,9 +8,17 @@ function in it. How a snapshot is loaded:
   with the snapshot, served with ``Content-Security-Policy: script-src 'none'`` so none of
   its scripts (inline, external or event handlers) run; the ``init_script`` (axe) is injected
   through the DevTools protocol, which the policy does not govern;
-- stylesheets are fetched from the site (when ``styles``) once per run and kept in a bounded
-  cache: layout depends on them; every other request (scripts, images, fonts, frames, media,
-  a second navigation such as a meta refresh) is aborted.
+- **offline** (the default), the browser fetches nothing but the page's own stylesheets: those
+  among the URLs the crawl recorded as the page's resources on a host it crawled
+  (:attr:`~nitpicker.analyze.plugin.Snapshot.resources`), when ``styles``, once per run, kept in
+  a bounded cache (layout depends on them), without following a redirect. Every other request
+  (scripts, images, fonts, frames, media, a stylesheet on another host or not recorded for
+  the page, a second navigation such as a meta refresh) is aborted: a crawled page cannot make
+  the analysis call a URL of its choosing;
+- ``online``: stylesheets from any host, redirects followed (still nothing else);
+- ``guard`` (the private-network guard): the browser, and Playwright's fetches for it, go
+  through a :class:`~nitpicker.render.guard_proxy.GuardProxy`, which refuses loopback, private,
+  link-local and metadata addresses; a stylesheet it refuses is not loaded.
 
 A browser that died is launched again by the next call; a page that failed is closed and
 replaced. Memory stays flat: at most ``pages`` pages, at most :data:`STYLESHEETS_KEPT`
@@ -31,11 +39,14 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
 from nitpicker.render.chromium import CHROMIUM_ARGS
+from nitpicker.render.guard_proxy import BLOCKED_HEADER, BROWSER_ARGS
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Collection, Coroutine
 
     from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route
+
+    from nitpicker.render.guard_proxy import GuardProxy
 
 __all__ = ["STYLESHEETS_KEPT", "BrowserEngine", "BrowserEngineError"]
 
@@ -58,9 +69,11 @@ class BrowserEngineError(RuntimeError):
 @dataclass(slots=True)
 class _Document:
     """The snapshot a page is loading: served once, to the page's first navigation (compared
-    by order, not by URL, which Chromium may have re-encoded)."""
+    by order, not by URL, which Chromium may have re-encoded), and the URLs it may fetch
+    offline (its own recorded resources, without fragments)."""
 
     html: str
+    allowed: frozenset[str]
     served: bool = False
 
 
@@ -72,12 +85,18 @@ class BrowserEngine:
     """A Chromium on a thread of its own, with up to ``pages`` reused pages."""
 
     def __init__(self, *, chromium: str, init_script: str, pages: int, timeout: float,
-                 styles: bool) -> None:
+                 styles: bool, online: bool = False, guard: GuardProxy | None = None) -> None:
         self.chromium = chromium
         self.init_script = init_script
         self.pages = pages
         self.timeout = timeout
         self.styles = styles
+        #: stylesheets from any host, not only the page's own recorded ones
+        self.online = online
+        #: the private-network guard every request goes through (started with the browser)
+        self.guard = guard
+        #: requests aborted because the page may not make them (offline, or the guard)
+        self.blocked = 0
         #: how many times a browser was launched (1 + restarts)
         self.launches = 0
         self._lock = threading.Lock()
@@ -101,10 +120,12 @@ class BrowserEngine:
         """Start the loop thread and launch the browser (else the first call does)."""
         self._call(self._ensure_browser())
 
-    def evaluate(self, url: str, html: str, function: str, arg: Any) -> Any:
+    def evaluate(self, url: str, html: str, function: str, arg: Any,
+                 resources: Collection[str] = ()) -> Any:
         """Load ``html`` as the page at ``url`` in a free page, run ``function(arg)`` in it,
-        and return its result."""
-        return self._call(self._evaluate(url, html, function, arg))
+        and return its result. ``resources``: the URLs the page may fetch offline."""
+        allowed = frozenset(_without_fragment(resource) for resource in resources)
+        return self._call(self._evaluate(url, _Document(html, allowed), function, arg))
 
     def close(self) -> None:
         """Close the browser and stop the loop thread."""
@@ -120,6 +141,8 @@ class BrowserEngine:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(30)
         loop.close()
+        if self.guard is not None:
+            self.guard.close()
 
     def _call(self, work: Coroutine[Any, Any, Any]) -> Any:
         loop = self._running_loop()
@@ -158,8 +181,13 @@ class BrowserEngine:
                     await self._browser.close()
             if self._playwright is None:
                 self._playwright = await async_playwright().start()
-            self._browser = await self._playwright.chromium.launch(
-                executable_path=self.chromium, args=CHROMIUM_ARGS)
+            if self.guard is not None:  # never a browser without it: started here
+                self._browser = await self._playwright.chromium.launch(
+                    executable_path=self.chromium, args=[*CHROMIUM_ARGS, *BROWSER_ARGS],
+                    proxy={"server": self.guard.start()})
+            else:
+                self._browser = await self._playwright.chromium.launch(
+                    executable_path=self.chromium, args=CHROMIUM_ARGS)
             self.launches += 1
             context = await self._browser.new_context(service_workers="block")
             await context.add_init_script(script=self.init_script)
@@ -171,11 +199,11 @@ class BrowserEngine:
                 self._freed.notify_all()
             return context
 
-    async def _evaluate(self, url: str, html: str, function: str, arg: Any) -> Any:
+    async def _evaluate(self, url: str, document: _Document, function: str, arg: Any) -> Any:
         context = await self._ensure_browser()
         page = await self._take_page(context)
         reusable = False
-        self._documents[page] = _Document(html)
+        self._documents[page] = document
         try:
             if _without_fragment(page.url) == _without_fragment(url):
                 # only the fragment would change: no request, the old document would stay
@@ -229,18 +257,37 @@ class BrowserEngine:
         if main and document is not None and not document.served:
             document.served = True
             await route.fulfill(status=200, headers=_DOCUMENT_HEADERS, body=document.html)
-        elif self.styles and (request.resource_type == "stylesheet" or (
-                request.resource_type in ("xhr", "fetch") and request.url in self._stylesheets)):
+        elif document is not None and self._may_fetch(route, document):
             await self._stylesheet(route)
         else:
+            if not main:
+                self.blocked += 1
+                logger.debug("not fetched (%s): %s", request.resource_type, request.url)
             await route.abort()
+
+    def _may_fetch(self, route: Route, document: _Document) -> bool:
+        """A stylesheet (or axe's own request for one) the page may load: its own, offline."""
+        request = route.request
+        if not self.styles or not (request.resource_type == "stylesheet" or (
+                request.resource_type in ("xhr", "fetch") and request.url in self._stylesheets)):
+            return False
+        return self.online or _without_fragment(request.url) in document.allowed
 
     async def _stylesheet(self, route: Route) -> None:
         url = route.request.url
         kept = self._stylesheets.get(url)
         if kept is None:
             try:
-                response = await route.fetch(timeout=self.timeout * 500)
+                # offline, a redirect is not followed: it may lead anywhere
+                response = await route.fetch(timeout=self.timeout * 500,
+                                             max_redirects=20 if self.online else 0)
+                refused = response.headers.get(BLOCKED_HEADER)
+                if refused is not None or 300 <= response.status < 400:
+                    self.blocked += 1
+                    logger.debug("stylesheet %s not loaded: %s", url,
+                                 refused or f"it redirects ({response.status})")
+                    await route.abort()
+                    return
                 kept = (response.status, response.headers.get("content-type", "text/css"),
                         await response.body())
             except PlaywrightError as error:

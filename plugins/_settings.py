@@ -7,6 +7,7 @@ value, in one line.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,8 +16,12 @@ from nitpicker.analyze.plugin import PluginSetupError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["SettingError", "node_package_version", "object_setting", "positive_int",
-           "positive_number", "string_setting"]
+__all__ = ["LONGEST_TIMEOUT", "SettingError", "node_package_version", "object_setting",
+           "positive_int", "string_setting", "timeout_setting"]
+
+#: the longest per-page timeout a plugin takes, in seconds (a day): a longer one is a typo, and
+#: past ~10^9 the waits themselves overflow
+LONGEST_TIMEOUT = 86_400.0
 
 
 class SettingError(PluginSetupError, ValueError):
@@ -45,12 +50,15 @@ def whole_int(settings: Mapping[str, Any], plugin: str, name: str, default: int)
     return value
 
 
-def positive_number(settings: Mapping[str, Any], plugin: str, name: str,
-                    default: float) -> float:
+def timeout_setting(settings: Mapping[str, Any], plugin: str, default: float,
+                    name: str = "timeout") -> float:
+    """Seconds per page: a finite number > 0 and at most :data:`LONGEST_TIMEOUT` (TOML and
+    JSON both spell ``nan`` and ``inf``: with either, every page would fail, or none end)."""
     value = settings.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise SettingError(f"{plugin}: setting {name!r} must be a number > 0, got {value!r}",
-                           setting=name)
+    if (isinstance(value, bool) or not isinstance(value, int | float)
+            or not math.isfinite(value) or not 0 < value <= LONGEST_TIMEOUT):
+        raise SettingError(f"{plugin}: setting {name!r} must be a number of seconds > 0 and at "
+                           f"most {LONGEST_TIMEOUT:.0f}, got {value!r}", setting=name)
     return float(value)
 
 
@@ -63,7 +71,7 @@ def object_setting(settings: Mapping[str, Any], plugin: str, name: str) -> dict[
         raise SettingError(f"{plugin}: setting {name!r} must be an object, got {value!r}",
                            setting=name)
     try:
-        json.dumps(value)
+        json.dumps(value, allow_nan=False)  # NaN is no JSON: the Node tool could not read it
     except (TypeError, ValueError) as error:
         raise SettingError(f"{plugin}: setting {name!r} is not plain data: {error}",
                            setting=name) from error

@@ -6,9 +6,9 @@ runs on one thread of its own (:class:`~nitpicker_plugins._browser.BrowserEngine
 snapshot is loaded *at its page URL*: the browser asks for the URL and gets the snapshot, so
 relative links, ``<base>`` and stylesheets resolve as on the site. The snapshot's scripts do
 not run (the document is served with ``Content-Security-Policy: script-src 'none'``, axe is
-injected by the browser's DevTools), stylesheets are fetched from the site once per run (they
-decide the layout, which colour contrast needs), and images, fonts, frames and media are not
-fetched at all.
+injected by the browser's DevTools). The browser is offline: it fetches only the page's own
+stylesheets (recorded by the crawl for that page, on a host the crawl crawled), once per run
+(they decide the layout, which colour contrast needs); nothing else, on no host.
 
 Output: no columns; one violation per axe result with an impact, from ``violations`` **and**
 ``incomplete`` ("needs review"): ``validator`` ``axe``, ``severity`` the impact
@@ -23,7 +23,9 @@ it has), ``concurrency`` (pages audited at
 once, default 2), ``timeout`` (seconds per page, default 60), ``styles`` (fetch the site's
 stylesheets, default ``true``), ``rules`` (axe rule id → ``true``/``false``, e.g.
 ``{"color-contrast": false}`` for the original's behaviour; merged over
-:data:`DEFAULT_RULES`).
+:data:`DEFAULT_RULES`), ``online`` (stylesheets from any host the snapshot names, redirects
+followed; default ``false``, ``--online``), ``denyPrivateNetworks`` (every request of the
+browser through the private-network guard; default ``false``, ``--deny-private-networks``).
 """
 
 from __future__ import annotations
@@ -39,12 +41,13 @@ from nitpicker_plugins._settings import (
     node_package_version,
     object_setting,
     positive_int,
-    positive_number,
     string_setting,
+    timeout_setting,
 )
 
 from nitpicker.analyze.plugin import Findings, Violation
 from nitpicker.render.chromium import require_chromium
+from nitpicker.render.guard_proxy import GuardProxy
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -57,7 +60,7 @@ __all__ = ["AxePlugin", "create"]
 logger = logging.getLogger(__name__)
 
 NAME = "axe"
-VERSION = "1"
+VERSION = "2"  # 2: offline, only the page's own recorded stylesheets
 
 #: rules switched from axe's defaults: frames are not loaded (a snapshot is one document), so
 #: ``frame-tested`` would flag every ``<iframe>`` as "not tested"
@@ -88,11 +91,10 @@ class AxePlugin:
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = {}
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
-        self.timeout = positive_number(settings, NAME, "timeout", 60.0)
-        styles = settings.get("styles", True)
-        if not isinstance(styles, bool):
-            raise SettingError(f"{NAME}: setting 'styles' must be true or false, got {styles!r}",
-                               setting="styles")
+        self.timeout = timeout_setting(settings, NAME, 60.0)
+        styles = _switch(settings, "styles", default=True)
+        online = _switch(settings, "online", default=False)
+        guarded = _switch(settings, "denyPrivateNetworks", default=False)
         rules = object_setting(settings, NAME, "rules")
         node_modules = find_node_modules("axe-core")
         tool = node_package_version(node_modules, "axe-core")
@@ -103,7 +105,8 @@ class AxePlugin:
         self.engine = BrowserEngine(
             chromium=require_chromium(),
             init_script=(node_modules / "axe-core" / "axe.min.js").read_text("utf-8"),
-            pages=self.concurrency, timeout=self.timeout, styles=styles)
+            pages=self.concurrency, timeout=self.timeout, styles=styles, online=online,
+            guard=GuardProxy() if guarded else None)
 
     def open(self) -> None:
         self.engine.start()
@@ -113,7 +116,7 @@ class AxePlugin:
 
     def each_page(self, snapshot: Snapshot) -> Findings:
         answer = self.engine.evaluate(snapshot.url, snapshot.html, AUDIT,
-                                      [self.locale, self.rules])
+                                      [self.locale, self.rules], snapshot.resources)
         if "error" in answer:
             return Findings(violations=[Violation(
                 validator=NAME, severity="error", rule="UNKNOWN_RULE",
@@ -128,6 +131,14 @@ class AxePlugin:
             for result in answer["results"]
             if result["impact"] is not None
         ])
+
+
+def _switch(settings: Mapping[str, Any], name: str, *, default: bool) -> bool:
+    value = settings.get(name, default)
+    if not isinstance(value, bool):
+        raise SettingError(f"{NAME}: setting {name!r} must be true or false, got {value!r}",
+                           setting=name)
+    return value
 
 
 def _locale(node_modules: Path, lang: str | None) -> dict[str, Any] | None:

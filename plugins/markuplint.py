@@ -31,7 +31,7 @@ from nitpicker_plugins._settings import (
     node_package_version,
     object_setting,
     positive_int,
-    positive_number,
+    timeout_setting,
     whole_int,
 )
 
@@ -58,7 +58,7 @@ class MarkuplintPlugin:
         config = object_setting(settings, NAME, "config")
         threads = positive_int(settings, NAME, "threads", 2, most=16)
         self.concurrency = positive_int(settings, NAME, "concurrency", threads + 1)
-        timeout = positive_number(settings, NAME, "timeout", 120.0)
+        timeout = timeout_setting(settings, NAME, 120.0)
         recycle = whole_int(settings, NAME, "recycle", 200)
         node_modules = find_node_modules("markuplint")
         tool = node_package_version(node_modules, "markuplint")

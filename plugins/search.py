@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -33,7 +34,8 @@ from nitpicker_plugins._settings import SettingError
 
 from nitpicker.analyze.plugin import Findings, PageValue, Snapshot
 
-__all__ = ["NAME", "SearchPlugin", "compile_selector", "create", "parse_html", "to_regex"]
+__all__ = ["NAME", "DocumentTooDeepError", "SearchPlugin", "compile_selector", "create",
+           "parse_html", "to_regex"]
 
 NAME: Final = "search"
 
@@ -71,14 +73,44 @@ def compile_selector(selector: str, setting: str, *, plugin: str = NAME) -> CSSS
                            f"{selector!r} ({exc})", setting=setting) from exc
 
 
+class DocumentTooDeepError(ValueError):
+    """The page nests elements deeper than libxml2 parses (2,048 levels with ``huge_tree``):
+    what is deeper is not in the tree, so counting in it would be wrong in silence."""
+
+
+_DEPTH_LIMIT: Final = re.compile(r"Excessive depth in document: (\d+)")
+
+_parsers = threading.local()
+
+
+def _parser() -> html.HTMLParser:
+    """This thread's parser (an lxml parser is not to be shared between threads), with
+    ``huge_tree``: libxml2's default stops at 255 levels of nesting and drops the rest of the
+    page without an error, which real pages (generated layouts, broken markup that never closes
+    a ``<div>``) reach."""
+    parser: html.HTMLParser | None = getattr(_parsers, "parser", None)
+    if parser is None:
+        parser = _parsers.parser = html.HTMLParser(huge_tree=True)
+    return parser
+
+
 def parse_html(text: str) -> etree._Element | None:
-    """The page's root element, or ``None`` for a snapshot with no markup at all."""
+    """The page's root element, or ``None`` for a snapshot with no markup at all;
+    :class:`DocumentTooDeepError` when the page is nested deeper than the parser goes."""
     if not text.strip():
         return None
+    parser = _parser()
     try:
-        return html.document_fromstring(text)
+        root = html.document_fromstring(text, parser=parser)
     except (etree.ParserError, ValueError):  # nothing parsable (only a comment, …)
         return None
+    for entry in parser.error_log:
+        too_deep = _DEPTH_LIMIT.search(entry.message)
+        if too_deep:
+            raise DocumentTooDeepError(
+                f"the page is nested deeper than {too_deep.group(1)} elements: what is deeper "
+                "cannot be parsed")
+    return root
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +171,7 @@ class SearchPlugin:
     """Counts keyword matches and finds selectors on each page."""
 
     label = "Keyword search"
-    version = "1.0"
+    version = "1.1"  # 1.1: pages nested deeper than 255 levels are searched whole
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         scope = settings.get("scope")

@@ -24,7 +24,7 @@ from nitpicker_plugins._settings import (
     node_package_version,
     object_setting,
     positive_int,
-    positive_number,
+    timeout_setting,
     whole_int,
 )
 
@@ -79,7 +79,7 @@ class TextlintPlugin:
         self.headers: dict[str, str] = {}
         rules = {**DEFAULT_RULES, **(object_setting(settings, NAME, "rules") or {})}
         self.concurrency = positive_int(settings, NAME, "concurrency", 2)
-        timeout = positive_number(settings, NAME, "timeout", 120.0)
+        timeout = timeout_setting(settings, NAME, 120.0)
         recycle = whole_int(settings, NAME, "recycle", 500)
         node_modules = find_node_modules("textlint")
         tool = node_package_version(node_modules, "textlint")

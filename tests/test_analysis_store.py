@@ -71,6 +71,41 @@ def test_pending_snapshots_come_in_batches_by_page_id(store: AnalysisStore,
         s.page_id for s in snapshots[2:]]
 
 
+def test_a_snapshots_resources_are_its_own_on_hosts_the_crawl_crawled(
+        crawled: Path, tmp_path: Path, site: FixtureSite) -> None:
+    """Snapshot.resources: what the crawl recorded for that page (not another page's), on a
+    host with an internal page (the site's, wherever in its paths), never another host's."""
+    copy = tmp_path / "site.nitpicker"
+    shutil.copyfile(crawled, copy)
+    conn = sqlite3.connect(copy)
+    ids = dict(conn.execute("SELECT url, id FROM pages"))
+    home, keywords = ids[site.url("/contents/")], ids[site.url("/contents/keywords")]
+    recorded = {
+        site.url("/assets/site.css"): home,  # outside the crawled path: still the site's
+        f"{site.external_url}/evil.css": home,  # another host (127.0.0.1, out of scope)
+        "http://localhost/no-port.css": home,  # another origin: no page there
+        site.url("/contents/keywords.css"): keywords,
+    }
+    for url, page_id in recorded.items():
+        resource = conn.execute("INSERT INTO resources(url, kind) VALUES (?, 'stylesheet')",
+                                (url,)).lastrowid
+        conn.execute("INSERT INTO resource_referrers(resource_id, page_id) VALUES (?, ?)",
+                     (resource, page_id))
+    conn.commit()
+    conn.close()
+    opened = AnalysisStore.open(copy)
+    try:
+        found = {s.page_id: s.resources
+                 for s in opened.pending_snapshots(RunKey("t", "1", {}), force=False, batch=2)}
+    finally:
+        opened.close()
+    assert site.url("/assets/site.css") in found[home]
+    assert f"{site.external_url}/evil.css" not in found[home]
+    assert "http://localhost/no-port.css" not in found[home]
+    assert site.url("/contents/keywords.css") not in found[home]
+    assert site.url("/contents/keywords.css") in found[keywords]
+
+
 def test_record_replaces_the_plugins_earlier_findings_of_the_page(store: AnalysisStore) -> None:
     key = RunKey("t", "1", {})
     snapshot = next(store.pending_snapshots(key, force=False))

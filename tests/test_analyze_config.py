@@ -93,6 +93,16 @@ def test_malformed_shapes_name_the_file_and_line(tmp_path: Path, text: str,
     assert str(raised.value).startswith(f"{tmp_path}/{message}")
 
 
+def test_the_network_switches_only_turn_settings_on() -> None:
+    """``--online`` is axe's ``online``; ``--deny-private-networks`` the ``denyPrivateNetworks``
+    of every bundled plugin that runs a browser; neither given: no key (the config's stays)."""
+    assert cli_overrides(online=False, deny_private_networks=False) == {}
+    assert cli_overrides(online=True, deny_private_networks=True) == {
+        "axe": {"online": True, "denyPrivateNetworks": True},
+        "lighthouse": {"denyPrivateNetworks": True},
+    }
+
+
 def test_cli_overrides_only_for_flags_given() -> None:
     assert cli_overrides() == {}
     assert cli_overrides(search_keywords=["a", "/b/i"], search_scope="main",

@@ -25,9 +25,12 @@ if TYPE_CHECKING:
 
 
 def snapshot(site: FixtureSite, path: str, page_id: int = 1) -> Snapshot:
+    """The page as the archive gives it: its HTML and its own stylesheet (as the crawl
+    records it: the only URL the offline browser may fetch)."""
     url = site.url(path)
     with urllib.request.urlopen(url) as response:
-        return Snapshot(page_id, url, response.read().decode("utf-8"))
+        return Snapshot(page_id, url, response.read().decode("utf-8"),
+                        frozenset({site.url("/analyze/axe.css")}))
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,7 @@ def test_factory_builds_a_plugin_of_the_contract(plugin: axe.AxePlugin) -> None:
     assert isinstance(plugin, AnalyzePlugin)
     assert plugin.label == "axe: アクセシビリティチェック"
     assert plugin.headers == {}
-    assert plugin.version.startswith("1+axe-core-4.")
+    assert plugin.version.startswith("2+axe-core-4.")
 
 
 def test_known_violations_with_impact_as_severity(plugin: axe.AxePlugin, site: FixtureSite) -> None:
@@ -71,6 +74,18 @@ def test_stylesheet_resolves_against_the_page_url(plugin: axe.AxePlugin,
     snapshot is loaded at its URL and the stylesheet is fetched."""
     contrast = by_rule(plugin.each_page(snapshot(site, "/analyze/axe")))["color-contrast"]
     assert contrast.code.startswith('<p class="faint">')
+
+
+def test_offline_a_stylesheet_the_crawl_did_not_record_is_not_fetched(
+        plugin: axe.AxePlugin, site: FixtureSite) -> None:
+    """Offline (the default), the same page without its recorded resources loads no
+    stylesheet: no contrast finding, and the site is not asked for ``axe.css``."""
+    page = snapshot(site, "/analyze/axe")
+    site.clear_log()
+    found = by_rule(plugin.each_page(Snapshot(page.page_id, page.url, page.html)))
+    assert "color-contrast" not in found
+    assert "image-alt" in found
+    assert not [entry for entry in site.request_log if entry[2].endswith("axe.css")]
 
 
 def test_the_snapshots_scripts_do_not_run(plugin: axe.AxePlugin, site: FixtureSite) -> None:
@@ -157,6 +172,9 @@ def test_rules_setting_turns_colour_contrast_off(site: FixtureSite) -> None:
     ({"concurrency": 0}, "'concurrency'"),
     ({"timeout": "soon"}, "'timeout'"),
     ({"styles": "yes"}, "'styles'"),
+    ({"online": 1}, "'online'"),
+    ({"denyPrivateNetworks": "true"}, "'denyPrivateNetworks'"),
+    ({"timeout": float("nan")}, "'timeout'"),
     ({"rules": ["color-contrast"]}, "'rules'"),
     ({"lang": 3}, "'lang'"),
 ])

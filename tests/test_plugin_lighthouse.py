@@ -11,9 +11,15 @@ from nitpicker_plugins import lighthouse
 from nitpicker_plugins._settings import SettingError
 
 from nitpicker.analyze.plugin import AnalyzePlugin, Snapshot
+from nitpicker.policy.netguard import check_addresses
+from nitpicker.render.guard_proxy import GuardProxy
+from tests.counting_server import CountingServer
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from fixtures.site import FixtureSite
+    from nitpicker.policy.netguard import IPAddress, Refusal
 
 
 def test_four_scores_with_notes_then_an_error_page(site: FixtureSite) -> None:
@@ -46,9 +52,57 @@ def test_four_scores_with_notes_then_an_error_page(site: FixtureSite) -> None:
         assert "404" in value.note
 
 
+def test_with_the_guard_lighthouses_browsers_reach_only_what_it_allows() -> None:
+    """``denyPrivateNetworks``: Lighthouse's own Chromium goes through the guard's proxy. The
+    policy here lets the page's server through (both servers are on 127.0.0.1) and refuses the
+    other one, which the page's image, script and fetch() name: it gets no request, the page
+    is audited, and the proxy refused what the page asked of the other server."""
+    other = CountingServer()
+    site = CountingServer({"/": (200, {"Content-Type": "text/html; charset=utf-8"}, (
+        '<!doctype html><html lang="en"><head><title>Guarded</title>'
+        '<meta name="viewport" content="width=device-width">'
+        f'<script src="{other.url}/script.js"></script>'
+        f"<script>fetch('{other.url}/fetch', {{method: 'POST'}});</script></head>"
+        f'<body><h1>Guarded</h1><img src="{other.url}/img.png" alt="x"></body></html>'))})
+
+    def policy(host: str, port: int, addresses: Sequence[IPAddress]) -> Refusal | None:
+        return None if port == site.port else check_addresses(host, addresses)
+
+    plugin = lighthouse.create({"denyPrivateNetworks": True})
+    assert plugin.guard is not None
+    plugin.guard = GuardProxy(check=policy)
+    try:
+        plugin.open()
+        found = plugin.each_page(Snapshot(1, f"{site.url}/", ""))
+        blocked = plugin.guard.blocked
+    finally:
+        plugin.close()
+        site.stop()
+        other.stop()
+    assert other.taken() == []
+    assert "/" in site.taken()
+    assert blocked >= 2  # the script and the image at least
+    assert found is not None
+    assert isinstance(found.values["seo"].value, int)
+
+
+def test_with_the_guard_a_page_on_a_private_host_is_not_audited() -> None:
+    plugin = lighthouse.create({"denyPrivateNetworks": True})
+    try:
+        found = plugin.each_page(Snapshot(1, "http://127.0.0.1:9/", ""))
+    finally:
+        plugin.close()
+    assert found is not None
+    assert {value.note for value in found.values.values()} == {
+        ("Error: blocked by the private-network guard: 127.0.0.1 resolves to 127.0.0.1 "
+        "(loopback)")}
+    assert plugin.worker.starts == 0  # Lighthouse never ran
+
+
 @pytest.mark.parametrize(("settings", "named"), [
     ({"concurrency": 3}, "'concurrency'"),
     ({"config": 1}, "'config'"),
+    ({"denyPrivateNetworks": 1}, "'denyPrivateNetworks'"),
 ])
 def test_bad_settings_are_named(settings: dict[str, Any], named: str) -> None:
     with pytest.raises(SettingError, match=named):

@@ -11,8 +11,9 @@ wins:
 Every format has the original's shape: ``plugins.analyze.<name>`` is ``true`` (run it with no
 settings), ``false`` (do not run it) or a table of settings, in the order the file lists them.
 A name is ours (``axe``, ``main-contents``) or the original's package name
-(``@nitpicker/analyze-axe``). No file, or a file without ``plugins.analyze``, gives the
-bundled six (:data:`~nitpicker.analyze.discovery.BUNDLED`).
+(``@nitpicker/analyze-axe``), not both for one plugin. No file, or a file without
+``plugins.analyze`` (or with an empty table), gives the bundled six
+(:data:`~nitpicker.analyze.discovery.BUNDLED`); ``plugins.analyze = false`` gives none.
 
 The CLI's overrides (``--search-keywords`` …) are shallow-merged over a plugin's file
 settings: a key given on the command line replaces the file's value of that key.
@@ -53,6 +54,9 @@ OVERRIDE_FLAGS: Final = {
     ("search", "scope"): "--search-scope",
     ("main-contents", "mainContentSelector"): "--main-content-selector",
     ("axe", "lang"): "--axe-lang",
+    ("axe", "online"): "--online",
+    ("axe", "denyPrivateNetworks"): "--deny-private-networks",
+    ("lighthouse", "denyPrivateNetworks"): "--deny-private-networks",
 }
 """The command line's flags by the (plugin, setting) each overrides (:func:`cli_overrides`)."""
 
@@ -145,18 +149,28 @@ def _from_document(path: Path, text: str, document: Any, known: Collection[str]
     if not isinstance(plugins, dict):
         raise ConfigError(f"{where.at('plugins')}: plugins must be a table (an object)")
     analyze = plugins.get("analyze")
-    if not analyze and analyze != []:  # absent or an empty table: the bundled six
+    if analyze is None or analyze == {}:  # absent or an empty table: the bundled six
         return _bundled(path)
+    if analyze is False:  # as a plugin's false: do not run them, none of them
+        return AnalyzeConfig(path, ())
     if not isinstance(analyze, dict):
-        raise ConfigError(f"{where.at('analyze')}: plugins.analyze must be a table (an object)")
+        raise ConfigError(
+            f"{where.at('analyze')}: plugins.analyze must be a table (an object) or false, not "
+            f"{json.dumps(analyze, default=str)}")
     enabled: list[PluginEntry] = []
     settings: dict[str, dict[str, Any]] = {}
+    spelled: dict[str, str] = {}  # our name -> the name the file gave it
     for raw_name, value in analyze.items():
         name = plugin_name(raw_name)
         if name not in known:
             raise ConfigError(
                 f"{where.at(raw_name)}: unknown plugin {raw_name!r}. Known plugins: "
                 f"{', '.join(sorted(known)) or '(none installed)'}")
+        if name in spelled:  # ours and the original's name: one would drop the other's settings
+            raise ConfigError(
+                f"{where.at(raw_name)}: plugin {name} is named twice, as {spelled[name]!r} and "
+                f"{raw_name!r}: keep one")
+        spelled[name] = raw_name
         if isinstance(value, bool):
             settings[name] = {}
             if value:
@@ -187,10 +201,17 @@ class _Locator:
 
 
 def cli_overrides(*, search_keywords: list[str] | None = None, search_scope: str | None = None,
-                  main_content_selector: str | None = None, axe_lang: str | None = None
+                  main_content_selector: str | None = None, axe_lang: str | None = None,
+                  online: bool = False, deny_private_networks: bool = False
                   ) -> dict[str, dict[str, Any]]:
-    """The settings the command line gives, by plugin: only the flags actually given."""
+    """The settings the command line gives, by plugin: only the flags actually given (the two
+    switches only ever turn their settings on: the config may have turned them on already)."""
     overrides: dict[str, dict[str, Any]] = {}
+    if online:
+        overrides.setdefault("axe", {})["online"] = True
+    if deny_private_networks:  # every bundled plugin that runs a browser
+        for plugin in ("axe", "lighthouse"):
+            overrides.setdefault(plugin, {})["denyPrivateNetworks"] = True
     if search_keywords:
         overrides.setdefault("search", {})["keywords"] = list(search_keywords)
     if search_scope is not None:

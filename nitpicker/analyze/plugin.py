@@ -61,11 +61,18 @@ class PluginSetupError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """One archived page as a plugin sees it: its final URL and its HTML snapshot."""
+    """One archived page as a plugin sees it: its final URL and its HTML snapshot.
+
+    ``resources``: the URLs of the page's sub-resources (stylesheets, scripts, images …) that
+    the crawl recorded, on a host the crawl crawled (one with an internal page): the only URLs
+    a plugin that loads the snapshot in a browser may fetch while it is offline (the default).
+    The archive keeps no bodies of sub-resources.
+    """
 
     page_id: int
     url: str
     html: str
+    resources: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,8 @@
   snapshots are in flight (read from the archive ``batch`` at a time, never all at once), so
   memory does not grow with the archive.
 - A call that raises is made once more for the same page; a second failure is a plugin error
-  recorded for that page, and the run goes on.
+  recorded for that page, and the run goes on. A snapshot that cannot be read (a corrupt blob)
+  is that page's error too, without a call.
 - Results are written on the calling thread, the store's only writer, in batches: Ctrl-C
   (``KeyboardInterrupt``) keeps every page written so far and re-raises once the run's row is
   closed as ``interrupted``.
@@ -16,13 +17,14 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from nitpicker.analyze.plugin import Findings, PageValue, Violation
-from nitpicker.archive.analysis_store import URL, RunKey
+from nitpicker.archive.analysis_store import URL, RunKey, UnreadableSnapshot
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -145,6 +147,7 @@ def analyze_plugin(store: AnalysisStore, run: PluginRun, *, force: bool, progres
     run_id = store.start_run(key, run.settings, dict(plugin.headers))
     store.commit()
     started = time.monotonic()
+    unwritable = False
     progress.start(run.name, label, pending)
     try:
         try:
@@ -165,6 +168,9 @@ def analyze_plugin(store: AnalysisStore, run: PluginRun, *, force: bool, progres
         except KeyboardInterrupt:
             summary.outcome = "interrupted"
             raise
+        except sqlite3.Error:  # the archive cannot be written (a full disk): the caller's
+            unwritable = True
+            raise
         finally:
             try:
                 plugin.close()
@@ -174,9 +180,10 @@ def analyze_plugin(store: AnalysisStore, run: PluginRun, *, force: bool, progres
         summary.elapsed = time.monotonic() - started
         if summary.outcome == "running":  # an unexpected exception: a bug, re-raised
             summary.outcome = "failed"
-        store.end_run(run_id, summary.outcome, done=summary.done, skipped=summary.skipped,
-                      errors=summary.errors, detail=summary.detail)
-        store.commit()
+        if not unwritable:  # else the run's row stays "running": the next run marks it lost
+            store.end_run(run_id, summary.outcome, done=summary.done, skipped=summary.skipped,
+                          errors=summary.errors, detail=summary.detail)
+            store.commit()
         progress.finish(run.name)
     return summary
 
@@ -205,22 +212,32 @@ def _run_pages(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int,
             snapshot = next(snapshots, None)
             if snapshot is None:
                 break
+            if isinstance(snapshot, UnreadableSnapshot):
+                _keep(store, run, key, run_id, summary, snapshot, (None, snapshot.error),
+                      progress)
+                summary.done += 1
+                continue
             in_flight[pool.submit(_analyse, plugin.each_page, snapshot)] = snapshot
         while in_flight:
             finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             collect(finished)
-    except BaseException:
+    except BaseException as exc:
         # Ctrl-C: keep what has finished, drop what has not started; the pool's threads end
-        # after their current page (the plugin's close() may end it sooner).
-        collect({future for future in in_flight if future.done() and not future.cancelled()})
-        pool.shutdown(wait=False, cancel_futures=True)
+        # after their current page (the plugin's close() may end it sooner). An archive that
+        # cannot be written (a full disk) keeps nothing more.
+        try:
+            if not isinstance(exc, sqlite3.Error):
+                collect({future for future in in_flight
+                         if future.done() and not future.cancelled()})
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
         raise
     store.commit()
     pool.shutdown(wait=True)
 
 
 def _keep(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int, summary: RunSummary,
-          item: Snapshot | PageUrl, outcome: _Outcome, progress: Progress,
+          item: Snapshot | PageUrl | UnreadableSnapshot, outcome: _Outcome, progress: Progress,
           phase: str = "page", task: str | None = None) -> None:
     """Record one call's outcome and count it."""
     findings, error = outcome

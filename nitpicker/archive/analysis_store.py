@@ -18,6 +18,7 @@ connection, in pages of ``batch`` rows by page id: memory does not grow with the
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -25,6 +26,7 @@ import os
 import sqlite3
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -37,7 +39,8 @@ from nitpicker.archive.writer import ArchiveError, check_archive_file
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-__all__ = ["PAGE", "URL", "AnalysisStore", "RunKey", "settings_hash"]
+__all__ = ["PAGE", "URL", "AnalysisStore", "RunKey", "UnreadableSnapshot", "is_disk_full",
+           "settings_hash", "write_failure"]
 
 PAGE: Final = "page"
 """The phase of ``each_page`` (a snapshot)."""
@@ -67,6 +70,19 @@ _PENDING_PAGE: Final = (
     " ORDER BY p.id LIMIT :batch"
 )
 
+_PAGE_RESOURCES: Final = (
+    "SELECT rr.page_id, r.url FROM resource_referrers rr JOIN resources r ON r.id = rr.resource_id"
+    " WHERE rr.page_id BETWEEN :first AND :last"
+)
+"""The sub-resources the crawl recorded for a range of pages."""
+
+_CRAWLED_ORIGIN: Final = (
+    "SELECT 1 FROM pages WHERE is_external = 0 AND url >= :origin || '/'"
+    " AND url < :origin || '0' LIMIT 1"
+)
+"""Whether the crawl has an internal page on ``origin`` (``scheme://host[:port]``): the URLs
+starting ``origin/`` (``'0'`` follows ``'/'``), found in the index ``pages(is_external, url)``."""
+
 _COUNT_PENDING: Final = (
     "SELECT count(*) FROM pages p JOIN snapshots s ON s.page_id = p.id"
     f" WHERE {_ANALYSABLE} AND ({_NOT_DONE} OR :force)"
@@ -92,6 +108,84 @@ def settings_hash(settings: Mapping[str, Any]) -> str:
     canonical = json.dumps(settings, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
                            default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+_LOW_SPACE: Final = 1 << 20
+"""Free bytes under which an I/O error is taken for a full disk: SQLite reports a -shm file it
+could not grow as a "disk I/O error", not as "full"."""
+
+
+def is_disk_full(path: Path, exc: BaseException) -> bool:
+    """Whether ``exc``, raised writing the archive at ``path``, means its disk is full (or the
+    error it was raised while handling did: a ROLLBACK after SQLite rolled back by itself)."""
+    return _full_disk_error(path, exc) is not None
+
+
+def _full_disk_error(path: Path, exc: BaseException) -> BaseException | None:
+    """``exc`` or the first error of its chain that says the disk is full."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if _is_disk_full(path, cause):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _is_disk_full(path: Path, exc: BaseException) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    name = getattr(exc, "sqlite_errorname", "")
+    if name == "SQLITE_FULL" or "disk is full" in str(exc):
+        return True
+    if not name.startswith("SQLITE_IOERR"):
+        return False
+    try:
+        disk = os.statvfs(path.resolve().parent)
+    except OSError:
+        return False
+    return disk.f_bavail * disk.f_frsize < _LOW_SPACE
+
+
+def write_failure(path: Path, exc: BaseException) -> str:
+    """One line for an archive the analysis could not write: what SQLite or the system said,
+    and for a full disk, so in words with what to do."""
+    full = _full_disk_error(path, exc)
+    if full is not None:
+        return (f"{path}: the disk is full ({full}): the page analyses committed before are "
+                "kept; free some space and run the same command again")
+    return f"{path}: {exc}"
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableSnapshot:
+    """A page whose stored snapshot cannot be read (its blob fails decompression): no plugin
+    sees it; the runner records ``error`` as the page's error for each plugin."""
+
+    page_id: int
+    url: str
+    error: str
+
+
+def _snapshot(page_id: int, url: str, encoding: str, blob: bytes,
+              resources: frozenset[str]) -> Snapshot | UnreadableSnapshot:
+    try:
+        data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
+    except zlib.error as exc:  # a corrupt blob: that page's error, not the whole run's
+        return UnreadableSnapshot(page_id, url, f"the snapshot cannot be read: zlib.error: {exc}")
+    return Snapshot(page_id=page_id, url=url, html=data.decode("utf-8", errors="replace"),
+                    resources=resources)
+
+
+def _origin(url: str) -> str:
+    """``scheme://host[:port]`` of a URL as the archive spells it (no parsing: the page rows
+    it is compared with are spelled by the same crawl)."""
+    start = url.find("//") + 2
+    end = url.find("/", start) if start > 1 else -1
+    return url if end < 0 else url[:end]
 
 
 class RunKey:
@@ -120,6 +214,7 @@ class AnalysisStore:
         self._lock = lock
         self._dirty = 0
         self._last_commit = time.monotonic()
+        self._crawled: dict[str, bool] = {}  # origin -> whether the crawl has a page there
 
     @classmethod
     def open(cls, path: Path) -> AnalysisStore:
@@ -130,8 +225,10 @@ class AnalysisStore:
         lock = ArchiveLock(path)
         try:
             lock.acquire()
-        except OSError as exc:  # a read-only directory: no lock can be taken
-            raise ArchiveError(f"{path}: cannot take the archive lock ({exc})") from exc
+        except OSError as exc:  # a read-only directory or a full disk: no lock can be taken
+            reason = write_failure(path, exc) if is_disk_full(path, exc) else (
+                f"{path}: cannot take the archive lock ({exc})")
+            raise ArchiveError(reason) from exc
         try:
             reader = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
             try:
@@ -144,15 +241,19 @@ class AnalysisStore:
                 raise ArchiveError(
                     f"{path}: the archive has no HTML snapshot to analyse (no internal HTML "
                     "page was crawled)")
-            conn = connect(path)
+            try:
+                conn = connect(path)
+            except sqlite3.Error as exc:  # WAL mode needs its files: a full disk
+                reader.close()
+                raise ArchiveError(write_failure(path, exc)) from exc
             try:
                 migrate(conn)
-            except SchemaError as exc:
-                conn.close()
+                store = cls(path, conn, reader, lock)
+                store._mark_lost()
+            except (SchemaError, sqlite3.Error) as exc:  # a newer schema; a full disk
+                _close_quietly(conn)
                 reader.close()
-                raise ArchiveError(f"{path}: {exc}") from exc
-            store = cls(path, conn, reader, lock)
-            store._mark_lost()
+                raise ArchiveError(write_failure(path, exc)) from exc
         except BaseException:
             lock.release()
             raise
@@ -190,8 +291,9 @@ class AnalysisStore:
                 yield PageUrl(page_id=page_id, url=url, is_external=bool(is_external))
             after = rows[-1][0]
     def pending_snapshots(self, key: RunKey, *, force: bool, batch: int = 50
-                          ) -> Iterator[Snapshot]:
-        """The pages to analyse, by page id, read ``batch`` rows at a time.
+                          ) -> Iterator[Snapshot | UnreadableSnapshot]:
+        """The pages to analyse, by page id, read ``batch`` rows at a time (a page whose
+        snapshot cannot be read as an :class:`UnreadableSnapshot`).
 
         The reader sees the file as committed: a page recorded in this run is committed
         before the next batch is read or is past the last id read, so nothing is read twice.
@@ -202,12 +304,27 @@ class AnalysisStore:
             rows = self._reader.execute(_PENDING_PAGE, {**params, "after": after}).fetchall()
             if not rows:
                 return
+            resources = self._own_resources(rows[0][0], rows[-1][0])
             for page_id, url, encoding, blob in rows:
-                data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
-                yield Snapshot(page_id=page_id, url=url,
-                               html=data.decode("utf-8", errors="replace"))
+                yield _snapshot(page_id, url, encoding, blob,
+                                frozenset(resources.get(page_id, ())))
             after = rows[-1][0]
             del rows
+
+    def _own_resources(self, first: int, last: int) -> dict[int, list[str]]:
+        """The sub-resources the crawl recorded for the pages ``first``…``last``, on a host the
+        crawl crawled (:attr:`Snapshot.resources`), by page id."""
+        found: dict[int, list[str]] = {}
+        for page_id, url in self._reader.execute(_PAGE_RESOURCES,
+                                                 {"first": first, "last": last}):
+            origin = _origin(url)
+            crawled = self._crawled.get(origin)
+            if crawled is None:
+                crawled = self._crawled[origin] = self._reader.execute(
+                    _CRAWLED_ORIGIN, {"origin": origin}).fetchone() is not None
+            if crawled:
+                found.setdefault(page_id, []).append(url)
+        return found
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -282,7 +399,8 @@ class AnalysisStore:
             )
         self._mark(key, phase, run_id, item.page_id, ok=True)
 
-    def record_error(self, key: RunKey, run_id: int, item: Snapshot | PageUrl, message: str,
+    def record_error(self, key: RunKey, run_id: int,
+                     item: Snapshot | PageUrl | UnreadableSnapshot, message: str,
                      phase: str = PAGE) -> None:
         """The plugin failed twice on this page: a plugin error; the page is analysed again by
         the next run."""
@@ -321,16 +439,38 @@ class AnalysisStore:
             "UPDATE analysis_runs SET outcome = 'lost' WHERE outcome = 'running' AND pid != ?",
             (os.getpid(),))
 
+    def abandon(self) -> None:
+        """After a failed write (a full disk): drop the batch not committed, fold the WAL back
+        into the file when SQLite can, release the lock. The pages committed before stay."""
+        with contextlib.suppress(sqlite3.Error):
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+        self._shut(logging.INFO)  # the caller says what failed, in one line
+
     def close(self) -> None:
         """Commit, fold the WAL back into the file, release the lock."""
         try:
             self.commit()
+        except sqlite3.Error:
+            self.abandon()
+            raise
+        self._shut(logging.WARNING)
+
+    def _shut(self, level: int) -> None:
+        try:
             self._reader.close()
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            try:
-                self.conn.execute("PRAGMA journal_mode=DELETE")
-            except sqlite3.OperationalError as exc:  # a reader has the file open
-                logger.warning("archive left in WAL mode (%s): %s", exc, self.path)
-            self.conn.close()
+            _close_quietly(self.conn, level)
         finally:
             self._lock.release()
+
+
+def _close_quietly(conn: sqlite3.Connection, level: int = logging.INFO) -> None:
+    """Fold the WAL back into the file and close. What SQLite refuses (a reader has the file
+    open, the disk is full) stays in the WAL, where SQLite finds it the next time the archive
+    is opened: logged at ``level``."""
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.Error as exc:
+        logger.log(level, "archive left in WAL mode (%s)", exc)
+    conn.close()

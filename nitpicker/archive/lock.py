@@ -69,8 +69,13 @@ class ArchiveLock:
                         self.path.unlink()
                     continue
                 raise ArchiveLockError(self.path, pid) from None
-            with os.fdopen(fd, "w") as handle:
-                handle.write(str(os.getpid()))
+            try:
+                with os.fdopen(fd, "w") as handle:
+                    handle.write(str(os.getpid()))
+            except OSError:  # a full disk: no empty lock file left behind
+                with contextlib.suppress(FileNotFoundError):
+                    self.path.unlink()
+                raise
             self._held = True
             return
 

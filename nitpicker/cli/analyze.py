@@ -28,7 +28,7 @@ from nitpicker.analyze.config import (
 )
 from nitpicker.analyze.discovery import PluginLoadError, discover, load_plugin
 from nitpicker.analyze.runner import PluginRun, RunSummary, analyze_plugin
-from nitpicker.archive.analysis_store import AnalysisStore
+from nitpicker.archive.analysis_store import AnalysisStore, write_failure
 from nitpicker.archive.lock import ArchiveLockError
 from nitpicker.archive.writer import ArchiveError, check_archive_file
 from nitpicker.cli.choice import choose_many, is_terminal
@@ -93,6 +93,7 @@ class PluginFlags:
     search_scope: Annotated[str | None, typer.Option("--search-scope", help="search: only inside the element this CSS selector finds.", show_default=False)] = None
     main_content_selector: Annotated[str | None, typer.Option("--main-content-selector", help="main-contents: the CSS selector tried first for the main content.", show_default=False)] = None
     axe_lang: Annotated[str | None, typer.Option("--axe-lang", help="axe: the language of its messages (BCP 47, e.g. ja).", show_default=False)] = None
+    online: Annotated[bool, typer.Option("--online", help="axe: fetch the stylesheets a snapshot names from any host (offline by default: only the page's own, recorded by the crawl).")] = False
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ def analyze(
                                          show_default=False)],
     flags: PluginFlags,
     force: Annotated[bool, typer.Option("--force", help="Analyse again pages already analysed with the same plugin version and settings.")] = False,
+    deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="The browsers of axe and Lighthouse reach no loopback, private, link-local or metadata address.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log each page's errors; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
 ) -> None:
@@ -126,7 +128,8 @@ def analyze(
         check_archive_file(file)
     except ArchiveError as exc:
         fail(str(exc))
-    plan = plan_plugins(flags, interactive=is_terminal(), verbose=verbose)
+    plan = plan_plugins(flags, interactive=is_terminal(), verbose=verbose,
+                        deny_private_networks=deny_private_networks)
     try:
         code = run_plugins(file, plan, force=force, silent=silent, verbose=verbose)
     except AnalysisInterrupted as stop:
@@ -147,10 +150,12 @@ def configure_logging(*, verbose: bool, silent: bool) -> None:
                         stream=sys.stderr, force=True)
 
 
-def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool) -> PluginPlan:
+def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool,
+                 deny_private_networks: bool = False) -> PluginPlan:
     """The plugins to run, made (SPEC §2.2's selection; the choice is asked only when
     ``interactive`` and neither ``--all`` nor ``--plugin`` is given). Bad input (the config,
-    an unknown plugin, none that can be made) is one ``Error:`` line and exit 1 (raised)."""
+    an unknown plugin, none that can be made) is one ``Error:`` line and exit 1 (raised).
+    ``deny_private_networks``: the browsers of the plugins that run one are guarded."""
     points = discover()
     known = list(points)
     try:
@@ -161,7 +166,8 @@ def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool) -> Plu
     overrides = cli_overrides(search_keywords=flags.search_keywords,
                               search_scope=flags.search_scope,
                               main_content_selector=flags.main_content_selector,
-                              axe_lang=flags.axe_lang)
+                              axe_lang=flags.axe_lang, online=flags.online,
+                              deny_private_networks=deny_private_networks)
     interactive = interactive and not flags.all_ and not flags.plugin
     labels = _labels(configured, points, config.settings_of, overrides) if interactive else {}
     try:
@@ -193,8 +199,9 @@ def run_plugins(file: Path, plan: PluginPlan, *, force: bool, silent: bool,
         fail(str(exc))
     try:
         summaries = _run_all(store, plan.runs, force=force, silent=silent, verbose=verbose)
-    except sqlite3.DatabaseError as exc:  # a corrupt file, a full disk: the archive's fault
-        fail(f"{file}: {exc}", verbose_detail=traceback.format_exc() if verbose else None)
+    except sqlite3.Error as exc:  # a corrupt file, a full disk: the archive's fault
+        fail(write_failure(file, exc),
+             verbose_detail=traceback.format_exc() if verbose else None)
     failed = plan.load_errors + sum(1 for s in summaries if s.outcome == "failed")
     return 1 if failed else 0
 
@@ -280,6 +287,9 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
     except KeyboardInterrupt:
         store.close()
         raise AnalysisInterrupted(progress.done(run.name for run in runs)) from None
+    except sqlite3.Error:  # the archive cannot be written (a full disk): nothing more to commit
+        store.abandon()
+        raise
     except BaseException:
         store.close()
         raise

@@ -80,7 +80,8 @@ def pipeline(
         fail(str(exc))
     except (ArchiveOpenError, DiffInputError) as exc:
         fail(f"--baseline: {exc}")
-    plugins = plan_plugins(plugin_flags, interactive=False, verbose=verbose)
+    plugins = plan_plugins(plugin_flags, interactive=False, verbose=verbose,
+                           deny_private_networks=crawl_flags.deny_private_networks)
     report = _plan_report(report_flags, path)
 
     from nitpicker.cli.runner import run_crawl
