@@ -20,7 +20,7 @@ from fixtures.site import FixtureSite
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 from nitpicker.archive.writer import ArchiveWriter
-from tests.helpers import ChangesCrawls, run, run_with_probe, writer_config
+from tests.helpers import ChangesCrawls, ScopeCrawls, run, run_with_probe, writer_config
 
 
 @pytest.fixture(scope="session")
@@ -69,3 +69,18 @@ def analysed_changes(changes_crawls: ChangesCrawls,
                                 cwd=directory)
         assert result.returncode == 0, result.stderr
     return ChangesCrawls(directory, changes_crawls.base, changes_crawls.moved_base)
+
+
+@pytest.fixture(scope="session")
+def scope_crawls(site: Any, tmp_path_factory: pytest.TempPathFactory) -> ScopeCrawls:
+    """``/scope/blog/`` and ``/scope/docs/`` crawled apart and together (``blog``, ``docs``,
+    ``both``), each analysed by ``main-contents``, for ``concat`` and ``split``."""
+    directory = tmp_path_factory.mktemp("scope-crawls")
+    crawls = ScopeCrawls(directory, site.url("/scope/blog/"), site.url("/scope/docs/"))
+    for name, roots in (("blog", [crawls.blog_root]), ("docs", [crawls.docs_root]),
+                        ("both", [crawls.blog_root, crawls.docs_root])):
+        done = run("crawl", *roots, "-o", name, "--retry", "0", "--silent", cwd=directory)
+        assert done.returncode == 0, done.stderr
+        done = run("analyze", f"{name}.nitpicker", "--plugin", "main-contents", cwd=directory)
+        assert done.returncode == 0, done.stderr
+    return crawls

@@ -12,7 +12,8 @@ have recorded, as far as the archive knows it:
 - a page outside the scopes that a kept page links to (or that such a link redirects to) is
   kept as a crawl of the scopes records an out-of-scope link: an external row with its
   fetched facts and response headers (status, title, …), its own links, images, snapshot and
-  analysis dropped; every other page outside is dropped;
+  analysis dropped; every other page outside is dropped (so are the middle hops of a redirect
+  chain leaving the scopes: the archive knows where a chain ends, not its way there);
 - resources and console messages are those of the kept pages; the frontier rows of the kept
   URLs and those under the scopes (a URL still pending stays pending, ``crawl --resume``
   fetches it; one outside the scopes is queued metadata-only); the runs and analysis runs are
@@ -70,7 +71,8 @@ _PRUNE: Final = (
     ("DELETE FROM main.console_messages WHERE id NOT IN"
      " (SELECT message_id FROM main.page_console_messages)"),
     "DELETE FROM main.frontier WHERE NOT in_scope(url) AND url NOT IN (SELECT url FROM main.pages)",
-    "UPDATE main.frontier SET mode = 1 WHERE mode != 1 AND NOT in_scope(url)",
+    ("UPDATE main.frontier SET mode = 1 WHERE mode != 1 AND NOT in_scope(url)"
+     " AND url NOT IN (SELECT url FROM main.pages WHERE is_external = 0)"),
     "DELETE FROM main.trap_events WHERE NOT in_scope(first_url) AND NOT in_scope(last_url)",
     ("DELETE FROM main.plugin_errors WHERE coalesce(page_id NOT IN (SELECT d.new FROM temp.idmap"
      " AS d JOIN temp.kept AS k ON k.old = d.old), NOT in_scope(url))"),
