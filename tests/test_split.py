@@ -79,15 +79,15 @@ def test_a_scope_wider_than_the_crawl_names_what_it_saw_as_external(
 
 
 @pytest.mark.parametrize(("archive", "scopes", "message"), [
-    ("blog", ["{docs}"], "no page of {dir}/blog.nitpicker lies under {docs} (the archive's "
-                         "roots: {blog})"),
-    ("both", ["{blog}", "{root}/elsewhere/"], "no page of {dir}/both.nitpicker lies under "
-                                              "{root}/elsewhere/ (the archive's roots: {blog}, "
-                                              "{docs})"),
-    ("both", ["ftp://example.com/"], 'scope: Invalid URL: "ftp://example.com/". Please provide '
-                                     "a valid URL (e.g., https://example.com)"),
+    ("blog", ["{docs}"], ("no page of {dir}/blog.nitpicker lies under {docs} (the archive's "
+                          "roots: {blog})")),
+    ("both", ["{blog}", "{root}/elsewhere/"], ("no page of {dir}/both.nitpicker lies under "
+                                               "{root}/elsewhere/ (the archive's roots: {blog}, "
+                                               "{docs})")),
+    ("both", ["ftp://example.com/"], ('scope: Invalid URL: "ftp://example.com/". Please provide '
+                                      "a valid URL (e.g., https://example.com)")),
     ("list", ["{docs}"], ("{dir}/list.nitpicker: a list-mode archive (--list/--list-file) has "
-                          "no scope to split: its roots are a list of URLs")),
+                           "no scope to split: its roots are a list of URLs")),
     ("missing", ["{docs}"], "Archive not found: {dir}/missing.nitpicker"),
 ])
 def test_what_cannot_be_split_is_one_line(

@@ -10,27 +10,11 @@ import typer
 
 from nitpicker.archive.concat import concat_archives
 from nitpicker.archive.transfer import TransferError
-from nitpicker.cli.output import fail
+from nitpicker.cli.output import archive_output, fail, outside_note
 
-__all__ = ["app", "concat", "output_path", "outside_note"]
+__all__ = ["app", "concat"]
 
 app = typer.Typer()
-
-_SHOWN_OUTSIDE = 3
-
-
-def output_path(output: Path) -> Path:
-    """``-o`` with ``.nitpicker`` appended when it lacks it (as ``crawl`` and ``merge`` do)."""
-    return output if output.suffix == ".nitpicker" else output.with_name(output.name + ".nitpicker")
-
-
-def outside_note(urls: list[str], output: Path, root: str) -> str:
-    """The ``Note:`` on URLs under the new roots that no archive fetched in full."""
-    shown = ", ".join(urls[:_SHOWN_OUTSIDE])
-    more = len(urls) - _SHOWN_OUTSIDE
-    return (f"Note: {len(urls)} URL(s) under the roots were recorded external (metadata only): "
-            f"{shown}" + (f" and {more} more" if more > 0 else "")
-            + f"; fetch them in full with: nitpicker crawl --append {output} {root}")
 
 
 @app.command()
@@ -46,7 +30,7 @@ def concat(
 
     Example: nitpicker concat blog.nitpicker docs.nitpicker -o site
     """
-    output = output_path(output)
+    output = archive_output(output)
     try:
         result = concat_archives(archives, output)
     except TransferError as exc:

@@ -10,8 +10,7 @@ import typer
 
 from nitpicker.archive.split import split_archive
 from nitpicker.archive.transfer import TransferError
-from nitpicker.cli.concat import output_path, outside_note
-from nitpicker.cli.output import fail
+from nitpicker.cli.output import archive_output, fail, outside_note
 
 __all__ = ["app", "split"]
 
@@ -31,7 +30,7 @@ def split(
 
     Example: nitpicker split site.nitpicker https://example.com/blog/ -o blog
     """
-    output = output_path(output)
+    output = archive_output(output)
     try:
         result = split_archive(archive, scopes, output)
     except TransferError as exc:
