@@ -87,7 +87,7 @@ def test_a_scope_wider_than_the_crawl_names_what_it_saw_as_external(
     ("both", ["ftp://example.com/"], ('scope: Invalid URL: "ftp://example.com/". Please provide '
                                       "a valid URL (e.g., https://example.com)")),
     ("list", ["{docs}"], ("{dir}/list.nitpicker: a list-mode archive (--list/--list-file) has "
-                           "no scope to split: its roots are a list of URLs")),
+                          "no scope to split: its roots are a list of URLs")),
     ("missing", ["{docs}"], "Archive not found: {dir}/missing.nitpicker"),
 ])
 def test_what_cannot_be_split_is_one_line(
