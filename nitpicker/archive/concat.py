@@ -162,19 +162,18 @@ def _copy_pages(conn: sqlite3.Connection, position: int) -> None:
     """The attached archive's pages: a row for each URL not in yet, and the winning rows'
     columns; ``temp.idmap`` and ``temp.taken`` (its winning recorded pages) for the children."""
     columns = page_columns(conn)
-    listed = ", ".join(columns)
-    conn.execute(
-        f"INSERT INTO main.pages(url, {listed}) SELECT p.url, {', '.join('p.' + c for c in columns)}"
-        " FROM s.pages AS p WHERE NOT EXISTS (SELECT 1 FROM main.pages AS m WHERE m.url = p.url)"
-        " ORDER BY p.id")
     conn.execute(
         "CREATE TEMP TABLE taken AS SELECT p.id AS old, p.url, w.rank FROM s.pages AS p"
         " JOIN temp.winner AS w ON w.url = p.url WHERE w.source = ?", (position,))
     updated = [c for c in columns if c not in _FLAGS]
-    conn.execute(
+    conn.execute(  # before the insert below: only the rows earlier archives brought
         f"UPDATE main.pages SET ({', '.join(updated)}) = (SELECT"
         f" {', '.join('p.' + c for c in updated)} FROM s.pages AS p WHERE p.url = pages.url)"
         " WHERE url IN (SELECT url FROM temp.taken)")
+    conn.execute(
+        f"INSERT INTO main.pages(url, {', '.join(columns)})"
+        f" SELECT p.url, {', '.join('p.' + c for c in columns)} FROM s.pages AS p"
+        " WHERE NOT EXISTS (SELECT 1 FROM main.pages AS m WHERE m.url = p.url) ORDER BY p.id")
     for flag in _FLAGS:
         conn.execute(f"UPDATE main.pages SET {flag} = 1 WHERE {flag} = 0 AND url IN"
                      f" (SELECT url FROM s.pages WHERE {flag} = 1)")
