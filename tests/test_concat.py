@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from nitpicker.render.chromium import find_chromium
 from tests.helpers import ROWS_BY_URL, ChangesCrawls, ScopeCrawls, rows, run, run_with_probe
 
 if TYPE_CHECKING:
@@ -167,3 +170,29 @@ def test_an_existing_output_or_a_missing_directory_is_refused(scope_crawls: Scop
     assert done.returncode == 1
     assert done.stderr.strip() == "Error: Output directory not found: no/such/dir"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["joined.nitpicker"]
+
+
+@pytest.mark.skipif(find_chromium() is None and not os.environ.get("CI"),
+                    reason="Chromium is not installed (make test installs it; CI requires it)")
+def test_a_resource_is_the_newest_archive_s(rendered_resources: Path, tmp_path: Path) -> None:
+    """A rendered crawl of /resources/ and the same crawl made later, when large.png answered
+    404 with other headers (a copy, its run and answer changed): whatever the order, the
+    resource is the later crawl's, its headers once."""
+    later = tmp_path / "later.nitpicker"
+    shutil.copyfile(rendered_resources, later)
+    with closing(sqlite3.connect(later)) as conn, conn:
+        conn.execute("UPDATE runs SET started_at = '2099-01-01T00:00:00.000+00:00'")
+        conn.execute("UPDATE resources SET status = 404, status_text = 'Not Found'"
+                     " WHERE url LIKE '%/large.png'")
+        conn.execute("UPDATE resource_headers SET value = 'later' WHERE resource_id ="
+                     " (SELECT id FROM resources WHERE url LIKE '%/large.png')")
+    headers = ("SELECT h.name, h.value FROM resource_headers AS h JOIN resources AS r"
+               " ON r.id = h.resource_id WHERE r.url LIKE '%/large.png'")
+    assert rows(rendered_resources, headers), "large.png came with headers"
+    for name, order in (("forward", (rendered_resources, later)),
+                        ("backward", (later, rendered_resources))):
+        joined = _concat(*order, cwd=tmp_path, name=name)
+        assert rows(joined, "SELECT status, status_text FROM resources"
+                            " WHERE url LIKE '%/large.png'") == [(404, "Not Found")]
+        assert rows(joined, headers) == rows(later, headers)
+        assert {value for _, value in rows(joined, headers)} == {"later"}

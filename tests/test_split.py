@@ -4,16 +4,32 @@ through the CLI."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from nitpicker.render.chromium import find_chromium
 from tests.helpers import ROWS_BY_URL, ScopeCrawls, rows, run
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
+
+
+needs_chromium = pytest.mark.skipif(
+    find_chromium() is None and not os.environ.get("CI"),
+    reason="Chromium is not installed (make test installs it; CI requires it)",
+)
+
+_MESSAGES = ("SELECT p.url, m.text FROM page_console_messages AS l JOIN pages AS p"
+             " ON p.id = l.page_id JOIN console_messages AS m ON m.id = l.message_id")
+_RESOURCES = "SELECT url, kind, status, content_type, content_length FROM resources"
+_REFERRERS = ("SELECT r.url, p.url FROM resource_referrers AS l JOIN resources AS r"
+              " ON r.id = l.resource_id JOIN pages AS p ON p.id = l.page_id")
+_RESOURCE_HEADERS = ("SELECT r.url, h.name, h.value FROM resource_headers AS h"
+                     " JOIN resources AS r ON r.id = h.resource_id")
 
 
 def _split(archive: Path, *scopes: str, cwd: Path, name: str = "part") -> Path:
@@ -130,3 +146,30 @@ def test_an_existing_output_or_a_missing_directory_is_refused(scope_crawls: Scop
     assert done.returncode == 1
     assert done.stderr.strip() == "Error: Output directory not found: gone"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["part.nitpicker"]
+
+
+@needs_chromium
+def test_the_resources_and_console_messages_are_those_of_the_kept_pages(
+        site: FixtureSite, rendered_console: Path, rendered_resources: Path,
+        tmp_path: Path) -> None:
+    """Rendered crawls: /console/levels keeps its own console messages and the shared script
+    it loaded (now referred to by it alone), not the other pages' messages; /resources/frame
+    loads nothing, so none of the top page's images and their headers stay; /resources/
+    keeps them all."""
+    console = rendered_console
+    levels = site.url("/console/levels")
+    part = _split(console, levels, cwd=tmp_path)
+    own = rows(console, _MESSAGES + " WHERE p.url = ?", levels)
+    assert len(own) > 1 and rows(part, _MESSAGES) == own
+    assert sorted(text for (text,) in rows(part, "SELECT text FROM console_messages")) == sorted(
+        text for _, text in own)
+    assert rows(part, _REFERRERS) == [(site.url("/console/assets/shared.js"), levels)]
+    assert rows(part, _RESOURCES) == rows(console, _RESOURCES)
+
+    resources = rendered_resources
+    assert rows(resources, _RESOURCE_HEADERS), "the top page's images came with headers"
+    framed = _split(resources, site.url("/resources/frame"), cwd=tmp_path, name="framed")
+    assert rows(framed, _RESOURCES) == [] and rows(framed, _RESOURCE_HEADERS) == []
+    whole = _split(resources, site.url("/resources/"), cwd=tmp_path, name="whole")
+    for sql in (_RESOURCES, _REFERRERS, _RESOURCE_HEADERS):
+        assert rows(whole, sql) == rows(resources, sql), sql
