@@ -169,7 +169,14 @@ def test_an_existing_output_or_a_missing_directory_is_refused(scope_crawls: Scop
                cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.strip() == "Error: Output directory not found: no/such/dir"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["joined.nitpicker"]
+    (tmp_path / "out").mkdir()
+    done = run("concat", str(scope_crawls.blog), str(scope_crawls.docs), "-o", "out",
+               cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("Error: -o out is a directory: give the new archive's file "
+                                   "name (-o out/site.nitpicker)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["joined.nitpicker", "out"]
+    assert list((tmp_path / "out").iterdir()) == []
 
 
 @pytest.mark.skipif(find_chromium() is None and not os.environ.get("CI"),

@@ -145,6 +145,10 @@ def test_an_existing_output_or_a_missing_directory_is_refused(scope_crawls: Scop
                cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.strip() == "Error: Output directory not found: gone"
+    done = run("split", str(scope_crawls.both), scope_crawls.blog_root, "-o", ".", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("Error: -o . is a directory: give the new archive's file "
+                                   "name (-o site.nitpicker)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["part.nitpicker"]
 
 

@@ -85,7 +85,11 @@ _SHOWN_OUTSIDE = 3
 
 
 def archive_output(output: Path) -> Path:
-    """``-o`` with ``.nitpicker`` appended when it lacks it (as ``crawl`` and ``merge`` do)."""
+    """``-o`` with ``.nitpicker`` appended when it lacks it (as ``crawl`` and ``merge`` do);
+    an existing directory is refused (the archive's own name is asked for)."""
+    if output.is_dir():
+        fail(f"-o {output} is a directory: give the new archive's file name "
+             f"(-o {output / 'site.nitpicker'})")
     return output if output.suffix == ".nitpicker" else output.with_name(output.name + ".nitpicker")
 
 
