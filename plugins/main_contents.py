@@ -10,8 +10,10 @@ Cells: ``element`` (Main element: the tag with its id and classes, e.g. ``div#co
 ``wordCount`` (Word count: the characters of its text, whitespace removed), ``headings``
 (Heading count: ``h1``–``h6``), ``images`` (Image count: ``img``, ``input[type=image]``),
 ``table`` (Table count; its note one line per table, ``| rows | cols | thead | tfoot |
-merged |`` with ``o``/``x`` for yes/no). A page with no main element gets a row all the same
-(the original stored none, SPEC §12 Q7): ``element`` empty with a note saying so, the counts 0.
+merged |`` with ``o``/``x`` for yes/no). The headings' and images' notes list them, and
+:mod:`nitpicker_plugins._main_elements` adds the words, buttons, iframes, videos, audios and
+canvases (issue 31). A page with no main element gets a row all the same (the original stored
+none, SPEC §12 Q7): ``element`` empty with a note saying so, the counts 0.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from lxml import etree
+from nitpicker_plugins._main_elements import ELEMENT_HEADERS, element_values, no_element_values
 from nitpicker_plugins._settings import SettingError
 from nitpicker_plugins.search import compile_selector, parse_html
 
@@ -44,11 +47,10 @@ HEADERS: Final = {
     "headings": "Heading count",
     "images": "Image count",
     "table": "Table count",
+    **ELEMENT_HEADERS,
 }
 
 _WHITESPACE: Final = re.compile(r"\s+")
-_HEADINGS: Final = compile_selector("h1, h2, h3, h4, h5, h6", "headings")
-_IMAGES: Final = compile_selector('img, input[type="image"]', "images")
 _TABLES: Final = compile_selector("table", "tables")
 TABLE_HEAD: Final = "| rows | cols | thead | tfoot | merged |"
 
@@ -99,7 +101,7 @@ class MainContentsPlugin:
     """Finds the main content element and counts its words, headings, images and tables."""
 
     label = "Main content"
-    version = "1.0"
+    version = "1.1"
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = dict(HEADERS)
@@ -128,17 +130,16 @@ class MainContentsPlugin:
             return Findings(values={
                 "element": PageValue(None, note),
                 "wordCount": PageValue(0), "headings": PageValue(0), "images": PageValue(0),
-                "table": PageValue(0),
+                "table": PageValue(0), **no_element_values(),
             })
         main = found[0]  # lxml returns the matches in document order
         tables = _TABLES(main)
         return Findings(values={
             "element": PageValue(describe(main)),
             "wordCount": PageValue(len(_WHITESPACE.sub("", main.text_content()))),
-            "headings": PageValue(len(_HEADINGS(main))),
-            "images": PageValue(len(_IMAGES(main))),
             "table": PageValue(len(tables), "\n".join([TABLE_HEAD, *map(table_summary, tables)])
                                if tables else None),
+            **element_values(main),
         })
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_twisted
 
 from fixtures.site import FixtureSite
 
@@ -20,7 +21,7 @@ from fixtures.site import FixtureSite
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 from nitpicker.archive.writer import ArchiveWriter
-from tests.helpers import ChangesCrawls, run, run_with_probe, writer_config
+from tests.helpers import ChangesCrawls, ScopeCrawls, crawl, run, run_with_probe, writer_config
 
 
 @pytest.fixture(scope="session")
@@ -69,3 +70,38 @@ def analysed_changes(changes_crawls: ChangesCrawls,
                                 cwd=directory)
         assert result.returncode == 0, result.stderr
     return ChangesCrawls(directory, changes_crawls.base, changes_crawls.moved_base)
+
+
+@pytest.fixture(scope="session")
+def scope_crawls(site: Any, tmp_path_factory: pytest.TempPathFactory) -> ScopeCrawls:
+    """``/scope/blog/`` and ``/scope/docs/`` crawled apart and together (``blog``, ``docs``,
+    ``both``), each analysed by ``main-contents``, for ``concat`` and ``split``."""
+    directory = tmp_path_factory.mktemp("scope-crawls")
+    crawls = ScopeCrawls(directory, site.url("/scope/blog/"), site.url("/scope/docs/"))
+    for name, roots in (("blog", [crawls.blog_root]), ("docs", [crawls.docs_root]),
+                        ("both", [crawls.blog_root, crawls.docs_root])):
+        done = run("crawl", *roots, "-o", name, "--retry", "0", "--silent", cwd=directory)
+        assert done.returncode == 0, done.stderr
+        done = run("analyze", f"{name}.nitpicker", "--plugin", "main-contents", cwd=directory)
+        assert done.returncode == 0, done.stderr
+    return crawls
+
+
+async def _rendered(site: Any, directory: Path, section: str) -> Path:
+    archive = await crawl(directory, [site.url(f"/{section}/")], render=True)
+    archive.conn.close()
+    return archive.path.rename(directory / f"{section}.nitpicker")
+
+
+@pytest_twisted.async_fixture(scope="module")
+async def rendered_console(site: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``/console/`` rendered in Chromium: a script all its pages load, their console
+    messages (for ``split``)."""
+    return await _rendered(site, tmp_path_factory.mktemp("rendered"), "console")
+
+
+@pytest_twisted.async_fixture(scope="module")
+async def rendered_resources(site: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``/resources/`` rendered in Chromium: the images its top page loads, with their
+    headers, and a framed page that loads nothing (for ``concat`` and ``split``)."""
+    return await _rendered(site, tmp_path_factory.mktemp("rendered"), "resources")

@@ -247,3 +247,43 @@ class ChangesCrawls:
         self.moved = directory / "moved.nitpicker"
         self.base = base
         self.moved_base = moved_base
+
+
+class ScopeCrawls:
+    """The archives of ``/scope/``: ``blog`` (``/scope/blog/``, which links to
+    ``/scope/docs/``), ``docs`` (``/scope/docs/``) and ``both`` (the two roots)."""
+
+    def __init__(self, directory: Path, blog_root: str, docs_root: str) -> None:
+        self.dir = directory
+        self.blog = directory / "blog.nitpicker"
+        self.docs = directory / "docs.nitpicker"
+        self.both = directory / "both.nitpicker"
+        self.blog_root = blog_root
+        self.docs_root = docs_root
+
+
+ROWS_BY_URL = {
+    "pages": "SELECT url, scraped, is_target, is_external, status, title, content_type,"
+             " (SELECT url FROM pages AS d WHERE d.id = pages.redirect_dest_id), \"order\""
+             " FROM pages",
+    "anchors": "SELECT p.url, h.url, a.hash, a.text FROM anchors AS a JOIN pages AS p"
+               " ON p.id = a.page_id JOIN pages AS h ON h.id = a.href_id",
+    "images": "SELECT p.url, i.src, i.alt FROM images AS i JOIN pages AS p ON p.id = i.page_id",
+    "response_headers": "SELECT p.url, h.name FROM response_headers AS h JOIN pages AS p"
+                        " ON p.id = h.page_id",
+    "snapshots": "SELECT p.url, s.html FROM snapshots AS s JOIN pages AS p ON p.id = s.page_id",
+    "frontier": "SELECT key, mode, state FROM frontier",
+    "page_values": "SELECT v.plugin, p.url, v.key, v.value, v.note FROM page_values AS v"
+                   " JOIN pages AS p ON p.id = v.page_id",
+}
+"""What an archive holds, by URL (ids and times left out): two archives of the same pages
+answer the same."""
+
+
+def rows(path: Path, sql: str, *params: Any) -> list[Any]:
+    """The rows ``sql`` answers on the archive at ``path`` (read-only), sorted."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return sorted(conn.execute(sql, params).fetchall(), key=repr)
+    finally:
+        conn.close()

@@ -7,6 +7,7 @@ test analyses a copy, in a subprocess, as a user would; the test plugins come fr
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -85,31 +86,74 @@ def fingerprint(path: Path) -> str:
 
 # -- the bundled pure-Python plugins -----------------------------------------------------------
 
+NO_MEDIA = {"buttons": 0, "iframes": 0, "videos": 0, "audios": 0, "canvases": 0}
+"""main-contents' counts of the elements none of the /contents/ pages has."""
+
 
 def test_main_contents_rows_of_every_page(archive: Path, site: FixtureSite) -> None:
     done = nitpicker("analyze", str(archive), "--plugin", "main-contents", cwd=archive.parent)
     assert done.returncode == 0, done.stderr
-    assert "main-contents: 5 pages, 0 violations, 25 values, 0 errors" in done.stderr
+    assert "main-contents: 5 pages, 0 violations, 55 values, 0 errors" in done.stderr
     answer = query(archive, "page-values", "--plugin", "main-contents")
     assert answer["headers"] == {"element": "Main element", "wordCount": "Word count",
                                  "headings": "Heading count", "images": "Image count",
-                                 "table": "Table count"}
+                                 "table": "Table count", "words": "Words",
+                                 "buttons": "Button count", "iframes": "Iframe count",
+                                 "videos": "Video count", "audios": "Audio count",
+                                 "canvases": "Canvas count"}
     rows = {item["url"].removeprefix(site.base_url): item["values"] for item in answer["items"]}
     assert list(rows) == list(PAGES)
     plain = {path: {k: c["value"] for k, c in cells.items()} for path, cells in rows.items()}
     assert plain["/contents/with-main"] == {"element": "main", "wordCount": 43, "headings": 2,
-                                            "images": 2, "table": 2}
+                                            "images": 2, "table": 2, "words": 12, **NO_MEDIA}
+    assert rows["/contents/with-main"]["headings"]["note"] == (
+        "| level | text |\n| 1 | Hello world |\n| 2 | Second |")
     assert rows["/contents/with-main"]["table"]["note"] == (
         "| rows | cols | thead | tfoot | merged |\n| 3 | 2 | o | x | o |\n| 1 | 1 | x | x | x |")
     # first match in document order: .content comes before [role=main] inside it
     assert plain["/contents/role-main"] == {"element": "div.content", "wordCount": 18,
-                                            "headings": 1, "images": 0, "table": 0}
+                                            "headings": 1, "images": 0, "table": 0, "words": 4,
+                                            **NO_MEDIA}
     # a page with no main element still gets its row, saying so (the original stored none)
     assert plain["/contents/no-main"] == {"element": None, "wordCount": 0, "headings": 0,
-                                          "images": 0, "table": 0}
+                                          "images": 0, "table": 0, "words": 0, **NO_MEDIA}
     assert rows["/contents/no-main"]["element"]["note"].startswith(
         "No main content element: nothing matches main, [role=\"main\"], #main")
     assert plain["/contents/"]["element"] is None
+
+
+def test_main_contents_words_and_the_elements_of_a_page(site: FixtureSite,
+                                                         tmp_path: Path) -> None:
+    """Issue 31: words (each Chinese character or kana one), buttons, iframes, videos, audios,
+    canvases, and the elements listed in their counts' notes; the header's button and the
+    footer's iframe are outside the main content. Queried and reported like the others."""
+    crawled = nitpicker("crawl", site.url("/contents/media"), "--single", "--no-render",
+                        "--retry", "0", "-o", "media", "--silent", cwd=tmp_path)
+    assert crawled.returncode == 0, crawled.stderr
+    archive = tmp_path / "media.nitpicker"
+    done = nitpicker("analyze", str(archive), "--plugin", "main-contents", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (item,) = query(archive, "page-values", "--plugin", "main-contents")["items"]
+    cells = item["values"]
+    assert {key: cell["value"] for key, cell in cells.items()} == {
+        "element": "main#article", "wordCount": 84, "headings": 2, "images": 3, "table": 0,
+        "words": 15, "buttons": 3, "iframes": 1, "videos": 1, "audios": 1, "canvases": 2}
+    assert cells["headings"]["note"] == "| level | text |\n| 1 | Media page |\n| 3 | Clips \\| more |"
+    assert cells["images"]["note"] == ("| src | alt |\n| /contents/a.png | A diagram |\n"
+                                       '| /contents/b.png | "" |\n| /contents/c.png | (none) |')
+    assert cells["buttons"]["note"] == "| text |\n| Play all |\n| Send |\n| Close |"
+    assert cells["iframes"]["note"] == ("| src | title | width | height |\n"
+                                        "| https://www.youtube.com/embed/abc | Intro video | 560 | 315 |")
+    assert cells["videos"]["note"] == ("| src | title | width | height |\n"
+                                       "| /contents/tour.mp4 | Tour | 320 | 240 |")
+    assert cells["words"]["note"] is None and cells["audios"]["note"] is None
+    reported = nitpicker("report", str(archive), "--format", "csv", "--only", "Page List",
+                         cwd=tmp_path)
+    assert reported.returncode == 0, reported.stderr
+    with (tmp_path / "media-csv" / "page-list.csv").open(encoding="utf-8", newline="") as handle:
+        (row,) = csv.DictReader(handle)
+    assert (row["Words"], row["Button count"], row["Canvas count"]) == ("15", "3", "2")
+    assert row["Iframe count note"].endswith("| https://www.youtube.com/embed/abc | Intro video | 560 | 315 |")
 
 
 def test_main_content_selector_override(archive: Path, site: FixtureSite) -> None:
@@ -118,7 +162,8 @@ def test_main_content_selector_override(archive: Path, site: FixtureSite) -> Non
     assert done.returncode == 0, done.stderr
     rows = values_by_path(archive, "main-contents", site)
     assert rows["/contents/no-main"] == {"element": "div#article", "wordCount": 18,
-                                         "headings": 1, "images": 0, "table": 0}
+                                         "headings": 1, "images": 0, "table": 0, "words": 3,
+                                         **NO_MEDIA}
     assert rows["/contents/with-main"]["element"] == "main"
 
 

@@ -1,4 +1,5 @@
-"""What the CLI prints: one-line errors and the crawl summary."""
+"""What the CLI prints: one-line errors, the crawl summary, the notes of ``concat`` and
+``split``; the archive path ``-o`` names."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 
     from nitpicker.cli.runner import CrawlResult
 
-__all__ = ["fail", "print_summary"]
+__all__ = ["archive_output", "fail", "outside_note", "print_summary"]
 
 
 def fail(message: str, *, verbose_detail: str | None = None, code: int = 1) -> NoReturn:
@@ -77,3 +78,25 @@ def print_summary(path: Path, result: CrawlResult) -> None:
         if counters.external_errors:
             parts.append(f"{counters.external_errors} external")
         console.print(f"Crawl completed with {errors} error(s) ({', '.join(parts)}).")
+
+
+_SHOWN_OUTSIDE = 3
+"""URLs a note names before "and N more"."""
+
+
+def archive_output(output: Path) -> Path:
+    """``-o`` with ``.nitpicker`` appended when it lacks it (as ``crawl`` and ``merge`` do);
+    an existing directory is refused (the archive's own name is asked for)."""
+    if output.is_dir():
+        fail(f"-o {output} is a directory: give the new archive's file name "
+             f"(-o {output / 'site.nitpicker'})")
+    return output if output.suffix == ".nitpicker" else output.with_name(output.name + ".nitpicker")
+
+
+def outside_note(urls: list[str], output: Path, root: str) -> str:
+    """The ``Note:`` on URLs under the new roots that no archive fetched in full."""
+    shown = ", ".join(urls[:_SHOWN_OUTSIDE])
+    more = len(urls) - _SHOWN_OUTSIDE
+    return (f"Note: {len(urls)} URL(s) under the roots were recorded external (metadata only): "
+            f"{shown}" + (f" and {more} more" if more > 0 else "")
+            + f"; fetch them in full with: nitpicker crawl --append {output} {root}")
