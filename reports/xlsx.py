@@ -14,6 +14,10 @@ comment in memory until the workbook closes, and Excel caps a worksheet at 65,53
   string stays plain text;
 * notes go in the last worksheet, ``Notes`` (Sheet, Cell, Note: one row a note, in the order
   written), and the noted cell links to its note's row (unless it already links to a URL).
+
+Only ``http`` and ``https`` URLs become links: a crawled ``og:url`` of ``javascript:``,
+``file:``, ``vbscript:`` or ``ms-msdt:`` would otherwise be one click from running, so any
+other URL is written as plain text.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
     from nitpicker.query.report import Chunk, SheetSpec, Value
     from nitpicker.report import ReportSource
 
-__all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter"]
+__all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter", "is_web_url"]
 
 logger = logging.getLogger(__name__)
 
@@ -173,10 +177,17 @@ def _write_sheet(part: _Part, chunks: Iterator[Chunk], notes: _Part,
                                 notes, formats)
 
 
+def is_web_url(url: str) -> bool:
+    """An ``http:`` or ``https:`` URL (the scheme in any case): the only links a cell gets."""
+    return url[:8].lower().startswith(("http://", "https://"))
+
+
 def _write_cell(part: _Part, row: int, column: int, value: Value, note: str | None,
                 link: str | None, error: bool, notes: _Part, formats: _Formats) -> None:
     """Write one cell that is red, linked or noted (its note into the Notes sheet)."""
     worksheet = part.worksheet
+    if link is not None and not is_web_url(link):
+        link = None  # javascript:, file:, vbscript:, ms-msdt:, …: the text alone
     if isinstance(value, str):
         value = value[:MAX_CELL]
     if note:

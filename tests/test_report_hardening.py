@@ -1,0 +1,189 @@
+"""``nitpicker report`` against hostile archives: crawled text that a spreadsheet would run as a
+formula (CSV), URLs whose scheme runs something (XLSX), non-finite plugin values, SIGTERM
+half-way, and ``--urls`` (a report of the listed URLs only).
+
+The crawled archive is ``/formulas/`` of the fixture site: a title, description, keywords,
+``og:*`` values, anchor texts and an image's alt text that start with ``=``, ``+``, ``-`` or
+``@``, and ``og:url`` values of ``javascript:``, ``file:``, ``vbscript:`` and ``ms-msdt:``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import pytest_twisted
+from nitpicker_reports.csv_folder import file_name
+
+from nitpicker.query import open_archive
+from nitpicker.query.report import SHEET_NAMES, select_sheets
+from tests.helpers import crawl, run
+
+if TYPE_CHECKING:
+    from fixtures.site import FixtureSite
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+#: Plugin values, notes and a header title of the tab and carriage-return kinds (the crawl
+#: strips those from page text), with a negative number that must stay a number.
+PLUGIN_HEADERS = {"cell": "=EVIL()", "tabbed": "Tabbed", "negative": "Negative"}
+
+
+@pytest_twisted.async_fixture(scope="module")
+async def formulas_crawl(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    archive = await crawl(tmp_path_factory.mktemp("formulas"), [site.url("/formulas/")])
+    archive.conn.close()
+    return archive.path
+
+
+@pytest.fixture(scope="module")
+def formulas_path(formulas_crawl: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The crawl of ``/formulas/`` with a plugin's values and violations on its top page, as
+    ``nitpicker analyze`` stores them, every text starting with a formula character."""
+    copy = tmp_path_factory.mktemp("formulas-analysed") / "formulas.nitpicker"
+    shutil.copy(formulas_crawl, copy)
+    conn = sqlite3.connect(copy)
+    with conn:
+        page_id, url = conn.execute(
+            "SELECT id, url FROM pages WHERE url LIKE '%/formulas/'").fetchone()
+        conn.execute(
+            "INSERT INTO analysis_runs(plugin, version, settings_hash, settings, headers, pid,"
+            " started_at, outcome) VALUES ('evil', '1', 'h', '{}', ?, 1, '2026-12-01',"
+            " 'finished')", (json.dumps(PLUGIN_HEADERS),))
+        conn.executemany(
+            "INSERT INTO page_values(plugin, page_id, key, phase, value, note)"
+            " VALUES ('evil', ?, ?, 'page', ?, ?)",
+            [(page_id, "cell", json.dumps("=IMPORTXML(A1,\"//a\")"), "+note"),
+             (page_id, "tabbed", json.dumps("\t=1+1"), "\r=2+2"),
+             (page_id, "negative", json.dumps(-5), "@note")])
+        conn.execute(
+            "INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, message,"
+            " code, url) VALUES (?, 'evil', 'page', '=validator', '+severity', '-rule',"
+            " '@message', '=code', ?)", (page_id, url))
+    conn.close()
+    return copy
+
+
+def _csv_cells(folder: Path) -> dict[str, list[list[str]]]:
+    """Every CSV file of the folder, by sheet name: its rows, header row first."""
+    files = {file_name(name): name for name in SHEET_NAMES}
+    cells: dict[str, list[list[str]]] = {}
+    for path in sorted(folder.iterdir()):
+        with path.open(encoding="utf-8", newline="") as handle:
+            cells[files[path.name]] = list(csv.reader(handle))
+    return cells
+
+
+def _as_text(value: Any) -> str:
+    """How the csv module writes a value."""
+    return "" if value is None else str(value)
+
+
+def test_csv_text_cells_never_start_a_formula(formulas_path: Path, tmp_path: Path) -> None:
+    """Every cell of every CSV file: a text cell starting with = + - @ TAB CR is written with a
+    leading ' (OWASP), anything else as the row builders give it; numbers stay numbers."""
+    out = tmp_path / "csv"
+    result = run("report", str(formulas_path), "--format", "csv", "-o", str(out), "--silent",
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    written = _csv_cells(out)
+    assert sorted(written) == sorted(SHEET_NAMES)
+    escaped: set[tuple[str, str]] = set()  # (sheet, header) of every neutralised cell
+    conn = open_archive(formulas_path)
+    try:
+        for sheet in select_sheets(None):
+            spec = sheet.spec(conn)
+            rows = [row for chunk in sheet.rows(conn) for row in chunk]
+            header, *body = written[spec.name]
+            headers: list[str] = []
+            values: list[list[Any]] = []
+            for index, title in enumerate(spec.headers):  # a note column after a noted one
+                headers.append(title)
+                if index in spec.note_columns:
+                    headers.append(f"{title} note")
+            for row in rows:
+                line: list[Any] = []
+                for index, cell in enumerate(row):
+                    line.append(cell.value)
+                    if index in spec.note_columns:
+                        line.append(cell.note or "")
+                values.append(line)
+            assert len(body) == len(values), spec.name
+            for title, shown in zip(headers, header, strict=True):
+                _check_cell(title, shown)
+            for line, shown_line in zip(values, body, strict=True):
+                for title, value, shown in zip(headers, line, shown_line, strict=True):
+                    if _check_cell(value, shown):
+                        escaped.add((spec.name, title.removesuffix(" note")))
+    finally:
+        conn.close()
+    for text in [cell for rows in written.values() for row in rows for cell in row]:
+        assert len(text) < 2 or not text.startswith(FORMULA_STARTS) or re.fullmatch(
+            r"-\d+(\.\d+)?", text), text  # a number, written as a number
+    page_list = {(n, h) for n, h in escaped if n == "Page List"}
+    assert page_list == {("Page List", h) for h in (
+        "Title", "Full Title", "Language", "description", "keywords", "twitter:card",
+        "og:site_name", "og:title", "og:description", "og:type", "=EVIL()", "Tabbed",
+        "Negative")}
+    assert escaped - page_list == {
+        ("Links", "Page Title"), ("Images", "Alternative Text"),
+        ("Discrepancies", "Left"), ("Discrepancies", "Right"),
+        ("Referrers Relational Table", "Referrer Content"),
+        *(("Violations", h) for h in ("Validator", "Severity", "Rule", "Code", "Message"))}
+    (top,) = [r for r in written["Page List"][1:] if r[2].endswith("/formulas/")]
+    row = dict(zip(written["Page List"][0], top, strict=True))
+    assert row["'=EVIL()"] == "'=IMPORTXML(A1,\"//a\")" and row["'=EVIL() note"] == "'+note"
+    assert row["Tabbed"] == "'\t=1+1" and row["Tabbed note"] == "'\r=2+2"
+    assert row["Negative"] == "-5" and row["Negative note"] == "'@note"  # the number as it was
+    assert row["twitter:card"] == "'-1"  # text that looks like a number is still text
+    assert row["Status Code"] == "200"
+
+
+def _check_cell(value: Any, shown: str) -> bool:
+    """The CSV cell ``shown`` of the builders' ``value``; whether it was neutralised."""
+    if isinstance(value, str) and len(value) > 1 and value.startswith(FORMULA_STARTS):
+        assert shown == "'" + value
+        return True
+    assert shown == _as_text(value)
+    return False
+
+
+def test_xlsx_links_only_to_web_urls(formulas_path: Path, tmp_path: Path) -> None:
+    """A javascript:, file:, vbscript: or ms-msdt: og:url is plain text, never a HYPERLINK();
+    http(s) URLs (the scheme in any case) stay links."""
+    openpyxl = pytest.importorskip("openpyxl")
+    out = tmp_path / "report.xlsx"
+    result = run("report", str(formulas_path), "--format", "xlsx", "-o", str(out), "--silent",
+                 cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    workbook = openpyxl.load_workbook(out)
+    pages = workbook["Page List"]
+    headers = [c.value for c in pages[1]]
+    url, og_url = headers.index("URL"), headers.index("og:url")
+    shown = {}
+    for row in pages.iter_rows(min_row=2):
+        page = re.search(r'"(http[^"]+)"\)$', str(row[url].value))
+        assert page, row[url].value  # the page's own URL: a link
+        shown[page.group(1).rsplit("/formulas/", 1)[1]] = row[og_url].value
+    assert shown == {
+        "": "javascript:alert(1)",
+        "file": "file:///etc/passwd",
+        "vbscript": "VBScript:MsgBox(1)",
+        "msdt": 'ms-msdt:/id PCWDiagnostic /skip force /param "IT_RebrowseForFile=?"',
+        "target": '=HYPERLINK("https://example.com/formulas/target",'
+                  '"https://example.com/formulas/target")',
+        "upper": '=HYPERLINK("https://example.com/formulas/upper",'
+                 '"https://example.com/formulas/upper")',
+    }
+    for worksheet in workbook.worksheets:
+        for row in worksheet.iter_rows():
+            for cell in row:
+                target = re.match(r'=HYPERLINK\("([^"]*)"', str(cell.value))
+                if target:
+                    assert target.group(1).startswith(("http://", "https://", "#")), cell.value
