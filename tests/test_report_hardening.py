@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import pytest
 import pytest_twisted
@@ -23,7 +27,9 @@ from nitpicker_reports.csv_folder import file_name
 
 from nitpicker.query import open_archive
 from nitpicker.query.report import SHEET_NAMES, select_sheets
-from tests.helpers import crawl, run
+from tests import nonfinite_plugin
+from tests.helpers import ROOT, count, crawl, run
+from tests.test_viewer import Viewer
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
@@ -187,3 +193,93 @@ def test_xlsx_links_only_to_web_urls(formulas_path: Path, tmp_path: Path) -> Non
                 target = re.match(r'=HYPERLINK\("([^"]*)"', str(cell.value))
                 if target:
                     assert target.group(1).startswith(("http://", "https://", "#")), cell.value
+
+
+# -- plugin values that are not finite numbers -------------------------------------------------
+
+
+def _strict(text: str) -> Any:
+    """``json.loads`` that refuses ``NaN`` and ``Infinity`` (not JSON)."""
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def _with_plugin(*args: str, cwd: Path, plugins: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(plugins)]),
+           "COLUMNS": "300"}
+    return subprocess.run([sys.executable, "-m", "nitpicker.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120, check=False,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def nonfinite_analysis(formulas_crawl: Path, tmp_path_factory: pytest.TempPathFactory
+                       ) -> tuple[Path, str]:
+    """The crawl of ``/formulas/`` analysed by a plugin giving NaN, inf and -inf on every
+    page (:mod:`tests.nonfinite_plugin`), and what ``analyze`` printed on stderr."""
+    directory = tmp_path_factory.mktemp("nonfinite")
+    archive = directory / "nonfinite.nitpicker"
+    shutil.copy(formulas_crawl, archive)
+    plugins = nonfinite_plugin.register(directory / "plugins")
+    done = _with_plugin("analyze", str(archive), "--plugin", "nonfinite", cwd=directory,
+                        plugins=plugins)
+    assert done.returncode == 0, done.stderr
+    return archive, done.stderr
+
+
+@pytest.fixture(scope="module")
+def nonfinite_path(nonfinite_analysis: tuple[Path, str]) -> Path:
+    return nonfinite_analysis[0]
+
+
+def test_non_finite_plugin_values_are_stored_as_null(nonfinite_analysis: tuple[Path, str]
+                                                     ) -> None:
+    """Decision: stored as null (an empty cell) with a warning, the page not refused."""
+    nonfinite_path, stderr = nonfinite_analysis
+    pages = count(nonfinite_path, "SELECT count(DISTINCT page_id) FROM page_values")
+    warnings = [line for line in stderr.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 2, stderr  # the first one, then the run's count
+    assert "plugin nonfinite gave nan for 'nan' on http" in warnings[0]
+    assert "stored as empty (null)" in warnings[0]
+    assert f"plugin nonfinite: {3 * pages} values were not finite numbers" in warnings[1]
+    conn = sqlite3.connect(nonfinite_path)
+    try:
+        stored = set(conn.execute("SELECT key, value, note FROM page_values"))
+    finally:
+        conn.close()
+    assert stored == {("nan", "null", "0/0"), ("inf", "null", None), ("minus", "null", None),
+                      ("ratio", "0.5", "finite")}
+
+
+def test_non_finite_values_in_xlsx_query_and_viewer(nonfinite_path: Path,
+                                                     tmp_path: Path) -> None:
+    openpyxl = pytest.importorskip("openpyxl")
+    out = tmp_path / "report.xlsx"
+    done = run("report", str(nonfinite_path), "--format", "xlsx", "-o", str(out), "--silent",
+               cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    pages = openpyxl.load_workbook(out, data_only=True)["Page List"]
+    headers = [c.value for c in pages[1]]
+    columns = [headers.index(title) for title in nonfinite_plugin.HEADERS.values()]
+    rows = [[row[c].value for c in columns] for row in pages.iter_rows(min_row=2)]
+    assert rows and all(row == [None, None, None, 0.5] for row in rows)
+
+    query = run("query", str(nonfinite_path), "page-values", "--plugin", "nonfinite",
+                cwd=tmp_path)
+    assert query.returncode == 0, query.stderr
+    items = _strict(query.stdout)["items"]
+    assert items and all(item["values"]["nan"] == {"value": None, "note": "0/0"}
+                         and item["values"]["inf"]["value"] is None
+                         and item["values"]["ratio"]["value"] == 0.5 for item in items)
+
+    url = items[0]["url"]
+    viewer = Viewer(str(nonfinite_path), "--port", "0")
+    try:
+        answer = viewer.get(f"/a/0/page?url={quote(url, safe='')}&format=json")
+    finally:
+        code, err = viewer.stop()
+    assert answer.status_code == 200, answer.text
+    values = {v["key"]: v["value"] for v in _strict(answer.text)["analysis"]}
+    assert values == {"nan": None, "inf": None, "minus": None, "ratio": 0.5}
+    assert code == 0 and "Traceback" not in err, err
