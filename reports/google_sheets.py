@@ -16,7 +16,9 @@ the progress line.
 Authentication (:mod:`nitpicker_reports.sheets_auth`): a service-account JSON file or an OAuth
 client file (``--credentials``), the token of the latter cached in ``token.json`` beside it.
 ``NITPICKER_SHEETS_API_URL`` points the client at another Sheets v4 endpoint than
-``https://sheets.googleapis.com`` (tests use a local fake).
+``https://sheets.googleapis.com`` (tests use a local fake). Every request is bounded in time
+(:mod:`nitpicker_reports.sheets_network`, ``NITPICKER_SHEETS_TIMEOUT``); a network failure is
+one line naming the host.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from gspread.http_client import HTTPClient
 from gspread.urls import SPREADSHEET_BATCH_UPDATE_URL, SPREADSHEET_VALUES_URL
 from gspread.utils import extract_id_from_url, quote
 from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
+from nitpicker_reports.sheets_network import NETWORK_ERRORS, network_failure, timeout_setting
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -104,12 +107,17 @@ def client_from_credentials(path: Path, on_wait: Callable[[float, int], None] | 
                             open_url: Callable[[str], object] | None = None) -> RetryingClient:
     """A client for the credentials file at ``path``: a service-account key or an OAuth client
     (its token cached in ``token.json`` beside it; the first run asks consent in the browser,
-    opened with ``open_url``)."""
+    opened with ``open_url``). Its requests are bounded by ``NITPICKER_SHEETS_TIMEOUT``."""
     try:
-        credentials, account = load_credentials(path, open_url)
+        timeout = timeout_setting()
+    except ValueError as exc:
+        raise SheetsError(str(exc)) from None
+    try:
+        credentials, account = load_credentials(path, open_url, timeout=timeout)
     except AuthError as exc:
         raise SheetsError(str(exc)) from exc
     client = RetryingClient(credentials, os.environ.get(API_URL_VARIABLE, GOOGLE_API), on_wait)
+    client.set_timeout(timeout)
     client.account = account
     client.personal = not hasattr(credentials, "service_account_email")
     return client
@@ -173,6 +181,8 @@ class SheetsReporter:
             meta = self.client.fetch_sheet_metadata(self.id)
         except APIError as exc:
             raise _explain(exc, self.url, self.account, self.client.personal) from exc
+        except NETWORK_ERRORS as exc:
+            raise self._unreachable(exc) from exc
         taken = {s["properties"]["title"] for s in meta.get("sheets", [])}
         clash = [sheet.name for sheet in source.sheets if sheet.name in taken]
         if clash:
@@ -187,6 +197,13 @@ class SheetsReporter:
             self._write(source)
         except APIError as exc:
             raise _explain(exc, self.url, self.account, self.client.personal) from exc
+        except NETWORK_ERRORS as exc:
+            raise self._unreachable(exc) from exc
+
+    def _unreachable(self, exc: BaseException) -> SheetsError:
+        timeout = self.client.timeout
+        bounds = timeout if isinstance(timeout, tuple) else timeout_setting()
+        return SheetsError(network_failure(exc, bounds))
 
     def _write(self, source: ReportSource) -> None:
         specs = source.specs()
