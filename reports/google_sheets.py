@@ -11,7 +11,8 @@ At most ``in_flight`` chunks are being sent at once (``NITPICKER_SHEETS_IN_FLIGH
 before it waits its turn; a chunk of long notes may be ~6 MB): each chunk has its own rows, so
 they may land in any order. A 429 or a 5xx answer
 is retried after an exponential wait (1 s, 2 s, 4 s, … up to 64 s, 8 tries), the wait shown on
-the progress line.
+the progress line. A value or note longer than the 50,000 characters Google allows a cell
+is cut to them, ending with ``… [truncated: N characters]``.
 
 Authentication (:mod:`nitpicker_reports.sheets_auth`): a service-account JSON file or an OAuth
 client file (``--credentials``), the token of the latter cached in ``token.json`` beside it.
@@ -45,9 +46,9 @@ if TYPE_CHECKING:
     from nitpicker.query.report import Chunk, Mark, SheetSpec, Value
     from nitpicker.report import ReportSource
 
-__all__ = ["API_URL_VARIABLE", "GOOGLE_API", "IN_FLIGHT", "IN_FLIGHT_VARIABLE", "SCOPES",
-           "SheetsError", "SheetsReporter", "client_from_credentials",
-           "client_from_service_account", "in_flight_setting"]
+__all__ = ["API_URL_VARIABLE", "GOOGLE_API", "IN_FLIGHT", "IN_FLIGHT_VARIABLE",
+           "MAX_CELL_CHARS", "SCOPES", "SheetsError", "SheetsReporter", "client_from_credentials",
+           "client_from_service_account", "fitted", "in_flight_setting"]
 
 GOOGLE_API: Final = "https://sheets.googleapis.com"
 API_URL_VARIABLE: Final = "NITPICKER_SHEETS_API_URL"
@@ -62,6 +63,9 @@ RED: Final = {"red": 0.9, "green": 0.0, "blue": 0.0}
 WHITE: Final = {"red": 1.0, "green": 1.0, "blue": 1.0}
 RETRIES: Final = 8
 MAX_WAIT: Final = 64.0
+MAX_CELL_CHARS: Final = 50_000
+"""Google's limit on a cell's text (and a note's): longer ones are refused with a 400."""
+_TRUNCATED: Final = "… [truncated: {} characters]"
 
 
 class SheetsError(Exception):
@@ -256,7 +260,7 @@ class SheetsReporter:
 
     def _put(self, title: str, row: int, values: list[list[Any]]) -> None:
         """``values.update`` from column A of ``row`` (1-based)."""
-        self._put_json(title, row, _values_json(values))
+        self._put_json(title, row, _values_json(_values(values)))
 
     def _put_json(self, title: str, row: int, body: bytes) -> None:
         """``values.update`` from column A of ``row`` (1-based) of ``body``, its JSON."""
@@ -293,9 +297,19 @@ _quote: Final = json.encoder.encode_basestring_ascii  # type: ignore[attr-define
 """``json.dumps`` of one string (the C encoder, ASCII out: what ``requests`` sends)."""
 
 
+def fitted(text: str) -> str:
+    """``text`` cut to Google's :data:`MAX_CELL_CHARS` a cell, ending with
+    ``… [truncated: N characters]`` (N: the characters cut off) when it was longer."""
+    if len(text) <= MAX_CELL_CHARS:
+        return text
+    keep = MAX_CELL_CHARS - len(_TRUNCATED.format(len(text)))  # the marker at its longest
+    return text[:keep] + _TRUNCATED.format(len(text) - keep)
+
+
 def _values(rows: Sequence[Sequence[Value]]) -> list[list[Any]]:
-    """A chunk's values, ``None`` as ``""``."""
-    return [["" if value is None else value for value in row] for row in rows]
+    """A chunk's values, ``None`` as ``""``, text longer than a cell holds :func:`fitted`."""
+    return [[fitted(value) if value.__class__ is str and len(value) > MAX_CELL_CHARS
+             else "" if value is None else value for value in row] for row in rows]
 
 
 def _values_json(rows: list[list[Any]]) -> bytes:
@@ -336,6 +350,8 @@ def _decorations(marks: list[Mark]) -> tuple[str, str] | None:
     for row, column, note, _link, error in marks:
         if note:
             noted = True
+            if len(note) > MAX_CELL_CHARS:
+                note = fitted(note)
             if error:
                 red = True
                 cell = f"{_RED_NOTE}{_quote(note)}}}"

@@ -6,7 +6,9 @@ tests/test_report_sheets.py."""
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import sqlite3
 import time
 from typing import TYPE_CHECKING
 
@@ -16,6 +18,7 @@ pytest.importorskip("gspread")
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from gspread.exceptions import APIError
 from nitpicker_reports.google_sheets import (
     API_URL_VARIABLE,
     SheetsError,
@@ -24,6 +27,7 @@ from nitpicker_reports.google_sheets import (
 )
 from nitpicker_reports.sheets_network import TIMEOUT, TIMEOUT_VARIABLE, timeout_setting
 
+from fixtures.sheets_fake import MAX_CELL_CHARS
 from nitpicker.query import open_archive
 from nitpicker.query.report import select_sheets
 from nitpicker.report import ReportSource
@@ -168,3 +172,59 @@ def test_an_oauth_client_file_of_the_wrong_shape(archive_path: Path,  # noqa: F8
     assert done.stderr.strip().splitlines() == [
         (f"Error: OAuth client file {client}: {problem}: download the client's JSON again"
         " (APIs & Services → Credentials)")]
+
+
+# -- cells past Google's 50,000 characters -----------------------------------------------------
+
+
+def test_a_huge_value_is_cut_to_what_a_cell_holds(archive_path: Path, key_file: Path,  # noqa: F811
+                                                  fake: FakeSheets, tmp_path: Path) -> None:  # noqa: F811
+    """A 300,000-character title (in the Page List's Title and Full Title, the title's note, the
+    Links sheet) and description: every cell and note at most 50,000 characters, cut with a
+    visible marker; the fake refuses longer ones with Google's 400, as Google does."""
+    archive = tmp_path / "huge.nitpicker"
+    shutil.copy(archive_path, archive)
+    title = "Huge " + "t" * 299_995
+    description = "d" * 120_000
+    conn = sqlite3.connect(archive)
+    with conn:
+        (url,) = conn.execute("SELECT url FROM pages WHERE url LIKE '%/meta/minimal'").fetchone()
+        conn.execute("UPDATE pages SET title = ?, description = ? WHERE url = ?",
+                     (title, description, url))
+    conn.close()
+    done = _cli(str(archive), "--sheet", SHEET_URL, "-C", str(key_file),
+                env={API_URL_VARIABLE: fake.url}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for tab, rows in fake.tabs.items():
+        assert all(len(str(v)) <= MAX_CELL_CHARS for row in rows for v in row), tab
+    assert all(len(note) <= MAX_CELL_CHARS for notes in fake.notes.values()
+               for note in notes.values())
+    (number, row) = next((i, r) for i, r in enumerate(fake.tabs["Page List"])
+                         if str(r[2]) == url)
+    headers = fake.tabs["Page List"][0]
+    full = row[headers.index("Full Title")]
+    assert len(full) == MAX_CELL_CHARS  # 250,032 cut off: as many digits as 300,000
+    keep = MAX_CELL_CHARS - len("… [truncated: 300000 characters]")
+    assert full == title[:keep] + f"… [truncated: {300_000 - keep} characters]"
+    assert row[headers.index("description")] == (
+        description[:MAX_CELL_CHARS - len("… [truncated: 120000 characters]")]
+        + f"… [truncated: {120_000 - MAX_CELL_CHARS + len('… [truncated: 120000 characters]')}"
+        " characters]")
+    note = fake.notes["Page List"][(number, 0)]
+    assert note.startswith("Full-title:\nHuge ttt") and note.endswith(" characters]")
+    assert len(note) <= MAX_CELL_CHARS
+    links = next(r for r in fake.tabs["Links"] if r[0] == url)
+    assert links[1] == full
+
+
+def test_the_fake_refuses_a_cell_past_50000_characters(key_file: Path,  # noqa: F811
+                                                        fake: FakeSheets) -> None:  # noqa: F811
+    client = client_from_credentials(key_file)
+    client.batch_update(fake_id := SHEET_URL.split("/d/")[1].split("/")[0], {"requests": [
+        {"addSheet": {"properties": {"title": "Long"}}}]})
+    with pytest.raises(APIError, match="more than the maximum of 50000 characters"):
+        client.values_update(fake_id, "'Long'!A1", params={"valueInputOption": "RAW"},
+                             body={"values": [["x" * 50_001]]})
+    client.values_update(fake_id, "'Long'!A1", params={"valueInputOption": "RAW"},
+                         body={"values": [["x" * 50_000]]})
+    assert fake.tabs["Long"] == [["x" * 50_000]]
