@@ -170,6 +170,7 @@ class SheetsReporter:
         self.url = url
         self.id = spreadsheet_id(url)
         self.sent_rows = 0
+        self.tabs_added = 0
         self.in_flight = in_flight
         self.in_flight_bytes = in_flight_bytes
         self._checked = False
@@ -210,26 +211,34 @@ class SheetsReporter:
         return SheetsError(network_failure(exc, bounds))
 
     def _write(self, source: ReportSource) -> None:
+        pool = ThreadPoolExecutor(self.in_flight, thread_name_prefix="sheets")
+        try:
+            self._write_tabs(source, pool)
+        except BaseException:  # Ctrl-C, SIGTERM, a failed chunk: the queued ones are not sent
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+
+    def _write_tabs(self, source: ReportSource, pool: ThreadPoolExecutor) -> None:
         specs = source.specs()
-        with ThreadPoolExecutor(self.in_flight, thread_name_prefix="sheets") as pool:
-            for sheet, spec in zip(source.sheets, specs, strict=True):
-                tab = self._add_tab(spec, source.count(sheet))
-                self._put(spec.name, 1, [list(spec.headers)])
-                sending: set[Future[int]] = set()
-                row_number = 1
-                for chunk in source.chunks(sheet):
-                    rows = len(chunk)
-                    values, cells = _encoded(chunk, tab, row_number)  # the chunk is emptied
-                    size = len(values) + len(cells or b"")
-                    while sending and (len(sending) >= self.in_flight or sum(
-                            self._sizes.values()) + size > self.in_flight_bytes):
-                        sending = self._settle(sending, FIRST_COMPLETED)
-                    future = pool.submit(self._send, spec.name, row_number, rows, values, cells)
-                    self._sizes[future] = size
-                    sending.add(future)
-                    row_number += rows
-                self._settle(sending, None)
-                self._format(tab, spec)
+        for sheet, spec in zip(source.sheets, specs, strict=True):
+            tab = self._add_tab(spec, source.count(sheet))
+            self._put(spec.name, 1, [list(spec.headers)])
+            sending: set[Future[int]] = set()
+            row_number = 1
+            for chunk in source.chunks(sheet):
+                rows = len(chunk)
+                values, cells = _encoded(chunk, tab, row_number)  # the chunk is emptied
+                size = len(values) + len(cells or b"")
+                while sending and (len(sending) >= self.in_flight or sum(
+                        self._sizes.values()) + size > self.in_flight_bytes):
+                    sending = self._settle(sending, FIRST_COMPLETED)
+                future = pool.submit(self._send, spec.name, row_number, rows, values, cells)
+                self._sizes[future] = size
+                sending.add(future)
+                row_number += rows
+            self._settle(sending, None)
+            self._format(tab, spec)
 
     def _settle(self, sending: set[Future[int]], until: str | None) -> set[Future[int]]:
         """Wait for one chunk (``FIRST_COMPLETED``) or all; a failed chunk raises here."""
@@ -256,6 +265,7 @@ class SheetsReporter:
             "gridProperties": {"rowCount": rows + 1, "columnCount": len(spec.headers)},
         }}}]}
         reply = self.client.batch_update(self.id, body)
+        self.tabs_added += 1
         return int(reply["replies"][0]["addSheet"]["properties"]["sheetId"])
 
     def _put(self, title: str, row: int, values: list[list[Any]]) -> None:

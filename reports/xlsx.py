@@ -23,6 +23,7 @@ other URL is written as plain text.
 from __future__ import annotations
 
 import logging
+import tempfile
 from typing import TYPE_CHECKING, Final
 
 import xlsxwriter
@@ -65,19 +66,33 @@ class XlsxReporter:
         return archive.with_suffix(".xlsx")
 
     def write(self, source: ReportSource, path: Path) -> None:
-        workbook = xlsxwriter.Workbook(str(path), {
-            "constant_memory": True, "strings_to_urls": False, "strings_to_numbers": False,
-            "strings_to_formulas": False,
-        })
-        formats = _Formats(workbook)
-        try:
-            sheets = [(sheet, _Part(workbook, sheet.spec(source.conn), formats, self.max_rows))
-                      for sheet in source.sheets]
-            notes = _Part(workbook, _notes_spec(), formats, self.max_rows)
-            for sheet, part in sheets:
-                _write_sheet(part, source.chunks(sheet), notes, formats)
-        finally:
+        """Write the workbook; its worksheets' rows wait in files of a scratch folder of the
+        system's temporary directory until it is closed. A write that stops (an error, Ctrl-C,
+        SIGTERM) leaves neither: the workbook is not assembled, the folder is removed."""
+        with tempfile.TemporaryDirectory(prefix="nitpicker-xlsx-") as scratch:
+            workbook = xlsxwriter.Workbook(str(path), {
+                "constant_memory": True, "strings_to_urls": False, "strings_to_numbers": False,
+                "strings_to_formulas": False, "tmpdir": scratch,
+            })
+            try:
+                formats = _Formats(workbook)
+                sheets = [(sheet, _Part(workbook, sheet.spec(source.conn), formats,
+                                        self.max_rows)) for sheet in source.sheets]
+                notes = _Part(workbook, _notes_spec(), formats, self.max_rows)
+                for sheet, part in sheets:
+                    _write_sheet(part, source.chunks(sheet), notes, formats)
+            except BaseException:
+                _abandon(workbook)
+                raise
             workbook.close()
+
+
+def _abandon(workbook: xlsxwriter.Workbook) -> None:
+    """Give up a workbook without assembling it: its worksheets' row files closed (the scratch
+    folder then goes), and nothing left for its finaliser to write."""
+    for worksheet in workbook.worksheets():
+        worksheet._opt_close()  # constant_memory's row file
+    workbook.fileclosed = True
 
 
 def _notes_spec() -> SheetSpec:

@@ -14,9 +14,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -283,3 +285,51 @@ def test_non_finite_values_in_xlsx_query_and_viewer(nonfinite_path: Path,
     values = {v["key"]: v["value"] for v in _strict(answer.text)["analysis"]}
     assert values == {"nan": None, "inf": None, "minus": None, "ratio": 0.5}
     assert code == 0 and "Traceback" not in err, err
+
+
+# -- SIGTERM half-way --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def large_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic archive of ~20,000 pages and 270,000 links: a report takes seconds."""
+    from bench.query_latency import build_archive
+
+    path = tmp_path_factory.mktemp("large") / "large.nitpicker"
+    build_archive(path, 20_000, 8)
+    return path
+
+
+@pytest.mark.parametrize(("fmt", "output", "writing"), [
+    ("csv", "large-csv", ".large-csv.partial-*/*.csv"),  # a file of the hidden folder
+    ("xlsx", "large.xlsx", "**/tmp*"),  # XlsxWriter's row files, somewhere in TMPDIR
+])
+def test_sigterm_half_way_leaves_nothing(large_archive: Path, tmp_path: Path, fmt: str,
+                                         output: str, writing: str) -> None:
+    """SIGTERM stops a report as Ctrl-C does: exit 130, one line, no partial output (the CSV
+    folder's hidden ``.NAME.partial-PID``), no scratch file (XlsxWriter's, in TMPDIR)."""
+    work = tmp_path / "out"
+    scratch = tmp_path / "tmp"
+    work.mkdir()
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nitpicker.cli", "report", str(large_archive), "--format", fmt,
+         "-o", str(work / output), "--silent"], env=env, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL)
+    where = work if fmt == "csv" else scratch
+    try:
+        deadline = time.monotonic() + 60
+        while not any(where.glob(writing)):
+            assert process.poll() is None, process.communicate()[1]  # still writing
+            assert time.monotonic() < deadline, "the report did not start writing"
+            time.sleep(0.005)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert err.strip().splitlines() == ["Interrupted: nothing was written"]
+    assert list(work.iterdir()) == []
+    assert list(scratch.iterdir()) == []

@@ -6,9 +6,14 @@ tests/test_report_sheets.py."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import signal
 import socket
 import sqlite3
+import subprocess
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -31,6 +36,7 @@ from fixtures.sheets_fake import MAX_CELL_CHARS
 from nitpicker.query import open_archive
 from nitpicker.query.report import select_sheets
 from nitpicker.report import ReportSource
+from tests.helpers import ROOT
 from tests.test_report_sheets import (  # noqa: F401  (fixtures)
     ACCOUNT,
     SHEET_URL,
@@ -228,3 +234,34 @@ def test_the_fake_refuses_a_cell_past_50000_characters(key_file: Path,  # noqa: 
     client.values_update(fake_id, "'Long'!A1", params={"valueInputOption": "RAW"},
                          body={"values": [["x" * 50_000]]})
     assert fake.tabs["Long"] == [["x" * 50_000]]
+
+
+# -- SIGTERM half-way --------------------------------------------------------------------------
+
+
+def test_sigterm_half_way_says_what_was_sent(archive_path: Path, key_file: Path,  # noqa: F811
+                                             fake: FakeSheets, tmp_path: Path) -> None:  # noqa: F811
+    """SIGTERM stops a Sheets report as Ctrl-C does, exit 130, saying that the tabs written
+    so far are incomplete (nothing local to remove)."""
+    fake.state.delay = 0.2  # every answer takes a while: the report is stopped half-way
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nitpicker.cli", "report", str(archive_path), "--sheet",
+         SHEET_URL, "-C", str(key_file), "--silent"], cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), API_URL_VARIABLE: fake.url},
+        stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(fake.tabs) < 3:  # Sheet1, Page List, Links: half-way
+            assert process.poll() is None, process.communicate()[1]
+            assert time.monotonic() < deadline, "the report did not start"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    (line,) = err.strip().splitlines()
+    assert re.fullmatch(r"Interrupted: \d+ rows were sent; the spreadsheet's new tabs are"
+                        r" incomplete: remove them before reporting into it again", line), line
+    assert "Resources Relational Table" not in fake.tabs

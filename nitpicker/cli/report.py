@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nitpicker.archive.lock import ArchiveLock
+from nitpicker.cli import interrupted
 from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
@@ -31,6 +32,7 @@ from nitpicker.report import (
     write_report,
 )
 from nitpicker.report.collector import collecting_less
+from nitpicker.report.host import stopping_on_sigterm
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -193,11 +195,12 @@ def write_planned(plan: ReportPlan, file: Path, *, silent: bool, verbose: bool,
                   announce: bool = True) -> None:
     """Write the planned report of the archive ``file``, with its progress line unless
     ``silent``; ends with ``Report written: <where>`` when ``announce``. A failure is one
-    ``Error:`` line and exit 1 (raised), nothing half-written left."""
+    ``Error:`` line and exit 1 (raised), nothing half-written left. SIGTERM stops it as
+    Ctrl-C does (:func:`stopping_on_sigterm`): the partial report removed, exit 130."""
     conn = _open(file)
     try:
         source = ReportSource(conn, plan.sheets, limit=plan.limit)
-        with collecting_less():
+        with collecting_less(), stopping_on_sigterm():
             _write_source(plan, source, silent=silent, verbose=verbose)
     finally:
         conn.close()
@@ -243,6 +246,11 @@ def _to_sheets(plan: ReportPlan, source: ReportSource, silent: bool) -> None:
         else:
             plan.waits.progress = _progress(0)
             _run_with_progress(source, plan.waits.progress, lambda: reporter.write(source))
+    except KeyboardInterrupt:
+        if not reporter.sent_rows and not reporter.tabs_added:
+            raise  # nothing was written
+        interrupted(f"Interrupted: {reporter.sent_rows} rows were sent; the spreadsheet's new"
+                    " tabs are incomplete: remove them before reporting into it again")
     except SheetsError as exc:
         sent = f" ({reporter.sent_rows} rows sent before it stopped)" if reporter.sent_rows \
             else ""
