@@ -333,3 +333,109 @@ def test_sigterm_half_way_leaves_nothing(large_archive: Path, tmp_path: Path, fm
     assert err.strip().splitlines() == ["Interrupted: nothing was written"]
     assert list(work.iterdir()) == []
     assert list(scratch.iterdir()) == []
+
+
+# -- --urls: a report of the listed URLs only --------------------------------------------------
+
+#: Each sheet's column naming the page a row is about, which --urls keeps the rows of.
+LISTED_BY = {"Page List": "URL", "Links": "URL", "Images": "Page URL", "Violations": "URL",
+             "Discrepancies": "Left URL", "Referrers Relational Table": "Link (To)",
+             "Resources Relational Table": "Referred Page (From)"}
+
+
+def _url_file(directory: Path, site_base: str) -> tuple[Path, set[str]]:
+    """A URL file listing two pages of /formulas/ (one in another case, with a fragment and
+    a comment), a URL the archive lacks, blank lines and comments; and the two pages' URLs."""
+    path = directory / "urls.txt"
+    path.write_text(f"# the pages to report on\n{site_base}/formulas/\n\n"
+                    f"{site_base.upper()}/formulas/target#top  # the target\n"
+                    f"{site_base}/formulas/nowhere\n", encoding="utf-8")
+    return path, {f"{site_base}/formulas/", f"{site_base}/formulas/target"}
+
+
+def _base(archive: Path) -> str:
+    conn = sqlite3.connect(archive)
+    try:
+        (url,) = conn.execute("SELECT url FROM pages WHERE url LIKE '%/formulas/'").fetchone()
+    finally:
+        conn.close()
+    return str(url).removesuffix("/formulas/")
+
+
+def test_urls_keeps_the_rows_of_the_listed_pages(formulas_path: Path, tmp_path: Path) -> None:
+    """--urls: every sheet keeps the rows about a listed page (by the column of LISTED_BY;
+    Resources: what a listed page loaded), the Summary is the archive's; a listed URL the
+    archive lacks is one warning line. CSV, XLSX and HTML."""
+    base = _base(formulas_path)
+    urls, listed = _url_file(tmp_path, base)
+    full = run("report", str(formulas_path), "-f", "csv", "-o", str(tmp_path / "all"),
+               "--silent", cwd=tmp_path)
+    assert full.returncode == 0, full.stderr
+    done = run("report", str(formulas_path), "-f", "csv", "-o", str(tmp_path / "some"),
+               "--silent", "--urls", str(urls), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"Warning: 1 of the 3 URLs of {urls} is not in the archive: {base}/formulas/nowhere",
+        f"Report written: {tmp_path / 'some'}"]
+    every, some = _csv_cells(tmp_path / "all"), _csv_cells(tmp_path / "some")
+    loaded = {row[1] for row in every["Resources Relational Table"][1:] if row[0] in listed}
+    assert loaded  # the image of /formulas/
+    for name in SHEET_NAMES:
+        header, *rows = every[name]
+        if name == "Summary":
+            kept = rows
+        elif name == "Resources":
+            kept = [row for row in rows if row[0] in loaded]
+        else:
+            column = header.index(LISTED_BY[name])
+            kept = [row for row in rows if row[column] in listed]
+        assert some[name] == [header, *kept], name
+    page_list = some["Page List"]
+    assert {row[2] for row in page_list[1:]} == listed
+    assert all(some[name][1:] for name in LISTED_BY), some  # every sheet has rows to keep
+    assert len(some["Links"]) < len(every["Links"])
+
+    openpyxl = pytest.importorskip("openpyxl")
+    xlsx = tmp_path / "some.xlsx"
+    done = run("report", str(formulas_path), "-o", str(xlsx), "--silent", "--urls", str(urls),
+               cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    workbook = openpyxl.load_workbook(xlsx, data_only=True)
+    assert {row[2] for row in workbook["Page List"].iter_rows(min_row=2, values_only=True)} == (
+        listed)
+    assert {row[0] for row in workbook["Links"].iter_rows(min_row=2, values_only=True)} == listed
+
+    html = tmp_path / "some.html"
+    done = run("report", str(formulas_path), "-f", "html", "-o", str(html), "--silent",
+               "--urls", str(urls), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = html.read_text(encoding="utf-8")
+    section = re.search(r'<section id="sheet-page-list">.*?</section>', text, re.DOTALL)
+    assert section and section.group(0).count("<tr>") == 1 + len(listed)
+    assert all(f'<a href="{url}">{url}</a>' in section.group(0) for url in listed)
+    chart = re.search(r'<figure><figcaption>Status codes \(recorded URLs\)</figcaption>.*?'
+                      r'</figure>', text, re.DOTALL)
+    assert chart and re.findall(r">(\d+)</text>", chart.group(0)) == ["200", "2"]  # not 6
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "Error: Cannot read the URL file: {path} (No such file or directory)"),
+    ("# nothing\n\n", "Error: No URLs found in the URL file: {path}"),
+    (b"http://a/\xff\n", "Error: URL file is not UTF-8 text: {path} (byte 0xff at offset 9)"),
+    ("http://elsewhere.example/a\nhttp://elsewhere.example/b\n",
+     ("Error: None of the 2 URLs of {path} is in the archive (the first:"
+     " http://elsewhere.example/a): check the file, and the archive it goes with")),
+])
+def test_urls_bad_input(formulas_path: Path, tmp_path: Path, content: str | bytes | None,
+                        message: str) -> None:
+    path = tmp_path / "urls.txt"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    out = tmp_path / "report"
+    done = run("report", str(formulas_path), "-f", "csv", "-o", str(out), "--urls", str(path),
+               cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [message.format(path=path)]
+    assert list(tmp_path.iterdir()) == ([path] if content is not None else [])

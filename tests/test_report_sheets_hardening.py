@@ -265,3 +265,30 @@ def test_sigterm_half_way_says_what_was_sent(archive_path: Path, key_file: Path,
     assert re.fullmatch(r"Interrupted: \d+ rows were sent; the spreadsheet's new tabs are"
                         r" incomplete: remove them before reporting into it again", line), line
     assert "Resources Relational Table" not in fake.tabs
+
+
+# -- --urls ------------------------------------------------------------------------------------
+
+
+def test_urls_into_a_spreadsheet(archive_path: Path, key_file: Path,  # noqa: F811
+                                 fake: FakeSheets, tmp_path: Path) -> None:  # noqa: F811
+    """--urls with --sheet: the tabs hold the listed pages' rows only, grids sized to them."""
+    conn = sqlite3.connect(archive_path)
+    try:
+        listed = {url for (url,) in conn.execute(
+            "SELECT url FROM pages WHERE url LIKE '%/meta/full' OR url LIKE '%/meta/minimal'")}
+    finally:
+        conn.close()
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(sorted(listed)) + "\n")
+    done = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(key_file), "--urls",
+                str(urls), "--only", "Page List", "--only", "Links",
+                env={API_URL_VARIABLE: fake.url}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr
+    assert {row[2] for row in fake.tabs["Page List"][1:]} == listed
+    assert {row[0] for row in fake.tabs["Links"][1:]} == listed
+    grids = [req["addSheet"]["properties"]["gridProperties"]["rowCount"]
+             for r in fake.requests if r.path.endswith(":batchUpdate")
+             for req in r.body["requests"] if "addSheet" in req]
+    assert grids == [3, 3]  # the header and the two listed pages

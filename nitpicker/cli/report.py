@@ -22,8 +22,9 @@ from nitpicker.cli import interrupted
 from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
+from nitpicker.cli.url_file import missing_warning, read_url_file
 from nitpicker.query import ArchiveOpenError, open_archive
-from nitpicker.query.report import SHEET_NAMES, select_sheets
+from nitpicker.query.report import SHEET_NAMES, list_pages, select_sheets
 from nitpicker.report import (
     ReportError,
     ReportSource,
@@ -105,6 +106,9 @@ class ReportPlan:
     path: Path | None = None
     spreadsheet: SheetsReporter | None = None
     waits: _WaitLine = field(default_factory=_WaitLine)
+    urls: list[str] | None = None
+    """``--urls``: the report of these URLs' rows only (``None``: every row)."""
+    urls_file: Path | None = None
 
     @property
     def destination(self) -> str:
@@ -120,6 +124,10 @@ def report(
     all_sheets: Annotated[bool, typer.Option(
         "--all", help="Every sheet, without asking (the default when not on a terminal; on a"
         " terminal, without --all or --only, you choose).")] = False,
+    urls: Annotated[Path | None, typer.Option(
+        "--urls", help="Report only on the URLs listed in this file (one a line; blank lines"
+        " and # comments ignored); listed URLs the archive lacks are named in a warning.",
+        show_default=False)] = None,
     silent: Annotated[bool, typer.Option("--silent", help="No progress line.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Tracebacks on errors.")] = False,
 ) -> None:
@@ -128,7 +136,14 @@ def report(
 
     Example: nitpicker report site.nitpicker --format html -o report.html
     """
+    listed = None
+    if urls is not None:
+        try:
+            listed = read_url_file(urls)
+        except ValueError as exc:
+            fail(str(exc))
     plan = plan_report(flags, file, all_sheets=all_sheets)
+    plan.urls, plan.urls_file = listed, urls
     write_planned(plan, file, silent=silent, verbose=verbose)
 
 
@@ -200,12 +215,29 @@ def write_planned(plan: ReportPlan, file: Path, *, silent: bool, verbose: bool,
     conn = _open(file)
     try:
         source = ReportSource(conn, plan.sheets, limit=plan.limit)
+        if plan.urls is not None:
+            _list(plan, source)
         with collecting_less(), stopping_on_sigterm():
             _write_source(plan, source, silent=silent, verbose=verbose)
     finally:
         conn.close()
     if announce:
         typer.echo(f"Report written: {plan.destination}", err=True)
+
+
+def _list(plan: ReportPlan, source: ReportSource) -> None:
+    """``--urls``: the sheets of the listed pages' rows; a warning naming the URLs the archive
+    lacks, an error when it has none of them."""
+    assert plan.urls is not None and plan.urls_file is not None  # --urls given
+    missing = list_pages(source.conn, plan.urls)
+    listed = len(dict.fromkeys(plan.urls))  # each URL once
+    if len(missing) == listed:
+        fail(f"None of the {listed} URLs of {plan.urls_file} is in the archive (the first:"
+             f" {missing[0]}): check the file, and the archive it goes with")
+    if missing:
+        typer.echo(missing_warning(plan.urls_file, listed, missing), err=True)
+    source.sheets = [sheet.listed() for sheet in source.sheets]
+    source.listed = True
 
 
 def _write_source(plan: ReportPlan, source: ReportSource, *, silent: bool, verbose: bool

@@ -45,7 +45,10 @@ class Reporter(Protocol):
 class ReportSource:
     """The archive's sheets as a reporter reads them; ``on_rows`` hears of every chunk written.
 
-    ``limit`` caps the rows of every sheet (``--limit``; ``None``: all of them).
+    ``limit`` caps the rows of every sheet (``--limit``; ``None``: all of them). ``listed``:
+    the report is of the listed pages only (``--urls``: the sheets are their
+    :meth:`~nitpicker.query.report.Sheet.listed` ones; a reporter's own figures, the HTML
+    charts, follow it).
     """
 
     conn: sqlite3.Connection
@@ -53,6 +56,7 @@ class ReportSource:
     on_rows: Callable[[int], None] = field(default=lambda _n: None)
     chunk_rows: int = 2500
     limit: int | None = None
+    listed: bool = False
 
     def specs(self) -> list[SheetSpec]:
         return [sheet.spec(self.conn) for sheet in self.sheets]
