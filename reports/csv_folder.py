@@ -3,24 +3,48 @@
 Values only: CSV has no colours or links (a link's cell holds its URL as text), and no notes
 but those of the plugin columns, each in a ``<header> note`` column right after its column.
 File names are the sheet names in lower case with dashes (``page-list.csv``).
+
+**Formulas.** A spreadsheet opening a CSV file runs a cell that starts with ``=``, ``+``,
+``-`` or ``@`` as a formula (``=HYPERLINK(…)``, ``=IMPORTXML(…)``, ``=cmd|…`` DDE), and
+some take a leading tab or carriage return as the same. The text of a report is the crawled
+sites' (titles, descriptions, anchor texts, plugin values): every text cell that starts with
+one of those characters and holds more than it gets a leading ``'``, as OWASP's "CSV
+Injection" advises, so it shows as the text it is. Numbers are written as numbers (a status
+of ``-1`` stays ``-1``); a cell of the one character alone (the Links sheet's ``-``) cannot
+hold a formula and is left as it is.
 """
 
 from __future__ import annotations
 
 import csv
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
     from pathlib import Path
 
     from nitpicker.report import ReportSource
 
-__all__ = ["CsvReporter", "file_name"]
+__all__ = ["FORMULA_STARTS", "CsvReporter", "file_name", "neutralised"]
+
+FORMULA_STARTS: Final = frozenset("=+-@\t\r")
+"""The first characters a spreadsheet may read a cell as a formula by (OWASP)."""
 
 
 def file_name(sheet_name: str) -> str:
     """``Referrers Relational Table`` → ``referrers-relational-table.csv``."""
     return sheet_name.lower().replace(" ", "-") + ".csv"
+
+
+def neutralised(row: Sequence[Any]) -> list[Any]:
+    """``row`` with every text cell a spreadsheet would read as a formula prefixed with
+    ``'`` (numbers, ``None`` and one-character cells as they are)."""
+    return ["'" + value if value.__class__ is str and value[:1] in FORMULA_STARTS
+            and len(value) > 1 else value for value in row]
+
+
+def _rows(rows: Iterable[Sequence[Any]]) -> Iterable[list[Any]]:
+    return map(neutralised, rows)
 
 
 class CsvReporter:
@@ -36,16 +60,16 @@ class CsvReporter:
             with (path / file_name(spec.name)).open("w", encoding="utf-8", newline="") as out:
                 writer = csv.writer(out)
                 noted = set(spec.note_columns)
-                writer.writerow(_with_notes(list(spec.headers), noted,
-                                            [f"{h} note" for h in spec.headers]))
+                writer.writerow(neutralised(_with_notes(
+                    list(spec.headers), noted, [f"{h} note" for h in spec.headers])))
                 for chunk in source.chunks(sheet):
                     if not noted:  # the values as they are (csv writes None as "")
-                        writer.writerows(chunk.values)
+                        writer.writerows(_rows(chunk.values))
                         continue
-                    writer.writerows(
+                    writer.writerows(_rows(
                         _with_notes(["" if c.value is None else c.value for c in row], noted,
                                     [c.note or "" for c in row]) for row in chunk.cells()
-                    )
+                    ))
 
 
 def _with_notes(values: list[Any], noted: set[int], notes: list[str]) -> list[Any]:

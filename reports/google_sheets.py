@@ -11,12 +11,15 @@ At most ``in_flight`` chunks are being sent at once (``NITPICKER_SHEETS_IN_FLIGH
 before it waits its turn; a chunk of long notes may be ~6 MB): each chunk has its own rows, so
 they may land in any order. A 429 or a 5xx answer
 is retried after an exponential wait (1 s, 2 s, 4 s, … up to 64 s, 8 tries), the wait shown on
-the progress line.
+the progress line. A value or note longer than the 50,000 characters Google allows a cell
+is cut to them, ending with ``… [truncated: N characters]``.
 
 Authentication (:mod:`nitpicker_reports.sheets_auth`): a service-account JSON file or an OAuth
 client file (``--credentials``), the token of the latter cached in ``token.json`` beside it.
 ``NITPICKER_SHEETS_API_URL`` points the client at another Sheets v4 endpoint than
-``https://sheets.googleapis.com`` (tests use a local fake).
+``https://sheets.googleapis.com`` (tests use a local fake). Every request is bounded in time
+(:mod:`nitpicker_reports.sheets_network`, ``NITPICKER_SHEETS_TIMEOUT``); a network failure is
+one line naming the host.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from gspread.http_client import HTTPClient
 from gspread.urls import SPREADSHEET_BATCH_UPDATE_URL, SPREADSHEET_VALUES_URL
 from gspread.utils import extract_id_from_url, quote
 from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
+from nitpicker_reports.sheets_network import NETWORK_ERRORS, network_failure, timeout_setting
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -42,9 +46,9 @@ if TYPE_CHECKING:
     from nitpicker.query.report import Chunk, Mark, SheetSpec, Value
     from nitpicker.report import ReportSource
 
-__all__ = ["API_URL_VARIABLE", "GOOGLE_API", "IN_FLIGHT", "IN_FLIGHT_VARIABLE", "SCOPES",
-           "SheetsError", "SheetsReporter", "client_from_credentials",
-           "client_from_service_account", "in_flight_setting"]
+__all__ = ["API_URL_VARIABLE", "GOOGLE_API", "IN_FLIGHT", "IN_FLIGHT_VARIABLE",
+           "MAX_CELL_CHARS", "SCOPES", "SheetsError", "SheetsReporter", "client_from_credentials",
+           "client_from_service_account", "fitted", "in_flight_setting"]
 
 GOOGLE_API: Final = "https://sheets.googleapis.com"
 API_URL_VARIABLE: Final = "NITPICKER_SHEETS_API_URL"
@@ -59,6 +63,9 @@ RED: Final = {"red": 0.9, "green": 0.0, "blue": 0.0}
 WHITE: Final = {"red": 1.0, "green": 1.0, "blue": 1.0}
 RETRIES: Final = 8
 MAX_WAIT: Final = 64.0
+MAX_CELL_CHARS: Final = 50_000
+"""Google's limit on a cell's text (and a note's): longer ones are refused with a 400."""
+_TRUNCATED: Final = "… [truncated: {} characters]"
 
 
 class SheetsError(Exception):
@@ -104,12 +111,17 @@ def client_from_credentials(path: Path, on_wait: Callable[[float, int], None] | 
                             open_url: Callable[[str], object] | None = None) -> RetryingClient:
     """A client for the credentials file at ``path``: a service-account key or an OAuth client
     (its token cached in ``token.json`` beside it; the first run asks consent in the browser,
-    opened with ``open_url``)."""
+    opened with ``open_url``). Its requests are bounded by ``NITPICKER_SHEETS_TIMEOUT``."""
     try:
-        credentials, account = load_credentials(path, open_url)
+        timeout = timeout_setting()
+    except ValueError as exc:
+        raise SheetsError(str(exc)) from None
+    try:
+        credentials, account = load_credentials(path, open_url, timeout=timeout)
     except AuthError as exc:
         raise SheetsError(str(exc)) from exc
     client = RetryingClient(credentials, os.environ.get(API_URL_VARIABLE, GOOGLE_API), on_wait)
+    client.set_timeout(timeout)
     client.account = account
     client.personal = not hasattr(credentials, "service_account_email")
     return client
@@ -158,6 +170,7 @@ class SheetsReporter:
         self.url = url
         self.id = spreadsheet_id(url)
         self.sent_rows = 0
+        self.tabs_added = 0
         self.in_flight = in_flight
         self.in_flight_bytes = in_flight_bytes
         self._checked = False
@@ -173,6 +186,8 @@ class SheetsReporter:
             meta = self.client.fetch_sheet_metadata(self.id)
         except APIError as exc:
             raise _explain(exc, self.url, self.account, self.client.personal) from exc
+        except NETWORK_ERRORS as exc:
+            raise self._unreachable(exc) from exc
         taken = {s["properties"]["title"] for s in meta.get("sheets", [])}
         clash = [sheet.name for sheet in source.sheets if sheet.name in taken]
         if clash:
@@ -187,28 +202,43 @@ class SheetsReporter:
             self._write(source)
         except APIError as exc:
             raise _explain(exc, self.url, self.account, self.client.personal) from exc
+        except NETWORK_ERRORS as exc:
+            raise self._unreachable(exc) from exc
+
+    def _unreachable(self, exc: BaseException) -> SheetsError:
+        timeout = self.client.timeout
+        bounds = timeout if isinstance(timeout, tuple) else timeout_setting()
+        return SheetsError(network_failure(exc, bounds))
 
     def _write(self, source: ReportSource) -> None:
+        pool = ThreadPoolExecutor(self.in_flight, thread_name_prefix="sheets")
+        try:
+            self._write_tabs(source, pool)
+        except BaseException:  # Ctrl-C, SIGTERM, a failed chunk: the queued ones are not sent
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+
+    def _write_tabs(self, source: ReportSource, pool: ThreadPoolExecutor) -> None:
         specs = source.specs()
-        with ThreadPoolExecutor(self.in_flight, thread_name_prefix="sheets") as pool:
-            for sheet, spec in zip(source.sheets, specs, strict=True):
-                tab = self._add_tab(spec, source.count(sheet))
-                self._put(spec.name, 1, [list(spec.headers)])
-                sending: set[Future[int]] = set()
-                row_number = 1
-                for chunk in source.chunks(sheet):
-                    rows = len(chunk)
-                    values, cells = _encoded(chunk, tab, row_number)  # the chunk is emptied
-                    size = len(values) + len(cells or b"")
-                    while sending and (len(sending) >= self.in_flight or sum(
-                            self._sizes.values()) + size > self.in_flight_bytes):
-                        sending = self._settle(sending, FIRST_COMPLETED)
-                    future = pool.submit(self._send, spec.name, row_number, rows, values, cells)
-                    self._sizes[future] = size
-                    sending.add(future)
-                    row_number += rows
-                self._settle(sending, None)
-                self._format(tab, spec)
+        for sheet, spec in zip(source.sheets, specs, strict=True):
+            tab = self._add_tab(spec, source.count(sheet))
+            self._put(spec.name, 1, [list(spec.headers)])
+            sending: set[Future[int]] = set()
+            row_number = 1
+            for chunk in source.chunks(sheet):
+                rows = len(chunk)
+                values, cells = _encoded(chunk, tab, row_number)  # the chunk is emptied
+                size = len(values) + len(cells or b"")
+                while sending and (len(sending) >= self.in_flight or sum(
+                        self._sizes.values()) + size > self.in_flight_bytes):
+                    sending = self._settle(sending, FIRST_COMPLETED)
+                future = pool.submit(self._send, spec.name, row_number, rows, values, cells)
+                self._sizes[future] = size
+                sending.add(future)
+                row_number += rows
+            self._settle(sending, None)
+            self._format(tab, spec)
 
     def _settle(self, sending: set[Future[int]], until: str | None) -> set[Future[int]]:
         """Wait for one chunk (``FIRST_COMPLETED``) or all; a failed chunk raises here."""
@@ -235,11 +265,12 @@ class SheetsReporter:
             "gridProperties": {"rowCount": rows + 1, "columnCount": len(spec.headers)},
         }}}]}
         reply = self.client.batch_update(self.id, body)
+        self.tabs_added += 1
         return int(reply["replies"][0]["addSheet"]["properties"]["sheetId"])
 
     def _put(self, title: str, row: int, values: list[list[Any]]) -> None:
         """``values.update`` from column A of ``row`` (1-based)."""
-        self._put_json(title, row, _values_json(values))
+        self._put_json(title, row, _values_json(_values(values)))
 
     def _put_json(self, title: str, row: int, body: bytes) -> None:
         """``values.update`` from column A of ``row`` (1-based) of ``body``, its JSON."""
@@ -276,9 +307,19 @@ _quote: Final = json.encoder.encode_basestring_ascii  # type: ignore[attr-define
 """``json.dumps`` of one string (the C encoder, ASCII out: what ``requests`` sends)."""
 
 
+def fitted(text: str) -> str:
+    """``text`` cut to Google's :data:`MAX_CELL_CHARS` a cell, ending with
+    ``… [truncated: N characters]`` (N: the characters cut off) when it was longer."""
+    if len(text) <= MAX_CELL_CHARS:
+        return text
+    keep = MAX_CELL_CHARS - len(_TRUNCATED.format(len(text)))  # the marker at its longest
+    return text[:keep] + _TRUNCATED.format(len(text) - keep)
+
+
 def _values(rows: Sequence[Sequence[Value]]) -> list[list[Any]]:
-    """A chunk's values, ``None`` as ``""``."""
-    return [["" if value is None else value for value in row] for row in rows]
+    """A chunk's values, ``None`` as ``""``, text longer than a cell holds :func:`fitted`."""
+    return [[fitted(value) if value.__class__ is str and len(value) > MAX_CELL_CHARS
+             else "" if value is None else value for value in row] for row in rows]
 
 
 def _values_json(rows: list[list[Any]]) -> bytes:
@@ -319,6 +360,8 @@ def _decorations(marks: list[Mark]) -> tuple[str, str] | None:
     for row, column, note, _link, error in marks:
         if note:
             noted = True
+            if len(note) > MAX_CELL_CHARS:
+                note = fitted(note)
             if error:
                 red = True
                 cell = f"{_RED_NOTE}{_quote(note)}}}"

@@ -89,33 +89,36 @@ def _head(out: TextIO, source: ReportSource) -> None:
 
 
 def _charts(out: TextIO, source: ReportSource) -> None:
-    conn = source.conn
+    conn, listed = source.conn, source.listed
     figures = (
-        ("chart-status", "Status codes (recorded URLs)", charts.status_distribution(conn), ""),
-        ("chart-depth", "In-scope pages by depth", charts.pages_by_depth(conn), ""),
-        ("chart-size", "In-scope pages by response size", charts.size_distribution(conn), ""),
+        ("chart-status", "Status codes (recorded URLs)",
+         charts.status_distribution(conn, listed=listed), ""),
+        ("chart-depth", "In-scope pages by depth", charts.pages_by_depth(conn, listed=listed),
+         ""),
+        ("chart-size", "In-scope pages by response size",
+         charts.size_distribution(conn, listed=listed), ""),
         (
             "chart-response-time",
             "In-scope pages by response time",
-            charts.response_time_distribution(conn),
+            charts.response_time_distribution(conn, listed=listed),
             "No response times (recorded by crawls since nitpicker 0.1's 0014_response_time)",
         ),
         (
             "chart-violation-rules",
             "Top violations by rule",
-            charts.top_violation_rules(conn),
+            charts.top_violation_rules(conn, listed=listed),
             "No violations (the archive has not been analysed, or nothing was found)",
         ),
         (
             "chart-violation-pages",
             "Pages with the most violations",
-            charts.top_violation_pages(conn),
+            charts.top_violation_pages(conn, listed=listed),
             "No violations (the archive has not been analysed, or nothing was found)",
         ),
         (
             "chart-broken-links",
             "Pages with the most broken links",
-            charts.broken_links_by_source(conn),
+            charts.broken_links_by_source(conn, listed=listed),
             "No broken links",
         ),
     )

@@ -15,6 +15,7 @@ Errors name the fix (a missing or unreadable file, a revoked token, a sign-in ne
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -57,6 +58,7 @@ def _kind(path: Path) -> str:
     if isinstance(info, dict) and info.get("type") == "service_account":
         return "service_account"
     if isinstance(info, dict) and "installed" in info:
+        _check_client(path, info["installed"])
         return "installed"
     if isinstance(info, dict) and "web" in info:
         raise AuthError(f"{path} is an OAuth client of the Web application kind: create one of"
@@ -64,12 +66,40 @@ def _kind(path: Path) -> str:
     raise AuthError(f"Not a service-account key nor an OAuth client file: {path}")
 
 
-def load_credentials(path: Path, open_url: Callable[[str], object] | None = None
-                     ) -> tuple[Credentials, str]:
-    """The credentials the file at ``path`` gives, and who they are (for error messages)."""
+_CLIENT_KEYS: Final = ("client_id", "auth_uri", "token_uri")
+"""What an OAuth client's ``installed`` object must hold (google-auth-oauthlib reads them)."""
+
+
+def _check_client(path: Path, client: object) -> None:
+    """An OAuth client file's ``installed`` value: an object with :data:`_CLIENT_KEYS` as
+    text, or one line naming what is wrong."""
+    again = "download the client's JSON again (APIs & Services → Credentials)"
+    if not isinstance(client, dict):
+        raise AuthError(f'OAuth client file {path}: "installed" is {_json_kind(client)}, not an'
+                        f" object of the client's settings: {again}")
+    for key in _CLIENT_KEYS:
+        value = client.get(key)
+        if not isinstance(value, str) or not value:
+            found = "missing" if value is None else f"{_json_kind(value)}, not text"
+            raise AuthError(f'OAuth client file {path}: "installed"."{key}" is {found}: {again}')
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in words (``a string``, ``a list``, …)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    kinds = ((str, "a string"), (list, "a list"), (dict, "an object"), (int, "a number"),
+             (float, "a number"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "null")
+
+
+def load_credentials(path: Path, open_url: Callable[[str], object] | None = None, *,
+                     timeout: tuple[float, float] | None = None) -> tuple[Credentials, str]:
+    """The credentials the file at ``path`` gives, and who they are (for error messages);
+    ``timeout`` (connect, read seconds) bounds the refresh of a cached token."""
     if _kind(path) == "service_account":
         return _service_account(path)
-    return oauth_credentials(path, open_url=open_url), "your Google account"
+    return oauth_credentials(path, open_url=open_url, timeout=timeout), "your Google account"
 
 
 def _service_account(path: Path) -> tuple[Credentials, str]:
@@ -84,8 +114,8 @@ def _service_account(path: Path) -> tuple[Credentials, str]:
     return credentials, credentials.service_account_email
 
 
-def oauth_credentials(client_file: Path, open_url: Callable[[str], object] | None = None
-                      ) -> Credentials:
+def oauth_credentials(client_file: Path, open_url: Callable[[str], object] | None = None, *,
+                      timeout: tuple[float, float] | None = None) -> Credentials:
     """A person's credentials: from ``token.json`` (refreshed when expired) or the consent.
 
     ``open_url`` opens the consent page (the default browser when ``None``); the URL is also
@@ -93,7 +123,7 @@ def oauth_credentials(client_file: Path, open_url: Callable[[str], object] | Non
     """
     token_file = token_path(client_file)
     if token_file.is_file():
-        return _cached(token_file, _token_uri(client_file))
+        return _cached(token_file, _token_uri(client_file), timeout)
     from google_auth_oauthlib.flow import InstalledAppFlow, WSGITimeoutError
     from oauthlib.oauth2.rfc6749.errors import OAuth2Error
 
@@ -142,7 +172,8 @@ def _token_uri(client_file: Path) -> str | None:
     return str(uri) if uri else None
 
 
-def _cached(token_file: Path, token_uri: str | None) -> Credentials:
+def _cached(token_file: Path, token_uri: str | None,
+            timeout: tuple[float, float] | None = None) -> Credentials:
     from google.auth.exceptions import RefreshError, TransportError
     from google.auth.transport.requests import Request
     from google.oauth2.credentials import Credentials as UserCredentials
@@ -160,13 +191,17 @@ def _cached(token_file: Path, token_uri: str | None) -> Credentials:
     if credentials.valid:
         return credentials
     try:
-        credentials.refresh(Request())  # type: ignore[no-untyped-call]
+        request = Request()  # type: ignore[no-untyped-call]
+        credentials.refresh(  # type: ignore[no-untyped-call]
+            request if timeout is None else functools.partial(request, timeout=timeout))
     except RefreshError as exc:
         raise AuthError(f"The token in {token_file} was revoked or has expired ({_reason(exc)}):"
                         f" delete {token_file} and re-run to sign in again") from exc
     except TransportError as exc:
-        raise AuthError(f"Cannot reach Google to refresh the token in {token_file}: {exc}"
-                        ) from exc
+        from nitpicker_reports.sheets_network import TIMEOUT, network_failure
+
+        reason = network_failure(exc, timeout or (TIMEOUT, TIMEOUT))
+        raise AuthError(f"The token in {token_file} could not be refreshed: {reason}") from exc
     _save(token_file, credentials)
     return credentials
 

@@ -14,11 +14,16 @@ comment in memory until the workbook closes, and Excel caps a worksheet at 65,53
   string stays plain text;
 * notes go in the last worksheet, ``Notes`` (Sheet, Cell, Note: one row a note, in the order
   written), and the noted cell links to its note's row (unless it already links to a URL).
+
+Only ``http`` and ``https`` URLs become links: a crawled ``og:url`` of ``javascript:``,
+``file:``, ``vbscript:`` or ``ms-msdt:`` would otherwise be one click from running, so any
+other URL is written as plain text.
 """
 
 from __future__ import annotations
 
 import logging
+import tempfile
 from typing import TYPE_CHECKING, Final
 
 import xlsxwriter
@@ -34,7 +39,7 @@ if TYPE_CHECKING:
     from nitpicker.query.report import Chunk, SheetSpec, Value
     from nitpicker.report import ReportSource
 
-__all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter"]
+__all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter", "is_web_url"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,19 +66,33 @@ class XlsxReporter:
         return archive.with_suffix(".xlsx")
 
     def write(self, source: ReportSource, path: Path) -> None:
-        workbook = xlsxwriter.Workbook(str(path), {
-            "constant_memory": True, "strings_to_urls": False, "strings_to_numbers": False,
-            "strings_to_formulas": False,
-        })
-        formats = _Formats(workbook)
-        try:
-            sheets = [(sheet, _Part(workbook, sheet.spec(source.conn), formats, self.max_rows))
-                      for sheet in source.sheets]
-            notes = _Part(workbook, _notes_spec(), formats, self.max_rows)
-            for sheet, part in sheets:
-                _write_sheet(part, source.chunks(sheet), notes, formats)
-        finally:
+        """Write the workbook; its worksheets' rows wait in files of a scratch folder of the
+        system's temporary directory until it is closed. A write that stops (an error, Ctrl-C,
+        SIGTERM) leaves neither: the workbook is not assembled, the folder is removed."""
+        with tempfile.TemporaryDirectory(prefix="nitpicker-xlsx-") as scratch:
+            workbook = xlsxwriter.Workbook(str(path), {
+                "constant_memory": True, "strings_to_urls": False, "strings_to_numbers": False,
+                "strings_to_formulas": False, "tmpdir": scratch,
+            })
+            try:
+                formats = _Formats(workbook)
+                sheets = [(sheet, _Part(workbook, sheet.spec(source.conn), formats,
+                                        self.max_rows)) for sheet in source.sheets]
+                notes = _Part(workbook, _notes_spec(), formats, self.max_rows)
+                for sheet, part in sheets:
+                    _write_sheet(part, source.chunks(sheet), notes, formats)
+            except BaseException:
+                _abandon(workbook)
+                raise
             workbook.close()
+
+
+def _abandon(workbook: xlsxwriter.Workbook) -> None:
+    """Give up a workbook without assembling it: its worksheets' row files closed (the scratch
+    folder then goes), and nothing left for its finaliser to write."""
+    for worksheet in workbook.worksheets():
+        worksheet._opt_close()  # constant_memory's row file
+    workbook.fileclosed = True
 
 
 def _notes_spec() -> SheetSpec:
@@ -173,10 +192,17 @@ def _write_sheet(part: _Part, chunks: Iterator[Chunk], notes: _Part,
                                 notes, formats)
 
 
+def is_web_url(url: str) -> bool:
+    """An ``http:`` or ``https:`` URL (the scheme in any case): the only links a cell gets."""
+    return url[:8].lower().startswith(("http://", "https://"))
+
+
 def _write_cell(part: _Part, row: int, column: int, value: Value, note: str | None,
                 link: str | None, error: bool, notes: _Part, formats: _Formats) -> None:
     """Write one cell that is red, linked or noted (its note into the Notes sheet)."""
     worksheet = part.worksheet
+    if link is not None and not is_web_url(link):
+        link = None  # javascript:, file:, vbscript:, ms-msdt:, …: the text alone
     if isinstance(value, str):
         value = value[:MAX_CELL]
     if note:

@@ -11,6 +11,13 @@ plugin failed on, :meth:`end_run` closes the row with its outcome and counts. Wr
 batched: :meth:`maybe_commit` commits every ``max_items`` pages or ``max_seconds``, so Ctrl-C
 or a kill loses at most one batch, which a re-run analyses again.
 
+A value that is a float but not a finite number (NaN, infinity) is stored as ``null``, an empty
+cell: JSON has no such numbers (the archive's ``NaN`` text would break every strict JSON reader
+downstream: the viewer, ``query``, the MCP server, the XLSX and Sheets reports). The page is not
+refused for it: its other values and violations are good, and refusing it would analyse it again
+on every run for the same answer. The first such value of a run is logged, and the run's count
+of them once it ends (:attr:`AnalysisStore.non_finite`).
+
 Reading snapshots for the runner (:meth:`pending_snapshots`) goes through a second, read-only
 connection, in pages of ``batch`` rows by page id: memory does not grow with the archive.
 """
@@ -22,6 +29,7 @@ import errno
 import hashlib
 import json
 import logging
+import math
 import os
 import sqlite3
 import time
@@ -215,6 +223,9 @@ class AnalysisStore:
         self._dirty = 0
         self._last_commit = time.monotonic()
         self._crawled: dict[str, bool] = {}  # origin -> whether the crawl has a page there
+        self.non_finite: dict[int, int] = {}
+        """Per run id: the values stored as ``null`` because they were NaN or infinite."""
+        self._non_finite_plugin: dict[int, str] = {}
 
     @classmethod
     def open(cls, path: Path) -> AnalysisStore:
@@ -387,7 +398,7 @@ class AnalysisStore:
                 "INSERT OR REPLACE INTO page_values(plugin, page_id, key, phase, value, note)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 [(key.plugin, item.page_id, name, phase,
-                  json.dumps(cell.value, ensure_ascii=False), cell.note)
+                  self._stored(key, run_id, item, name, cell.value), cell.note)
                  for name, cell in findings.values.items()],
             )
             self.conn.executemany(
@@ -398,6 +409,20 @@ class AnalysisStore:
                  for v in findings.violations],
             )
         self._mark(key, phase, run_id, item.page_id, ok=True)
+
+    def _stored(self, key: RunKey, run_id: int, item: Snapshot | PageUrl, name: str,
+                value: Any) -> str:
+        """A page value as the archive keeps it (JSON): a non-finite float as ``null``."""
+        if isinstance(value, float) and not math.isfinite(value):
+            seen = self.non_finite.get(run_id, 0)
+            self.non_finite[run_id] = seen + 1
+            if not seen:
+                self._non_finite_plugin[run_id] = key.plugin
+                logger.warning("plugin %s gave %r for %r on %s, not a finite number: stored as"
+                               " empty (null); its run counts any more", key.plugin, value,
+                               name, item.url)
+            return "null"
+        return json.dumps(value, ensure_ascii=False)
 
     def record_error(self, key: RunKey, run_id: int,
                      item: Snapshot | PageUrl | UnreadableSnapshot, message: str,
@@ -427,6 +452,10 @@ class AnalysisStore:
     def end_run(self, run_id: int, outcome: str, *, done: int, skipped: int, errors: int,
                 detail: str | None = None) -> None:
         self.commit()
+        if self.non_finite.get(run_id, 0) > 1:
+            logger.warning("plugin %s: %d values were not finite numbers (NaN, infinity),"
+                           " stored as empty (null)", self._non_finite_plugin[run_id],
+                           self.non_finite[run_id])
         self.conn.execute(
             "UPDATE analysis_runs SET ended_at = ?, outcome = ?, pages_done = ?,"
             " pages_skipped = ?, errors = ?, detail = ? WHERE id = ?",

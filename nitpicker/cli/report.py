@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nitpicker.archive.lock import ArchiveLock
+from nitpicker.cli import interrupted
 from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
+from nitpicker.cli.url_file import missing_warning, read_url_file
 from nitpicker.query import ArchiveOpenError, open_archive
-from nitpicker.query.report import SHEET_NAMES, select_sheets
+from nitpicker.query.report import SHEET_NAMES, list_pages, select_sheets
 from nitpicker.report import (
     ReportError,
     ReportSource,
@@ -31,6 +33,7 @@ from nitpicker.report import (
     write_report,
 )
 from nitpicker.report.collector import collecting_less
+from nitpicker.report.host import stopping_on_sigterm
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -103,6 +106,9 @@ class ReportPlan:
     path: Path | None = None
     spreadsheet: SheetsReporter | None = None
     waits: _WaitLine = field(default_factory=_WaitLine)
+    urls: list[str] | None = None
+    """``--urls``: the report of these URLs' rows only (``None``: every row)."""
+    urls_file: Path | None = None
 
     @property
     def destination(self) -> str:
@@ -118,6 +124,10 @@ def report(
     all_sheets: Annotated[bool, typer.Option(
         "--all", help="Every sheet, without asking (the default when not on a terminal; on a"
         " terminal, without --all or --only, you choose).")] = False,
+    urls: Annotated[Path | None, typer.Option(
+        "--urls", help="Report only on the URLs listed in this file (one a line; blank lines"
+        " and # comments ignored); listed URLs the archive lacks are named in a warning.",
+        show_default=False)] = None,
     silent: Annotated[bool, typer.Option("--silent", help="No progress line.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Tracebacks on errors.")] = False,
 ) -> None:
@@ -126,7 +136,14 @@ def report(
 
     Example: nitpicker report site.nitpicker --format html -o report.html
     """
+    listed = None
+    if urls is not None:
+        try:
+            listed = read_url_file(urls)
+        except ValueError as exc:
+            fail(str(exc))
     plan = plan_report(flags, file, all_sheets=all_sheets)
+    plan.urls, plan.urls_file = listed, urls
     write_planned(plan, file, silent=silent, verbose=verbose)
 
 
@@ -193,16 +210,34 @@ def write_planned(plan: ReportPlan, file: Path, *, silent: bool, verbose: bool,
                   announce: bool = True) -> None:
     """Write the planned report of the archive ``file``, with its progress line unless
     ``silent``; ends with ``Report written: <where>`` when ``announce``. A failure is one
-    ``Error:`` line and exit 1 (raised), nothing half-written left."""
+    ``Error:`` line and exit 1 (raised), nothing half-written left. SIGTERM stops it as
+    Ctrl-C does (:func:`stopping_on_sigterm`): the partial report removed, exit 130."""
     conn = _open(file)
     try:
         source = ReportSource(conn, plan.sheets, limit=plan.limit)
-        with collecting_less():
+        if plan.urls is not None:
+            _list(plan, source)
+        with collecting_less(), stopping_on_sigterm():
             _write_source(plan, source, silent=silent, verbose=verbose)
     finally:
         conn.close()
     if announce:
         typer.echo(f"Report written: {plan.destination}", err=True)
+
+
+def _list(plan: ReportPlan, source: ReportSource) -> None:
+    """``--urls``: the sheets of the listed pages' rows; a warning naming the URLs the archive
+    lacks, an error when it has none of them."""
+    assert plan.urls is not None and plan.urls_file is not None  # --urls given
+    missing = list_pages(source.conn, plan.urls)
+    listed = len(dict.fromkeys(plan.urls))  # each URL once
+    if len(missing) == listed:
+        fail(f"None of the {listed} URLs of {plan.urls_file} is in the archive (the first:"
+             f" {missing[0]}): check the file, and the archive it goes with")
+    if missing:
+        typer.echo(missing_warning(plan.urls_file, listed, missing), err=True)
+    source.sheets = [sheet.listed() for sheet in source.sheets]
+    source.listed = True
 
 
 def _write_source(plan: ReportPlan, source: ReportSource, *, silent: bool, verbose: bool
@@ -243,6 +278,11 @@ def _to_sheets(plan: ReportPlan, source: ReportSource, silent: bool) -> None:
         else:
             plan.waits.progress = _progress(0)
             _run_with_progress(source, plan.waits.progress, lambda: reporter.write(source))
+    except KeyboardInterrupt:
+        if not reporter.sent_rows and not reporter.tabs_added:
+            raise  # nothing was written
+        interrupted(f"Interrupted: {reporter.sent_rows} rows were sent; the spreadsheet's new"
+                    " tabs are incomplete: remove them before reporting into it again")
     except SheetsError as exc:
         sent = f" ({reporter.sent_rows} rows sent before it stopped)" if reporter.sent_rows \
             else ""

@@ -3,6 +3,10 @@
 The rows of ``page_values`` (migration ``0013_analysis``) of one plugin, grouped by page and
 ordered by URL, with the plugin's column titles (the ``headers`` of its latest run). An archive
 no analyzer has opened has no such table: the answer is then empty.
+
+A value is read back as the JSON it was stored as, but for the ``NaN`` and ``Infinity`` an
+archive analysed before nitpicker stored them as ``null`` may hold: those read as ``None``, so
+every answer is strict JSON (:func:`stored_value`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ __all__ = [
     "PluginPageValues",
     "get_page_analysis",
     "get_page_values",
+    "stored_value",
 ]
 
 Scalar = str | int | float | bool | None
@@ -84,6 +89,15 @@ WHERE v.plugin = :plugin AND v.page_id IN (SELECT value FROM json_each(:ids))
 _HEADERS: Final = "SELECT headers FROM analysis_runs WHERE plugin = ? ORDER BY id DESC LIMIT 1"
 
 
+def _no_number(_constant: str) -> None:
+    return None
+
+
+def stored_value(text: str) -> Any:
+    """A stored page value (JSON text); ``NaN``, ``Infinity`` and ``-Infinity`` as ``None``."""
+    return json.loads(text, parse_constant=_no_number)
+
+
 def _has_analysis(conn: sqlite3.Connection) -> bool:
     row = fetch_one(conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
                     ("page_values",))
@@ -115,7 +129,7 @@ def get_page_values(
     if rows:
         ids = json.dumps([row[0] for row in rows])
         for page_id, key, value, note in fetch_all(conn, _CELLS, {"plugin": plugin, "ids": ids}):
-            cells.setdefault(page_id, []).append((key, {"value": json.loads(value),
+            cells.setdefault(page_id, []).append((key, {"value": stored_value(value),
                                                         "note": note}))
     answer["headers"] = headers
     answer["total"] = total
@@ -173,5 +187,5 @@ def get_page_analysis(conn: sqlite3.Connection, url: str) -> list[PageAnalysisVa
         return row[0], keys.index(row[1]) if row[1] in keys else len(keys), row[1]
 
     return [{"plugin": plugin, "key": key, "header": headers.get(plugin, {}).get(key, key),
-             "value": json.loads(value), "note": note}
+             "value": stored_value(value), "note": note}
             for plugin, key, value, note in sorted(rows, key=order)]

@@ -5,6 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -17,7 +20,7 @@ if TYPE_CHECKING:
     from nitpicker.query.report import Chunk, Row, Sheet, SheetSpec
 
 __all__ = ["REPORT_GROUP", "ReportError", "ReportSource", "Reporter", "available_formats",
-           "check_output", "load_reporter", "write_report"]
+           "check_output", "load_reporter", "stopping_on_sigterm", "write_report"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +45,10 @@ class Reporter(Protocol):
 class ReportSource:
     """The archive's sheets as a reporter reads them; ``on_rows`` hears of every chunk written.
 
-    ``limit`` caps the rows of every sheet (``--limit``; ``None``: all of them).
+    ``limit`` caps the rows of every sheet (``--limit``; ``None``: all of them). ``listed``:
+    the report is of the listed pages only (``--urls``: the sheets are their
+    :meth:`~nitpicker.query.report.Sheet.listed` ones; a reporter's own figures, the HTML
+    charts, follow it).
     """
 
     conn: sqlite3.Connection
@@ -50,6 +56,7 @@ class ReportSource:
     on_rows: Callable[[int], None] = field(default=lambda _n: None)
     chunk_rows: int = 2500
     limit: int | None = None
+    listed: bool = False
 
     def specs(self) -> list[SheetSpec]:
         return [sheet.spec(self.conn) for sheet in self.sheets]
@@ -117,11 +124,32 @@ def check_output(path: Path) -> None:
         raise ReportError(f"Output directory not found: {path.parent}")
 
 
+def _stop(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def stopping_on_sigterm() -> Iterator[None]:
+    """SIGTERM (a service manager, ``kill``, a CI runner's timeout) raises ``KeyboardInterrupt``
+    while the block runs, as Ctrl-C does: what the write does on Ctrl-C (remove the partial
+    report, its scratch files) it does on SIGTERM. The previous handler is back on exit. Only
+    in the main thread (signals are delivered there); elsewhere the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def write_report(reporter: Reporter, source: ReportSource, path: Path) -> None:
     """Write the report into a hidden partial path beside ``path``, then move it into place.
 
     An existing ``path`` is never overwritten (``ReportError``). Whatever stops the write (an
-    error, Ctrl-C) removes the partial report: nothing half-written is left behind.
+    error, Ctrl-C, SIGTERM under :func:`stopping_on_sigterm`) removes the partial report:
+    nothing half-written is left behind.
     """
     check_output(path)
     partial = _partial_path(path)

@@ -17,6 +17,7 @@ any archive: one never analysed has an empty Violations sheet.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.query.report import charts
@@ -52,6 +53,7 @@ from nitpicker.query.report.links import (
     referrers_count,
     referrers_rows,
 )
+from nitpicker.query.report.listed import list_pages
 from nitpicker.query.report.page_list import page_list_count, page_list_rows, page_list_spec
 from nitpicker.query.report.resources import (
     RESOURCES,
@@ -72,17 +74,31 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 __all__ = ["CHUNK_ROWS", "DEDUPED_RESOURCES", "NOTE_LINES", "SHEETS", "SHEET_NAMES", "Cell",
-           "Chunk", "Mark", "Row", "Sheet", "SheetSpec", "Value", "charts", "select_sheets"]
+           "Chunk", "Mark", "Row", "Sheet", "SheetSpec", "Value", "charts", "list_pages",
+           "select_sheets"]
 
 
 @dataclass(frozen=True)
 class Sheet:
-    """One sheet of the report: how to get its spec, its row count and its rows."""
+    """One sheet of the report: how to get its spec, its row count and its rows.
+
+    ``listable``: its builders take ``listed=True`` for the rows of the listed pages only
+    (:mod:`~nitpicker.query.report.listed`, ``report --urls``); the Summary is the archive's.
+    """
 
     name: str
-    spec_of: Callable[[sqlite3.Connection], SheetSpec]
-    count: Callable[[sqlite3.Connection], int]
-    build: Callable[[sqlite3.Connection, int], Iterator[Chunk]]
+    spec_of: Callable[..., SheetSpec]
+    """``spec_of(conn)`` (``listed=True`` too when ``listable``); ``count`` and ``build`` alike."""
+    count: Callable[..., int]
+    build: Callable[..., Iterator[Chunk]]
+    listable: bool = False
+
+    def listed(self) -> Sheet:
+        """The sheet of the listed pages' rows (itself when it has no such rows)."""
+        if not self.listable:
+            return self
+        return Sheet(self.name, partial(self.spec_of, listed=True),
+                     partial(self.count, listed=True), partial(self.build, listed=True))
 
     def spec(self, conn: sqlite3.Connection) -> SheetSpec:
         return self.spec_of(conn)
@@ -99,29 +115,32 @@ class Sheet:
             yield chunk.cells()
 
 
-def _fixed(spec: SheetSpec) -> Callable[[sqlite3.Connection], SheetSpec]:
-    return lambda _conn: spec
+def _fixed(spec: SheetSpec) -> Callable[..., SheetSpec]:
+    def spec_of(_conn: sqlite3.Connection, *, listed: bool = False) -> SheetSpec:
+        return spec
+    return spec_of
 
 
 SHEETS: Final = (
-    Sheet("Page List", page_list_spec, page_list_count, page_list_rows),
-    Sheet("Links", _fixed(LINKS), links_count, links_rows),
-    Sheet("Resources", _fixed(RESOURCES), resources_count, resources_rows),
-    Sheet("Images", _fixed(IMAGES), images_count, images_rows),
-    Sheet("Violations", _fixed(VIOLATIONS), violations_count, violations_rows),
-    Sheet("Discrepancies", _fixed(DISCREPANCIES), discrepancies_count, discrepancies_rows),
+    Sheet("Page List", page_list_spec, page_list_count, page_list_rows, listable=True),
+    Sheet("Links", _fixed(LINKS), links_count, links_rows, listable=True),
+    Sheet("Resources", _fixed(RESOURCES), resources_count, resources_rows, listable=True),
+    Sheet("Images", _fixed(IMAGES), images_count, images_rows, listable=True),
+    Sheet("Violations", _fixed(VIOLATIONS), violations_count, violations_rows, listable=True),
+    Sheet("Discrepancies", _fixed(DISCREPANCIES), discrepancies_count, discrepancies_rows,
+          listable=True),
     Sheet("Summary", _fixed(SUMMARY), summary_count, summary_rows),
     Sheet("Referrers Relational Table", _fixed(REFERRERS_TABLE), referrers_count,
-          referrers_rows),
+          referrers_rows, listable=True),
     Sheet("Resources Relational Table", _fixed(RESOURCES_TABLE), resources_table_count,
-          resources_table_rows),
+          resources_table_rows, listable=True),
 )
 """The nine sheets, in the order of SPEC §8.2."""
 
 SHEET_NAMES: Final = tuple(sheet.name for sheet in SHEETS)
 
 DEDUPED_RESOURCES: Final = Sheet("Resources", _fixed(RESOURCES_DEDUPED), deduped_resources_count,
-                                 deduped_resources_rows)
+                                 deduped_resources_rows, listable=True)
 """The Resources sheet of ``--dedupe-resources``: one row per query pattern."""
 
 

@@ -12,6 +12,7 @@ for a writer (or a test) that wants each cell whole.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -181,4 +182,7 @@ def stream(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = (),
         while rows := cursor.fetchmany(chunk_rows):
             yield rows
     finally:
-        cursor.close()
+        # a report stopped half-way (Ctrl-C, SIGTERM) may close the connection before this
+        # generator is collected: closing the connection has closed the cursor already
+        with contextlib.suppress(sqlite3.ProgrammingError):
+            cursor.close()

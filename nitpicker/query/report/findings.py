@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from nitpicker.query._common import INTERNAL_HTML
 from nitpicker.query.report.cells import CHUNK_ROWS, Chunk, SheetSpec, stream
+from nitpicker.query.report.listed import listed_filter
 from nitpicker.query.summary import summary
 from nitpicker.query.violations import has_violations_table
 
@@ -40,55 +41,72 @@ SUMMARY: Final = SheetSpec("Summary", ("Metric", "Value"), freeze_rows=1)
 LINK_TEXT_VS_TITLE: Final = "Link Text vs Page Title"
 
 _IMAGES_FROM: Final = "FROM images i JOIN pages p ON p.id = i.page_id WHERE p.is_external = 0"
-_IMAGES: Final = f"""SELECT p.url, i.src, i.current_src, i.alt, i.width, i.height,
-    CASE WHEN i.is_lazy THEN 'true' ELSE 'false' END, i.source_code {_IMAGES_FROM}
-    ORDER BY p.url, i.id"""
+_IMAGES_FROM_LISTED: Final = f"{_IMAGES_FROM} AND {listed_filter('p.id')}"
+_IMAGE_CELLS: Final = """SELECT p.url, i.src, i.current_src, i.alt, i.width, i.height,
+    CASE WHEN i.is_lazy THEN 'true' ELSE 'false' END, i.source_code"""
+_IMAGES: Final = f"{_IMAGE_CELLS} {_IMAGES_FROM} ORDER BY p.url, i.id"
+_IMAGES_LISTED: Final = f"{_IMAGE_CELLS} {_IMAGES_FROM_LISTED} ORDER BY p.url, i.id"
 
-_VIOLATIONS: Final = """SELECT v.validator, v.severity, v.rule, v.code, v.message, p.url
-    FROM violations v JOIN pages p ON p.id = v.page_id ORDER BY p.url, v.rowid"""
+_VIOLATIONS_FROM: Final = "FROM violations v JOIN pages p ON p.id = v.page_id"
+_VIOLATIONS: Final = f"""SELECT v.validator, v.severity, v.rule, v.code, v.message, p.url
+    {_VIOLATIONS_FROM} ORDER BY p.url, v.rowid"""
+_VIOLATIONS_LISTED: Final = f"""SELECT v.validator, v.severity, v.rule, v.code, v.message, p.url
+    {_VIOLATIONS_FROM} WHERE {listed_filter('p.id')} ORDER BY p.url, v.rowid"""
 
 _DISCREPANCIES_FROM: Final = f"""FROM pages p JOIN anchors a ON a.page_id = p.id
     JOIN pages h ON h.id = a.href_id JOIN pages d ON d.id = coalesce(h.redirect_dest_id, h.id)
     WHERE {INTERNAL_HTML} AND +p.is_target = 1 AND d.is_external = 0
       AND d.content_type = 'text/html' AND trim(a.text) != trim(d.title)"""
-_DISCREPANCIES: Final = f"""SELECT '{LINK_TEXT_VS_TITLE}', p.url, a.text, d.title, d.url, ''
-    {_DISCREPANCIES_FROM}
-    ORDER BY p."order" IS NULL, p."order", p.url, a.id"""
+_DISCREPANCIES_FROM_LISTED: Final = f"{_DISCREPANCIES_FROM} AND {listed_filter('p.id')}"
+_DISCREPANCY_CELLS: Final = f"SELECT '{LINK_TEXT_VS_TITLE}', p.url, a.text, d.title, d.url, ''"
+_DISCREPANCY_ORDER: Final = 'ORDER BY p."order" IS NULL, p."order", p.url, a.id'
+_DISCREPANCIES: Final = f"{_DISCREPANCY_CELLS} {_DISCREPANCIES_FROM} {_DISCREPANCY_ORDER}"
+_DISCREPANCIES_LISTED: Final = (f"{_DISCREPANCY_CELLS} {_DISCREPANCIES_FROM_LISTED}"
+                                f" {_DISCREPANCY_ORDER}")
 
 
-def images_count(conn: sqlite3.Connection) -> int:
-    return int(conn.execute(f"SELECT count(*) {_IMAGES_FROM}").fetchone()[0])
+def images_count(conn: sqlite3.Connection, *, listed: bool = False) -> int:
+    sql = f"SELECT count(*) {_IMAGES_FROM_LISTED if listed else _IMAGES_FROM}"
+    return int(conn.execute(sql).fetchone()[0])
 
 
-def images_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
-    """One row per image of an in-scope page (one per device width when rendered)."""
-    for chunk in stream(conn, _IMAGES, (), chunk_rows):
+def images_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
+                listed: bool = False) -> Iterator[Chunk]:
+    """One row per image of an in-scope page (one per device width when rendered);
+    ``listed``: of a listed page."""
+    for chunk in stream(conn, _IMAGES_LISTED if listed else _IMAGES, (), chunk_rows):
         yield Chunk(chunk)  # the rows as SQLite gives them: nothing red, linked or noted
 
 
-def violations_count(conn: sqlite3.Connection) -> int:
+def violations_count(conn: sqlite3.Connection, *, listed: bool = False) -> int:
     if not has_violations_table(conn):
         return 0
-    return int(conn.execute("SELECT count(*) FROM violations").fetchone()[0])
+    sql = (f"SELECT count(*) {_VIOLATIONS_FROM} WHERE {listed_filter('p.id')}" if listed
+           else "SELECT count(*) FROM violations")
+    return int(conn.execute(sql).fetchone()[0])
 
 
-def violations_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                    ) -> Iterator[Chunk]:
-    """One row per violation; none when the archive was never analysed."""
+def violations_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
+                    listed: bool = False) -> Iterator[Chunk]:
+    """One row per violation (``listed``: of a listed page); none when the archive was never
+    analysed."""
     if not has_violations_table(conn):
         return
-    for chunk in stream(conn, _VIOLATIONS, (), chunk_rows):
+    for chunk in stream(conn, _VIOLATIONS_LISTED if listed else _VIOLATIONS, (), chunk_rows):
         yield Chunk(chunk)
 
 
-def discrepancies_count(conn: sqlite3.Connection) -> int:
-    return int(conn.execute(f"SELECT count(*) {_DISCREPANCIES_FROM}").fetchone()[0])
+def discrepancies_count(conn: sqlite3.Connection, *, listed: bool = False) -> int:
+    sql = f"SELECT count(*) {_DISCREPANCIES_FROM_LISTED if listed else _DISCREPANCIES_FROM}"
+    return int(conn.execute(sql).fetchone()[0])
 
 
-def discrepancies_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                       ) -> Iterator[Chunk]:
-    """One row per link whose text is not the linked page's title."""
-    for chunk in stream(conn, _DISCREPANCIES, (), chunk_rows):
+def discrepancies_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
+                       listed: bool = False) -> Iterator[Chunk]:
+    """One row per link whose text is not the linked page's title (``listed``: on a listed
+    page)."""
+    for chunk in stream(conn, _DISCREPANCIES_LISTED if listed else _DISCREPANCIES, (),
+                        chunk_rows):
         yield Chunk(chunk)
 
 

@@ -22,6 +22,7 @@ from nitpicker.query.report.cells import (
     joined_note,
     stream,
 )
+from nitpicker.query.report.listed import listed_filter
 
 if TYPE_CHECKING:
     import sqlite3
@@ -63,7 +64,7 @@ _INBOUND_LINE: Final = f"""coalesce(nullif({_TRIMMED}, ''), '{NO_TEXT}')
 """A Referrers note line: the anchor's text (stripped, or ``__NO_TEXT_CONTENT__``), the page
 it is on with its ``#hash``, the redirect source it points at if it is one."""
 
-_TARGETS: Final = f"""SELECT p.id, p.url, coalesce(nullif(p.title, ''), '-'),
+_TARGET_CELLS: Final = f"""SELECT p.id, p.url, coalesce(nullif(p.title, ''), '-'),
     CASE WHEN typeof(p.status) = 'integer' THEN p.status ELSE -1 END,
     coalesce(p.status_text, ''), coalesce(p.content_type, ''),
     CASE WHEN p.is_skipped THEN coalesce(nullif(p.skip_reason, ''), 'skipped') ELSE '' END,
@@ -77,8 +78,9 @@ _TARGETS: Final = f"""SELECT p.id, p.url, coalesce(nullif(p.title, ''), '-'),
               ORDER BY id LIMIT {NOTE_LINES}) f
         CROSS JOIN anchors a ON a.id = f.id JOIN pages s ON s.id = a.page_id)),
     (SELECT json_group_array(json_array(name, value)) FROM (SELECT name, value
-        FROM response_headers WHERE page_id = p.id ORDER BY rowid))
-    FROM pages p WHERE +p.redirect_dest_id IS NULL ORDER BY p.url"""
+        FROM response_headers WHERE page_id = p.id ORDER BY rowid))"""
+
+_TARGETS: Final = f"{_TARGET_CELLS} FROM pages p WHERE +p.redirect_dest_id IS NULL ORDER BY p.url"
 """One row per Links target: its URL, its first five cells as shown (the title or ``-``, no
 status as -1, the Remarks), whether the status code is red (:func:`is_error_status`), then its
 notes' facts worked out in the same statement: the URLs
@@ -90,9 +92,14 @@ which would sort every row, notes and all, before the first one). The anchors ar
 from the target index alone, and only the first :data:`NOTE_LINES` of them (by ``id``, from
 the same index) are joined to their pages for the note's lines."""
 
-_TARGET_COUNT: Final = "SELECT count(*) FROM pages WHERE redirect_dest_id IS NULL"
+_TARGETS_LISTED: Final = (f"{_TARGET_CELLS} FROM pages p WHERE +p.redirect_dest_id IS NULL"
+                          f" AND {listed_filter('p.id')} ORDER BY p.url")
+"""The same, of the listed URLs only (``report --urls``)."""
 
-_RELATIONAL: Final = """SELECT t.url,
+_TARGET_COUNT: Final = "SELECT count(*) FROM pages p WHERE p.redirect_dest_id IS NULL"
+_TARGET_COUNT_LISTED: Final = f"{_TARGET_COUNT} AND {listed_filter('p.id')}"
+
+_RELATIONAL_CELLS: Final = """SELECT t.url,
     CASE WHEN a.hash != '' THEN s.url || '#' || a.hash ELSE s.url END, a.text,
     CASE WHEN typeof(t.status) = 'integer' THEN t.status ELSE -1 END,
     coalesce(t.status_text, ''), coalesce(t.content_type, ''),
@@ -100,24 +107,32 @@ _RELATIONAL: Final = """SELECT t.url,
     typeof(t.status) != 'integer' OR t.status NOT BETWEEN 200 AND 399
     FROM anchors a JOIN pages h ON h.id = a.href_id
     JOIN pages t ON t.id = coalesce(h.redirect_dest_id, h.id)
-    JOIN pages s ON s.id = a.page_id
-    ORDER BY t.url, a.id"""
+    JOIN pages s ON s.id = a.page_id"""
+
+_RELATIONAL: Final = f"{_RELATIONAL_CELLS} ORDER BY t.url, a.id"
 """One Referrers Relational Table row an anchor, its six cells as shown but the text (the
 page's URL with the anchor's ``#hash``, the anchor's text as recorded, no status as -1), then
 the redirect source the anchor points at (the note of the first cell) and whether the status
 code is red (:func:`is_error_status`). The text is stripped by ``str.strip()`` as the row is
 built (cheaper than SQLite's ``trim`` with :data:`WHITESPACE`, a row of every anchor)."""
 
+_RELATIONAL_LISTED: Final = f"{_RELATIONAL_CELLS} WHERE {listed_filter('t.id')} ORDER BY t.url, a.id"
+"""The same, of the anchors leading to a listed URL (``report --urls``)."""
+
 _RELATIONAL_COUNT: Final = "SELECT count(*) FROM anchors"
+_RELATIONAL_COUNT_LISTED: Final = f"""SELECT count(*) FROM anchors a
+    JOIN pages h ON h.id = a.href_id JOIN pages t ON t.id = coalesce(h.redirect_dest_id, h.id)
+    WHERE {listed_filter('t.id')}"""
 
 
-def links_count(conn: sqlite3.Connection) -> int:
-    return int(conn.execute(_TARGET_COUNT).fetchone()[0])
+def links_count(conn: sqlite3.Connection, *, listed: bool = False) -> int:
+    return int(conn.execute(_TARGET_COUNT_LISTED if listed else _TARGET_COUNT).fetchone()[0])
 
 
-def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS) -> Iterator[Chunk]:
-    """The Links rows, ``chunk_rows`` at a time."""
-    for targets in stream(conn, _TARGETS, (), chunk_rows):
+def links_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
+               listed: bool = False) -> Iterator[Chunk]:
+    """The Links rows, ``chunk_rows`` at a time (``listed``: the listed URLs' only)."""
+    for targets in stream(conn, _TARGETS_LISTED if listed else _TARGETS, (), chunk_rows):
         marks: list[Mark] = []
         yield Chunk([_link_row(number, target, marks) for number, target in enumerate(targets)],
                     marks)
@@ -170,14 +185,16 @@ _scan = json.scanner.make_scanner(json.JSONDecoder())
 _pairs = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode
 
 
-def referrers_count(conn: sqlite3.Connection) -> int:
-    return int(conn.execute(_RELATIONAL_COUNT).fetchone()[0])
+def referrers_count(conn: sqlite3.Connection, *, listed: bool = False) -> int:
+    sql = _RELATIONAL_COUNT_LISTED if listed else _RELATIONAL_COUNT
+    return int(conn.execute(sql).fetchone()[0])
 
 
-def referrers_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                   ) -> Iterator[Chunk]:
-    """The Referrers Relational Table rows: one per anchor, by the page it leads to."""
-    for anchors in stream(conn, _RELATIONAL, (), chunk_rows):
+def referrers_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
+                   listed: bool = False) -> Iterator[Chunk]:
+    """The Referrers Relational Table rows: one per anchor, by the page it leads to
+    (``listed``: the anchors leading to a listed URL)."""
+    for anchors in stream(conn, _RELATIONAL_LISTED if listed else _RELATIONAL, (), chunk_rows):
         values: list[Sequence[Value]] = []
         marks: list[Mark] = []
         for number, (link, referrer, text, code, status_text, content_type, source,

@@ -29,6 +29,7 @@ from nitpicker.query.report.cells import (
     note_of,
     stream,
 )
+from nitpicker.query.report.listed import listed_filter
 from nitpicker.query.report.plugin_columns import add_plugin_values, plugin_columns
 
 if TYPE_CHECKING:
@@ -67,7 +68,19 @@ _BAD_LINE: Final = """a.text || ' (' || coalesce(coalesce(d.status, h.status), '
     || coalesce(coalesce(d.status_text, h.status_text), '') || ' ' || h.url || ' => '
     || coalesce(d.url, h.url) || ')'"""
 
-_PAGES: Final = f"""SELECT p.id, p.url, p.title, p.status, p.lang,
+def _pages_sql(condition: str) -> str:
+    """One row a Page List page with everything its cells need, worked out by SQLite in the same
+    statement (no query a row from Python): the redirect sources (count, the first lines), the
+    anchors (internal and external counts, the bad ones as note lines), the internal referrers
+    (count, the first URLs); then og:url (its link) and the meta columns' cells as they are shown
+    (text, ``""`` for none; ``true``/``false``).
+
+    Only the pages' ids are sorted (``listed``, which ``LIMIT -1`` keeps a subquery walked in its
+    order rather than folded into a join that drops it): the rest of a row is worked out as it
+    streams, not held in a sorter with all the notes before the first row comes out.
+
+    ``condition``: SQL added to the pages' own conditions (``report --urls``)."""
+    return f"""SELECT p.id, p.url, p.title, p.status, p.lang,
     (SELECT count(*) FROM pages r WHERE r.redirect_dest_id = p.id),
     (SELECT group_concat(url, char(10)) FROM (SELECT r.url FROM pages r
         WHERE r.redirect_dest_id = p.id ORDER BY r.url LIMIT {NOTE_LINES})),
@@ -95,22 +108,20 @@ _PAGES: Final = f"""SELECT p.id, p.url, p.title, p.status, p.lang,
     coalesce(p.canonical, ''), coalesce(p.alternate, ''), coalesce(p.twitter_card, ''),
     coalesce(p.og_site_name, ''), coalesce(p.og_url, ''), coalesce(p.og_title, ''),
     coalesce(p.og_description, ''), coalesce(p.og_type, ''), coalesce(p.og_image, '')
-    FROM (SELECT p.id FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1
+    FROM (SELECT p.id FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1{condition}
           ORDER BY p."order" IS NULL, p."order", p.url LIMIT -1) listed
     CROSS JOIN pages p ON p.id = listed.id"""
-"""One row per listed page with everything its cells need, worked out by SQLite in the same
-statement (no query a row from Python): the redirect sources (count, the first lines), the
-anchors (internal and external counts, the bad ones as note lines), the internal referrers
-(count, the first URLs); then og:url (its link) and the meta columns' cells as they are shown
-(text, ``""`` for none; ``true``/``false``).
 
-Only the pages' ids are sorted (``listed``, which ``LIMIT -1`` keeps a subquery walked in its
-order rather than folded into a join that drops it): the rest of a row is worked out as it
-streams, not held in a sorter with all the notes before the first row comes out."""
+
+_PAGES: Final = _pages_sql("")
+_PAGES_LISTED: Final = _pages_sql(f" AND {listed_filter('p.id')}")
+"""The same, of the listed pages only (``report --urls``)."""
 
 _COUNT: Final = f"SELECT count(*) FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1"
+_COUNT_LISTED: Final = f"{_COUNT} AND {listed_filter('p.id')}"
 
 _URLS: Final = f"SELECT p.url FROM pages p WHERE {INTERNAL_HTML} AND +p.is_target = 1"
+_URLS_LISTED: Final = f"{_URLS} AND {listed_filter('p.id')}"
 
 _TITLE: Final = "SELECT title FROM pages WHERE url = ?"
 
@@ -118,14 +129,14 @@ _TITLE: Final = "SELECT title FROM pages WHERE url = ?"
 # planner walks every in-scope page in URL order to satisfy the ORDER BY, per page listed.
 
 
-def page_list_count(conn: sqlite3.Connection) -> int:
-    return int(conn.execute(_COUNT).fetchone()[0])
+def page_list_count(conn: sqlite3.Connection, *, listed: bool = False) -> int:
+    return int(conn.execute(_COUNT_LISTED if listed else _COUNT).fetchone()[0])
 
 
-def page_list_spec(conn: sqlite3.Connection) -> SheetSpec:
+def page_list_spec(conn: sqlite3.Connection, *, listed: bool = False) -> SheetSpec:
     """Frozen first row and column; the path columns deeper than any page are hidden."""
     deepest = 0
-    for chunk in stream(conn, _URLS):
+    for chunk in stream(conn, _URLS_LISTED if listed else _URLS):
         for (url,) in chunk:
             deepest = max(deepest, len(_segments_of(split_url(url)[0])))
             if deepest >= MAX_PATHS:
@@ -177,13 +188,14 @@ def is_bad_link(status: int | None, skipped: int) -> bool:
     return status is None or status < 0 or (status >= 400 and status != 401)
 
 
-def page_list_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                   ) -> Iterator[Chunk]:
-    """The Page List rows, ``chunk_rows`` at a time (the plugin columns last)."""
+def page_list_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
+                   listed: bool = False) -> Iterator[Chunk]:
+    """The Page List rows, ``chunk_rows`` at a time (the plugin columns last); ``listed``: of
+    the listed pages only (:mod:`~nitpicker.query.report.listed`)."""
     title_of = _title_lookup(conn)
     columns = plugin_columns(conn)
     facts = _Facts()
-    for pages in stream(conn, _PAGES, (), chunk_rows):
+    for pages in stream(conn, _PAGES_LISTED if listed else _PAGES, (), chunk_rows):
         values: list[list[Value]] = []
         marks: list[Mark] = []
         for number, page in enumerate(pages):

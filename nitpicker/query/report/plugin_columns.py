@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from nitpicker.query.page_values import stored_value
+
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
@@ -63,7 +65,7 @@ def plugin_columns(conn: sqlite3.Connection) -> list[PluginColumn]:
 
 
 def _value(raw: str) -> Any:
-    value = json.loads(raw)
+    value = stored_value(raw)
     if isinstance(value, bool):
         return "true" if value else "false"
     return value

@@ -28,6 +28,7 @@ from nitpicker.query.report.cells import (
     note_of,
     stream,
 )
+from nitpicker.query.report.listed import listed_filter
 from nitpicker.query.report.resources import RESOURCES
 
 if TYPE_CHECKING:
@@ -47,6 +48,12 @@ _BASE: Final = "CASE WHEN instr(r.url, '?') > 0 THEN substr(r.url, 1, instr(r.ur
 
 _RESOURCES: Final = f"""SELECT r.id, r.url, r.status, r.status_text, r.content_type,
     r.content_length, {_BASE} FROM resources r ORDER BY {_BASE}, r.url"""
+
+_RESOURCES_LISTED: Final = f"""SELECT r.id, r.url, r.status, r.status_text, r.content_type,
+    r.content_length, {_BASE} FROM resources r WHERE r.id IN (SELECT rr.resource_id
+        FROM resource_referrers rr WHERE {listed_filter('rr.page_id')})
+    ORDER BY {_BASE}, r.url"""
+"""The resources a listed page loaded (``report --urls``)."""
 
 _REFERRERS: Final = """SELECT p.id, p.url FROM resource_referrers rr
     JOIN pages p ON p.id = rr.page_id WHERE rr.resource_id = ?"""
@@ -105,11 +112,12 @@ class _Group:
         ]
 
 
-def _groups(conn: sqlite3.Connection, with_referrers: bool) -> Iterator[_Group]:
+def _groups(conn: sqlite3.Connection, with_referrers: bool, listed: bool = False
+            ) -> Iterator[_Group]:
     """The groups in order, one path (URL without its query) at a time."""
     base: str | None = None
     groups: dict[tuple[str, Any, str], _Group] = {}
-    for chunk in stream(conn, _RESOURCES):
+    for chunk in stream(conn, _RESOURCES_LISTED if listed else _RESOURCES):
         for resource_id, url, status, status_text, content_type, length, path in chunk:
             if path != base:
                 yield from _sorted(groups)
@@ -134,15 +142,16 @@ def _sorted(groups: dict[tuple[str, Any, str], _Group]) -> Iterator[_Group]:
     return iter(sorted(groups.values(), key=lambda g: (g.url, str(g.status), g.content_type)))
 
 
-def deduped_resources_count(conn: sqlite3.Connection) -> int:
-    return sum(1 for _ in _groups(conn, with_referrers=False))
+def deduped_resources_count(conn: sqlite3.Connection, *, listed: bool = False) -> int:
+    return sum(1 for _ in _groups(conn, with_referrers=False, listed=listed))
 
 
-def deduped_resources_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
-                           ) -> Iterator[Chunk]:
-    """One row per group, ``chunk_rows`` at a time."""
+def deduped_resources_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
+                           listed: bool = False) -> Iterator[Chunk]:
+    """One row per group, ``chunk_rows`` at a time (``listed``: of the resources a listed page
+    loaded)."""
     rows: list[Row] = []
-    for group in _groups(conn, with_referrers=True):
+    for group in _groups(conn, with_referrers=True, listed=listed):
         rows.append(group.row())
         if len(rows) == chunk_rows:
             yield Chunk.of_cells(rows)
