@@ -97,7 +97,7 @@ def test_a_corrupt_snapshot_is_that_pages_error_and_the_run_goes_on(
                      "--search-keywords", "nitpicker", cwd=archive.parent)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    assert "main-contents: 5 pages, 0 violations, 20 values, 1 errors" in done.stderr
+    assert "main-contents: 5 pages, 0 violations, 44 values, 1 errors" in done.stderr
     assert "search: 5 pages, 0 violations, 4 values, 1 errors" in done.stderr
     assert "2 page error(s)" in done.stderr
     errors = rows(archive, "SELECT plugin, url, message FROM plugin_errors ORDER BY plugin")
