@@ -73,9 +73,9 @@ def baseline_gates(baseline: Path | None, fail_on: str | None) -> list[Gate]:
         raise ValueError("--baseline needs --fail-on: the categories that fail the crawl "
                          "(for the whole comparison, run nitpicker diff)")
     open_archive(baseline).close()
-    holder = ArchiveLock(baseline).live_holder()
+    holder = ArchiveLock(baseline).live_holder_info()
     if holder is not None:
-        raise DiffInputError(f"{baseline} is being written by a running crawl (PID {holder})")
+        raise DiffInputError(f"{baseline} is being written by {holder.describe()}")
     return gates
 
 
