@@ -178,7 +178,7 @@ def test_lock_acquire_and_release(tmp_path: Path) -> None:
     lock.acquire()
     lock_path = tmp_path / "a.nitpicker.lock"
     assert lock.path == lock_path
-    assert lock_path.read_text() == str(os.getpid())
+    assert lock_path.read_text() == f"{os.getpid()}\ncrawl\n"
     assert lock.holder() == os.getpid()
     assert lock.live_holder() == os.getpid()
     lock.release()
@@ -227,7 +227,7 @@ def test_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     lock.path.write_text(str(gone.pid))
     assert lock.live_holder() is None
     lock.acquire()
-    assert lock.path.read_text() == str(os.getpid())
+    assert lock.holder() == os.getpid()
     lock.release()
     assert not lock.path.exists()
 
@@ -256,7 +256,7 @@ def test_create_writes_info_and_holds_the_lock(tmp_path: Path, writer: ArchiveWr
     assert row[2] == '["http://example.com/"]'
     assert CrawlConfig.from_json(row[3]) == config
     assert writer.stored_config_json() == row[3]
-    assert Path(f"{config.output}.lock").read_text() == str(os.getpid())
+    assert Path(f"{config.output}.lock").read_text().split() == [str(os.getpid()), "crawl"]
 
 
 def test_create_refuses_an_existing_file(tmp_path: Path) -> None:

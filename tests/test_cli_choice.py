@@ -52,6 +52,16 @@ def test_not_a_choice_is_named_and_asked_again(monkeypatch: pytest.MonkeyPatch,
     assert "Not a choice: '4'" in err and "Not a choice: '@nitpicker/analyze-axe'" in err
 
 
+@pytest.mark.parametrize("typed", ["²", "١", "𝟚", "99999999999999999999999"])
+def test_a_number_not_in_ascii_digits_is_not_a_choice(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      typed: str) -> None:
+    """``²`` passes ``str.isdigit`` and made ``int()`` raise (a traceback at the prompt)."""
+    answering(monkeypatch, typed, "2")
+    assert choose_many("Which?", PLUGINS, "Pick") == ["search"]
+    assert f"Not a choice: {typed!r}" in capsys.readouterr().err
+
+
 def test_labels_another_spelling_and_the_typed_order(monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     answering(monkeypatch, "@nitpicker/analyze-axe 1 axe")

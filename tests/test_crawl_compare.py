@@ -71,7 +71,7 @@ def test_baseline_bad_input_is_one_line_before_any_crawl(
         changes_crawls: ChangesCrawls, tmp_path: Path, args: list[str], message: str) -> None:
     shutil.copyfile(changes_crawls.old, tmp_path / "old.nitpicker")
     shutil.copyfile(changes_crawls.old, tmp_path / "held.nitpicker")
-    (tmp_path / "held.nitpicker.lock").write_text(str(os.getpid()))
+    (tmp_path / "held.nitpicker.lock").write_text(f"{os.getpid()}\ncrawl\n")
     result = run("crawl", "http://127.0.0.1:9/", "-o", "new", *args, cwd=tmp_path)
     assert result.returncode == 1
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith(message), \

@@ -133,7 +133,7 @@ def test_a_newer_archive_is_refused(changes_crawls: Crawls, tmp_path: Path) -> N
 def test_an_archive_a_live_crawl_holds_is_refused(changes_crawls: Crawls, tmp_path: Path) -> None:
     held = tmp_path / "held.nitpicker"
     shutil.copyfile(changes_crawls.new, held)
-    Path(f"{held}.lock").write_text(str(os.getpid()))
+    Path(f"{held}.lock").write_text(f"{os.getpid()}\ncrawl\n")
     with pytest.raises(DiffInputError, match="being written by a running crawl"):
         compare_archives(changes_crawls.old, held)
 

@@ -126,7 +126,7 @@ def _newer(crawls: ChangesCrawls) -> str:
 
 def _held(crawls: ChangesCrawls) -> str:
     shutil.copyfile(crawls.new, crawls.dir / "held.nitpicker")
-    (crawls.dir / "held.nitpicker.lock").write_text(str(os.getpid()))  # this process: alive
+    (crawls.dir / "held.nitpicker.lock").write_text(f"{os.getpid()}\ncrawl\n")  # alive
     return "held.nitpicker"
 
 

@@ -111,9 +111,11 @@ def _fingerprint(path: Path) -> tuple[str, int, list[str]]:
 
 
 def test_every_sub_command_answers_and_the_archive_is_never_modified(
-        archive: str, site: FixtureSite) -> None:
+        archive: str, site: FixtureSite, tmp_path: Path) -> None:
     before = _fingerprint(Path(archive))
     url = site.url("/query/")
+    listed = tmp_path / "urls.txt"
+    listed.write_text(f"{url}\n{site.url('/query/absent')}\n")
     answers = {
         "summary": ok(archive, "summary"),
         "pages": ok(archive, "pages", "--limit", "1"),
@@ -137,6 +139,7 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "trap-events": ok(archive, "trap-events"),
         "console": ok(archive, "console", "--level", "error"),
         "json-ld": ok(archive, "json-ld", "--invalid"),
+        "match-urls": ok(archive, "match-urls", "--urls", str(listed), "--unmatched-only"),
     }
     assert _fingerprint(Path(archive)) == before  # bytes, mtime, and no -wal/-shm/-journal
     assert answers["pages"]["total"] == 30
@@ -162,17 +165,20 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     # a crawl without the browser has no console; the fixture's /query/ pages no JSON-LD
     assert answers["console"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert answers["json-ld"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    assert [item["url"] for item in answers["match-urls"]["items"]] == [
+        site.url("/query/absent")]
+    assert (answers["match-urls"]["matched"], answers["match-urls"]["unmatched"]) == (1, 1)
     assert {name for name in SUBCOMMANDS} == {
         "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
         "images", "violations", "page-values", "duplicates", "mismatches", "headers",
-        "duplicate-clusters", "runs", "trap-events", "console", "json-ld"}
+        "duplicate-clusters", "runs", "trap-events", "console", "json-ld", "match-urls"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
          "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
-         "trap-events, console, json-ld")
+         "trap-events, console, json-ld, match-urls")
 
 
 def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
@@ -250,7 +256,7 @@ def test_bad_flags(archive: str, args: list[str], message: str) -> None:
 def _required(subcommand: str) -> list[str]:
     """The required flags of ``subcommand``, each with a valid value."""
     values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken",
-              "--plugin": "search"}
+              "--plugin": "search", "--urls": "urls.txt"}
     flags = [param.opts[0] for param in SUBCOMMANDS[subcommand].params
              if param.required and param.param_type_name == "option"]
     return [token for flag in flags for token in (flag, values[flag])]
@@ -271,7 +277,7 @@ def test_every_integer_option_has_a_range() -> None:
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
                         "oversized_threshold", "max_length", "min_count", "sample"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 37  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 39  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)
@@ -348,6 +354,7 @@ FLAGS = {
     "trap-events": PAGING,
     "console": {"--level", "--url", *PAGING},
     "json-ld": {"--type", "--invalid", *PAGING},
+    "match-urls": {"--urls", "--unmatched-only", *PAGING},
 }
 """The flags of each sub-command (besides --pretty and --help): the dispatch table of the one
 ``query`` command of before, which refused the others."""

@@ -625,7 +625,7 @@ def test_report_refuses_an_archive_a_crawl_is_writing(archive_path: Path,
                                                       tmp_path: Path) -> None:
     archive = tmp_path / "busy.nitpicker"
     shutil.copy(archive_path, archive)
-    Path(f"{archive}.lock").write_text(str(os.getpid()))  # this test process: alive
+    Path(f"{archive}.lock").write_text(f"{os.getpid()}\ncrawl\n")  # this process: alive
     result = run("report", str(archive), "--format", "csv", cwd=tmp_path)
     assert result.returncode == 1
     assert "being written by a running crawl" in result.stderr

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFIG_FILES",
+    "MAX_DEPTH",
     "OVERRIDE_FLAGS",
     "AnalyzeConfig",
     "ConfigError",
@@ -48,6 +49,10 @@ CONFIG_FILES: Final = ("nitpicker.toml", "pyproject.toml", "package.json", ".nit
                        ".nitpickerrc.json")
 
 _ORIGINAL_PREFIX: Final = "@nitpicker/analyze-"
+
+MAX_DEPTH: Final = 64
+"""Most levels of tables and arrays a config may nest (deeper ones made the parsers recurse
+past Python's limit, a traceback)."""
 
 OVERRIDE_FLAGS: Final = {
     ("search", "keywords"): "--search-keywords",
@@ -101,11 +106,16 @@ def load_config(cwd: Path, known: Collection[str]) -> AnalyzeConfig:
         text = _read(path)
         document = _parse(path, text)
         if filename == "pyproject.toml":
-            document = document.get("tool", {}).get("nitpicker")
+            tool = document.get("tool", {})
+            if not isinstance(tool, dict):
+                raise ConfigError(f"{_Locator(path, text).at('tool')}: tool must be a table "
+                                  f"(an object), not {_shown(tool)}")
+            document = tool.get("nitpicker")
         elif filename == "package.json":
             document = document.get("nitpicker") if isinstance(document, dict) else None
         if document is None:
             continue
+        _check_depth(path, document)
         return _from_document(path, text, document, known)
     return _bundled(None)
 
@@ -122,6 +132,31 @@ def _read(path: Path) -> str:
 
 
 def _parse(path: Path, text: str) -> Any:
+    try:
+        return _parse_text(path, text)
+    except RecursionError as exc:  # both parsers recurse once per level of nesting
+        raise ConfigError(f"{path}: nested too deeply to read (at most {MAX_DEPTH} levels "
+                          "of tables and arrays)") from exc
+
+
+def _check_depth(path: Path, document: Any) -> None:
+    """Refuse settings nested deeper than :data:`MAX_DEPTH` (a plugin walks them)."""
+    level = [document]
+    for _ in range(MAX_DEPTH):
+        level = [child for node in level if isinstance(node, (dict, list))
+                 for child in (node.values() if isinstance(node, dict) else node)]
+        if not level:
+            return
+    if any(isinstance(node, (dict, list)) and node for node in level):
+        raise ConfigError(f"{path}: nested too deeply to read (at most {MAX_DEPTH} levels "
+                          "of tables and arrays)")
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, default=str)[:80]
+
+
+def _parse_text(path: Path, text: str) -> Any:
     if path.suffix == ".toml":
         try:
             return tomllib.loads(text)

@@ -233,7 +233,7 @@ class AnalysisStore:
         not an archive, is locked, or has no snapshot. Nothing is written before all three
         checks have passed."""
         check_archive_file(path)
-        lock = ArchiveLock(path)
+        lock = ArchiveLock(path, command="analyze")
         try:
             lock.acquire()
         except OSError as exc:  # a read-only directory or a full disk: no lock can be taken

@@ -151,9 +151,15 @@ def _shard_info(shard: Path) -> tuple[list[str], dict[str, object]]:
         raise MergeError(f"{shard}: not a nitpicker archive ({exc})") from exc
     finally:
         conn.close()
-    options = {k: v for k, v in json.loads(config).items()
-               if k not in _RUNTIME_KEYS and k != "roots"}
-    return list(json.loads(roots)), options
+    try:  # written by a crawl; a file edited or damaged since holds anything
+        stored, root_list = json.loads(config), json.loads(roots)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise MergeError(f"{shard}: its stored crawl information is not JSON ({exc})") from exc
+    if not isinstance(stored, dict) or not isinstance(root_list, list):
+        raise MergeError(f"{shard}: its stored crawl information is not a crawl's (the config "
+                         "must be a JSON object, the roots a JSON array)")
+    options = {k: v for k, v in stored.items() if k not in _RUNTIME_KEYS and k != "roots"}
+    return [str(root) for root in root_list], options
 
 
 def _columns(conn: sqlite3.Connection, table: str, *, skip: tuple[str, ...] = ()) -> list[str]:

@@ -109,7 +109,7 @@ def _version(value: bool) -> None:
 
 
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+    version: bool = typer.Option(False, "--version", "-v", callback=_version, is_eager=True,
                                  help="Print the version and exit."),
 ) -> None:
     """Crawl a website into one SQLite archive, then query it."""
@@ -168,6 +168,9 @@ def main() -> None:
     or a mistyped one import them all (the help lists every command, a mistyped name gets
     Typer's error)."""
     try:
+        if sys.argv[1:] in (["--version"], ["-v"]):  # nothing else to import for that
+            print(f"nitpicker {__version__}")
+            return
         named = named_command(sys.argv)
         command_app((named,) if named else COMMANDS)()
     except KeyboardInterrupt:

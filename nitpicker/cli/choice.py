@@ -49,7 +49,7 @@ def choose_many(question: str, choices: Sequence[str], prompt: str, *,
         picked: list[str] = []
         for token in tokens:
             name = name_of(token) if name_of is not None else token
-            if token.isdigit() and 1 <= int(token) <= len(choices):
+            if token.isascii() and token.isdigit() and 1 <= int(token) <= len(choices):
                 picked.append(choices[int(token) - 1])
             elif name in choices:
                 picked.append(name)

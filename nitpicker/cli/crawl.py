@@ -36,6 +36,7 @@ from nitpicker.policy.request_headers import credentials_of
 from nitpicker.policy.urls import parse_url
 from nitpicker.query import ArchiveOpenError, DiffInputError
 from nitpicker.render.chromium import BrowserMissingError, require_chromium
+from nitpicker.url_file import UrlFileError, read_url_lines
 
 if TYPE_CHECKING:
     from nitpicker.cli.runner import CrawlResult
@@ -48,21 +49,12 @@ app = typer.Typer()
 
 
 def read_list_file(path: Path) -> list[str]:
-    """URLs of a list file (UTF-8): one a line; blank lines and ``#`` comments are ignored."""
+    """URLs of a list file (UTF-8): one a line; blank lines and ``#`` comments are ignored;
+    read within the bounds of :mod:`nitpicker.url_file`."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read list file: {path} ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"List file is not UTF-8 text: {path} (byte 0x{exc.object[exc.start]:02x} at offset "
-            f"{exc.start})"
-        ) from exc
-    urls = [line.split("#", 1)[0].strip() for line in text.splitlines()]
-    urls = [u for u in urls if u]
-    if not urls:
-        raise ConfigError(f"No URLs found in list file: {path}")
-    return urls
+        return [entry for _, entry in read_url_lines(path, "list file")]
+    except UrlFileError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def exit_code(counters: CrawlCounters, *, strict: bool, failed: bool = False) -> int:

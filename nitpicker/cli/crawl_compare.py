@@ -4,15 +4,13 @@ archive once the crawl has ended)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.cli.gate import GATE_EXIT, parse_fail_on, run_gate
+from nitpicker.cli.output import replaced_text_file
 from nitpicker.query import ArchiveOpenError, DiffInputError, open_archive
 from nitpicker.query.url_list import html_page_urls
 
@@ -45,18 +43,10 @@ def write_url_lists(first: Path, second: Path, directory: Path) -> list[int]:
 
 def _write_list(conn: sqlite3.Connection, path: Path) -> int:
     count = 0
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 (renamed or removed below)
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False)
-    try:
-        with handle:
-            for url in html_page_urls(conn):
-                handle.write(("\n" if count else "") + url)
-                count += 1
-        os.replace(handle.name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(handle.name)
-        raise
+    with replaced_text_file(path) as handle:
+        for url in html_page_urls(conn):
+            handle.write(("\n" if count else "") + url)
+            count += 1
     return count
 
 
@@ -73,9 +63,9 @@ def baseline_gates(baseline: Path | None, fail_on: str | None) -> list[Gate]:
         raise ValueError("--baseline needs --fail-on: the categories that fail the crawl "
                          "(for the whole comparison, run nitpicker diff)")
     open_archive(baseline).close()
-    holder = ArchiveLock(baseline).live_holder()
+    holder = ArchiveLock(baseline).live_holder_info()
     if holder is not None:
-        raise DiffInputError(f"{baseline} is being written by a running crawl (PID {holder})")
+        raise DiffInputError(f"{baseline} is being written by {holder.describe()}")
     return gates
 
 

@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import traceback
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any
@@ -21,7 +20,7 @@ import typer
 from nitpicker.cli.diff_format import findings_note, format_item, no_common_note
 from nitpicker.cli.diff_html import write_html
 from nitpicker.cli.gate import GATE_EXIT, GateCheck, parse_fail_on
-from nitpicker.cli.output import fail
+from nitpicker.cli.output import fail, replaced_text_file
 from nitpicker.query.connection import ArchiveOpenError
 from nitpicker.query.diff import (
     CATEGORIES,
@@ -124,16 +123,8 @@ def _output(path: Path | None) -> Iterator[IO[str]]:
     if path is None:
         yield sys.stdout
         return
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 (renamed or removed below)
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False)
-    try:
-        with handle:
-            yield handle
-        os.replace(handle.name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(handle.name)
-        raise
+    with replaced_text_file(path) as handle:
+        yield handle
 
 
 @app.command()

@@ -74,11 +74,15 @@ def _gate(text: str) -> Gate:
 
 
 def parse_fail_on(text: str | None) -> list[Gate]:
-    """The gates of ``--fail-on`` (comma-separated, repeats dropped); ``ValueError`` naming a
-    bad one."""
-    if not text:
+    """The gates of ``--fail-on`` (comma-separated, repeats dropped; ``None``, the option not
+    given: none); ``ValueError`` naming a bad one, or a value that names none (``''``,
+    ``','``: a gate that would silently check nothing)."""
+    if text is None:
         return []
     names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise ValueError(f"Invalid --fail-on: {text!r}. Name at least one of: "
+                         f"{', '.join(GATES)}")
     return [_gate(name) for name in dict.fromkeys(names)]
 
 

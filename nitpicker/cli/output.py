@@ -1,21 +1,26 @@
 """What the CLI prints: one-line errors, the crawl summary, the notes of ``concat`` and
-``split``; the archive path ``-o`` names."""
+``split``; the archive path ``-o`` names; text files replaced whole."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 import sys
-from typing import TYPE_CHECKING, NoReturn
+import tempfile
+from typing import IO, TYPE_CHECKING, NoReturn
 
 import typer
 
 from nitpicker.query import ArchiveOpenError, latest_run, open_archive, summary
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from nitpicker.cli.runner import CrawlResult
 
-__all__ = ["archive_output", "fail", "outside_note", "print_summary"]
+__all__ = ["archive_output", "fail", "outside_note", "print_summary", "replaced_text_file"]
 
 
 def fail(message: str, *, verbose_detail: str | None = None, code: int = 1) -> NoReturn:
@@ -24,6 +29,35 @@ def fail(message: str, *, verbose_detail: str | None = None, code: int = 1) -> N
         print(verbose_detail, file=sys.stderr)
     print(f"Error: {message}", file=sys.stderr)
     raise typer.Exit(code)
+
+
+def _file_mode(path: Path) -> int:
+    """The mode ``open(path, "w")`` leaves ``path`` with: an existing file's own, or 0o666
+    less the umask."""
+    with contextlib.suppress(OSError):
+        return stat.S_IMODE(os.stat(path).st_mode)
+    umask = os.umask(0o022)  # reading the umask sets it: put it straight back
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def replaced_text_file(path: Path) -> Iterator[IO[str]]:
+    """A text file written under a hidden temporary name beside ``path`` and moved over it
+    once complete: whatever stops the writing leaves ``path`` as it was. The file gets the
+    mode a plain ``open(path, "w")`` would (``tempfile`` makes its files 0600): a new one
+    0o666 less the umask, a replaced one its own."""
+    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 (renamed or removed below)
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False)
+    try:
+        with handle:
+            yield handle
+            os.fchmod(handle.fileno(), _file_mode(path))
+        os.replace(handle.name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(handle.name)
+        raise
 
 
 def print_summary(path: Path, result: CrawlResult) -> None:

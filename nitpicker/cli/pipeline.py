@@ -138,11 +138,20 @@ def _plan_report(flags: ReportFlags, archive: Path) -> ReportPlan | None:
         return None
     plan = plan_report(flags, archive, ask=False)
     if plan.path is not None:
+        if plan.path.resolve() in _archive_files(archive):
+            fail(f"-o is the archive this pipeline writes: {plan.path} (the report needs "
+                 "another path, or the archive another --archive)")
         try:
             check_output(plan.path)
         except ReportError as exc:
             fail(str(exc))
     return plan
+
+
+def _archive_files(archive: Path) -> set[Path]:
+    """The archive's file and the files SQLite and the lock keep beside it."""
+    path = archive.resolve()
+    return {path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", ".lock"))}
 
 
 def _stopped_by_signal(archive: Path) -> bool:

@@ -52,8 +52,10 @@ from nitpicker.query import (
     list_pages,
     list_resources,
     list_trap_events,
+    match_urls,
     open_archive,
 )
+from nitpicker.url_file import UrlFileError, read_url_lines
 
 __all__ = ["QueryGroup", "app"]
 
@@ -85,11 +87,7 @@ def _answer(ctx: typer.Context, call: Callable[..., Any], *, pretty: bool, missi
     left to the library's defaults. ``missing`` names what a ``None`` answer means (a URL the
     archive does not have)."""
     options = {name: value for name, value in options.items() if value is not None}
-    for name in INTEGER_RANGES.keys() & options.keys():
-        try:
-            check_integer(name, options[name], label=_flag(name))
-        except ValueError as exc:
-            fail(str(exc))
+    _check_integers(**options)
     file = ctx.obj
     assert isinstance(file, Path), file  # set by the group's callback, query()
     try:
@@ -107,6 +105,15 @@ def _answer(ctx: typer.Context, call: Callable[..., Any], *, pretty: bool, missi
     if result is None and missing:
         fail(f"{missing}: {options['url']}")
     typer.echo(json.dumps(result, ensure_ascii=False, indent=2 if pretty else None))
+
+
+def _check_integers(**options: Any) -> None:
+    """One ``Error:`` line for an integer flag out of its range (``INTEGER_RANGES``)."""
+    for name in INTEGER_RANGES.keys() & options.keys():
+        try:
+            check_integer(name, options[name], label=_flag(name))
+        except ValueError as exc:
+            fail(str(exc))
 
 
 # -- the flags several sub-commands share --------------------------------------------------------
@@ -407,3 +414,26 @@ def json_ld(
     """
     _answer(ctx, list_json_ld, pretty=pretty, type=type_, invalid=invalid, limit=limit,
             offset=offset)
+
+
+@app.command("match-urls")
+def match_urls_command(
+    ctx: typer.Context,
+    urls: Annotated[Path, typer.Option("--urls", help="A file of URLs, one a line (blank lines and # comments ignored).", show_default=False)],
+    unmatched_only: Annotated[bool, typer.Option("--unmatched-only", help="Only the URLs the archive does not have.")] = False,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """For each URL of a file, whether the archive has it (as listed or normalised): its page
+    id, status and where it redirects; the URLs it does not have, listed too.
+
+    Example: nitpicker query site.nitpicker match-urls --urls cms-export.txt --unmatched-only
+    """
+    _check_integers(limit=limit, offset=offset)  # before the file is read
+    try:
+        entries = [entry for _, entry in read_url_lines(urls, "--urls file")]
+    except UrlFileError as exc:
+        fail(str(exc))
+    _answer(ctx, match_urls, pretty=pretty, urls=entries, unmatched_only=unmatched_only,
+            limit=limit, offset=offset)

@@ -256,10 +256,9 @@ def _write_source(plan: ReportPlan, source: ReportSource, *, silent: bool, verbo
 
 
 def _open(file: Path) -> sqlite3.Connection:
-    holder = ArchiveLock(file).live_holder()
+    holder = ArchiveLock(file).live_holder_info()
     if holder is not None:
-        fail(f"Archive is being written by a running crawl (PID {holder}): {file}; "
-             "wait for it to finish")
+        fail(f"Archive is being written by {holder.describe()}: {file}; wait for it to finish")
     try:
         return open_archive(file)
     except ArchiveOpenError as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nitpicker.crawl.config import ConfigError, validate_url
+from nitpicker.url_file import UrlFileError, read_url_lines
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -23,25 +24,16 @@ __all__ = ["read_inventory"]
 
 def read_inventory(path: Path, *, disable_queries: bool = False) -> tuple[str, ...]:
     """The URLs of an inventory file, normalised, each once; ``ConfigError`` naming the file
-    (and the line of a URL that is not one)."""
+    (and the line of a URL that is not one). Read within the bounds of
+    :mod:`nitpicker.url_file`."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read inventory file: {path} ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"Inventory file is not UTF-8 text: {path} (byte 0x{exc.object[exc.start]:02x} at "
-            f"offset {exc.start})"
-        ) from exc
+        entries = read_url_lines(path, "inventory file")
+    except UrlFileError as exc:
+        raise ConfigError(str(exc)) from exc
     urls: dict[str, None] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        url = line.split("#", 1)[0].strip()
-        if not url:
-            continue
+    for number, url in entries:
         try:
             urls[validate_url(url, disable_queries=disable_queries)] = None
         except ConfigError as exc:
             raise ConfigError(f"Inventory file {path}, line {number}: {exc}") from exc
-    if not urls:
-        raise ConfigError(f"No URLs found in inventory file: {path}")
     return tuple(urls)

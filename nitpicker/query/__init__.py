@@ -104,6 +104,7 @@ from nitpicker.query.summary import (
     summary,
 )
 from nitpicker.query.trap_events import TrapEvent, list_trap_events
+from nitpicker.query.url_match import UrlMatch, UrlMatches, match_urls
 from nitpicker.query.violations import ViolationItem, get_violations
 
 __all__ = [
@@ -156,6 +157,8 @@ __all__ = [
     "Summary",
     "TrapEvent",
     "UrlMap",
+    "UrlMatch",
+    "UrlMatches",
     "ViolationItem",
     "check_headers",
     "check_integer",
@@ -188,6 +191,7 @@ __all__ = [
     "list_pages",
     "list_resources",
     "list_trap_events",
+    "match_urls",
     "open_archive",
     "summarise_diff",
     "summary",

@@ -303,10 +303,10 @@ def summarise_diff(diff: ArchiveDiff, limit: int | None = None,
 
 def _side(path: Path) -> ArchiveSide:
     """Check the archive at ``path`` (the checks ``query`` makes) and read what names it."""
-    holder = ArchiveLock(path).live_holder()
+    holder = ArchiveLock(path).live_holder_info()
     if holder is not None:
-        raise DiffInputError(f"{path} is being written by a running crawl (PID {holder}): "
-                             "compare it once the crawl has ended")
+        raise DiffInputError(f"{path} is being written by {holder.describe()}: "
+                             "compare it once that has ended")
     conn = open_archive(path)
     try:
         base_url, created_at = conn.execute(

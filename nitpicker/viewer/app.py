@@ -43,7 +43,7 @@ from starlette.staticfiles import StaticFiles
 
 from nitpicker.viewer.compare import compare_view
 from nitpicker.viewer.fragments import environment
-from nitpicker.viewer.params import BadRequest, NotFound
+from nitpicker.viewer.params import BadRequest, NotFound, ascii_int
 from nitpicker.viewer.views import VIEWS, OpenArchive, snapshot_html
 
 if TYPE_CHECKING:
@@ -107,10 +107,11 @@ class Viewer:
 
     def archive(self, request: Request) -> OpenArchive:
         raw = request.path_params["index"]
-        if not raw.isdigit() or int(raw) >= len(self.archives):
+        index = ascii_int(raw) if raw[:1] != "-" else None
+        if index is None or index >= len(self.archives):
             raise NotFound(f"No archive number {raw[:20]!r}: this viewer serves "
                            f"{len(self.archives)} (0 to {len(self.archives) - 1})")
-        return self.archives[int(raw)]
+        return self.archives[index]
 
     async def home(self, request: Request) -> Response:
         if len(self.archives) == 1 and not _wants_json(request):

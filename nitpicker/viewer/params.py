@@ -3,11 +3,18 @@ naming it, never a traceback."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from nitpicker.messages import shown_integer
 
-__all__ = ["BadRequest", "NotFound", "choice_param", "int_param", "text_param"]
+__all__ = ["BadRequest", "NotFound", "ascii_int", "choice_param", "int_param", "text_param"]
+
+_ASCII_INT: Final = re.compile(r"-?[0-9]{1,4000}")
+"""An integer as a URL writes one: ASCII digits, an optional minus. ``str.isdigit`` and
+``int()`` take more (``²``, ``١``, ``1_000``, ``+1``, surrounding spaces); no number the
+viewer makes looks like that, and ``int('²')`` raises."""
 
 
 class BadRequest(Exception):
@@ -18,16 +25,20 @@ class NotFound(Exception):
     """No such archive, page, cluster or view (HTTP 404); the message names what is missing."""
 
 
+def ascii_int(raw: str) -> int | None:
+    """``raw`` as an integer when it is ASCII digits (an optional ``-``), else ``None``."""
+    return int(raw) if _ASCII_INT.fullmatch(raw) else None
+
+
 def int_param(params: Mapping[str, str], name: str, default: int | None, low: int, high: int
               ) -> int | None:
     """The integer parameter ``name`` (``default`` when absent or empty), within ``low..high``."""
     raw = params.get(name, "").strip()
     if not raw:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"Invalid {name}: {raw[:80]!r}. Must be an integer") from None
+    value = ascii_int(raw)
+    if value is None:
+        raise BadRequest(f"Invalid {name}: {raw[:80]!r}. Must be an integer")
     if not low <= value <= high:
         raise BadRequest(f"Invalid {name}: {shown_integer(value)}. "
                          f"Must be between {low} and {high}")
