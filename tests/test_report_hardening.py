@@ -421,7 +421,7 @@ def test_urls_keeps_the_rows_of_the_listed_pages(formulas_path: Path, tmp_path: 
 @pytest.mark.parametrize(("content", "message"), [
     (None, "Error: Cannot read the URL file: {path} (No such file or directory)"),
     ("# nothing\n\n", "Error: No URLs found in the URL file: {path}"),
-    (b"http://a/\xff\n", "Error: URL file is not UTF-8 text: {path} (byte 0xff at offset 9)"),
+    (b"http://a/\xff\n", "Error: The URL file is not UTF-8 text: {path} (byte 0xff at offset 9)"),
     ("http://elsewhere.example/a\nhttp://elsewhere.example/b\n",
      ("Error: None of the 2 URLs of {path} is in the archive (the first:"
      " http://elsewhere.example/a): check the file, and the archive it goes with")),

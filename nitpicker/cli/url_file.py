@@ -1,9 +1,12 @@
 """A file of URLs for ``report --urls``: one a line (UTF-8), blank lines and ``#`` comments
-ignored, as ``crawl --list-file`` reads them; and the warning for those an archive lacks."""
+ignored, read as ``crawl --list-file`` reads them (the same bounded reader); and the warning
+for those an archive lacks."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
+
+from nitpicker.url_file import read_url_lines
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -16,20 +19,10 @@ SHOWN: Final = 3
 
 
 def read_url_file(path: Path) -> list[str]:
-    """The URLs of the file, in order; ``ValueError`` (one line naming the file) when it cannot
-    be read, is not UTF-8 text or lists none."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"Cannot read the URL file: {path} ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"URL file is not UTF-8 text: {path} (byte"
-                         f" 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
-    urls = [line.split("#", 1)[0].strip() for line in text.splitlines()]
-    urls = [url for url in urls if url]
-    if not urls:
-        raise ValueError(f"No URLs found in the URL file: {path}")
-    return urls
+    """The URLs of the file, in order, read by the one bounded reader of URL files
+    (:func:`nitpicker.url_file.read_url_lines`); ``ValueError`` (one line naming the file)
+    when it cannot be read, is not UTF-8 text, passes a limit or lists none."""
+    return [url for _, url in read_url_lines(path, "the URL file")]
 
 
 def missing_warning(path: Path, listed: int, missing: Sequence[str]) -> str:
