@@ -1,0 +1,138 @@
+"""The manual (``docs/``, built with MkDocs) documents every command, option, setting, meta key
+and MCP tool, and builds without a warning: a broken link or anchor fails."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+import yaml
+
+from nitpicker.cli import app
+from nitpicker.crawl import meta
+from nitpicker.default_settings import ENVIRONMENT, SETTINGS, Setting
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+GENERATED = {"reference/cli.md", "reference/settings.md", "reference/mcp-tools.md"}
+"""The pages written by ``docs/gen_reference.py``, not by hand."""
+WRITTEN = {page.relative_to(DOCS).as_posix(): page.read_text() for page in DOCS.rglob("*.md")
+           if page.relative_to(DOCS).as_posix() not in GENERATED}
+"""The hand-written pages."""
+MANUAL = "\n".join(WRITTEN.values())
+COMMAND = typer.main.get_command(app)
+COMMANDS = COMMAND.commands  # type: ignore[attr-defined]
+QUERY_SUBCOMMANDS = COMMANDS["query"].commands
+"""``nitpicker query``'s sub-commands, each a command with its own flags."""
+
+
+def _nav_pages(entries: object) -> list[str]:
+    if isinstance(entries, str):
+        return [entries]
+    if isinstance(entries, dict):
+        return [page for value in entries.values() for page in _nav_pages(value)]
+    if isinstance(entries, list):
+        return [page for entry in entries for page in _nav_pages(entry)]
+    return []
+
+
+NAV = _nav_pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"])
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_a_guide_page(name: str) -> None:
+    page = f"guide/{name}.md"
+    assert WRITTEN[page].startswith(f"# `nitpicker {name}`\n"), page
+    assert page in NAV
+
+
+@pytest.mark.parametrize(
+    "option",
+    sorted(
+        opt
+        for command in (*COMMANDS.values(), *QUERY_SUBCOMMANDS.values())
+        for param in command.params
+        if param.param_type_name == "option"
+        for opt in (*param.opts, *param.secondary_opts)
+        if opt != "--help"
+    ),
+)
+def test_every_option_is_documented(option: str) -> None:
+    assert re.search(rf"(`|/ ){re.escape(option)}[` /,]", MANUAL), option
+
+
+@pytest.mark.parametrize("name", list(QUERY_SUBCOMMANDS))
+def test_every_query_sub_command_row_lists_its_flags(name: str) -> None:
+    """The flags column of the sub-command's row in the guide's table: its flags, no other."""
+    row = re.search(rf"^\| `{re.escape(name)}` \|.*\| (.*) \|$", WRITTEN["guide/query.md"],
+                    re.MULTILINE)
+    assert row, name
+    flags = {opt for param in QUERY_SUBCOMMANDS[name].params
+             if param.param_type_name == "option"
+             for opt in (*param.opts, *param.secondary_opts) if opt.startswith("--")}
+    assert set(re.findall(r"--[a-z-]+", row.group(1))) == flags - {"--pretty"}, name
+
+
+SETTINGS_TABLE = WRITTEN["operations/scrapy.md"].split("**Settings**", 1)[1].split("\n\n", 2)[1]
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda setting: setting.name)
+def test_every_setting_has_a_row_in_the_settings_table(setting: Setting) -> None:
+    assert f"| `{setting.name}` |" in SETTINGS_TABLE, setting.name
+
+
+def test_the_settings_table_documents_only_settings_of_the_table() -> None:
+    rows = set(re.findall(r"^\| `(NITPICKER_[A-Z0-9_]+)` \|", SETTINGS_TABLE, re.MULTILINE))
+    assert rows == {setting.name for setting in SETTINGS}
+
+
+def test_every_environment_variable_and_meta_key_is_documented() -> None:
+    keys = {value for name, value in vars(meta).items() if name.startswith("META_")}
+    assert keys, "no META_* keys in nitpicker/crawl/meta.py"
+    # The request meta keys are defined in nitpicker/crawl/meta.py and nowhere else.
+    package = ROOT / "nitpicker"
+    elsewhere = [p.name for p in package.rglob("*.py") if p.name != "meta.py"
+                 and re.search(r"^META_[A-Z_]+ = \"", p.read_text(), re.MULTILINE)]
+    assert elsewhere == []
+    for name in {env.name for env in ENVIRONMENT} | keys:
+        assert f"`{name}`" in MANUAL, name
+
+
+def _mcp_tool_names() -> list[str]:
+    mcp = ROOT / "nitpicker" / "mcp"
+    return [
+        node.name
+        for module in ("tools.py", "audit_tools.py")  # the modules that define tools
+        for node in ast.walk(ast.parse((mcp / module).read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any(isinstance(d, ast.Name) and d.id == "tool" for d in node.decorator_list)
+    ]
+
+
+def test_every_query_sub_command_and_mcp_tool_is_documented() -> None:
+    for name in QUERY_SUBCOMMANDS:
+        assert f"`{name}`" in WRITTEN["guide/query.md"], name
+    tools = _mcp_tool_names()
+    assert len(tools) == 21, tools
+    for name in tools:
+        assert f"`{name}`" in WRITTEN["guide/mcp.md"], name
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    assert sorted(NAV) == sorted(page.relative_to(DOCS).as_posix()
+                                 for page in DOCS.rglob("*.md"))
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    """``mkdocs build --strict``: a link to a page or a heading that does not exist, a page
+    left out of the navigation, any warning fails it."""
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
+                           "-f", str(ROOT / "mkdocs.yml"), "-d", str(tmp_path / "site")],
+                          check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "site" / "guide" / "crawl" / "index.html").exists()
