@@ -4,10 +4,12 @@ and MCP tool, and builds without a warning: a broken link or anchor fails."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import typer.main
@@ -78,17 +80,54 @@ def test_every_query_sub_command_row_lists_its_flags(name: str) -> None:
     assert set(re.findall(r"--[a-z-]+", row.group(1))) == flags - {"--pretty"}, name
 
 
-SETTINGS_TABLE = WRITTEN["operations/scrapy.md"].split("**Settings**", 1)[1].split("\n\n", 2)[1]
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gen_reference", DOCS / "gen_reference.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_reference_pages_are_what_the_code_gives() -> None:
+    """``docs/gen_reference.py --check``: a new command, option, setting or MCP tool, or a
+    changed help text, without ``make docs`` fails here, naming the page."""
+    done = subprocess.run([sys.executable, str(DOCS / "gen_reference.py"), "--check"],
+                          check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_check_names_a_page_that_differs(tmp_path: Path) -> None:
+    generator = _generator()
+    for name in ("cli.md", "settings.md"):
+        (tmp_path / name).write_text((DOCS / "reference" / name).read_text())
+    assert generator.stale(["cli.md", "settings.md"], tmp_path) == []
+    settings = tmp_path / "settings.md"
+    settings.write_text(settings.read_text().replace("| `NITPICKER_STOP_GRACE` |", "| `X` |"))
+    assert generator.stale(["cli.md", "settings.md"], tmp_path) == ["settings.md"]
+
+
+SETTINGS_PAGE = (DOCS / "reference" / "settings.md").read_text()
+SETTINGS_TABLE = SETTINGS_PAGE.split("## Environment variables", 1)[0]
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda setting: setting.name)
-def test_every_setting_has_a_row_in_the_settings_table(setting: Setting) -> None:
+def test_every_setting_has_a_row_in_the_settings_reference(setting: Setting) -> None:
     assert f"| `{setting.name}` |" in SETTINGS_TABLE, setting.name
 
 
-def test_the_settings_table_documents_only_settings_of_the_table() -> None:
+def test_the_settings_reference_documents_only_settings_of_the_table() -> None:
     rows = set(re.findall(r"^\| `(NITPICKER_[A-Z0-9_]+)` \|", SETTINGS_TABLE, re.MULTILINE))
     assert rows == {setting.name for setting in SETTINGS}
+
+
+def test_the_cli_reference_has_every_option_of_every_command() -> None:
+    page = (DOCS / "reference" / "cli.md").read_text()
+    for name, command in COMMANDS.items():
+        section = page.split(f"## `nitpicker {name}", 1)[1]
+        for param in command.params:
+            for opt in (*param.opts, *param.secondary_opts):
+                if param.param_type_name == "option":
+                    assert f"`{opt}`" in section.split("\n## ", 1)[0], (name, opt)
 
 
 def test_every_environment_variable_and_meta_key_is_documented() -> None:
