@@ -50,17 +50,20 @@ else
 endif
 
 # ruff (lint) first, then two pytest runs: the crawler's tests under the Twisted asyncio reactor, then the MCP
-# server's (anyio) tests without it. Any non-zero exit — pytest's 5 (no tests) too — fails.
+# server's (anyio) tests without it. Any non-zero exit — pytest's 5 (no tests) too — fails. The first
+# run builds the manual strictly and crawls it with nitpicker (tests/test_docs.py, docs/crawl_check.py).
 test: install
 	$(VENV)/bin/ruff check nitpicker plugins tests bench fixtures docs
 	$(PY) -m pytest
 	$(PY) -m pytest -p no:twisted -o addopts="" -q tests/mcp
 
-# The manual: the reference pages written from the code, then the site built into site/,
-# strictly (a broken link or anchor, a page left out of the navigation: any warning fails).
+# The manual: the reference pages written from the code, the site built into site/ strictly (a
+# broken link or anchor, a page left out of the navigation: any warning fails), then served on
+# 127.0.0.1 and crawled by nitpicker itself, which fails on any broken link.
 docs: install
 	$(PY) docs/gen_reference.py
 	$(VENV)/bin/mkdocs build --strict
+	$(PY) docs/crawl_check.py site
 
 bench: install
 	$(PY) bench/crawl_throughput.py

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -175,3 +176,38 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
                           check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "site" / "guide" / "crawl" / "index.html").exists()
+
+
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    site = tmp_path_factory.mktemp("docs") / "site"
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
+                    "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)], check=True, timeout=120)
+    return site
+
+
+def _crawl_check(site: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(DOCS / "crawl_check.py"), str(site)],
+                          check=False, capture_output=True, text=True, timeout=300)
+
+
+def test_nitpicker_crawls_its_manual_and_finds_no_broken_link(built_site: Path) -> None:
+    """``docs/crawl_check.py``: the built site served on 127.0.0.1, crawled by nitpicker, its
+    broken links queried: none."""
+    done = _crawl_check(built_site)
+    assert done.returncode == 0, done.stderr
+    pages = len(list(built_site.rglob("index.html")))
+    assert done.stdout == f"The manual: {pages} pages crawled, no broken link.\n"
+
+
+def test_the_docs_crawl_fails_on_a_broken_link(built_site: Path, tmp_path: Path) -> None:
+    """A link MkDocs cannot see (raw HTML) to a page that is not there fails the check, named."""
+    site = tmp_path / "site"
+    shutil.copytree(built_site, site)
+    page = site / "guide" / "crawl" / "index.html"
+    page.write_text(page.read_text().replace("</body>", '<a href="../gone/">gone</a></body>'))
+    done = _crawl_check(site)
+    assert done.returncode == 1
+    assert re.search(r"^broken link on http://127\.0\.0\.1:\d+/guide/crawl/: "
+                     r"http://127\.0\.0\.1:\d+/guide/gone/ \(404 ", done.stderr, re.MULTILINE), (
+        done.stderr)
