@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # the Node tools of the analyze plugins (package.json, package-lock.json), installed by npm ci
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install system crawl test bench bench-analyze clean
+.PHONY: install system crawl test docs bench bench-analyze clean
 
 install: $(STAMP) $(NODE_STAMP)
 
@@ -50,11 +50,20 @@ else
 endif
 
 # ruff (lint) first, then two pytest runs: the crawler's tests under the Twisted asyncio reactor, then the MCP
-# server's (anyio) tests without it. Any non-zero exit — pytest's 5 (no tests) too — fails.
+# server's (anyio) tests without it. Any non-zero exit — pytest's 5 (no tests) too — fails. The first
+# run builds the manual strictly and crawls it with nitpicker (tests/test_docs.py, docs/crawl_check.py).
 test: install
-	$(VENV)/bin/ruff check nitpicker plugins tests bench fixtures
+	$(VENV)/bin/ruff check nitpicker plugins tests bench fixtures docs
 	$(PY) -m pytest
 	$(PY) -m pytest -p no:twisted -o addopts="" -q tests/mcp
+
+# The manual: the reference pages written from the code, the site built into site/ strictly (a
+# broken link or anchor, a page left out of the navigation: any warning fails), then served on
+# 127.0.0.1 and crawled by nitpicker itself, which fails on any broken link.
+docs: install
+	$(PY) docs/gen_reference.py
+	$(VENV)/bin/mkdocs build --strict
+	$(PY) docs/crawl_check.py site
 
 bench: install
 	$(PY) bench/crawl_throughput.py
@@ -63,4 +72,4 @@ bench-analyze: install
 	$(PY) bench/analyze_engines.py
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache node_modules
+	rm -rf $(VENV) *.egg-info .pytest_cache node_modules site

@@ -1,10 +1,10 @@
-"""Regenerate the README's screenshot of the HTML report, ``docs/images/report.png``.
+"""Regenerate the manual's screenshot of the HTML report, ``docs/images/report.png``.
 
-A real run: the fixture site served on 127.0.0.1 (port 8811, as in the README's transcripts),
+A real run: the fixture site served on 127.0.0.1 (port 8811, as in the manual's transcripts),
 ``nitpicker pipeline`` over six of its sections (rendered in Chromium, analysed with axe and
 markuplint, reported as HTML) in a temporary directory, then the report opened in headless
 Chromium (Playwright) at 1200×900 and its first screen saved. The pipeline's own output is
-printed: it is the README's transcript.
+printed: it is the transcript of ``docs/guide/pipeline.md``.
 
     .venv/bin/python docs/screenshots.py [OUTPUT.png]
 
@@ -54,7 +54,7 @@ def screenshot(report: Path, output: Path) -> None:
 
     chromium = find_chromium()
     if chromium is None:
-        raise SystemExit("Chromium not found: apt-get install chromium (see the README)")
+        raise SystemExit("Chromium not found: apt-get install chromium (see docs/topics/rendering.md)")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(chromium), headless=True,
                                              args=CHROMIUM_ARGS)

@@ -8,8 +8,9 @@ them with Scrapy's typed getters and no default of their own (``settings.getint(
 A default of ``None`` means "derived": the help says from what.
 
 Some settings are also crawl options: ``SiteSpider.from_crawler`` projects the option into
-the setting (``--dedupe-cap`` → ``NITPICKER_DEDUPE_CAP``, …), see ``OPTIONS``. The README's
-settings table and ``tests/test_readme.py`` are checked against this table.
+the setting (``--dedupe-cap`` → ``NITPICKER_DEDUPE_CAP``, …), see ``OPTIONS``. The manual's
+settings page (``docs/reference/settings.md``) is generated from this table, its help texts
+written in Markdown; ``tests/test_docs.py`` fails when the two differ.
 """
 
 from __future__ import annotations
@@ -34,89 +35,109 @@ class Setting:
     help: str
     option: str | None = None
     """The crawl option projected into it (a ``CrawlConfig`` field), if any."""
+    kind: str | None = None
+    """The value's type, when the default (``None``) does not show it."""
 
 
 SETTINGS: tuple[Setting, ...] = (
     # -- downloads ------------------------------------------------------------------------------
     Setting("NITPICKER_METADATA_BYTES", 16384,
-            "Bytes read of a metadata-only (out-of-scope, --single link) response."),
+            "Bytes read of a metadata-only (out-of-scope, `--single` link) response."),
     Setting("NITPICKER_DENY_PRIVATE_NETWORKS", False,
-            "Turn the private-network guard on for every crawl; a job's "
-            "deny_private_networks=false cannot turn it off.", "deny_private_networks"),
+            "Turn the private-network guard on for every crawl of the project; a job's "
+            "`deny_private_networks=false` cannot turn it off (`--deny-private-networks` sets "
+            "it true for one crawl, whatever its priority).", "deny_private_networks"),
     # -- sitemaps -------------------------------------------------------------------------------
     Setting("NITPICKER_SITEMAP_ENABLED", True,
-            "False removes the sitemap seeder entirely (--no-sitemap, or a crawl that does not "
-            "follow links, sets it False).", "sitemap"),
+            "`False` removes the sitemap seeder entirely (`--no-sitemap`, `--single`, list mode "
+            "and a resume set it `False`, whatever its priority).", "sitemap"),
     Setting("NITPICKER_SITEMAP_MAX_BYTES", 10 * MiB,
             "Largest sitemap document read (compressed or not); larger ones are skipped whole."),
     Setting("NITPICKER_SITEMAP_MAX_DOCUMENTS", 1000, "Most sitemap documents read in one crawl."),
     # -- predictive pagination -----------------------------------------------------------------
     Setting("NITPICKER_PREDICT_PAGINATION", True,
-            "False removes predictive pagination (--no-predict-pagination, or a crawl that does "
-            "not follow links, sets it False).", "predict_pagination"),
+            "`False` removes predictive pagination (`--no-predict-pagination`, `--single`, "
+            "`--no-recursive` and list mode set it `False`, whatever its priority).",
+            "predict_pagination"),
     # -- the archive ----------------------------------------------------------------------------
     Setting("NITPICKER_ARCHIVE_MAX_MB", 0.0,
-            "Storage budget in MB (0: none), as --max-archive-mb (the option wins).",
-            "max_archive_mb"),
+            "Storage budget in MB (`0`: none), as `--max-archive-mb` (the option, when given, "
+            "wins at any priority).", "max_archive_mb"),
     # -- the trap cap ---------------------------------------------------------------------------
     Setting("NITPICKER_DEDUPE_CAP", None,
-            "Trap cap threshold, as --dedupe-cap (None: the trap cap is off).", "dedupe_cap"),
+            "The trap cap's threshold, as `--dedupe-cap` (the option, when given, overrides the "
+            "project's settings; `-s` overrides the option). Set, it turns the trap cap on; "
+            "`None`: off.", "dedupe_cap", kind="int"),
     Setting("NITPICKER_DEDUPE_AGE_WINDOW", 5000,
-            "Newly discovered links after which an uncapped signature is forgotten, as "
-            "--dedupe-age-window.", "dedupe_age_window"),
+            "Newly discovered links after which a signature not capped is forgotten, as "
+            "`--dedupe-age-window` (always projected from the crawl option).",
+            "dedupe_age_window"),
     Setting("NITPICKER_DEDUPE_MAP_CAP", 100_000,
-            "Most signatures the trap cap counts at once, as --dedupe-map-cap.", "dedupe_map_cap"),
+            "Most signatures the trap cap counts at once, as `--dedupe-map-cap` (always "
+            "projected from the crawl option).", "dedupe_map_cap"),
     # -- the adaptive concurrency window --------------------------------------------------------
     Setting("NITPICKER_THROTTLE_ENABLED", True,
-            "Adaptive per-host concurrency; False keeps every host at --parallels."),
+            "Adaptive per-host concurrency (`nitpicker.crawl.throttle.AdaptiveConcurrency`). "
+            "`False` keeps every host at `--parallels`."),
     Setting("NITPICKER_THROTTLE_FLOOR", None,
-            "Lowest concurrency a struggling host is shrunk to (None: 2, or the ceiling when "
-            "that is lower)."),
+            "Lowest concurrency a struggling host is shrunk to (`None`: `2`, lowered to "
+            "`--parallels` when that is smaller). Set above the ceiling, the crawl refuses to "
+            "start with a message naming both settings.", kind="int"),
     Setting("NITPICKER_THROTTLE_CEILING", None,
-            "Highest concurrency per host, where every host starts (None: "
-            "CONCURRENT_REQUESTS_PER_DOMAIN, i.e. --parallels)."),
+            "Highest concurrency per host, and where every host starts (`None`: "
+            "`CONCURRENT_REQUESTS_PER_DOMAIN`, i.e. `--parallels`).", kind="int"),
     Setting("NITPICKER_THROTTLE_SLOW_MS", 3000,
-            "A response whose headers take longer (ms) is slow and halves the host's concurrency."),
+            "A response whose headers take longer than this (ms) is slow and halves the host's "
+            "concurrency. Browser renders are not timed."),
     Setting("NITPICKER_THROTTLE_BATCH", 20,
-            "Clean fast responses in a row before the host's concurrency grows by one."),
+            "Clean fast responses in a row (status below 500, not slow, not oversized) before "
+            "the host's concurrency grows by one."),
     Setting("NITPICKER_THROTTLE_MAX_BYTES", 8 * MiB,
-            "A body larger than this is oversized and halves the host's concurrency."),
+            "A body larger than this (8 MiB) is oversized and halves the host's concurrency."),
     Setting("NITPICKER_THROTTLE_MAX_RETRY_AFTER", 120.0,
-            "Longest Retry-After honoured, in seconds; longer waits are cut to this."),
+            "Longest `Retry-After` honoured, in seconds; longer waits are cut to this."),
     # -- browser rendering ----------------------------------------------------------------------
     Setting("NITPICKER_RENDER_PAGES", 4,
-            "Browser pages kept open and rendering at once (capped by --parallels)."),
+            "Browser pages kept open and rendering at once, one browser context each (capped "
+            "by `--parallels`). More does not help on 2 cores."),
     Setting("NITPICKER_NETWORK_IDLE_MS", 5000,
-            "Longest wait for the load event and a quiet network after the DOM content loaded."),
+            "Longest wait for the `load` event and a quiet network after the DOM content "
+            "loaded."),
     Setting("NITPICKER_NETWORK_QUIET_MS", 100,
-            "How long none of a page's requests must be in flight before its snapshot is taken."),
+            "How long none of a page's requests must be in flight before its snapshot is taken "
+            "(`0`: right at the `load` event)."),
     Setting("NITPICKER_LAZY_WAIT_MS", 3000,
             "Longest wait for lazy images after scrolling, per device preset."),
-    Setting("NITPICKER_NAVIGATION_TIMEOUT_MS", 30000, "Browser navigation timeout (ms)."),
+    Setting("NITPICKER_NAVIGATION_TIMEOUT_MS", 30000,
+            "Browser navigation timeout, in ms (a whole browser download is bounded by twice "
+            "it plus the other render bounds, see Browser rendering)."),
     # -- the shared frontier (a distributed crawl) -----------------------------------------------
     Setting("NITPICKER_FRONTIER_URL", "",
-            "redis://host:port/db[?crawl=NAME]: take URLs from this shared frontier and record "
-            "into a shard archive (as -a frontier=…; the environment variable of the same "
-            "name is read too). Empty: the archive's own frontier."),
+            "`redis://host:port/db[?crawl=NAME]`: the shared frontier of a distributed crawl, "
+            "as `-a frontier=…` (the argument wins; an environment variable of the same name is "
+            "read last). Empty: the archive's own frontier."),
     Setting("NITPICKER_FRONTIER_LEASE_SECONDS", 60.0,
-            "Seconds a worker's lease lives without a renewal (each acknowledgement renews it); "
-            "then its URLs are pending again for any worker."),
-    Setting("NITPICKER_FRONTIER_CHUNK", 200, "URLs a worker leases from the shared frontier at once."),
+            "How long a worker's lease of a chunk lives without a renewal (each "
+            "acknowledgement and each lease call renews it); then its URLs not done are pending "
+            "again for any worker."),
+    Setting("NITPICKER_FRONTIER_CHUNK", 200,
+            "URLs a worker leases from the shared frontier at once (one round trip per chunk)."),
     Setting("NITPICKER_FRONTIER_RETRY_SECONDS", 30.0,
-            "How long a worker retries an unreachable shared frontier before its run fails "
-            "(error_code network)."),
+            "How long a worker retries an unreachable Redis (a restart) before its run fails "
+            "with `error_code = network`."),
     # -- stopping -------------------------------------------------------------------------------
     Setting("NITPICKER_STOP_GRACE", 3.0,
-            "Seconds the downloads in flight may still take once the crawl stops; then they "
-            "are cancelled."),
+            "Seconds the downloads in flight may still take once the crawl stops (SIGINT, "
+            "SIGTERM, a failure); then they are cancelled and their URLs stay in the queue. "
+            "`0` cancels them at once."),
 )
 
 ENVIRONMENT: tuple[Setting, ...] = (
     Setting("NITPICKER_CHROMIUM", None,
-            "Environment variable (not a setting): the Chromium executable to render with."),
+            "The Chromium executable to render with (see Browser rendering).", kind="str"),
     Setting("NITPICKER_LEASE_SECONDS", 60.0,
-            "Environment variable (not a setting), read by crawl --workers N: how long a "
-            "worker's frontier lease lives without a renewal."),
+            "Read by `crawl --workers N`: how long a worker's frontier lease lives without a "
+            "renewal."),
 )
 """Environment variables, named like settings but read from ``os.environ``."""
 

@@ -1,6 +1,6 @@
 """The analysis browser is offline: ``nitpicker analyze --plugin axe`` loads nothing a crawled
 page names on another host, and only the page's own recorded stylesheets on the crawled one;
-``--online`` and ``--deny-private-networks`` (axe and Lighthouse) as the README says.
+``--online`` and ``--deny-private-networks`` (axe and Lighthouse) as the manual says.
 
 Two servers of the test's own, both on 127.0.0.1: the *site* (crawled as ``localhost``) serves
 a page whose markup names a stylesheet, a script, an image, a frame, a ``fetch()``, an

@@ -1,5 +1,6 @@
-"""The README's example plugin, installed with pip as a third party's, run by ``nitpicker
-analyze`` on a real crawl of the fixture site's ``/contents/`` pages."""
+"""The manual's example plugin (``docs/guide/analyze.md``), installed with pip as a third
+party's, run by ``nitpicker analyze`` on a real crawl of the fixture site's ``/contents/``
+pages."""
 
 from __future__ import annotations
 
@@ -19,13 +20,13 @@ if TYPE_CHECKING:
     from fixtures.site import FixtureSite
 
 EXAMPLE = ROOT / "fixtures" / "plugin_example"
-README = (ROOT / "README.md").read_text()
+GUIDE = (ROOT / "docs" / "guide" / "analyze.md").read_text()
 
 
-def test_the_readme_shows_the_example_as_it_is() -> None:
+def test_the_guide_shows_the_example_as_it_is() -> None:
     for name in ("nitpicker_title_length.py", "pyproject.toml"):
         code = (EXAMPLE / name).read_text()
-        assert code in README, f"{name} differs from the README's copy"
+        assert code in GUIDE, f"{name} differs from the guide's copy"
     lines = (EXAMPLE / "nitpicker_title_length.py").read_text().splitlines()
     assert len(lines) <= 35
 

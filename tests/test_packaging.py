@@ -77,7 +77,7 @@ def test_the_bundled_plugins_import_only_what_the_package_declares() -> None:
 def test_every_dependency_is_imported_by_the_package() -> None:
     # Protego: Scrapy's robots.txt parser, whose ``sitemaps`` nitpicker/crawl/sitemaps.py reads.
     # httptools and uvloop: the HTTP parser and event loop uvicorn imports itself when they are
-    # installed, which ``nitpicker view`` is served on (README, Decisions).
+    # installed, which ``nitpicker view`` is served on (docs/decisions.md).
     assert PACKAGE - _package_imports() == {"protego", "httptools", "uvloop"}
 
 

@@ -1,106 +1,81 @@
-"""The README is the manual: every command, option, setting and meta key is documented."""
+"""The README is the front door: what nitpicker is, the two set-up commands first, a real
+session, every command in one table linking to its page of the manual (``docs/``), at most
+300 lines. The manual itself is checked by ``tests/test_docs.py``."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 import typer.main
+from markdown.extensions.toc import slugify
 
 from nitpicker.cli import app
-from nitpicker.crawl import meta
-from nitpicker.default_settings import ENVIRONMENT, SETTINGS, Setting
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-COMMAND = typer.main.get_command(app)
-COMMANDS = COMMAND.commands  # type: ignore[attr-defined]
-QUERY_SUBCOMMANDS = COMMANDS["query"].commands
-"""``nitpicker query``'s sub-commands, each a command with its own flags."""
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+INDEX = (ROOT / "docs" / "index.md").read_text()
+COMMANDS = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_every_command_has_a_section(name: str) -> None:
-    assert f"### `nitpicker {name}`" in README
+def _section(text: str, heading: str) -> str:
+    return text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
 
 
-@pytest.mark.parametrize(
-    "option",
-    sorted(
-        opt
-        for command in (*COMMANDS.values(), *QUERY_SUBCOMMANDS.values())
-        for param in command.params
-        if param.param_type_name == "option"
-        for opt in (*param.opts, *param.secondary_opts)
-        if opt != "--help"
-    ),
-)
-def test_every_option_is_documented(option: str) -> None:
-    assert re.search(rf"(`|/ ){re.escape(option)}[` /,]", README), option
-
-
-@pytest.mark.parametrize("name", list(QUERY_SUBCOMMANDS))
-def test_every_query_sub_command_row_lists_its_flags(name: str) -> None:
-    """The flags column of the sub-command's row in the README table: its flags, no other."""
-    row = re.search(rf"^\| `{re.escape(name)}` \|.*\| (.*) \|$", README, re.MULTILINE)
-    assert row, name
-    flags = {opt for param in QUERY_SUBCOMMANDS[name].params
-             if param.param_type_name == "option"
-             for opt in (*param.opts, *param.secondary_opts) if opt.startswith("--")}
-    assert set(re.findall(r"--[a-z-]+", row.group(1))) == flags - {"--pretty"}, name
-
-
-SETTINGS_TABLE = README.split("**Settings**", 1)[1].split("\n\n", 2)[1]
-
-
-@pytest.mark.parametrize("setting", SETTINGS, ids=lambda setting: setting.name)
-def test_every_setting_has_a_row_in_the_settings_table(setting: Setting) -> None:
-    assert f"| `{setting.name}` |" in SETTINGS_TABLE, setting.name
-
-
-def test_the_settings_table_documents_only_settings_of_the_table() -> None:
-    rows = set(re.findall(r"^\| `(NITPICKER_[A-Z0-9_]+)` \|", SETTINGS_TABLE, re.MULTILINE))
-    assert rows == {setting.name for setting in SETTINGS}
-
-
-def test_every_environment_variable_and_meta_key_is_documented() -> None:
-    keys = {value for name, value in vars(meta).items() if name.startswith("META_")}
-    assert keys, "no META_* keys in nitpicker/crawl/meta.py"
-    # The request meta keys are defined in nitpicker/crawl/meta.py and nowhere else.
-    package = Path(__file__).resolve().parent.parent / "nitpicker"
-    elsewhere = [p.name for p in package.rglob("*.py") if p.name != "meta.py"
-                 and re.search(r"^META_[A-Z_]+ = \"", p.read_text(), re.MULTILINE)]
-    assert elsewhere == []
-    for name in {env.name for env in ENVIRONMENT} | keys:
-        assert f"`{name}`" in README, name
+def test_the_readme_is_short() -> None:
+    assert len(README.splitlines()) <= 300
 
 
 def test_two_setup_commands_come_first() -> None:
-    setup = README.split("## Set-up: two commands", 1)[1].split("##", 1)[0]
+    assert re.findall(r"^## .*", README, re.MULTILINE)[0] == "## Set-up: two commands"
+    setup = _section(README, "Set-up: two commands")
     assert "make crawl" in setup and "make test" in setup
-    ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci
 
 
-def _mcp_tool_names() -> list[str]:
-    import ast
+def test_the_setup_is_the_manuals() -> None:
+    """The README's set-up and the manual's home page say the same, links aside."""
+    def text(page: str) -> str:
+        return LINK.sub("]()", _section(page, "Set-up: two commands"))
 
-    mcp = Path(__file__).resolve().parent.parent / "nitpicker" / "mcp"
-    return [
-        node.name
-        for module in ("tools.py", "audit_tools.py")  # the modules that define tools
-        for node in ast.walk(ast.parse((mcp / module).read_text()))
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and any(isinstance(d, ast.Name) and d.id == "tool" for d in node.decorator_list)
-    ]
+    assert text(README) == text(INDEX)
 
 
-def test_every_query_sub_command_and_mcp_tool_is_documented() -> None:
-    query_section = README.split("### `nitpicker query`", 1)[1].split("\n## ", 1)[0]
-    for name in QUERY_SUBCOMMANDS:
-        assert f"`{name}`" in query_section, name
-    tools = _mcp_tool_names()
-    assert len(tools) == 21, tools
-    mcp_section = README.split("### `nitpicker mcp`", 1)[1].split("\n## ", 1)[0]
-    for name in tools:
-        assert f"`{name}`" in mcp_section, name
+def test_the_session_is_the_manuals() -> None:
+    """Every line of the README's transcript is a line of the manual's (real) session; the
+    links query is the manual's without ``--pretty``, its answer the same JSON."""
+    session = _section(README, "A session").split("```console\n", 1)[1].split("\n```", 1)[0]
+    lines = session.splitlines()
+    assert 8 <= len(lines) <= 14
+    full = _section(INDEX, "A session")
+    for line in lines:
+        if line.startswith("{"):
+            pretty = full.split("links --type broken --pretty\n", 1)[1].split("\n}\n", 1)[0]
+            assert json.loads(line) == json.loads(pretty + "\n}")
+        elif line.startswith("$ nitpicker query"):
+            assert f"\n{line} --pretty\n" in full, line
+        else:
+            assert f"\n{line}\n" in full, line
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_a_row_linking_to_its_guide(name: str) -> None:
+    rows = _section(README, "Commands")
+    assert re.search(rf"^\| \[`nitpicker {name}\b[^`]*`\]\(docs/guide/{name}\.md\) \|", rows,
+                     re.MULTILINE), name
+
+
+def test_every_link_reaches_a_page_and_its_heading() -> None:
+    links = [link for link in LINK.findall(README) if not link.startswith(("http:", "https:"))]
+    assert len(links) > 20
+    for link in links:
+        path, _, anchor = link.partition("#")
+        target = ROOT / path
+        assert target.exists(), link
+        if anchor:
+            headings = re.findall(r"^#+ (.*)$", target.read_text(), re.MULTILINE)
+            assert anchor in {slugify(h.replace("`", ""), "-") for h in headings}, link

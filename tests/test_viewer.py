@@ -989,7 +989,7 @@ async def test_compare_pages_and_drill_downs_in_the_browser(two: Viewer, site: F
         assert await page.locator("#links-in tbody tr").count() == 50
         assert await page.locator("#links-out tbody tr").count() == 50
         await page.goto(two.url + "compare")
-        shot = await screenshot(page, "compare.png", full_page=False)  # README's, kept small
+        shot = await screenshot(page, "compare.png", full_page=False)  # the manual's, kept small
         assert shot.stat().st_size > 10_000
         await page.goto(two.url + enriched_page(site.url("/viewer/hostile")).lstrip("/"))
         assert await page.locator("#analysis td.note").first.inner_text() == HOSTILE_NOTE

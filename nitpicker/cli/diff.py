@@ -69,7 +69,7 @@ class _Tally:
 
 
 def write_json(diff: ArchiveDiff, out: IO[str], tally: _Tally) -> None:
-    """Every item of every category, written as it is read (stable schema: README)."""
+    """Every item of every category, written as it is read (stable schema: docs/guide/diff.md)."""
     url_map = ({"old_prefix": diff.url_map.old_prefix, "new_prefix": diff.url_map.new_prefix}
                if diff.url_map else None)
     head = {"schema": DIFF_SCHEMA_VERSION, "old": diff.old, "new": diff.new,

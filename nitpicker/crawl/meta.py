@@ -2,7 +2,7 @@
 
 Every request meta key nitpicker sets or reads is named here, so that a component needing
 one imports this small module and not the component that sets it. nitpicker's own keys are
-``nitpicker_*`` (listed in the README); the ``playwright*`` keys are scrapy-playwright's,
+``nitpicker_*`` (listed in ``docs/operations/scrapy.md``); the ``playwright*`` keys are scrapy-playwright's,
 named here because the render wing, the spider, the throttle and the root-redirect
 middleware all test them.
 """

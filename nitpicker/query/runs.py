@@ -27,7 +27,7 @@ class CrawlRun(TypedDict):
     pages_done: int
     errors: int
     error_code: str | None
-    """From a closed vocabulary (``README``: Runs and failure codes); ``None`` when it ran well."""
+    """From a closed vocabulary (``docs/reference/runs.md``); ``None`` when it ran well."""
     error_detail: str | None
     phase: str | None
     """Where a failed run was (``None`` in archives older than migration ``0004_run_phase``)."""
