@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
-from nitpicker.query import ArchiveOpenError, latest_run, open_archive, summary
+from nitpicker.query import ArchiveOpenError, latest_run, list_outages, open_archive, summary
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from nitpicker.cli.runner import CrawlResult
+    from nitpicker.query import Outage, Paged
 
 __all__ = ["fail", "print_summary"]
 
@@ -43,6 +44,7 @@ def print_summary(path: Path, result: CrawlResult) -> None:
     try:
         facts = summary(conn)
         run = latest_run(conn)
+        outages = list_outages(conn, run_id=run["id"]) if run else None
     finally:
         conn.close()
     counters = result.counters
@@ -69,6 +71,8 @@ def print_summary(path: Path, result: CrawlResult) -> None:
         line += (f"; {facts.pending} left — continue with: "
                  f"nitpicker crawl --resume {escape(str(path))}")
     console.print(line)
+    if outages and outages["total"]:
+        console.print(escape(_outages_line(outages, path)))
     errors = counters.internal_errors + counters.external_errors
     if errors:
         parts = []
@@ -77,3 +81,16 @@ def print_summary(path: Path, result: CrawlResult) -> None:
         if counters.external_errors:
             parts.append(f"{counters.external_errors} external")
         console.print(f"Crawl completed with {errors} error(s) ({', '.join(parts)}).")
+
+
+def _outages_line(outages: Paged[Outage], path: Path) -> str:
+    """The run's network outages in one line: how long the crawl paused, what became of the
+    URLs that failed during them."""
+    items = outages["items"]
+    total = outages["total"]
+    paused = sum(outage["seconds"] or 0.0 for outage in items)
+    again = sum(outage["requeued"] for outage in items if outage["outcome"] == "resumed")
+    left = sum(outage["requeued"] for outage in items if outage["outcome"] != "resumed")
+    noun = "network outage" if total == 1 else "network outages"
+    fate = f"{again} URL(s) fetched again" + (f", {left} left for --resume" if left else "")
+    return f"  {total} {noun}: paused {paused:.1f} s, {fate} (nitpicker query {path} outages)"
