@@ -35,7 +35,7 @@ from nitpicker.crawl.errors import is_connection_failure
 from nitpicker.crawl.meta import META_DEPTH, META_FRONTIER_ID, META_MODE, META_OUTAGE_PROBE
 from nitpicker.default_settings import from_environment
 from nitpicker.middlewares.outage import OutageGuard, OutageSettings
-from nitpicker.query.outages import OUTAGE_OUTCOMES
+from nitpicker.query.outages import OUTAGE_OUTCOMES, list_outages
 from tests.components import ROOT, open_session, unit_crawler
 from tests.helpers import ROOT as REPO
 
@@ -192,6 +192,16 @@ async def test_an_in_scope_answer_after_a_failure_releases_it_without_a_probe(
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_browser_download_is_not_held(tmp_path: Path) -> None:
+    crawler, guard, engine = guard_of(tmp_path)
+    guard.process_response(page(ROOT + "a"), answer(page(ROOT + "a")))
+    rendered = page(ROOT + "b", 2, playwright=True)
+    assert await hold(guard, rendered, DownloadTimeoutError("timeout")) is None
+    assert engine.probes == []
+    crawl_session_of(crawler).close("finished")
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_probe_that_answers_releases_the_failure(tmp_path: Path) -> None:
     crawler, guard, engine = guard_of(tmp_path)
     engine.site_up = True
@@ -233,6 +243,11 @@ async def test_an_outage_pauses_the_crawl_and_fetches_the_failed_url_again(
 
 def crawl_session_of(crawler: Crawler) -> Any:
     return crawler.spider.session  # type: ignore[union-attr]
+
+
+def test_an_archive_from_before_the_outages_table_has_none() -> None:
+    conn = sqlite3.connect(":memory:")
+    assert list_outages(conn, limit=5) == {"items": [], "total": 0, "offset": 0, "limit": 5}
 
 
 # -- through the CLI: a fixture site that goes dark -----------------------------------------------
@@ -317,6 +332,7 @@ def test_an_outage_past_the_give_up_time_fails_the_run_and_resume_finishes_it(
     assert (run["status"], run["error_code"]) == ("failed", "outage")
     [outage] = query(out, "outages")["items"]
     assert outage["outcome"] == "gave_up" and outage["requeued"] >= 1
+    assert f"URL(s) fetched again, {outage['requeued']} left for --resume" in stderr
     dark_site.start()
     resumed = subprocess.run(
         [sys.executable, "-m", "nitpicker.cli", "crawl", "--resume", str(out), "--silent"],

@@ -52,7 +52,13 @@ from twisted.python.failure import Failure
 from nitpicker.archive.connection import now
 from nitpicker.crawl.errors import describe_failure, is_connection_failure
 from nitpicker.crawl.failure import RunFailure, classify_exception
-from nitpicker.crawl.meta import META_FRONTIER_ID, META_MODE, META_OUTAGE_PROBE, META_STOPPED
+from nitpicker.crawl.meta import (
+    META_FRONTIER_ID,
+    META_MODE,
+    META_OUTAGE_PROBE,
+    META_STOPPED,
+    is_browser_request,
+)
 from nitpicker.crawl.session import crawl_session
 from nitpicker.items import FollowMode
 from nitpicker.middlewares.stop import STOP_HALTS, CrawlStopped
@@ -195,8 +201,11 @@ class OutageGuard:
 
     def may_be_outage(self, request: Request, exception: BaseException) -> bool:
         """Whether a failed download may mean an outage: a connection failure (DNS, refused,
-        reset, timeout), not a TLS error, not a probe's own."""
-        return not request.meta.get(META_OUTAGE_PROBE) and is_connection_failure(exception)
+        reset, timeout), not a TLS error, not a probe's own, not a browser download's (the
+        browser retries a page once by itself; its HTTP preflight, sent first, is judged)."""
+        meta = request.meta
+        return (not meta.get(META_OUTAGE_PROBE) and not is_browser_request(meta)
+                and is_connection_failure(exception))
 
     def probe_request(self, url: str) -> Request:
         """The probe: a ``HEAD`` of ``url``, not retried, redirected or checked against
