@@ -34,6 +34,7 @@ from fixtures.site import WIDE_MAX, FixtureSite
 from nitpicker.crawl.errors import is_connection_failure
 from nitpicker.crawl.meta import META_DEPTH, META_FRONTIER_ID, META_MODE, META_OUTAGE_PROBE
 from nitpicker.default_settings import from_environment
+from nitpicker.middlewares import outage as outage_module
 from nitpicker.middlewares.outage import OutageGuard, OutageSettings
 from nitpicker.query.outages import OUTAGE_OUTCOMES, list_outages
 from tests.components import ROOT, open_session, unit_crawler
@@ -178,13 +179,19 @@ async def test_a_failure_before_anything_answered_is_not_held(tmp_path: Path) ->
 
 @pytest_twisted.ensureDeferred
 async def test_an_in_scope_answer_after_a_failure_releases_it_without_a_probe(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(outage_module, "CONFIRM_WAIT", 60.0)  # no probe while the test runs
     crawler, guard, engine = guard_of(tmp_path)
     guard.process_response(page(ROOT + "a"), answer(page(ROOT + "a")))
     held = hold(guard, page(ROOT + "gone", 2), CannotResolveHostError("no such host"))
     await turn()
     assert not held.called  # held: it may be an outage
-    guard.process_response(page(ROOT + "b", 3), answer(page(ROOT + "b", 3), 404))
+    sent_before = page(ROOT + "slow", 3, download_latency=5.0)  # sent before the failure
+    guard.process_response(sent_before, answer(sent_before))
+    await turn()
+    assert not held.called  # a page that was on its way says nothing of the site now
+    sent_after = page(ROOT + "b", 4, download_latency=0.0)
+    guard.process_response(sent_after, answer(sent_after, 404))
     assert await held is None  # the site answers: the URL's own failure, retried and recorded
     assert engine.probes == []
     assert crawler.stats.get_value("nitpicker/outage/checks") == 1
@@ -222,7 +229,7 @@ async def test_an_outage_pauses_the_crawl_and_fetches_the_failed_url_again(
     failed = page(ROOT + "b", 2, retry_times=3)
     held = hold(guard, failed, DownloadConnectionRefusedError("refused"))
     later = hold(guard, page(ROOT + "c", 3), DownloadTimeoutError("timeout"))
-    for _ in range(100):
+    for _ in range(1000):
         await turn()
         if session.paused:
             break

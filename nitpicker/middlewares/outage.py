@@ -5,8 +5,8 @@ connection — DNS lookup failed, connection refused or reset, timeout — and e
 recorded as a fetch error (``status = -1``) once its retries are spent. Here a connection
 failure is held, before the retry middleware sees it, until the guard knows what it means:
 
-- an in-scope response arriving after it, or a probe answering with any status, says the site
-  is reachable: the failure goes on as any failure does (retried, then recorded). The probe is
+- an in-scope response to a request sent after it, or a probe answering with any status, says
+  the site is reachable: the failure goes on as any failure does (retried, then recorded). The probe is
   a ``HEAD`` of the last in-scope URL that answered (or ``NITPICKER_OUTAGE_PROBE_URL``), sent
   when no in-scope response came within :data:`CONFIRM_WAIT` seconds;
 - the probe failing at the connection too confirms an outage. The crawl pauses (the scheduler
@@ -39,7 +39,7 @@ import logging
 import math
 import sqlite3
 from dataclasses import dataclass, field
-from time import monotonic
+from time import monotonic, time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy import Request, signals
@@ -53,6 +53,7 @@ from nitpicker.archive.connection import now
 from nitpicker.crawl.errors import describe_failure, is_connection_failure
 from nitpicker.crawl.failure import RunFailure, classify_exception
 from nitpicker.crawl.meta import (
+    DOWNLOAD_LATENCY,
     META_FRONTIER_ID,
     META_MODE,
     META_OUTAGE_PROBE,
@@ -156,6 +157,8 @@ class _Outage:
 
     first_failure: float
     """``monotonic()`` of the failure that started it."""
+    failed_at: float
+    """``time()`` of that failure (what a response's ``download_latency`` is compared with)."""
     started_at: str
     error: str
     probe_url: str
@@ -229,7 +232,7 @@ class OutageGuard:
         if meta.get(META_MODE) == _FULL and META_FRONTIER_ID in meta:
             self.answered_url = request.url
             outage = self._outage
-            if outage is not None:
+            if outage is not None and self._sent_after(request, outage.failed_at):
                 self._answered(outage)
         return response
 
@@ -254,7 +257,8 @@ class OutageGuard:
     def _suspect(self, exception: BaseException, probe_url: str) -> _Outage:
         """A connection failure with no check running: start one."""
         error = describe_failure(Failure(exception))  # type: ignore[no-untyped-call]
-        outage = _Outage(monotonic(), now(), error, probe_url, monotonic() + CONFIRM_WAIT)
+        clock = monotonic()
+        outage = _Outage(clock, time(), now(), error, probe_url, clock + CONFIRM_WAIT)
         self._outage = outage
         self.stats.inc_value("nitpicker/outage/checks")
         logger.debug("connection failure (%s): checking for an outage", error)
@@ -262,6 +266,16 @@ class OutageGuard:
             self._ticker = task.LoopingCall(self._tick)
             self._ticker.start(TICK, now=False)
         return outage
+
+    @staticmethod
+    def _sent_after(request: Request, moment: float) -> bool:
+        """Whether ``request`` was sent after ``moment`` (a ``time()``): its answer then says
+        the site answers now; one sent before (a slow page finishing while a server restarts
+        and refuses new connections) says nothing. Judged from Scrapy's ``download_latency``
+        (sent to the response's headers), so a request whose body took long counts as sent
+        that much later."""
+        latency = request.meta.get(DOWNLOAD_LATENCY)
+        return isinstance(latency, (int, float)) and time() - latency > moment
 
     def _answered(self, outage: _Outage) -> None:
         """An in-scope response came after the failures held: no outage; or, in an outage,
@@ -345,7 +359,8 @@ class OutageGuard:
         if outage.confirmed:
             self._close_outage(outage, outcome or self.OUTCOMES[verdict])
         for waiting in outage.held:
-            waiting.callback(verdict)
+            if not waiting.called:  # (its download cancelled: the reactor stopping at once)
+                waiting.callback(verdict)
         if outage.confirmed and verdict is Verdict.REQUEUE:
             # Wake the engine now, not at its next heartbeat (5 s). Scrapy has no public call.
             slot = getattr(self.crawler.engine, "_slot", None)
