@@ -334,7 +334,7 @@ def test_an_outage_past_the_give_up_time_fails_the_run_and_resume_finishes_it(
         "Error: run failed (outage, crawl phase): no answer from http://localhost:")
     assert "(NITPICKER_OUTAGE_GIVE_UP 1.5 s); it started with Connection" in stderr
     recorded = statuses(out)
-    assert -1 not in recorded and 30 <= recorded[200] < WIDE_PAGES
+    assert -1 not in recorded and 20 <= recorded[200] < WIDE_PAGES  # those before the dark
     [run] = query(out, "runs")["items"]
     assert (run["status"], run["error_code"]) == ("failed", "outage")
     [outage] = query(out, "outages")["items"]
