@@ -20,7 +20,7 @@ _ADDON = "addon"
 
 class Addon:
     """Registers the frontier scheduler, policies, predictive pagination, body guard, graceful
-    stop and archive pipeline, and sets the defaults of the ``NITPICKER_*`` settings
+    stop, outage guard and archive pipeline, and sets the defaults of the ``NITPICKER_*`` settings
     (:mod:`nitpicker.default_settings`)."""
 
     def update_settings(self, settings: BaseSettings) -> None:
@@ -72,6 +72,10 @@ class Addon:
                 "nitpicker.middlewares.request_headers.ScopedHeadersMiddleware": 350,
                 # Scope is nitpicker's (out-of-scope URLs are checked, not dropped).
                 "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+                # Just above RetryMiddleware (550): a connection failure is held until a probe
+                # tells a network outage (pause, fetch again) from a failing URL (retried).
+                # NotConfigured when NITPICKER_OUTAGE_ENABLED is false.
+                "nitpicker.middlewares.outage.OutageGuard": 560,
                 # The last before the downloader: once the crawl stops, nothing starts.
                 "nitpicker.middlewares.stop.GracefulStop": 950,
                 # Scrapy's redirects, without the warning about the RefererMiddleware above.

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from scrapy.settings import BaseSettings
 
-__all__ = ["ENVIRONMENT", "SETTINGS", "Setting", "defaults", "set_defaults"]
+__all__ = ["ENVIRONMENT", "SETTINGS", "Setting", "defaults", "from_environment", "set_defaults"]
 
 MiB = 1024 * 1024
 
@@ -125,6 +127,26 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NITPICKER_FRONTIER_RETRY_SECONDS", 30.0,
             "How long a worker retries an unreachable Redis (a restart) before its run fails "
             "with `error_code = network`."),
+    # -- network outages -----------------------------------------------------------------------
+    Setting("NITPICKER_OUTAGE_ENABLED", True,
+            "Network outage detection (`nitpicker.middlewares.outage.OutageGuard`, see "
+            "[Network outages](../topics/outages.md)). `False` records every connection "
+            "failure as a fetch error as it comes."),
+    Setting("NITPICKER_OUTAGE_PROBE_INTERVAL", 5.0,
+            "Seconds between two probes during an outage; doubled after each probe that "
+            "fails, up to `NITPICKER_OUTAGE_PROBE_MAX_INTERVAL`."),
+    Setting("NITPICKER_OUTAGE_PROBE_MAX_INTERVAL", 60.0,
+            "Longest wait between two probes, in seconds. Below "
+            "`NITPICKER_OUTAGE_PROBE_INTERVAL`, the crawl refuses to start with a message "
+            "naming both settings."),
+    Setting("NITPICKER_OUTAGE_PROBE_TIMEOUT", 10.0,
+            "Seconds a probe may take to get an answer's headers."),
+    Setting("NITPICKER_OUTAGE_GIVE_UP", 1800.0,
+            "Seconds an outage may last; then the run fails with `error_code = outage` "
+            "(resumable)."),
+    Setting("NITPICKER_OUTAGE_PROBE_URL", "",
+            "The URL probed (e.g. a health endpoint); empty: the last in-scope URL that "
+            "answered in this run. Set, it also arms detection before anything answered."),
     # -- stopping -------------------------------------------------------------------------------
     Setting("NITPICKER_STOP_GRACE", 3.0,
             "Seconds the downloads in flight may still take once the crawl stops (SIGINT, "
@@ -145,6 +167,13 @@ ENVIRONMENT: tuple[Setting, ...] = (
 def defaults() -> dict[str, Any]:
     """``{name: default}`` of every setting."""
     return {setting.name: setting.default for setting in SETTINGS}
+
+
+def from_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """``{name: value}`` of the settings of the table given as environment variables of the
+    same name: ``nitpicker crawl`` sets them at ``project`` priority (a crawl option still wins),
+    as values of the project's ``settings.py``; each component checks its own."""
+    return {setting.name: environ[setting.name] for setting in SETTINGS if setting.name in environ}
 
 
 def set_defaults(settings: BaseSettings, priority: str = "addon") -> None:

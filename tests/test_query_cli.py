@@ -137,6 +137,7 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "clusters": ok(archive, "duplicate-clusters", "--min-count", "3", "--sample", "1"),
         "runs": ok(archive, "runs"),
         "trap-events": ok(archive, "trap-events"),
+        "outages": ok(archive, "outages"),
         "console": ok(archive, "console", "--level", "error"),
         "json-ld": ok(archive, "json-ld", "--invalid"),
         "match-urls": ok(archive, "match-urls", "--urls", str(listed), "--unmatched-only"),
@@ -162,6 +163,7 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         (6, 1), (3, 1)]
     assert answers["runs"]["items"][0]["status"] == "finished"
     assert answers["trap-events"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    assert answers["outages"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     # a crawl without the browser has no console; the fixture's /query/ pages no JSON-LD
     assert answers["console"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert answers["json-ld"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
@@ -171,14 +173,14 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     assert {name for name in SUBCOMMANDS} == {
         "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
         "images", "violations", "page-values", "duplicates", "mismatches", "headers",
-        "duplicate-clusters", "runs", "trap-events", "console", "json-ld", "match-urls"}
+        "duplicate-clusters", "runs", "trap-events", "outages", "console", "json-ld", "match-urls"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
          "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
-         "trap-events, console, json-ld, match-urls")
+         "trap-events, outages, console, json-ld, match-urls")
 
 
 def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
@@ -277,7 +279,7 @@ def test_every_integer_option_has_a_range() -> None:
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
                         "oversized_threshold", "max_length", "min_count", "sample"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 39  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 41  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)
@@ -352,6 +354,7 @@ FLAGS = {
     "duplicate-clusters": {"--min-count", "--sample", *PAGING},
     "runs": PAGING,
     "trap-events": PAGING,
+    "outages": PAGING,
     "console": {"--level", "--url", *PAGING},
     "json-ld": {"--type", "--invalid", *PAGING},
     "match-urls": {"--urls", "--unmatched-only", *PAGING},

@@ -1,11 +1,13 @@
-"""RunLog: the archive's ``runs`` and ``trap_events`` tables, the history of a crawl's runs.
+"""RunLog: the archive's ``runs``, ``trap_events`` and ``outages`` tables, the history of a
+crawl's runs.
 
 Each run (a crawl, a resume, an append) is a row, ``running`` from its start until its end
 records the status, the stop reason, the counts and, when it failed, the error code, detail
 and phase. A run whose process died without ending it is found by the watchdog
 (:meth:`RunLog.mark_lost`) when the archive is next opened for writing. The trap cap's
 firings are its audit log, and the state a resumed run's trap cap starts from
-(:meth:`RunLog.capped_signatures`).
+(:meth:`RunLog.capped_signatures`). The network outages a run waited out are rows of their
+own, started when one is confirmed and ended when it is over.
 """
 
 from __future__ import annotations
@@ -99,3 +101,29 @@ class RunLog:
         each once, in the order they were first capped: what a resumed trap cap restores."""
         return [signature for (signature,) in self._conn.execute(
             "SELECT signature FROM trap_events GROUP BY signature ORDER BY min(id)")]
+
+    @serialised
+    def start_outage(self, started_at: str, error: str, probe_url: str,
+                     worker: int | None = None) -> int:
+        """A network outage confirmed (its row, committed at once): the run of this process,
+        or for a worker of ``--workers N`` (which starts no run) the newest run."""
+        self._begin()
+        cur = self._conn.execute(
+            "INSERT INTO outages(run_id, worker, started_at, error, probe_url)"
+            " VALUES (coalesce(?, (SELECT max(id) FROM runs)), ?, ?, ?, ?)",
+            (self.run_id, worker, started_at, error, probe_url),
+        )
+        self._commit()
+        return int(cur.lastrowid or 0)
+
+    @serialised
+    def end_outage(self, outage_id: int, *, seconds: float, outcome: str, probes: int,
+                   requeued: int) -> None:
+        """The outage is over (``resumed``, ``gave_up``, ``stopped``); committed at once."""
+        self._begin()
+        self._conn.execute(
+            "UPDATE outages SET ended_at = ?, seconds = ?, outcome = ?, probes = ?, requeued = ?"
+            " WHERE id = ?",
+            (now(), round(seconds, 3), outcome, probes, requeued, outage_id),
+        )
+        self._commit()

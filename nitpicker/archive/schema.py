@@ -385,6 +385,26 @@ CREATE INDEX frontier_lease_expires ON frontier(lease_expires) WHERE state = 1
 leases rows under its own owner token and renews them while it lives; a row whose lease expired
 (its worker was killed) is leased again by another. A single-process crawl leaves both NULL."""
 
+_OUTAGES: Final = """
+CREATE TABLE outages (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs(id),
+    worker INTEGER,                 -- crawl --workers N: the worker that paused (from 0); else NULL
+    started_at TEXT NOT NULL,       -- the first connection failure of the outage
+    ended_at TEXT,                  -- when it ended (NULL: the process died during it)
+    seconds REAL,                   -- how long the crawl was paused
+    outcome TEXT,                   -- resumed, gave_up, stopped (NULL: not ended)
+    probes INTEGER NOT NULL DEFAULT 0,    -- probes sent, the one that confirmed it included
+    requeued INTEGER NOT NULL DEFAULT 0,  -- URLs that failed in it, not recorded: fetched again
+    error TEXT NOT NULL,            -- the failure that started it (DNS lookup failed: …)
+    probe_url TEXT NOT NULL         -- the URL probed
+);
+CREATE INDEX outages_run ON outages(run_id)
+"""
+"""Network outages (:mod:`nitpicker.middlewares.outage`): while one lasts the crawl is paused,
+the URLs that failed in it are not recorded but fetched again when a probe answers (or left
+pending for ``--resume`` when the run gives up or stops)."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -403,6 +423,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0014_response_time", _RESPONSE_TIME),
     ("0015_frontier_lease", _FRONTIER_LEASE),
     ("0016_trap_score", _TRAP_SCORE),
+    ("0017_outages", _OUTAGES),
 )
 
 

@@ -12,13 +12,14 @@ from typing import IO, TYPE_CHECKING, NoReturn
 
 import typer
 
-from nitpicker.query import ArchiveOpenError, latest_run, open_archive, summary
+from nitpicker.query import ArchiveOpenError, latest_run, list_outages, open_archive, summary
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
     from nitpicker.cli.runner import CrawlResult
+    from nitpicker.query import Outage, Paged
 
 __all__ = ["archive_output", "fail", "outside_note", "print_summary", "replaced_text_file"]
 
@@ -78,6 +79,7 @@ def print_summary(path: Path, result: CrawlResult) -> None:
     try:
         facts = summary(conn)
         run = latest_run(conn)
+        outages = list_outages(conn, run_id=run["id"]) if run else None
     finally:
         conn.close()
     counters = result.counters
@@ -104,6 +106,8 @@ def print_summary(path: Path, result: CrawlResult) -> None:
         line += (f"; {facts.pending} left — continue with: "
                  f"nitpicker crawl --resume {escape(str(path))}")
     console.print(line)
+    if outages and outages["total"]:
+        console.print(escape(_outages_line(outages, path)))
     errors = counters.internal_errors + counters.external_errors
     if errors:
         parts = []
@@ -134,3 +138,16 @@ def outside_note(urls: list[str], output: Path, root: str) -> str:
     return (f"Note: {len(urls)} URL(s) under the roots were recorded external (metadata only): "
             f"{shown}" + (f" and {more} more" if more > 0 else "")
             + f"; fetch them in full with: nitpicker crawl --append {output} {root}")
+
+
+def _outages_line(outages: Paged[Outage], path: Path) -> str:
+    """The run's network outages in one line: how long the crawl paused, what became of the
+    URLs that failed during them."""
+    items = outages["items"]
+    total = outages["total"]
+    paused = sum(outage["seconds"] or 0.0 for outage in items)
+    again = sum(outage["requeued"] for outage in items if outage["outcome"] == "resumed")
+    left = sum(outage["requeued"] for outage in items if outage["outcome"] != "resumed")
+    noun = "network outage" if total == 1 else "network outages"
+    fate = f"{again} URL(s) fetched again" + (f", {left} left for --resume" if left else "")
+    return f"  {total} {noun}: paused {paused:.1f} s, {fate} (nitpicker query {path} outages)"

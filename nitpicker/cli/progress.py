@@ -43,8 +43,9 @@ class CrawlProgress:
             console=Console(stderr=True),
             transient=False,
         )
-        self.task = self.progress.add_task(  # the URL is printed as is, never read as markup
-            escape(config.base_url), total=None, queued=0, errors=0, rate=0.0
+        self.description = escape(config.base_url)  # printed as is, never read as markup
+        self.task = self.progress.add_task(
+            self.description, total=None, queued=0, errors=0, rate=0.0
         )
         self._loop: Any = None
         self._started = time.monotonic()
@@ -67,8 +68,10 @@ class CrawlProgress:
         in_flight = max(counters.leased - counters.done, 0)
         queued = pending + in_flight
         elapsed = max(time.monotonic() - self._started, 1e-6)
+        paused = " — paused: network outage, probing" if session.paused == "outage" else ""
         self.progress.update(
             self.task,
+            description=self.description + paused,
             completed=counters.done,
             total=counters.done + queued,
             queued=queued,

@@ -49,6 +49,7 @@ from nitpicker.query import (
     list_images,
     list_json_ld,
     list_links,
+    list_outages,
     list_pages,
     list_resources,
     list_trap_events,
@@ -380,6 +381,16 @@ def trap_events(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
     Example: nitpicker query site.nitpicker trap-events
     """
     _answer(ctx, list_trap_events, pretty=pretty, limit=limit, offset=offset)
+
+
+@app.command()
+def outages(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
+            pretty: Pretty = False) -> None:
+    """Every network outage the crawl paused for, and how it ended.
+
+    Example: nitpicker query site.nitpicker outages --pretty
+    """
+    _answer(ctx, list_outages, pretty=pretty, limit=limit, offset=offset)
 
 
 @app.command()

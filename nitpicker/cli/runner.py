@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nitpicker.crawl.session import CrawlCounters, crawl_session
+from nitpicker.default_settings import from_environment
 
 if TYPE_CHECKING:
     from nitpicker.archive.lock import ArchiveLock
@@ -32,10 +34,13 @@ class CrawlResult:
 
 
 def scrapy_settings(verbose: bool) -> Any:
+    """The project's settings, the ``NITPICKER_*`` settings given as environment variables over
+    them (:func:`~nitpicker.default_settings.from_environment`), and the log level."""
     from scrapy.settings import Settings
 
     settings = Settings()
     settings.setmodule("nitpicker.settings", priority="project")
+    settings.setdict(from_environment(os.environ), priority="project")
     settings.set("LOG_LEVEL", "DEBUG" if verbose else "CRITICAL", priority="cmdline")
     return settings
 

@@ -1,4 +1,5 @@
-"""Fetch failures described in one line: DNS failure, refused, timeout, TLS, reset."""
+"""Fetch failures described in one line: DNS failure, refused, timeout, TLS, reset; and which
+of them are the connection's (what a network outage looks like)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
-__all__ = ["describe_failure"]
+__all__ = ["describe_failure", "is_connection_failure"]
 
 _KINDS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
     ((scrapy_errors.CannotResolveHostError, net_error.DNSLookupError), "DNS lookup failed"),
@@ -23,6 +24,12 @@ _KINDS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
       net_error.ConnectionLost, net_error.ConnectionDone, ResponseNeverReceived, ResponseFailed),
      "Connection reset"),
 )
+
+
+_CONNECTION_KINDS: tuple[type[BaseException], ...] = tuple(
+    error_type for types, _ in _KINDS for error_type in types
+)
+"""DNS failure, refused, timeout, reset: no HTTP answer because the connection failed."""
 
 
 def _causes(exc: BaseException | None) -> list[BaseException]:
@@ -64,3 +71,9 @@ def describe_failure(failure: Failure) -> str:
             return f"{kind}: {detail}" if detail else kind
     name = type(value).__name__
     return f"{name}: {detail}" if detail else name
+
+
+def is_connection_failure(exc: BaseException) -> bool:
+    """Whether a download failed at the connection: a DNS failure, a refused or reset
+    connection, a timeout — not a TLS error (the host answered), not an ignored request."""
+    return isinstance(exc, _CONNECTION_KINDS) and not _is_tls(exc)

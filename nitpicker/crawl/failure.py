@@ -35,6 +35,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "db_error": "failed: the archive could not be written",
     "browser_crash": "failed: the browser crashed and could not be relaunched",
     "network": "failed: no URL could be fetched at all (an append: none of its new roots)",
+    "outage": "failed: a network outage outlasted NITPICKER_OUTAGE_GIVE_UP (resumable)",
     "instance_lost": "failed: the process died without closing its run (found later)",
     "unknown": "failed: any other error",
 }

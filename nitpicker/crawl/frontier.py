@@ -5,7 +5,8 @@ the frontier (deduplicated by their protocol-agnostic key). This scheduler lease
 rows breadth-first (shallowest depth first) in small batches and builds one ``Request`` per
 leased row. Requests the engine hands back (redirect hops, retries) are kept in memory:
 they belong to a row that is already leased, and a leased row goes back to pending on
-resume. Enabled by the add-on as ``SCHEDULER``; it opens the crawl session
+resume. While the session is paused (a network outage) it hands out nothing. Enabled by the
+add-on as ``SCHEDULER``; it opens the crawl session
 (:func:`~nitpicker.crawl.session.crawl_session`) when the spider opens.
 """
 
@@ -67,6 +68,8 @@ class FrontierScheduler(BaseScheduler):
         if session.halted is not None:
             self._leased.clear()  # released back to pending when the run closes
             return False
+        if session.paused is not None:
+            return True  # the crawl goes on when the pause ends
         return bool(self._leased) or session.archive.frontier.pending > 0 or session.writing
 
     def enqueue_request(self, request: Request) -> bool:
@@ -74,6 +77,8 @@ class FrontierScheduler(BaseScheduler):
         return True
 
     def next_request(self) -> Request | None:
+        if self.session.paused is not None:
+            return None  # an outage: nothing starts, not even a retry, until it ends
         if self._requeued:
             return self._requeued.popleft()
         if self.session.halted is not None:

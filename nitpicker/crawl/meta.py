@@ -26,6 +26,7 @@ __all__ = [
     "META_DOWNLOAD_TASK",
     "META_FRONTIER_ID",
     "META_MODE",
+    "META_OUTAGE_PROBE",
     "META_PAGE",
     "META_PREDICTED",
     "META_PREFLIGHT",
@@ -86,6 +87,9 @@ META_DOWNLOAD_TASK = "nitpicker_download_task"
 #: Seconds the HTML preflight of a browser request took to its response headers (its
 #: ``download_latency``): the page's response time once the browser has rendered it.
 META_DOCUMENT_LATENCY = "nitpicker_document_latency"
+#: A probe of the outage guard (:mod:`nitpicker.middlewares.outage`): a request to a URL that
+#: answered before, asking whether the site (or the network) is reachable again.
+META_OUTAGE_PROBE = "nitpicker_outage_probe"
 DOWNLOAD_LATENCY = "download_latency"
 """Scrapy's: seconds from sending a request to its response headers, set by the handler."""
 

@@ -80,6 +80,9 @@ class CrawlSession:
         """Writes the pages on a thread of its own (started with the archive)."""
         self.halted: str | None = None
         """Why this run takes no more URLs from the frontier (``max_pages``, ``max_duration``)."""
+        self.paused: str | None = None
+        """Why this run leases no URL for now (``outage``: :mod:`nitpicker.middlewares.outage`);
+        ``None`` while it runs. Unlike :attr:`halted`, a pause ends and the crawl goes on."""
         self.failure: RunFailure | None = None
         self.max_archive_bytes: int | None = None
         """Storage budget (``NITPICKER_ARCHIVE_MAX_MB``, set by the spider from the setting):

@@ -87,7 +87,7 @@ class SharedFrontierScheduler(FrontierScheduler):
         if session.halted is not None:
             self._leased.clear()  # released back to pending when the worker detaches
             return False
-        if self._leased or session.writing:
+        if session.paused is not None or self._leased or session.writing:
             return True
         return self._any_outstanding()
 
@@ -104,6 +104,8 @@ class SharedFrontierScheduler(FrontierScheduler):
         does not wait for its own page writes then (the other workers' pages queue links too,
         and its writes may be waiting for their write lock, so the wait held its reactor
         still), and looks again at most every :data:`LOOK_AGAIN` seconds; its tick looks too."""
+        if self.session.paused is not None:
+            return None
         if self._requeued:
             return self._requeued.popleft()
         if self.session.halted is not None:
@@ -160,7 +162,8 @@ class SharedFrontierScheduler(FrontierScheduler):
             if time.monotonic() - self._renewed >= self.role.lease_seconds / 3:
                 self._renewed = time.monotonic()
                 self.frontier.renew()
-            if self._leased or self._requeued or session.halted is not None:
+            if (self._leased or self._requeued or session.halted is not None
+                    or session.paused is not None):
                 return
             self._lease()
         except (sqlite3.Error, OSError) as exc:

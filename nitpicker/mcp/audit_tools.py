@@ -1,6 +1,6 @@
 """The audit tools: what the crawl and the analyzers found on the site (console messages,
 JSON-LD, violations, plugin values, duplicates, mismatches, security headers, trap clusters),
-the crawl's own record (runs, trap-cap firings), and two archives compared. Registered on
+the crawl's own record (runs, trap-cap firings, network outages), and two archives compared. Registered on
 :data:`nitpicker.mcp.server.server` the way :mod:`nitpicker.mcp.tools` registers its own, on
 import; importing this module imports that one first, so the tools list in one order."""
 
@@ -32,6 +32,7 @@ from nitpicker.query import (
     HeaderCheck,
     JsonLdPage,
     MismatchEntry,
+    Outage,
     Paged,
     PageValues,
     UrlMap,
@@ -231,6 +232,17 @@ def list_trap_events(archive_id: ArchiveId, limit: Limit = 100, offset: Offset =
     created_at, run_id. Empty when the cap never fired or was off."""
     with registry.use(archive_id) as conn:
         return trap_events.list_trap_events(conn, limit=limit, offset=offset)
+
+
+@tool
+def list_outages(archive_id: ArchiveId, limit: Limit = 100, offset: Offset = 0
+                 ) -> Paged[Outage]:
+    """Each network outage the crawl paused for (every fetch failing at the connection, a
+    probe failing too), oldest first: run_id, worker, started_at, ended_at, seconds, outcome
+    (resumed, gave_up, stopped), probes, requeued (URLs fetched again, not recorded as
+    failed), error (what started it), probe_url. Empty when the crawl met none."""
+    with registry.use(archive_id) as conn:
+        return q.list_outages(conn, limit=limit, offset=offset)
 
 
 # -- two archives -------------------------------------------------------------------------------

@@ -63,6 +63,7 @@ from nitpicker.query.links import (
     list_links,
     list_orphaned_pages,
 )
+from nitpicker.query.outages import OUTAGE_OUTCOMES, Outage, list_outages
 from nitpicker.query.page_assets import (
     PageImage,
     PageResource,
@@ -113,6 +114,7 @@ __all__ = [
     "INTEGER_RANGES",
     "LINK_TYPES",
     "MISMATCH_TYPES",
+    "OUTAGE_OUTCOMES",
     "SORT_FIELDS",
     "SORT_ORDERS",
     "SQLITE_INTEGER_MAX",
@@ -141,6 +143,7 @@ __all__ = [
     "MetadataFulfillment",
     "MismatchEntry",
     "OrphanItem",
+    "Outage",
     "OutboundLink",
     "PageDetail",
     "PageHtml",
@@ -186,6 +189,7 @@ __all__ = [
     "list_json_ld",
     "list_links",
     "list_orphaned_pages",
+    "list_outages",
     "list_page_images",
     "list_page_resources",
     "list_pages",

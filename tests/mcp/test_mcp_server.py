@@ -39,11 +39,11 @@ TOOLS = {
     "get_page_html", "list_links", "list_resources", "list_images", "get_violations",
     "find_duplicates", "find_mismatches", "get_resource_referrers", "check_headers",
     "get_duplicate_clusters", "list_crawl_runs", "list_trap_events", "list_console_messages",
-    "list_json_ld", "get_page_values", "compare_archives",
+    "list_json_ld", "get_page_values", "compare_archives", "list_outages",
 }
-"""SPEC §6's 14 tools, the duplicate clusters, the runs, the trap cap's audit log, the console
-messages, the JSON-LD blocks, the analyze plugins' page values and the comparison of two
-archives."""
+"""SPEC §6's 14 tools, the duplicate clusters, the runs, the trap cap's audit log, the network
+outages, the console messages, the JSON-LD blocks, the analyze plugins' page values and the
+comparison of two archives."""
 
 TWO_ARCHIVES = {"compare_archives"}
 """The tools that take two archive ids (``old_archive_id``, ``new_archive_id``)."""
@@ -140,6 +140,7 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         "get_duplicate_clusters": {"min_count": 2},
         "list_crawl_runs": {},
         "list_trap_events": {},
+        "list_outages": {},
         "list_console_messages": {},
         "list_json_ld": {},
     }
@@ -765,7 +766,7 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
                 assert text.startswith(f"Error executing tool {tool.name}: "), text
                 assert name in text and reason in text, text
             checked.append((tool.name, name))
-    assert len(checked) == 39, checked
+    assert len(checked) == 41, checked
     assert {("list_pages", "status"), ("list_pages", "offset"), ("list_images",
             "oversized_threshold"), ("get_duplicate_clusters", "min_count")} <= set(checked)
 
