@@ -59,8 +59,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Storage budget in MB (0: none), as --max-archive-mb (the option wins).",
             "max_archive_mb"),
     # -- the trap cap ---------------------------------------------------------------------------
-    Setting("NITPICKER_DEDUPE_CAP", None,
-            "Trap cap threshold, as --dedupe-cap (None: the trap cap is off).", "dedupe_cap"),
+    Setting("NITPICKER_DEDUPE_CAP", 100,
+            "Trap cap threshold, as --dedupe-cap (0 or None: the trap cap is off; a crawl's "
+            "--dedupe-cap other than 100 wins).", "dedupe_cap"),
     Setting("NITPICKER_DEDUPE_AGE_WINDOW", 5000,
             "Newly discovered links after which an uncapped signature is forgotten, as "
             "--dedupe-age-window.", "dedupe_age_window"),

@@ -104,7 +104,7 @@ class CrawlFlags:
     max_pages: Annotated[int | None, typer.Option("--max-pages", help="Stop cleanly after this many URLs (resumable).")] = None
     max_duration: Annotated[float | None, typer.Option("--max-duration", help="Stop cleanly after this many seconds (resumable).")] = None
     max_archive_mb: Annotated[float | None, typer.Option("--max-archive-mb", help="Storage budget: fail the run (disk_full) before the archive grows past this size.")] = None
-    dedupe_cap: Annotated[int | None, typer.Option("--dedupe-cap", help="Trap cap: after N pages with one metadata signature, stop queueing their links (recommended 100).")] = None
+    dedupe_cap: Annotated[int, typer.Option("--dedupe-cap", help="Trap cap: after N pages with one metadata signature, stop queueing their links; 0 turns it off.")] = 100
     dedupe_age_window: Annotated[int, typer.Option("--dedupe-age-window", help="Newly discovered links after which a signature that never reached the cap is forgotten.")] = 5000
     dedupe_map_cap: Annotated[int, typer.Option("--dedupe-map-cap", help="Most signatures the trap cap keeps in memory.")] = 100_000
     sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True

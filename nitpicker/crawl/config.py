@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 __all__ = [
+    "DEFAULT_DEDUPE_CAP",
     "SECRET_OPTIONS",
     "ConfigError",
     "CrawlConfig",
@@ -59,7 +60,7 @@ INTEGER_OPTIONS: dict[str, tuple[int, int]] = {
     "interval": (0, 3_600_000),
     "retry": (0, INTEGER_MAX),
     "max_pages": (1, INTEGER_MAX),
-    "dedupe_cap": (1, INTEGER_MAX),
+    "dedupe_cap": (0, INTEGER_MAX),
     "dedupe_age_window": (1, INTEGER_MAX),
     "dedupe_map_cap": (1, INTEGER_MAX),
     "max_excluded_depth": (0, INTEGER_MAX),
@@ -67,6 +68,10 @@ INTEGER_OPTIONS: dict[str, tuple[int, int]] = {
 }
 """The accepted range of each integer option: ``--parallels`` up to 1000 concurrent requests,
 ``--interval`` up to one hour (in ms); the counts up to ``INTEGER_MAX``."""
+
+DEFAULT_DEDUPE_CAP = 100
+"""The trap cap's threshold when ``--dedupe-cap`` is not given (the cap is on by default;
+``--dedupe-cap 0`` turns it off)."""
 
 MAX_DURATION = 10 * 365 * 24 * 3600.0
 """The longest ``--max-duration``: ten years, in seconds."""
@@ -106,8 +111,10 @@ class CrawlConfig:
     """Seconds after which the run stops cleanly (resumable), ``--max-duration``."""
     max_archive_mb: float | None = None
     """Storage budget: the run fails with ``disk_full`` when the archive would grow past it."""
-    dedupe_cap: int | None = None
-    """Trap cap (seed 003): after this many same-signature pages, their links are not queued."""
+    dedupe_cap: int | None = DEFAULT_DEDUPE_CAP
+    """Trap cap (seed 003): after this many same-signature pages, their links are not queued.
+    ``None`` (``--dedupe-cap 0``, and the archives crawled before the cap was on by default):
+    off."""
     dedupe_age_window: int = 5000
     """Links seen after which a signature that never reached the cap is forgotten."""
     dedupe_map_cap: int = 100_000
@@ -162,6 +169,8 @@ class CrawlConfig:
             raise ConfigError("--single cannot be combined with multiple positional URLs")
         for name, (low, high) in INTEGER_OPTIONS.items():
             _check_integer(name, getattr(self, name), low, high)
+        if self.dedupe_cap == 0:
+            object.__setattr__(self, "dedupe_cap", None)  # --dedupe-cap 0: off
         for name, most in (("max_duration", MAX_DURATION), ("max_archive_mb", MAX_ARCHIVE_MB)):
             _check_positive(name, getattr(self, name), most)
         if self.dedupe_cap is not None:

@@ -86,6 +86,8 @@ def config_value(option: str, value: Any) -> Any:
         return DEFAULT_EXCLUDED_URLS + tuple(value or ())
     if option == "user_agent":
         return value or default_user_agent()
+    if option == "dedupe_cap" and value == 0:
+        return None  # --dedupe-cap 0: off
     if option == "inventory":
         return str(Path(value).expanduser().resolve()) if value else ""
     if isinstance(value, list):
