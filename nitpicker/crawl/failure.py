@@ -36,6 +36,7 @@ ERROR_CODES: Final[dict[str, str]] = {
     "browser_crash": "failed: the browser crashed and could not be relaunched",
     "network": "failed: no URL could be fetched at all (an append: none of its new roots)",
     "instance_lost": "failed: the process died without closing its run (found later)",
+    "workers_lost": "failed: the worker processes of --workers N died with URLs left (resumable)",
     "unknown": "failed: any other error",
 }
 """Every ``runs.error_code`` value, with what it means."""
