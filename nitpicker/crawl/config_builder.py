@@ -132,9 +132,11 @@ def resume_config(path: Path, options: GivenOptions) -> CrawlConfig:
 def retry_failed_config(path: Path, options: GivenOptions) -> CrawlConfig:
     """The config of ``--retry-failed``: a resume (the archive's options, this run's runtime
     options) that first queues the archive's failed URLs again."""
-    from nitpicker.crawl.append import stored_crawl_info
+    from nitpicker.crawl.append import LIST_MODE_RETRY_REFUSAL, stored_crawl_info
 
     info = stored_crawl_info(path)
+    if info.from_list:  # its metadata-only links would come back as full pages
+        raise ConfigError(LIST_MODE_RETRY_REFUSAL)
     config = CrawlConfig.from_json(info.config_json, resume=True, retry_failed=True,
                                    output=str(path), **_runtime(options),
                                    **_secrets(info.config_json, options,
