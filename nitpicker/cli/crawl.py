@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
+from nitpicker.archive import ArchiveLockError
 from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.crawl_compare import (
     baseline_gates,
@@ -22,57 +22,23 @@ from nitpicker.cli.crawl_compare import (
     gate_after_crawl,
     write_url_lists,
 )
+from nitpicker.cli.crawl_existing import crawl_append
+from nitpicker.cli.crawl_existing import retry_failed as retry_failed_crawl
+from nitpicker.cli.crawl_ready import check_ready, exit_code, has_credentials, read_list_file
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.crawl.config import ConfigError, CrawlConfig
-from nitpicker.crawl.config_builder import (
-    GivenOptions,
-    append_config,
-    new_config,
-    resume_config,
-    retry_failed_config,
-)
-from nitpicker.policy.request_headers import credentials_of
-from nitpicker.policy.urls import parse_url
+from nitpicker.crawl.config_builder import GivenOptions, new_config, resume_config
 from nitpicker.query import ArchiveOpenError, DiffInputError
-from nitpicker.render.chromium import BrowserMissingError, require_chromium
+from nitpicker.render.chromium import BrowserMissingError
 
 if TYPE_CHECKING:
     from nitpicker.cli.runner import CrawlResult
-    from nitpicker.crawl.session import CrawlCounters
 
 __all__ = ["INPUT_ERRORS", "CrawlFlags", "app", "check_ready", "crawl", "crawl_outcome",
            "exit_code", "new_crawl_config"]
 
 app = typer.Typer()
-
-
-def read_list_file(path: Path) -> list[str]:
-    """URLs of a list file (UTF-8): one a line; blank lines and ``#`` comments are ignored."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read list file: {path} ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"List file is not UTF-8 text: {path} (byte 0x{exc.object[exc.start]:02x} at offset "
-            f"{exc.start})"
-        ) from exc
-    urls = [line.split("#", 1)[0].strip() for line in text.splitlines()]
-    urls = [u for u in urls if u]
-    if not urls:
-        raise ConfigError(f"No URLs found in list file: {path}")
-    return urls
-
-
-def exit_code(counters: CrawlCounters, *, strict: bool, failed: bool = False) -> int:
-    """0 clean; 1 a failed run or an in-scope fetch error; 2 only out-of-scope errors
-    (1 with ``--strict``)."""
-    if failed or counters.internal_errors:
-        return 1
-    if counters.external_errors:
-        return 1 if strict else 2
-    return 0
 
 
 @dataclass(frozen=True)
@@ -166,7 +132,7 @@ def crawl(
     if append is not None:
         if workers != 1:
             fail("--workers cannot be combined with --append (append with one process)")
-        code = _crawl_append(append, urls, options, list_urls=flags.list_urls,
+        code = crawl_append(append, urls, options, list_urls=flags.list_urls,
                              list_file=flags.list_file, single=flags.single, resume=resume,
                              output=output, verbose=verbose, silent=silent, baseline=baseline)
         if baseline is not None and gates:
@@ -174,7 +140,7 @@ def crawl(
         raise typer.Exit(code)
     try:
         if retry_failed is not None:
-            config = _retry_failed(
+            config = retry_failed_crawl(
                 retry_failed, options, urls=urls,
                 others=bool(flags.list_urls or flags.list_file or resume or output),
                 silent=silent)
@@ -216,13 +182,6 @@ def new_crawl_config(ctx: typer.Context, flags: CrawlFlags, output: str | None) 
                            resume=None, output=output)
     check_ready(config)
     return config
-
-
-def check_ready(config: CrawlConfig) -> None:
-    """The archive can be written and, for a rendering crawl, Chromium is there."""
-    _check_writable(config)
-    if config.render:
-        require_chromium()
 
 
 def crawl_outcome(config: CrawlConfig, result: CrawlResult, *, verbose: bool,
@@ -313,102 +272,6 @@ def _crawl_shared(options: GivenOptions, urls: list[str], frontier: str | None, 
     raise typer.Exit(crawl_outcome(config, result, verbose=verbose, silent=silent))
 
 
-def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
-                  list_urls: list[str] | None, list_file: Path | None, single: bool,
-                  resume: Path | None, output: str | None, verbose: bool, silent: bool,
-                  baseline: Path | None = None) -> int:
-    """``--append FILE URL…``: crawl on with more roots; the archive is restored on failure.
-
-    The archive's lock is taken before the backup and held until the backup is restored or
-    discarded: an append that finds the archive held changes nothing.
-    """
-    from nitpicker.cli.runner import run_crawl
-    from nitpicker.crawl.append import AppendError, ArchiveBackup
-
-    try:
-        if output:
-            raise ConfigError("--output flag is not supported with --append. "
-                              "The archive path is the file being appended.")
-        if resume is not None:
-            raise ConfigError("--resume and --append cannot be used together. "
-                              "Pick the existing-archive mode that fits your task.")
-        if list_urls or list_file or single:
-            raise ConfigError("--append cannot be combined with --list, --list-file or --single")
-        path = path.expanduser().resolve()
-        check_archive_file(path)
-        if baseline is not None:
-            check_baseline(baseline, path)
-        config = append_config(path, urls, options)
-        check_ready(config)
-    except (ConfigError, ArchiveError, ArchiveLockError, BrowserMissingError, ValueError) as exc:
-        fail(str(exc))
-    lock = ArchiveLock(path)
-    try:
-        lock.acquire()
-    except ArchiveLockError as exc:
-        fail(str(exc))
-    try:
-        backup = ArchiveBackup(path, lock)
-        try:
-            try:
-                backup.take()
-            except AppendError as exc:
-                fail(str(exc))
-            result = run_crawl(config, verbose=verbose, silent=silent, lock=lock)
-        except KeyboardInterrupt:  # before the crawl started: the archive is as it was
-            backup.discard()
-            raise
-        run_failure = result.run_failure
-        problem = result.failure or (
-            f"{run_failure.code} ({run_failure.phase} phase): {run_failure.detail}"
-            if run_failure else None
-        )
-        if problem is not None:
-            try:
-                backup.restore(problem)
-            except AppendError as exc:
-                fail(str(exc))
-            fail(f"append failed, the archive was restored as it was: {problem}")
-        backup.discard()
-    finally:
-        lock.release()
-    if not silent:
-        print_summary(path, result)
-    return exit_code(result.counters, strict=config.strict)
-
-
-def _retry_failed(path: Path, options: GivenOptions, *, urls: list[str], others: bool,
-                  silent: bool) -> CrawlConfig:
-    """``--retry-failed FILE``: the run's config; exit 0 at once when nothing failed."""
-    from nitpicker.crawl.retry import retry_plan
-    from nitpicker.query import open_archive
-
-    if others or not all(_has_credentials(url) for url in urls):
-        raise ConfigError("--retry-failed takes no URLs and no --output, --resume, --list or "
-                          "--list-file: the archive holds the crawl (only a root crawled with "
-                          "credentials is given again, with them)")
-    if urls:
-        options = options.with_values(roots=tuple(urls))
-    path = path.expanduser().resolve()
-    check_archive_file(path)
-    config = retry_failed_config(path, options)  # a flag that would change the crawl: refused
-    conn = open_archive(path)
-    try:
-        plan = retry_plan(conn)
-    finally:
-        conn.close()
-    if not plan.retry:
-        if not silent:
-            left = (f" ({len(plan.capped)} failed URL(s) under capped traps are left as they are)"
-                    if plan.capped else "")
-            print(f"Nothing to retry: {path} has no failed URLs{left}")
-        raise typer.Exit(0)
-    if plan.pending:
-        raise ConfigError(f"{path} has {plan.pending} URL(s) not crawled yet: finish its crawl "
-                          "with --resume first, then --retry-failed")
-    return config
-
-
 _OPTIONS = {
     "single": "single", "recursive": "recursive", "fetch_external": "fetch_external",
     "image": "image", "render": "render", "exclude": "excludes",
@@ -456,7 +319,7 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
                 "--output flag is not supported with --resume. "
                 "The archive path is determined by the archive being resumed."
             )
-        if list_urls or list_file or not all(_has_credentials(url) for url in urls):
+        if list_urls or list_file or not all(has_credentials(url) for url in urls):
             raise ConfigError("--resume takes no URLs: the archive holds the crawl's roots "
                               "(only a root crawled with credentials is given again, with them)")
         if urls:
@@ -472,11 +335,6 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
     new = options.with_values(roots=tuple(roots), list_mode=bool(list_urls or list_file),
                               output=output or "")
     return new_config(new, warn=_warn)
-
-
-def _has_credentials(url: str) -> bool:
-    parsed = parse_url(url)
-    return parsed is not None and credentials_of(parsed) is not None
 
 
 def _check_workers(workers: int, config: CrawlConfig, *, retry_failed: bool) -> int:
@@ -505,19 +363,3 @@ def _check_workers(workers: int, config: CrawlConfig, *, retry_failed: bool) -> 
 
 def _warn(message: str) -> None:
     print(f"Warning: {message}", file=sys.stderr)
-
-
-def _check_writable(config: CrawlConfig) -> None:
-    """Fail before crawling when the archive cannot be written (exists, held, not an archive)."""
-    path = Path(config.output)
-    if config.resume:
-        check_archive_file(path)
-    elif path.exists():
-        raise ConfigError(
-            f"Output file already exists: {path} (use --resume to continue it, "
-            "or choose another --output)"
-        )
-    lock = ArchiveLock(path)
-    holder = lock.live_holder()
-    if holder is not None:
-        raise ArchiveLockError(lock.path, holder)
