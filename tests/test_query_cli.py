@@ -137,6 +137,7 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "trap-events": ok(archive, "trap-events"),
         "console": ok(archive, "console", "--level", "error"),
         "json-ld": ok(archive, "json-ld", "--invalid"),
+        "inventory-runs": ok(archive, "inventory-runs"),
     }
     assert _fingerprint(Path(archive)) == before  # bytes, mtime, and no -wal/-shm/-journal
     assert answers["pages"]["total"] == 30
@@ -162,17 +163,18 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     # a crawl without the browser has no console; the fixture's /query/ pages no JSON-LD
     assert answers["console"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert answers["json-ld"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    assert answers["inventory-runs"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert {name for name in SUBCOMMANDS} == {
         "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
         "images", "violations", "page-values", "duplicates", "mismatches", "headers",
-        "duplicate-clusters", "runs", "trap-events", "console", "json-ld"}
+        "duplicate-clusters", "runs", "trap-events", "console", "json-ld", "inventory-runs"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
          "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
-         "trap-events, console, json-ld")
+         "trap-events, console, json-ld, inventory-runs")
 
 
 def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
@@ -271,7 +273,7 @@ def test_every_integer_option_has_a_range() -> None:
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
                         "oversized_threshold", "max_length", "min_count", "sample"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 37  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 39  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)
@@ -348,6 +350,7 @@ FLAGS = {
     "trap-events": PAGING,
     "console": {"--level", "--url", *PAGING},
     "json-ld": {"--type", "--invalid", *PAGING},
+    "inventory-runs": PAGING,
 }
 """The flags of each sub-command (besides --pretty and --help): the dispatch table of the one
 ``query`` command of before, which refused the others."""

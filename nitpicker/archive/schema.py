@@ -385,6 +385,26 @@ CREATE INDEX frontier_lease_expires ON frontier(lease_expires) WHERE state = 1
 leases rows under its own owner token and renews them while it lives; a row whose lease expired
 (its worker was killed) is leased again by another. A single-process crawl leaves both NULL."""
 
+_INVENTORY_RUNS: Final = """
+CREATE TABLE inventory_runs (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs(id),
+    label TEXT NOT NULL DEFAULT '', -- --inventory-label
+    path TEXT NOT NULL,             -- the file, absolute
+    sha256 TEXT NOT NULL,           -- of the file's bytes
+    lines_read INTEGER NOT NULL,    -- URL lines (not blank, not a # comment)
+    urls INTEGER NOT NULL,          -- distinct URLs (a URL's http and https forms are one)
+    new_pages INTEGER NOT NULL,     -- in scope, new to the archive: queued (an HTML path)
+    new_resources INTEGER NOT NULL, -- in scope, new: queued (a path naming another file type)
+    scope_skipped INTEGER NOT NULL, -- out of scope: rows, never fetched
+    excluded INTEGER NOT NULL,      -- --exclude / --exclude-url: skipped rows
+    created_at TEXT NOT NULL
+)
+"""
+"""The audit record of each ``--inventory`` file a crawl seeded (one row per file read): what
+it listed and what the crawl made of it, with its digest, so a later look can tell which
+export was crawled."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -403,6 +423,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0014_response_time", _RESPONSE_TIME),
     ("0015_frontier_lease", _FRONTIER_LEASE),
     ("0016_trap_score", _TRAP_SCORE),
+    ("0017_inventory_runs", _INVENTORY_RUNS),
 )
 
 

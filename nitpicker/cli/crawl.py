@@ -77,6 +77,7 @@ class CrawlFlags:
     predict_pagination: Annotated[bool, typer.Option("--predict-pagination/--no-predict-pagination", help="Fetch the pages predicted ahead of pager links (/page/2, ?page=3) at once; only those that answer are recorded.")] = True
     deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False
     inventory: Annotated[Path | None, typer.Option("--inventory", help="Also crawl the URLs in this file (one a line: a CMS export, server logs) and label them, to find pages nothing links to.")] = None
+    inventory_label: Annotated[str, typer.Option("--inventory-label", help="A name for the --inventory file's audit record (query FILE inventory-runs).")] = ""
     image_file_size_threshold: Annotated[int | None, typer.Option("--image-file-size-threshold", help="Bytes above which an image file is oversized (query images --oversized lists them).", show_default=False)] = None
     max_excluded_depth: Annotated[int, typer.Option("--max-excluded-depth", help="Accepted for the original's scripts and stored; not enforced (the original never enforced it).")] = 10
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 (not 2) when only external URLs failed.")] = False
@@ -283,7 +284,7 @@ _OPTIONS = {
     "dedupe_age_window": "dedupe_age_window", "dedupe_map_cap": "dedupe_map_cap",
     "sitemap": "sitemap", "predict_pagination": "predict_pagination",
     "deny_private_networks": "deny_private_networks", "strict": "strict",
-    "inventory": "inventory",
+    "inventory": "inventory", "inventory_label": "inventory_label",
     "image_file_size_threshold": "image_file_size_threshold",
     "max_excluded_depth": "max_excluded_depth",
 }

@@ -130,6 +130,13 @@ class CrawlConfig:
     inventory_urls: tuple[str, ...] = field(default=(), repr=False)
     """The inventory's URLs, seeded when the archive is created; not stored in the archive's
     config (the pages carry ``in_inventory``)."""
+    inventory_label: str = ""
+    """``--inventory-label TEXT``: the name of the inventory's audit record
+    (``inventory_runs.label``)."""
+    inventory_lines: int = field(default=0, repr=False)
+    """The inventory file's URL lines, for its audit record; not stored in the config."""
+    inventory_sha256: str = field(default="", repr=False)
+    """The sha256 of the inventory file as read, for its audit record; not stored."""
     output: str = ""
     """Absolute path of the archive file."""
     resume: bool = False
@@ -194,6 +201,8 @@ class CrawlConfig:
                 keyword_pattern(keyword)
             except ValueError as exc:
                 raise ConfigError(f"--exclude-keyword: {exc}") from exc
+        if self.inventory_label and not self.inventory:
+            raise ConfigError("--inventory-label names an --inventory: give the file too")
         if self.inventory and not self.follows_links:
             raise ConfigError("--inventory needs a crawl that follows links: not with --single, "
                               "--no-recursive, --list or --list-file")
@@ -230,7 +239,8 @@ class CrawlConfig:
         data = dataclasses.asdict(self)
         data["headers"] = [name for name, _ in self.request_headers]
         data["credentials"] = [[root, user] for root, user, _ in self.credentials]
-        del data["inventory_urls"]
+        for read_from_the_file in _INVENTORY_READ:
+            del data[read_from_the_file]
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
@@ -260,8 +270,8 @@ class CrawlConfig:
             if raw_key == "name" or raw_key.startswith("_"):
                 continue
             key = _ARGUMENT_ALIASES.get(raw_key, raw_key.replace("-", "_"))
-            # the URLs of inventory come from inventory=FILE; credentials from roots
-            if key not in known or key in ("inventory_urls", "credentials"):
+            # what the inventory holds comes from inventory=FILE; credentials from roots
+            if key not in known or key in (*_INVENTORY_READ, "credentials"):
                 raise ConfigError(f"unknown crawl argument {raw_key!r}")
             values[key] = _coerce(key, raw, known[key].type)
         from nitpicker.crawl.config_builder import GivenOptions, new_config, resume_config
@@ -281,6 +291,9 @@ class CrawlConfig:
             raise ConfigError("missing crawl argument: -a roots=URL[,URL…]")
         return new_config(options)
 
+
+_INVENTORY_READ = ("inventory_urls", "inventory_lines", "inventory_sha256")
+"""What is read from ``--inventory FILE`` when the config is built, never stored."""
 
 SECRET_OPTIONS = ("headers", "credentials")
 """Options whose values the archive does not keep (:meth:`CrawlConfig.to_json`)."""

@@ -109,10 +109,13 @@ def new_config(options: GivenOptions, *, cwd: Path | None = None,
     values["output"] = resolve_output_path(values.get("output") or "", roots[0] if roots else "",
                                            cwd)
     if values.get("inventory"):
-        from nitpicker.crawl.inventory import read_inventory
+        from nitpicker.crawl.inventory import read_inventory_file
 
-        values["inventory_urls"] = read_inventory(
-            Path(values["inventory"]), disable_queries=bool(values.get("disable_queries")))
+        inventory = read_inventory_file(Path(values["inventory"]),
+                                        disable_queries=bool(values.get("disable_queries")))
+        values["inventory_urls"] = inventory.urls
+        values["inventory_lines"] = inventory.lines
+        values["inventory_sha256"] = inventory.sha256
     return CrawlConfig(**values)
 
 
