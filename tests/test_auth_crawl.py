@@ -175,6 +175,24 @@ def test_cli_crawl_output_and_archive_hold_no_secret(fresh: AuthSite, tmp_path: 
         conn.close()
 
 
+def test_cli_root_with_a_password_typed_raw(fresh: AuthSite, tmp_path: Path) -> None:
+    """The password pa]ss@:%é typed as it is, not percent-encoded: the root is the host after
+    the last @, as a browser's address bar reads it (it was refused: Invalid URL)."""
+    raw = f"http://{USER}:{PASSWORD}@localhost:{fresh.port}/private/"
+    result = run("crawl", raw, "-o", "raw", cwd=tmp_path)
+    assert result.returncode in (0, 2), result.stderr
+    assert_no_secret(result.stdout + result.stderr, "the command's output")
+    assert_no_secret((tmp_path / "raw.nitpicker").read_bytes(), "the archive")
+    [root] = fresh.requests("localhost", "/private/")[:1]
+    assert (root.path, root.authorization) == ("/private/", fresh.authorization())
+    conn = sqlite3.connect(tmp_path / "raw.nitpicker")
+    try:
+        assert conn.execute("SELECT status FROM pages WHERE url = ?",
+                            (fresh.url("/private/"),)).fetchone() == (200,)
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize(
     ("header", "message"),
     [

@@ -10,6 +10,7 @@ from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
 from nitpicker.crawl.config import ConfigError
 from nitpicker.policy.request_headers import credentials_of
 from nitpicker.policy.urls import parse_url
+from nitpicker.policy.userinfo import typed_url
 from nitpicker.render.chromium import require_chromium
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def check_ready(config: CrawlConfig) -> None:
 
 
 def has_credentials(url: str) -> bool:
-    parsed = parse_url(url)
+    parsed = parse_url(typed_url(url))
     return parsed is not None and credentials_of(parsed) is not None
 
 

@@ -29,6 +29,7 @@ from nitpicker.policy.request_headers import (
     shown_url,
 )
 from nitpicker.policy.urls import is_valid_hostname, parse_url
+from nitpicker.policy.userinfo import typed_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -328,7 +329,7 @@ def _root_credentials(raw_roots: tuple[str, ...], normalised: list[str],
         (root, Credentials(user, password)) for root, user, password in given
     ]
     for raw, root in zip(raw_roots, normalised, strict=True):
-        parsed = parse_url(raw)
+        parsed = parse_url(typed_url(raw))
         creds = credentials_of(parsed) if parsed is not None else None
         if creds is not None:
             pairs.append((root, creds))
@@ -368,9 +369,10 @@ def validate_url(url: str, *, disable_queries: bool = False) -> str:
     """The normalised form of an http(s) URL; ``ConfigError`` naming it otherwise.
 
     A host that cannot be one (``exa mple.com``) is refused, and so is a URL longer than
-    the archive keeps (``MAX_URL_LENGTH``, the guard a link that long meets).
+    the archive keeps (``MAX_URL_LENGTH``, the guard a link that long meets). Credentials
+    typed raw are read as a browser's address bar reads them (:func:`typed_url`).
     """
-    parsed = parse_url(url, disable_queries=disable_queries)
+    parsed = parse_url(typed_url(url), disable_queries=disable_queries)
     if parsed is None or not parsed.is_http or not is_valid_hostname(parsed.hostname):
         raise ConfigError(
             f'Invalid URL: "{shown_url(url)}". Please provide a valid URL (e.g., https://example.com)'

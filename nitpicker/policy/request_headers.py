@@ -32,6 +32,7 @@ from urllib.parse import unquote
 
 from nitpicker.policy.scope import Scope, ScopeEntry, is_lower_layer
 from nitpicker.policy.urls import parse_url
+from nitpicker.policy.userinfo import parses_as_written
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -109,10 +110,17 @@ _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#\\]*)")
 
 def shown_url(raw: str) -> str:
     """``raw`` as a message may show it: a password in it replaced by ``…``
-    (``https://alice:…@host/``)."""
-    match = _USERINFO.match(raw.strip())
+    (``https://alice:…@host/``). A URL that does not parse as written may hold a password
+    typed raw (:mod:`nitpicker.policy.userinfo`): everything up to its last ``@`` is hidden."""
+    text = raw.strip()
+    match = _USERINFO.match(text)
     if match is None:
         return raw
+    if not parses_as_written(text):
+        rest = text[len(match.group(1)):]
+        user, colon, _ = rest[:rest.rfind("@")].partition(":")
+        if "@" in rest and user and not any(c in user for c in "/?#\\"):
+            return f"{match.group(1)}{user}{':…' if colon else ''}@{rest[rest.rfind('@') + 1:]}"
     userinfo, at, host = match.group(2).rpartition("@")
     if not at:
         return raw
