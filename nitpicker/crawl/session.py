@@ -53,6 +53,9 @@ class CrawlCounters:
     leased: int = 0
     internal_errors: int = 0
     external_errors: int = 0
+    too_large: int = 0
+    """Fetch errors that were bodies larger than ``DOWNLOAD_MAXSIZE`` (counted in the two
+    above too)."""
     skipped: int = 0
 
 
@@ -351,6 +354,7 @@ class CrawlSession:
                 self.halted if self.halted and self.halted != "failed" else reason,
                 pending=writer.frontier.pending_count(), failure=self.failure,
                 fetched=counters.done - counters.skipped, fetch_errors=errors,
+                too_large=counters.too_large,
             )
             if status == "failed" and self.failure is None:
                 self.failure = RunFailure(code or "unknown", detail or "", "crawl")
