@@ -63,6 +63,7 @@ class CrawlFlags:
     disable_queries: Annotated[bool, typer.Option("--disable-queries", "-Q", help="Drop query strings from every URL.")] = False
     user_agent: Annotated[str | None, typer.Option("--user-agent", help="User-Agent header (default Nitpicker/<version>).")] = None
     header: Annotated[list[str] | None, typer.Option("--header", "-H", help="Extra request header 'Name: value' on in-scope requests only; repeatable. The archive keeps the name only.")] = None
+    header_file: Annotated[Path | None, typer.Option("--header-file", help="Extra request headers from this file, one 'Name: value' a line (# comments), as repeated --header.", show_default=False)] = None
     ignore_robots: Annotated[bool, typer.Option("--ignore-robots", help="Do not fetch or obey robots.txt.")] = False
     parallels: Annotated[int, typer.Option("--parallels", "-P", help="Concurrent requests.")] = 10
     interval: Annotated[int, typer.Option("--interval", "-I", help="Minimum delay between requests, in ms.")] = 0
@@ -278,6 +279,7 @@ _OPTIONS = {
     "image": "image", "render": "render", "exclude": "excludes",
     "exclude_keyword": "exclude_keywords", "exclude_url": "exclude_urls",
     "disable_queries": "disable_queries", "user_agent": "user_agent", "header": "headers",
+    "header_file": "header_file",
     "ignore_robots": "ignore_robots", "parallels": "parallels", "interval": "interval",
     "retry": "retry", "max_pages": "max_pages", "max_duration": "max_duration",
     "max_archive_mb": "max_archive_mb", "dedupe_cap": "dedupe_cap",

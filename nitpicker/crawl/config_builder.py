@@ -95,9 +95,24 @@ def config_value(option: str, value: Any) -> Any:
     return value
 
 
+def _with_header_file(options: GivenOptions) -> GivenOptions:
+    """``--header-file FILE``'s headers added to ``--header``'s (given, then)."""
+    path = options.values.get("header_file")
+    values = {key: value for key, value in options.values.items() if key != "header_file"}
+    given = options.given - {"header_file"}
+    if path:
+        from nitpicker.crawl.header_file import read_header_file
+
+        values["headers"] = (*(values.get("headers") or ()),
+                             *read_header_file(Path(path).expanduser()))
+        given |= {"headers"}
+    return dataclasses.replace(options, values=values, given=given)
+
+
 def new_config(options: GivenOptions, *, cwd: Path | None = None,
                warn: Callable[[str], None] = logger.warning) -> CrawlConfig:
     """The config of a new crawl; ``warn`` is told about an option that is ignored."""
+    options = _with_header_file(options)
     values = {key: config_value(key, value) for key, value in options.values.items()}
     roots = values.get("roots") or ()
     list_mode = bool(values.get("list_mode"))
@@ -123,6 +138,7 @@ def resume_config(path: Path, options: GivenOptions) -> CrawlConfig:
     """The config of a resumed crawl: the archive's, with this run's runtime options."""
     from nitpicker.crawl.append import stored_crawl_info
 
+    options = _with_header_file(options)
     info = stored_crawl_info(path)
     config = CrawlConfig.from_json(info.config_json, resume=True, output=str(path),
                                    **_runtime(options),
@@ -137,6 +153,7 @@ def retry_failed_config(path: Path, options: GivenOptions) -> CrawlConfig:
     options) that first queues the archive's failed URLs again."""
     from nitpicker.crawl.append import LIST_MODE_RETRY_REFUSAL, stored_crawl_info
 
+    options = _with_header_file(options)
     info = stored_crawl_info(path)
     if info.from_list:  # its metadata-only links would come back as full pages
         raise ConfigError(LIST_MODE_RETRY_REFUSAL)
@@ -154,6 +171,7 @@ def append_config(path: Path, new_urls: Sequence[str], options: GivenOptions) ->
     this run's runtime options."""
     from nitpicker.crawl.append import LIST_MODE_REFUSAL, stored_crawl_info
 
+    options = _with_header_file(options)
     if not new_urls:
         raise ConfigError(f"{options.name('append')} needs at least one URL to add")
     info = stored_crawl_info(path)

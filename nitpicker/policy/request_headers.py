@@ -67,20 +67,20 @@ def _shown_start(raw: str) -> str:
     return word[:40] + ("…" if len(word) > 40 or len(raw.strip()) > len(word) else "")
 
 
-def parse_header(raw: str) -> Header:
+def parse_header(raw: str, *, label: str = "--header") -> Header:
     """``("Name", "value")`` of ``"Name: value"``; :class:`HeaderError` naming the header (its
     name, never its value) when there is no colon, the name is not a token, or the value
-    holds a line break."""
+    holds a line break. ``label`` is what the message calls it (``--header``, ``header``)."""
     name, colon, value = raw.partition(":")
     name = name.strip()
     if not colon:
         raise HeaderError(
-            f'--header must be "Name: value", got "{_shown_start(raw)}" (no colon)')
+            f'{label} must be "Name: value", got "{_shown_start(raw)}" (no colon)')
     if not _TOKEN(name):
-        raise HeaderError(f'--header name "{name[:40]}" is not a header name (letters, digits '
+        raise HeaderError(f'{label} name "{name[:40]}" is not a header name (letters, digits '
                           "and !#$%&'*+-.^_`|~ only)")
     if _FORBIDDEN_IN_VALUE(value) or _FORBIDDEN_IN_VALUE(raw):
-        raise HeaderError(f"--header {name}: the value holds a line break (refused: it would "
+        raise HeaderError(f"{label} {name}: the value holds a line break (refused: it would "
                           "split the request's headers)")
     return name, value.strip()
 
