@@ -405,6 +405,14 @@ CREATE TABLE inventory_runs (
 it listed and what the crawl made of it, with its digest, so a later look can tell which
 export was crawled."""
 
+_PAGE_CHARSET: Final = """
+-- lower-case, as declared: the Content-Type header's charset, else the page's <meta charset>
+-- or <meta http-equiv=content-type>; NULL when none declares one (or before this migration)
+ALTER TABLE pages ADD COLUMN charset TEXT
+"""
+"""The character encoding a page declares (:attr:`nitpicker.items.PageItem.charset`): the
+``Content-Type`` header's ``charset`` wins over the markup's, as in a browser."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -424,6 +432,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0015_frontier_lease", _FRONTIER_LEASE),
     ("0016_trap_score", _TRAP_SCORE),
     ("0017_inventory_runs", _INVENTORY_RUNS),
+    ("0018_page_charset", _PAGE_CHARSET),
 )
 
 
