@@ -66,10 +66,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Storage budget in MB (`0`: none), as `--max-archive-mb` (the option, when given, "
             "wins at any priority).", "max_archive_mb"),
     # -- the trap cap ---------------------------------------------------------------------------
-    Setting("NITPICKER_DEDUPE_CAP", None,
-            "The trap cap's threshold, as `--dedupe-cap` (the option, when given, overrides the "
-            "project's settings; `-s` overrides the option). Set, it turns the trap cap on; "
-            "`None`: off.", "dedupe_cap", kind="int"),
+    Setting("NITPICKER_DEDUPE_CAP", 100,
+            "The trap cap's threshold, as `--dedupe-cap` (a crawl's `--dedupe-cap` other than "
+            "100 overrides the project's settings, `--dedupe-cap 0` turning it off; `-s` "
+            "overrides the option). `0` or `None` turns the trap cap off.", "dedupe_cap"),
     Setting("NITPICKER_DEDUPE_AGE_WINDOW", 5000,
             "Newly discovered links after which a signature not capped is forgotten, as "
             "`--dedupe-age-window` (always projected from the crawl option).",

@@ -8,6 +8,7 @@ from enum import IntEnum
 from http import HTTPStatus
 
 from nitpicker.policy.extract import JsonLdBlock, PageMeta
+from nitpicker.policy.extract.target import charset_of
 
 __all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord",
            "MissedPrediction", "PageItem", "Redirect", "RedirectKind", "ResourceRecord",
@@ -186,6 +187,18 @@ class PageItem:
     @property
     def is_skipped(self) -> bool:
         return self.skip_reason is not None
+
+    @property
+    def charset(self) -> str | None:
+        """The character encoding the page declares (``pages.charset``), lower-case: its
+        ``Content-Type`` header's ``charset`` (what a browser decodes with), else its
+        ``<meta charset>`` or ``<meta http-equiv=content-type>``; ``None`` when none does."""
+        for name, value in self.headers:
+            if name == "content-type":
+                declared = charset_of(value)
+                if declared:
+                    return declared
+        return self.meta.charset or None
 
 
 def status_phrase(status: int) -> str:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from twisted.internet import task
 
+from nitpicker.crawl.errors import TOO_LARGE
 from nitpicker.crawl.failure import classify_exception
 from nitpicker.crawl.session import crawl_session
 from nitpicker.crawl.sitemaps import SitemapItem
@@ -100,6 +101,8 @@ class ArchivePipeline:
                 counters.external_errors += 1
             else:
                 counters.internal_errors += 1
+            if item.error.startswith(TOO_LARGE):
+                counters.too_large += 1
         self.stats.inc_value("nitpicker/archive/pages")
         return item
 

@@ -175,6 +175,24 @@ def test_cli_crawl_output_and_archive_hold_no_secret(fresh: AuthSite, tmp_path: 
         conn.close()
 
 
+def test_cli_root_with_a_password_typed_raw(fresh: AuthSite, tmp_path: Path) -> None:
+    """The password pa]ss@:%é typed as it is, not percent-encoded: the root is the host after
+    the last @, as a browser's address bar reads it (it was refused: Invalid URL)."""
+    raw = f"http://{USER}:{PASSWORD}@localhost:{fresh.port}/private/"
+    result = run("crawl", raw, "-o", "raw", cwd=tmp_path)
+    assert result.returncode in (0, 2), result.stderr
+    assert_no_secret(result.stdout + result.stderr, "the command's output")
+    assert_no_secret((tmp_path / "raw.nitpicker").read_bytes(), "the archive")
+    [root] = fresh.requests("localhost", "/private/")[:1]
+    assert (root.path, root.authorization) == ("/private/", fresh.authorization())
+    conn = sqlite3.connect(tmp_path / "raw.nitpicker")
+    try:
+        assert conn.execute("SELECT status FROM pages WHERE url = ?",
+                            (fresh.url("/private/"),)).fetchone() == (200,)
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize(
     ("header", "message"),
     [
@@ -201,6 +219,52 @@ def test_cli_invalid_root_with_credentials_hides_the_password(tmp_path: Path) ->
     assert result.returncode != 0
     assert "topsecret" not in result.stderr
     assert f"{USER}:…@exa mple.com" in result.stderr
+
+
+def test_cli_header_file_is_repeated_header(fresh: AuthSite, tmp_path: Path) -> None:
+    """--header-file: one header a line, # comments and blank lines ignored; sent in scope
+    only, the name stored, never the value; given again on --resume as --header is."""
+    (tmp_path / "headers.txt").write_text(f"# the CMS token\n\n{HEADER}\nX-Extra: 1\n",
+                                          encoding="utf-8")
+    result = run("crawl", fresh.root(), "--header-file", "headers.txt", "-o", "out",
+                 "--max-pages", "3", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert_no_secret(result.stdout + result.stderr, "the command's output")
+    archive = tmp_path / "out.nitpicker"
+    assert_no_secret(archive.read_bytes(), "the archive")
+    assert _stored(archive)["headers"] == [TOKEN_HEADER, "X-Extra"]
+    inside = fresh.requests("localhost", "/private/")
+    assert inside and all(r.token == TOKEN for r in inside)
+    assert all(r.token is None for r in fresh.requests("127.0.0.1"))
+    resumed = run("crawl", "--resume", str(archive), "--header-file", "headers.txt",
+                  fresh.root(), "--max-pages", "1", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (f"# ok\n{HEADER}\n{TOKEN_HEADER} {TOKEN}\n",
+         (f'Error: Header file headers.txt, line 3: header must be "Name: value", got '
+         f'"{TOKEN_HEADER}…" (no colon)')),
+        (f"Bad Name: {TOKEN}\n", ('Error: Header file headers.txt, line 1: header name "Bad '
+                                  'Name" is not a header name')),
+        ("# only a comment\n\n", "Error: No headers found in header file: headers.txt"),
+        (None, "Error: Cannot read header file: headers.txt (No such file or directory)"),
+    ],
+)
+def test_cli_header_file_bad_lines(fresh: AuthSite, tmp_path: Path, content: str | None,
+                                   message: str) -> None:
+    if content is not None:
+        (tmp_path / "headers.txt").write_text(content, encoding="utf-8")
+    result = run("crawl", fresh.root(), "--header-file", "headers.txt", "-o", "out",
+                 cwd=tmp_path)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), lines
+    assert TOKEN not in result.stderr
+    assert not (tmp_path / "out.nitpicker").exists()
+    assert fresh.requests() == []
 
 
 def _stored(path: Path) -> dict[str, Any]:

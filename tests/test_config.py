@@ -437,11 +437,21 @@ def test_private_network_guard_needs_no_render() -> None:
     assert config.deny_private_networks
 
 
+def test_the_trap_cap_is_on_by_default_and_0_turns_it_off() -> None:
+    def cap(**options: int) -> int | None:
+        return CrawlConfig(roots=("http://example.com/",), output="/tmp/x.nitpicker",
+                           **options).dedupe_cap
+
+    assert cap() == 100
+    assert cap(dedupe_cap=0) is None
+    assert cap(dedupe_cap=0, dedupe_age_window=1) is None  # off: no window to check
+    assert cap(dedupe_cap=7) == 7
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"dedupe_cap": 0}, "--dedupe-cap must be at least 1"),
-        ({"dedupe_cap": -5}, "--dedupe-cap must be at least 1"),
+        ({"dedupe_cap": -5}, "--dedupe-cap must not be negative, got -5"),
         ({"dedupe_cap": 100, "dedupe_age_window": 50}, "--dedupe-age-window (50) must not be smaller"),
         ({"dedupe_cap": 100, "dedupe_map_cap": 10}, "--dedupe-map-cap (10) must not be smaller"),
     ],

@@ -88,7 +88,8 @@ def test_a_resume_keeps_the_archives_options_and_takes_this_runs(tmp_path: Path)
 @pytest.mark.parametrize(
     ("option", "value", "kept"),
     [
-        ("dedupe_cap", 100, "dedupe_cap=none"),
+        ("dedupe_cap", 50, "dedupe_cap=100"),
+        ("dedupe_cap", 0, "dedupe_cap=100"),
         ("excludes", ["/y/*"], "excludes=/x/*"),
         ("render", True, "render=false"),
         ("user_agent", "Other/1", f"user_agent={default_user_agent()}"),

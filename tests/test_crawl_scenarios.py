@@ -12,7 +12,7 @@ import pytest_twisted
 from fixtures.site import LARGE_PNG_BYTES, PNG_BYTES
 from nitpicker.query import list_images, open_archive
 from nitpicker.render.chromium import find_chromium
-from tests.helpers import crawl
+from tests.helpers import crawl, run
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -315,6 +315,21 @@ async def test_max_pages_stops_cleanly_and_leaves_frontier(site: FixtureSite, tm
     assert pending >= 1
     run = archive.rows("SELECT status, stop_reason, pages_done FROM runs")[0]
     assert (run["status"], run["pages_done"]) == ("stopped", 5)
+
+
+def test_the_declared_charset_of_each_page_through_the_cli(site: FixtureSite,
+                                                          tmp_path: Path) -> None:
+    """pages.charset: the Content-Type header's (Shift_JIS on /charset/), else the markup's
+    <meta charset> (/charset/meta, served as text/html alone); query pages and page-detail
+    show it."""
+    result = run("crawl", site.url("/charset/"), "-o", "cs", "--silent", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    pages = json.loads(run("query", "cs.nitpicker", "pages", cwd=tmp_path).stdout)
+    assert {item["url"]: item["charset"] for item in pages["items"]} == {
+        site.url("/charset/"): "shift_jis", site.url("/charset/meta"): "euc-jp"}
+    detail = json.loads(run("query", "cs.nitpicker", "page-detail", "--url",
+                            site.url("/charset/meta"), cwd=tmp_path).stdout)
+    assert detail["charset"] == "euc-jp"
 
 
 @pytest_twisted.ensureDeferred

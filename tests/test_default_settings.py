@@ -163,14 +163,16 @@ def test_the_storage_budget(tmp_path: Path, operator: dict[str, Any], priority: 
 @pytest.mark.parametrize(
     ("operator", "priority", "option", "cap"),
     [
-        ({}, "project", None, None),
-        ({"NITPICKER_DEDUPE_CAP": 50}, "project", None, 50),  # every crawl of the project
-        ({"NITPICKER_DEDUPE_CAP": 50}, "project", 100, 100),  # the crawl's option
-        ({"NITPICKER_DEDUPE_CAP": 50}, "cmdline", 100, 50),  # scrapy crawl -s
+        ({}, "project", 100, None),  # the default: the add-on's NITPICKER_DEDUPE_CAP (100) holds
+        ({}, "project", 0, 0),  # --dedupe-cap 0: off
+        ({"NITPICKER_DEDUPE_CAP": 50}, "project", 100, 50),  # every crawl of the project
+        ({"NITPICKER_DEDUPE_CAP": 50}, "project", 200, 200),  # the crawl's option
+        ({"NITPICKER_DEDUPE_CAP": 50}, "project", 0, 0),  # the crawl's off
+        ({"NITPICKER_DEDUPE_CAP": 50}, "cmdline", 200, 50),  # scrapy crawl -s
     ],
 )
 def test_the_trap_cap(tmp_path: Path, operator: dict[str, Any], priority: str,
-                      option: int | None, cap: int | None) -> None:
+                      option: int, cap: int | None) -> None:
     assert effective(tmp_path, "NITPICKER_DEDUPE_CAP", operator, priority,
                      dedupe_cap=option) == cap
 

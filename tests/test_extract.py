@@ -10,6 +10,7 @@ Two kinds of test:
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from pathlib import Path
@@ -198,6 +199,22 @@ RULES: list[tuple[str, str, str, Any]] = [
     ),
     ("og-by-name-ignored", '<meta name="og:title" content="x">', "og_title", ""),
     ("og-absent", "<title>x</title>", "og_type", ""),
+    # -- the declared character encoding ------------------------------------------------------
+    ("charset-meta", '<meta charset="Shift_JIS">', "charset", "shift_jis"),
+    ("charset-unquoted", "<meta charset=utf-8>", "charset", "utf-8"),
+    ("charset-http-equiv",
+     '<meta http-equiv="Content-Type" content="text/html; charset=EUC-JP">', "charset", "euc-jp"),
+    ("charset-http-equiv-quoted",
+     """<meta HTTP-EQUIV="content-type" content='text/html;charset="windows-1252"'>""",
+     "charset", "windows-1252"),
+    ("charset-first-wins", '<meta charset="utf-8"><meta charset="euc-jp">', "charset", "utf-8"),
+    ("charset-http-equiv-without", '<meta http-equiv="content-type" content="text/html">',
+     "charset", ""),
+    ("charset-other-http-equiv", '<meta http-equiv="refresh" content="0; charset=x">',
+     "charset", ""),
+    ("charset-empty-then-declared", '<meta charset=" "><meta charset="utf-8">', "charset",
+     "utf-8"),
+    ("charset-absent", "<title>x</title>", "charset", ""),
     (
         "twitter-card-name",
         '<meta name="twitter:card" content="summary">',
@@ -671,6 +688,21 @@ def srcset_urls_reference(value: str) -> list[str]:
             urls.append(url)
 
 
+def declared_charset(sel: Any) -> str:
+    """The first ``<meta charset>`` or ``<meta http-equiv=content-type>`` charset in document
+    order, lower-case."""
+    for node in sel.xpath(
+        f"//meta[normalize-space(@charset) or ({lower('@http-equiv')}='content-type' and @content)]"
+    ):
+        if (node.attrib.get("charset") or "").strip(ASCII_WS):
+            return str(node.attrib["charset"]).strip(ASCII_WS).lower()
+        found = re.search(r"""charset\s*=\s*["']?([^\s;"']+)""", node.attrib["content"],
+                          re.IGNORECASE)
+        if found:
+            return found.group(1).lower()
+    return ""
+
+
 def dom_reference(sel: Any) -> dict[str, Any]:
     """The page facts, read from the DOM with selectors (independent of nitpicker.policy.extract)."""
 
@@ -708,6 +740,7 @@ def dom_reference(sel: Any) -> dict[str, Any]:
             f"(//meta[@content][{lower('@name')}='twitter:card' or "
             f"{lower('@property')}='twitter:card'])[1]/@content"
         ).strip(),
+        "charset": declared_charset(sel),
     }
 
     anchors = []

@@ -33,14 +33,13 @@ from fixtures.hostile import (
     gzip_bomb,
 )
 from nitpicker.crawl.config import CrawlConfig
-from tests.helpers import crawl
+from tests.helpers import Archive, crawl, run
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
     from sqlite3 import Row
 
-    from tests.helpers import Archive
 
 MiB = 1024 * 1024
 DEFAULT_MAXSIZE = 32 * MiB  # nitpicker.addon: DOWNLOAD_MAXSIZE
@@ -402,6 +401,28 @@ async def test_unsized_oversized_body_says_it_was_too_large(
     assert row["status"] == -1
     assert "max size" in row["status_text"].lower() or "too large" in row["status_text"].lower()
     assert str(DEFAULT_MAXSIZE) in row["status_text"]
+
+
+def test_a_run_whose_every_url_is_too_large_fails_as_too_large(hostile: HostileSite,
+                                                              tmp_path: Path) -> None:
+    """A 1 GiB page, with and without Content-Length, is over the 32 MiB body limit: each is
+    an error row saying so, and the run fails with too_large (it failed with network: the
+    server answered)."""
+    result = run("crawl", "--list", hostile.url("/huge"), "--list", hostile.url("/huge-unsized"),
+                 "-o", "huge", "--retry", "0", cwd=tmp_path, timeout=180)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: run failed (too_large, crawl phase): all 2 URL(s) were larger than the download "
+        "max size (DOWNLOAD_MAXSIZE)")
+    archive = Archive(tmp_path / "huge.nitpicker")
+    rows = {r["url"]: (r["status"], r["status_text"])
+            for r in archive.rows("SELECT url, status, status_text FROM pages")}
+    assert rows[hostile.url("/huge")] == (-1, ("Too large: 1073741824 bytes, more than the "
+                                          f"download max size (DOWNLOAD_MAXSIZE, {DEFAULT_MAXSIZE} bytes)"))
+    status, text = rows[hostile.url("/huge-unsized")]
+    assert status == -1 and text.startswith("Too large: ") and str(DEFAULT_MAXSIZE) in text
+    [run_row] = archive.rows("SELECT status, error_code, phase FROM runs")
+    assert tuple(run_row) == ("failed", "too_large", "crawl")
 
 
 @pytest_twisted.ensureDeferred

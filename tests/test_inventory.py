@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from nitpicker.crawl.config import ConfigError
-from nitpicker.crawl.inventory import read_inventory
+from nitpicker.crawl.inventory import is_resource_path, read_inventory
 from tests.helpers import Archive, run
 
 if TYPE_CHECKING:
@@ -102,6 +102,8 @@ def test_inventory_file_reading(tmp_path: Path) -> None:
         (["--inventory", "latin1.txt"], "Error: Inventory file is not UTF-8 text: "),
         (["--inventory", "junk.txt"], "line 1: Invalid URL"),
         (["--inventory", "empty.txt", "--single"], "--inventory needs a crawl that follows"),
+        (["--inventory-label", "May"],
+         "Error: --inventory-label names an --inventory: give the file too"),
     ],
 )
 def test_inventory_bad_input(site: FixtureSite, tmp_path: Path, args: list[str],
@@ -143,3 +145,64 @@ def test_spider_argument_inventory(site: FixtureSite, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown crawl argument 'inventory_urls'"):
         CrawlConfig.from_spider_args({"roots": site.url("/"), "output": str(tmp_path / "y"),
                                       "inventory_urls": site.url("/about")})
+
+
+def test_one_url_in_both_schemes_is_one_page_in_the_roots_scheme(site: FixtureSite,
+                                                                  tmp_path: Path) -> None:
+    """The https form listed first, the http one after: one page row, in the scheme of the
+    root whose scope it is in (http here), fetched once; out of scope, the first form."""
+    https = site.url("/inventory/unlinked").replace("http://", "https://", 1)
+    external = f"{site.external_url}/about"
+    inventory = tmp_path / "both.txt"
+    inventory.write_text(f"{https}\n{site.url('/inventory/unlinked')}\n"
+                         f"{external.replace('http://', 'https://', 1)}\n{external}\n",
+                         encoding="utf-8")
+    site.clear_log()
+    result = run("crawl", site.url("/inventory/"), "-o", "both", "--inventory", inventory.name,
+                 "--silent", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    archive = Archive(tmp_path / "both.nitpicker")
+    assert archive.urls("in_inventory = 1") == {
+        site.url("/inventory/unlinked"), external.replace("http://", "https://", 1)}
+    assert archive.urls("url LIKE ?", "%/inventory/unlinked") == {site.url("/inventory/unlinked")}
+    assert archive.page(site.url("/inventory/unlinked"))["status"] == 200
+    assert [t for m, _, t in site.request_log if t == "/inventory/unlinked"] == [
+        "/inventory/unlinked"]
+
+
+def test_each_inventory_file_has_an_audit_record(site: FixtureSite, tmp_path: Path) -> None:
+    inventory = write_inventory(tmp_path, site)
+    with inventory.open("a", encoding="utf-8") as file:
+        file.write(f"{site.url('/inventory/brochure.pdf')}\n{site.url('/inventory/')}\n")
+    result = run("crawl", site.url("/inventory/"), "-o", "inv", "--inventory", inventory.name,
+                 "--inventory-label", "CMS export, May", "--exclude", "/inventory/link*",
+                 "--silent", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    answer = run("query", "inv.nitpicker", "inventory-runs", cwd=tmp_path)
+    assert answer.returncode == 0, answer.stderr
+    [record] = json.loads(answer.stdout)["items"]
+    created = record.pop("created_at")
+    assert created.startswith("20")
+    assert record == {
+        "run_id": 1, "label": "CMS export, May", "path": str(inventory),
+        "sha256": hashlib.sha256(inventory.read_bytes()).hexdigest(),
+        "lines_read": 7,  # the repeated /inventory/unlinked counted as read, once as a URL
+        "urls": 6,
+        "new_pages": 2,  # unlinked, missing (linked is excluded, the root is not new)
+        "new_resources": 1,  # brochure.pdf
+        "scope_skipped": 1,  # the other host's /about
+        "excluded": 1,  # linked
+    }
+    # a resume reads no file: no new record
+    assert run("crawl", "--resume", "inv.nitpicker", "--silent", cwd=tmp_path).returncode == 0
+    again = json.loads(run("query", "inv.nitpicker", "inventory-runs", cwd=tmp_path).stdout)
+    assert again["total"] == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "resource"),
+    [("/a/brochure.pdf", True), ("/img/x.PNG", True), ("/page.html", False), ("/dir/", False),
+     ("/about", False), ("/page.php", False), ("/feed.xml", True)],
+)
+def test_a_resource_by_its_extension(path: str, resource: bool) -> None:
+    assert is_resource_path(path) is resource

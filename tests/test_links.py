@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 import pytest
 
-from nitpicker.policy.links import LinkResolver
+from nitpicker.policy.links import LinkResolver, browser_href, is_script_or_data
 from nitpicker.policy.urls import parse_url
-from tests.helpers import BASES, HREFS
+from tests.helpers import BASES, HREFS, Archive, run
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from fixtures.site import FixtureSite
 
 MORE_HREFS = [
     *HREFS,
@@ -92,3 +98,78 @@ def test_href_urljoin_refuses_is_no_link(href: str) -> None:
 def test_raw_and_encoded_hrefs_resolve_to_one_key(base: str, href: str, expected: str) -> None:
     resolved = LinkResolver().resolve(base, href)
     assert resolved is not None and resolved.url == expected
+
+
+# -- hrefs as a browser reads them (WHATWG URL) ----------------------------------------------
+
+BASE = "http://example.com/dir/page"
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "javascript:void(0)",
+        "JavaScript:void(0)",
+        "JAVASCRIPT:void(0)",
+        "java\tscript:void(0)",  # a tab inside the scheme
+        "java\nscript:void(0)",
+        "javascript\r\n:void(0)",
+        "   javascript:void(0)",  # leading spaces
+        "\x01\x0cjavascript:void(0)",  # leading C0 control characters
+        "javascript:void(0)\x00 ",
+        "data:text/plain,x",
+        "DATA:text/plain,x",
+        " d\tata:text/plain,x",
+        "#top",
+        "  #top",
+        "\t#top",
+        "",
+        "  ",
+        "\x00\x1f",
+    ],
+)
+def test_script_data_and_same_page_hrefs_are_no_links(href: str) -> None:
+    assert LinkResolver().resolve(BASE, href) is None
+
+
+@pytest.mark.parametrize(
+    ("href", "expected"),
+    [
+        ("  /norm/target ", "http://example.com/norm/target"),
+        ("\x0c../up\n", "http://example.com/up"),
+        ("oth\ter", "http://example.com/dir/other"),
+        (" ?q=1", "http://example.com/dir/page?q=1"),
+        ("javascripts/app.html", "http://example.com/dir/javascripts/app.html"),
+        ("data.html", "http://example.com/dir/data.html"),
+        ("javascript.html", "http://example.com/dir/javascript.html"),
+    ],
+)
+def test_hrefs_are_read_as_a_browser_reads_them(href: str, expected: str) -> None:
+    resolved = LinkResolver().resolve(BASE, href)
+    assert resolved is not None and resolved.url == expected
+
+
+@pytest.mark.parametrize(
+    ("href", "cleaned", "script_or_data"),
+    [
+        (" \tJava\nScript:x \x00", "JavaScript:x", True),
+        ("\x1fdata:,", "data:,", True),
+        ("/javascript:x", "/javascript:x", False),
+        ("jav ascript:x", "jav ascript:x", False),  # a space inside is no browser's scheme
+        ("", "", False),
+    ],
+)
+def test_browser_href(href: str, cleaned: str, script_or_data: bool) -> None:
+    assert browser_href(href) == cleaned
+    assert is_script_or_data(browser_href(href)) is script_or_data
+
+
+def test_a_crawl_records_no_javascript_href_as_a_link(site: FixtureSite, tmp_path: Path) -> None:
+    """/norm/schemes: eight script, data and same-page hrefs in the forms a browser reads
+    as such, and one real link written with spaces around it."""
+    result = run("crawl", site.url("/norm/schemes"), "-o", "schemes", "--silent", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    archive = Archive(tmp_path / "schemes.nitpicker")
+    assert archive.anchors_of(site.url("/norm/schemes")) == [site.url("/norm/target?a=1")]
+    assert archive.urls() == {site.url("/norm/schemes"), site.url("/norm/target?a=1")}
+    assert [tuple(r) for r in archive.rows("SELECT status, errors FROM runs")] == [("finished", 0)]

@@ -11,6 +11,8 @@ import pytest
 
 from nitpicker.policy.pagination import (
     MAX_DIGITS,
+    MAX_PREDICTED_PER_SERIES,
+    Prediction,
     PredictionLedger,
     answered,
     predict,
@@ -112,6 +114,46 @@ def test_several_series_and_their_shapes() -> None:
         (f"{H}/a?page=3", f"{H}/a?page={{n}}"),
         (f"{H}/b/3", f"{H}/b/{{n}}"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("page", "links", "expected"),
+    [
+        # An endless pager: every page links the same two years. A predicted page in the
+        # series, with no link past its own number, extends nothing.
+        (f"{H}/t/2022/", [f"{H}/t/2020/", f"{H}/t/2021/"], []),
+        (f"{H}/t/2031/", [f"{H}/t/2020/", f"{H}/t/2021/", f"{H}/t/2030/"], []),
+        # A real link continuing it: predicted on from the run the links make.
+        (f"{H}/p/11", [f"{H}/p/10", f"{H}/p/12"], [f"{H}/p/13", f"{H}/p/14"]),
+        (f"{H}/p/11", [f"{H}/p/12"], [f"{H}/p/13", f"{H}/p/14"]),
+        # A series the page is not a member of: its links are real, as on any page.
+        (f"{H}/t/2022/", [f"{H}/a/1", f"{H}/a/2"], [f"{H}/a/3", f"{H}/a/4"]),
+    ],
+)
+def test_a_predicted_page_extends_its_series_only_when_its_links_do(
+    page: str, links: list[str], expected: list[str]
+) -> None:
+    assert [p.url for p in predict(page, links, 2, predicted=True)] == expected
+
+
+def test_the_same_page_fetched_by_a_link_predicts_as_before() -> None:
+    assert urls(f"{H}/t/2020/", [f"{H}/t/2020/", f"{H}/t/2021/"], count=2) == [
+        f"{H}/t/2022/", f"{H}/t/2023/"]
+    assert [p.number for p in predict(f"{H}/p/1", [f"{H}/p/2"], 2)] == [3, 4]
+
+
+def test_the_ledger_caps_each_series() -> None:
+    ledger = PredictionLedger(slack=10, per_series=3)
+    shape = f"{H}/t/{{n}}/"
+
+    def ahead(number: int, series: str = shape) -> Prediction:
+        return Prediction(series.replace("{n}", str(number)), series, number)
+
+    assert [ledger.admits(ahead(n)) for n in (5, 6, 7, 8)] == [True, True, True, False]
+    assert ledger.admits(ahead(6))  # behind the furthest: already counted, free
+    assert not ledger.admits(ahead(9))
+    assert ledger.admits(ahead(1, f"{H}/u/{{n}}/"))  # another series has its own count
+    assert PredictionLedger(slack=0).per_series == MAX_PREDICTED_PER_SERIES == 1000
 
 
 def test_a_vetoed_shape_is_not_predicted() -> None:

@@ -17,13 +17,12 @@ from scrapy.exceptions import NotConfigured
 from fixtures.site import PAGER_MAX
 from nitpicker.middlewares.pagination import PaginationMiddleware
 from tests.components import unit_crawler
-from tests.helpers import crawl
+from tests.helpers import Archive, crawl, run
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from fixtures.site import FixtureSite
-    from tests.helpers import Archive
 
 
 def requested(site: FixtureSite, pattern: str) -> Counter[str]:
@@ -137,6 +136,23 @@ async def test_predictions_never_go_runaway_or_scientific(site: FixtureSite, tmp
     linked = {url.removeprefix(site.base_url) for url in archive.anchors_of(site.url("/pagination/runaway"))}
     assert len(linked) == 6
     assert set(requested(site, r"/pagination/runaway/.+")) == linked
+
+
+def test_an_endless_pager_ends_through_the_cli(site: FixtureSite, tmp_path: Path) -> None:
+    """Every /endless/{n}/ answers 200 and links 2020 and 2021: the pages the index and
+    the two years predict (the next --parallels numbers, 10 by default) are fetched; a
+    predicted page, whose links do not continue the series, predicts nothing further."""
+    site.clear_log()
+    result = run("crawl", site.url("/endless/"), "-o", "endless", "--silent", cwd=tmp_path,
+                 timeout=90)
+    assert result.returncode == 0, result.stderr
+    archive = Archive(tmp_path / "endless.nitpicker")
+    expected = {site.url("/endless/")} | {site.url(f"/endless/{n}/") for n in range(2020, 2032)}
+    assert archive.urls() == expected
+    assert set(requested(site, r"/endless/.*")) == {
+        url.removeprefix(site.base_url) for url in expected}
+    assert [tuple(r) for r in archive.rows("SELECT status, error_code FROM runs")] == [
+        ("finished", None)]
 
 
 @pytest.mark.parametrize(

@@ -130,7 +130,7 @@ def test_page_item_shape(conn: sqlite3.Connection, u: Any) -> None:
     assert item == {
         "url": u("/meta/full"), "title": "Full Meta Page", "status": 200,
         "content_type": "text/html", "is_external": False, "has_description": True,
-        "has_og_title": True, "noindex": False,
+        "has_og_title": True, "noindex": False, "charset": "utf-8",
     }
 
 

@@ -141,6 +141,7 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "console": ok(archive, "console", "--level", "error"),
         "json-ld": ok(archive, "json-ld", "--invalid"),
         "match-urls": ok(archive, "match-urls", "--urls", str(listed), "--unmatched-only"),
+        "inventory-runs": ok(archive, "inventory-runs"),
     }
     assert _fingerprint(Path(archive)) == before  # bytes, mtime, and no -wal/-shm/-journal
     assert answers["pages"]["total"] == 30
@@ -170,17 +171,18 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     assert [item["url"] for item in answers["match-urls"]["items"]] == [
         site.url("/query/absent")]
     assert (answers["match-urls"]["matched"], answers["match-urls"]["unmatched"]) == (1, 1)
+    assert answers["inventory-runs"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert {name for name in SUBCOMMANDS} == {
         "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
         "images", "violations", "page-values", "duplicates", "mismatches", "headers",
-        "duplicate-clusters", "runs", "trap-events", "outages", "console", "json-ld", "match-urls"}
+        "duplicate-clusters", "runs", "trap-events", "outages", "console", "json-ld", "inventory-runs", "match-urls"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
          "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
-         "trap-events, outages, console, json-ld, match-urls")
+         "trap-events, outages, console, json-ld, inventory-runs, match-urls")
 
 
 def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
@@ -279,7 +281,7 @@ def test_every_integer_option_has_a_range() -> None:
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
                         "oversized_threshold", "max_length", "min_count", "sample"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 41  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 43  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)
@@ -358,6 +360,7 @@ FLAGS = {
     "console": {"--level", "--url", *PAGING},
     "json-ld": {"--type", "--invalid", *PAGING},
     "match-urls": {"--urls", "--unmatched-only", *PAGING},
+    "inventory-runs": PAGING,
 }
 """The flags of each sub-command (besides --pretty and --help): the dispatch table of the one
 ``query`` command of before, which refused the others."""

@@ -34,7 +34,8 @@ NON_RUNTIME_FLAGS = [
     ["-Q"],  # named by its long form
     ["--user-agent", "OtherBot/2"],
     ["--ignore-robots"],
-    ["--dedupe-cap", "100"],
+    ["--dedupe-cap", "50"],
+    ["--dedupe-cap", "0"],
     ["--dedupe-age-window", "7000"],
     ["--dedupe-map-cap", "5000"],
     ["--no-sitemap"],

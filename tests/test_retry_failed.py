@@ -177,3 +177,23 @@ def test_retry_failed_bad_input(site: FixtureSite, tmp_path: Path, args: list[st
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert {p.name: sha256(p) for p in tmp_path.glob("*.nitpicker")} == before
+
+
+def test_a_list_mode_archive_refuses_retry_failed(tmp_path: Path) -> None:
+    """As --append: a list-mode archive's links were checked metadata-only; a retry would
+    fetch a failed one as a full page (and crawl its links)."""
+    with FixtureSite() as site:
+        listed = run("crawl", "--list", site.url("/flaky/"), "--list", site.url("/flaky/reset"),
+                     "-o", "listed", "--retry", "0", "--silent", cwd=tmp_path)
+        assert listed.returncode == 1  # /flaky/reset: a fetch error to retry
+        archive = tmp_path / "listed.nitpicker"
+        before = sha256(archive)
+        site.flaky = False
+        site.clear_log()
+        refused = run("crawl", "--retry-failed", str(archive), cwd=tmp_path)
+        assert (refused.returncode, refused.stderr.strip()) == (1, (
+            "Error: Cannot retry the failed URLs of a list-mode archive: this archive was "
+            "created with --list/--list-file and contains metadata-only pages. Crawl the list "
+            "into a fresh archive instead."))
+        assert sha256(archive) == before
+        assert site.request_log == []

@@ -30,6 +30,22 @@ def runs(path: Path) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.parametrize(
+    ("fetched", "errors", "too_large", "expected"),
+    [
+        (2, 2, 2, ("failed", "too_large", ("all 2 URL(s) were larger than the download max size "
+                                          "(DOWNLOAD_MAXSIZE)"))),
+        (3, 3, 1, ("failed", "network", "all 3 URL(s) failed to fetch (1 of them too large)")),
+        (3, 1, 1, ("finished", None, None)),  # another URL answered
+    ],
+)
+def test_outcome_of_close_with_bodies_too_large(fetched: int, errors: int, too_large: int,
+                                                expected: tuple[str, str | None, str | None]
+                                                ) -> None:
+    assert outcome_of_close("finished", pending=0, failure=None, fetched=fetched,
+                            fetch_errors=errors, too_large=too_large) == expected
+
+
+@pytest.mark.parametrize(
     ("reason", "pending", "failure", "fetched", "errors", "expected"),
     [
         ("finished", 0, None, 10, 0, ("finished", None)),

@@ -28,7 +28,7 @@ from nitpicker.crawl.config import CrawlConfig
 from nitpicker.policy.trapcap import OG_URL_ELSEWHERE, TrapCap, TrapSignals
 from nitpicker.query.trap_events import list_trap_events
 from nitpicker.spiders.site import SiteSpider
-from tests.helpers import Archive, crawl_settings
+from tests.helpers import Archive, crawl_settings, run
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -150,12 +150,32 @@ async def test_without_the_cap_the_trap_keeps_going(name: str, traps: TrapSite,
     prefix = TRAPS[name][0]
     traps.clear_log()
     archive, stats = await crawl_with_stats(tmp_path, [traps.url("/trap/")], max_pages=150,
-                                            **only(name))
+                                            dedupe_cap=0, **only(name))
     run = last_run(archive)
     assert (run["status"], run["error_code"]) == ("stopped", "page_limit")
     assert len(traps.fetched(prefix)) == 149  # the whole budget but the /trap/ index
     assert len(traps.fetched(prefix)) > 2 * bound(TRAP_T)
     assert events(archive) == [] and "nitpicker/trapcap/fired" not in stats
+
+
+def test_the_cap_is_on_by_default_through_the_cli(traps: TrapSite, tmp_path: Path) -> None:
+    """No --dedupe-cap: the trap is capped at the default threshold (100) and the crawl ends
+    on its own; --dedupe-cap 0 turns the cap off (the trap then runs into --max-pages)."""
+    traps.clear_log()
+    args = ["--silent", "--no-predict-pagination", "--no-fetch-external",
+            *(f"--exclude={glob}" for other, glob in EXCLUDE.items() if other != "date")]
+    result = run("crawl", traps.url("/trap/"), "-o", "default", *args, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    archive = Archive(tmp_path / "default.nitpicker")
+    assert [(e["parent_path"], e["count"]) for e in events(archive)] == [("/trap/date", TRAP_T)]
+    assert (last_run(archive)["status"], len(traps.fetched("/trap/date/"))) == (
+        "finished", len(archive.urls("url LIKE ? AND status = 200", traps.url("/trap/date/%"))))
+    result = run("crawl", traps.url("/trap/"), "-o", "off", "--dedupe-cap", "0",
+                 "--max-pages", "80", *args, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    off = Archive(tmp_path / "off.nitpicker")
+    assert events(off) == []
+    assert (last_run(off)["status"], last_run(off)["error_code"]) == ("stopped", "page_limit")
 
 
 # -- the whole site with --dedupe-cap 100 ----------------------------------------------------

@@ -59,9 +59,13 @@ def trap_events(session: CrawlSession) -> list[tuple[Any, ...]]:
 # -- settings ---------------------------------------------------------------------------------
 
 
-def test_off_without_dedupe_cap(tmp_path: Path) -> None:
+def test_on_by_default_and_off_with_dedupe_cap_0(tmp_path: Path) -> None:
+    assert TrapCapMiddleware.from_crawler(unit_crawler(tmp_path)).config == TrapCapSettings(
+        100, 5000, 100_000)
     with pytest.raises(NotConfigured):
-        TrapCapMiddleware.from_crawler(unit_crawler(tmp_path))
+        TrapCapMiddleware.from_crawler(unit_crawler(tmp_path, dedupe_cap=0))
+    with pytest.raises(NotConfigured):  # an operator's 0 too
+        TrapCapMiddleware.from_crawler(unit_crawler(tmp_path, settings={"NITPICKER_DEDUPE_CAP": 0}))
 
 
 def test_the_crawl_options_reach_it_through_the_settings(tmp_path: Path) -> None:
@@ -80,7 +84,7 @@ def test_the_setting_alone_turns_it_on(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"NITPICKER_DEDUPE_CAP": 0}, "NITPICKER_DEDUPE_CAP must be at least 1, got 0"),
+        ({"NITPICKER_DEDUPE_CAP": -1}, "NITPICKER_DEDUPE_CAP must be at least 1, got -1"),
         ({"NITPICKER_DEDUPE_CAP": 10, "NITPICKER_DEDUPE_AGE_WINDOW": 9},
          r"NITPICKER_DEDUPE_AGE_WINDOW \(9\) must not be smaller than NITPICKER_DEDUPE_CAP \(10\)"),
         ({"NITPICKER_DEDUPE_CAP": 10, "NITPICKER_DEDUPE_MAP_CAP": 3},

@@ -229,6 +229,29 @@ def test_kill_9_of_the_whole_crawl_then_resume_with_workers_records_each_page_on
     assert runs == [("crawl", "failed", "instance_lost"), ("resume", "finished", None)]
 
 
+def test_every_worker_killed_fails_the_run_with_workers_lost_and_resume_finishes(
+    reference: dict[str, object], tmp_path: Path,
+) -> None:
+    """kill -9 of every worker (the coordinator lives): the run is failed, code
+    workers_lost, exit 1 with one Error: line; it was recorded as stopped/unknown, exit 0."""
+    with FixtureSite(delay=0.05) as site:
+        archive, proc = start_and_wait_for_pages(site, "orphaned", tmp_path, workers_up=2)
+        for pid in worker_pids(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+        assert proc.wait(timeout=120) == 1
+        stderr = proc.stderr.read() if proc.stderr else ""
+        assert stderr.splitlines()[-1].startswith(
+            "Error: run failed (workers_lost, crawl phase): 2 of 2 worker process(es) died "
+            "(worker 0: -9, worker 1: -9) with "), stderr
+        conn = sqlite3.connect(archive)
+        assert conn.execute("SELECT status, error_code, phase FROM runs").fetchall() == [
+            ("failed", "workers_lost", "crawl")]
+        conn.close()
+        assert not (tmp_path / "orphaned.nitpicker.lock").exists()
+        finish(start("--resume", str(archive), "--workers", "2", cwd=tmp_path))
+        assert _portable(snapshot(archive), site) == reference["snapshot"]
+
+
 def test_max_pages_is_one_budget_for_all_workers(tmp_path: Path) -> None:
     with FixtureSite(delay=0.01) as site:
         finish(start(site.url("/wide/"), "-o", "capped", "-P", "4", "--workers", "2",

@@ -74,6 +74,7 @@ MERGED_TABLES: Final = frozenset({
     "resource_referrers", "resource_headers", "snapshots", "runs", "frontier", "trap_events",
     "console_messages", "page_console_messages", "json_ld_blocks", "json_ld_types",
     "analysis_runs", "analyzed_pages", "page_values", "violations", "plugin_errors", "outages",
+    "inventory_runs",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh). A table
 added to the schema and not here makes the merge refuse: it would be dropped silently."""
@@ -333,6 +334,7 @@ def _merge_children(conn: sqlite3.Connection) -> None:
     runs = _copy_shifted(conn, "runs")
     _copy_shifted(conn, "trap_events", "", {"run_id": f"r.run_id + {runs}"})
     _copy_shifted(conn, "outages", "", {"run_id": f"r.run_id + {runs}"})
+    _copy_shifted(conn, "inventory_runs", "", {"run_id": f"r.run_id + {runs}"})
     conn.execute(
         "INSERT INTO main.frontier(key, url, depth, mode, state)"
         " SELECT key, url, depth, mode, state FROM s.frontier WHERE true"

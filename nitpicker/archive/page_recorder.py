@@ -19,6 +19,7 @@ import zlib
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
+from nitpicker.archive import page_sql
 from nitpicker.archive.connection import json_rows, now, serialised, sorting_on_disk
 from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.policy.urls import frontier_key, natural_order_key
@@ -37,84 +38,11 @@ _UNFETCHED = (FollowMode.STUB, FollowMode.EXCLUDED, FollowMode.CAPPED)
 _ID_CACHE_SIZE = 50_000
 _CHUNK = 400
 
-_RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, status,
-    status_text, content_type, content_length, lang, title, description, keywords, noindex,
-    nofollow, noarchive, canonical, alternate, og_type, og_title, og_site_name,
-    og_description, og_url, og_image, twitter_card, is_skipped, skip_reason, fetched_at,
-    links_capped, response_time_ms)
-VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_kind = NULL,
-    is_target = excluded.is_target, is_external = excluded.is_external,
-    depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
-    status_text = excluded.status_text, content_type = excluded.content_type,
-    content_length = excluded.content_length, lang = excluded.lang,
-    title = excluded.title, description = excluded.description,
-    keywords = excluded.keywords, noindex = excluded.noindex,
-    nofollow = excluded.nofollow, noarchive = excluded.noarchive,
-    canonical = excluded.canonical, alternate = excluded.alternate,
-    og_type = excluded.og_type, og_title = excluded.og_title,
-    og_site_name = excluded.og_site_name, og_description = excluded.og_description,
-    og_url = excluded.og_url, og_image = excluded.og_image,
-    twitter_card = excluded.twitter_card, is_skipped = excluded.is_skipped,
-    skip_reason = excluded.skip_reason, fetched_at = excluded.fetched_at,
-    links_capped = excluded.links_capped, response_time_ms = excluded.response_time_ms
-RETURNING id"""
-
-_RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
-    redirect_kind, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?)
-ON CONFLICT(url) DO UPDATE SET scraped = 1, status = excluded.status,
-    redirect_dest_id = excluded.redirect_dest_id, redirect_kind = excluded.redirect_kind
-RETURNING id"""
-
-_REPOINT = "UPDATE pages SET redirect_dest_id = ? WHERE redirect_dest_id = ? AND id != ?"
-"""Sources that pointed at a URL now known to redirect: they point where it leads."""
-
-_RECORD_RESOURCE = (
-    "INSERT INTO resources(url, kind, is_external, status, status_text, content_type,"
-    " content_length, compress, cdn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    " ON CONFLICT(url) DO UPDATE SET"
-    " kind = CASE WHEN resources.kind = '' THEN excluded.kind ELSE resources.kind END,"
-    " status = coalesce(excluded.status, resources.status),"
-    " status_text = coalesce(excluded.status_text, resources.status_text),"
-    " content_type = coalesce(excluded.content_type, resources.content_type),"
-    " content_length = coalesce(excluded.content_length, resources.content_length),"
-    " compress = coalesce(excluded.compress, resources.compress),"
-    " cdn = coalesce(excluded.cdn, resources.cdn)"
-)
-
-_RECORD_CONSOLE_MESSAGE = (
-    'INSERT INTO console_messages(digest, kind, level, text, source_url, line, "column")'
-    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO NOTHING"
-)
-_LINK_CONSOLE_MESSAGE = (
-    "INSERT OR IGNORE INTO page_console_messages(page_id, message_id, position, count)"
-    " SELECT ?, id, ?, ? FROM console_messages WHERE digest = ?"
-)
-_FORGET_JSON_LD_TYPES = (
-    "DELETE FROM json_ld_types WHERE block_id IN"
-    " (SELECT id FROM json_ld_blocks WHERE page_id = ?)"
-)
-
-_MARK_SITEMAP = "UPDATE pages SET in_sitemap = 1 WHERE id = ?"
-_MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
-
-_FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers",
-                     "page_console_messages", "json_ld_blocks")
-"""The child tables of a fetched page (constant names: formatted into statements)."""
-
-_REPLACED_CHILDREN = ("response_headers", "anchors", "images", "json_ld_blocks",
-                      "page_console_messages")
-"""The child tables a fetch of the page again replaces (the snapshot is replaced by its own
-insert, resource referrers are kept)."""
-
-_SCRAPED = "SELECT scraped FROM pages WHERE url = ?"
-
-
 class _PreparedPage(NamedTuple):
     """A fetched page's statement parameters (:meth:`PageRecorder._prepare`)."""
 
     values: tuple[object, ...]
-    """``_RECORD_PAGE``'s parameters."""
+    """:data:`~nitpicker.archive.page_sql.RECORD_PAGE`'s parameters."""
     headers: str | None
     """The response headers as JSON rows."""
     fresh: str | None
@@ -228,7 +156,7 @@ class PageRecorder:
             meta.description, meta.keywords, meta.noindex, meta.nofollow, meta.noarchive,
             meta.canonical, meta.alternate, meta.og_type, meta.og_title, meta.og_site_name,
             meta.og_description, meta.og_url, meta.og_image, meta.twitter_card, item.is_skipped,
-            item.skip_reason, now(), item.links_capped, item.response_time_ms,
+            item.skip_reason, now(), item.links_capped, item.response_time_ms, item.charset,
         )
         headers = json_rows(item.headers) if item.headers else None
         fresh = anchors = None
@@ -257,8 +185,8 @@ class PageRecorder:
     def _record_page(self, item: PageItem, page: _PreparedPage) -> int:
         """The page's row and children; its redirect hops point at it."""
         conn = self._conn
-        seen = conn.execute(_SCRAPED, (item.url,)).fetchone()
-        row = conn.execute(_RECORD_PAGE, page.values).fetchone()
+        seen = conn.execute(page_sql.SCRAPED, (item.url,)).fetchone()
+        row = conn.execute(page_sql.RECORD_PAGE, page.values).fetchone()
         page_id = int(row[0])
         self._cache_id(item.url, page_id)
         self._replace_children(page_id, item, page, fetched_before=bool(seen and seen[0]))
@@ -294,7 +222,7 @@ class PageRecorder:
                 continue  # a self-redirect (e.g. an auth challenge) is not a source
             external = item.is_external if hop.is_external is None else hop.is_external
             (hop_id,) = conn.execute(
-                _RECORD_HOP,
+                page_sql.RECORD_HOP,
                 (hop.url, external, item.depth, hop.status, final_id, hop.kind, fetched_at),
             ).fetchone()
             self._cache_id(hop.url, hop_id)
@@ -305,7 +233,7 @@ class PageRecorder:
                 conn.execute("UPDATE pages SET redirect_dest_id = ? WHERE id = ?",
                              (dest_id, hop_id))
                 continue
-            conn.execute(_REPOINT, (final_id, hop_id, final_id))
+            conn.execute(page_sql.REPOINT, (final_id, hop_id, final_id))
 
     @serialised
     def record_answered(self, items: list[PageItem]) -> int:
@@ -331,7 +259,7 @@ class PageRecorder:
     @serialised
     def record_sitemap(self, entries: list[tuple[str, bool]], depth: int = 1) -> int:
         """Mark ``(url, is_external)`` pages as listed in a sitemap; queue the in-scope ones."""
-        return self._record_listed(_MARK_SITEMAP, entries, depth)
+        return self._record_listed(page_sql.MARK_SITEMAP, entries, depth)
 
     @serialised
     def record_inventory(self, entries: list[tuple[str, bool]], depth: int = 1,
@@ -339,7 +267,7 @@ class PageRecorder:
         """Mark ``(url, is_external)`` pages as listed in the inventory (``--inventory``);
         queue the in-scope ones, as sitemap URLs are, but those ``excluded`` (``--exclude``,
         ``--exclude-url``): they are skipped rows, as an excluded link is."""
-        return self._record_listed(_MARK_INVENTORY, entries, depth, excluded)
+        return self._record_listed(page_sql.MARK_INVENTORY, entries, depth, excluded)
 
     def _record_listed(self, mark: str, entries: list[tuple[str, bool]], depth: int,
                        excluded: Collection[str] = ()) -> int:
@@ -365,8 +293,8 @@ class PageRecorder:
         only a fetched row has children, so a stub's first fetch deletes nothing)."""
         conn = self._conn
         if fetched_before:
-            conn.execute(_FORGET_JSON_LD_TYPES, (page_id,))
-            for table in _REPLACED_CHILDREN:
+            conn.execute(page_sql.FORGET_JSON_LD_TYPES, (page_id,))
+            for table in page_sql.REPLACED_CHILDREN:
                 conn.execute(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
         if page.headers is not None:
             conn.execute(
@@ -415,12 +343,12 @@ class PageRecorder:
         conn = self._conn
         digests = [record.digest for record in records]
         conn.executemany(
-            _RECORD_CONSOLE_MESSAGE,
+            page_sql.RECORD_CONSOLE_MESSAGE,
             [(digest, r.kind, r.level, r.text, r.source_url, r.line, r.column)
              for digest, r in zip(digests, records, strict=True)],
         )
         conn.executemany(
-            _LINK_CONSOLE_MESSAGE,
+            page_sql.LINK_CONSOLE_MESSAGE,
             [(page_id, position, r.count, digest)
              for position, (digest, r) in enumerate(zip(digests, records, strict=True))],
         )
@@ -466,7 +394,7 @@ class PageRecorder:
     def _insert_resources(self, page_id: int, resources: list[ResourceRecord]) -> None:
         conn = self._conn
         conn.executemany(
-            _RECORD_RESOURCE,
+            page_sql.RECORD_RESOURCE,
             [
                 (r.url, r.kind, r.is_external, r.status, r.status_text, r.content_type,
                  r.content_length, r.compress, r.cdn)
@@ -507,13 +435,13 @@ class PageRecorder:
             if is_in_scope(url)
         ]
         ids = [(page_id,) for page_id, _ in rows]
-        self._conn.executemany(_FORGET_JSON_LD_TYPES, ids)
-        for table in _FETCHED_CHILDREN:
+        self._conn.executemany(page_sql.FORGET_JSON_LD_TYPES, ids)
+        for table in page_sql.FETCHED_CHILDREN:
             self._conn.executemany(f"DELETE FROM {table} WHERE page_id = ?", ids)
         self._conn.executemany(
             "UPDATE pages SET scraped = 0, is_external = 0, is_target = 0, status = NULL,"
             " status_text = NULL, content_type = NULL, content_length = NULL, title = '',"
-            " description = '', is_skipped = 0, skip_reason = NULL, fetched_at = NULL"
+            " description = '', is_skipped = 0, skip_reason = NULL, fetched_at = NULL, charset = NULL"
             " WHERE id = ?",
             ids,
         )

@@ -1,5 +1,5 @@
-"""RunLog: the archive's ``runs``, ``trap_events`` and ``outages`` tables, the history of a
-crawl's runs.
+"""RunLog: the archive's ``runs``, ``trap_events``, ``outages`` and ``inventory_runs`` tables,
+the history of a crawl's runs.
 
 Each run (a crawl, a resume, an append) is a row, ``running`` from its start until its end
 records the status, the stop reason, the counts and, when it failed, the error code, detail
@@ -7,7 +7,8 @@ and phase. A run whose process died without ending it is found by the watchdog
 (:meth:`RunLog.mark_lost`) when the archive is next opened for writing. The trap cap's
 firings are its audit log, and the state a resumed run's trap cap starts from
 (:meth:`RunLog.capped_signatures`). The network outages a run waited out are rows of their
-own, started when one is confirmed and ended when it is over.
+own, started when one is confirmed and ended when it is over. Each ``--inventory`` file a crawl
+seeded has its audit record (:meth:`RunLog.record_inventory_run`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from nitpicker.archive.lock import pid_alive
 
 if TYPE_CHECKING:
     from nitpicker.archive.writer import ArchiveWriter
+    from nitpicker.crawl.inventory import InventorySeed
 
 __all__ = ["RunLog"]
 
@@ -93,6 +95,19 @@ class RunLog:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (self.run_id, signature, parent_path, count, first_url, last_url, now(), threshold,
              json.dumps(list(trap_signals)), json.dumps(list(legit_signals))),
+        )
+
+    @serialised
+    def record_inventory_run(self, path: str, label: str, sha256: str, lines_read: int,
+                             seed: InventorySeed) -> None:
+        """The audit record of an ``--inventory`` file, in the open batch (with its rows)."""
+        self._begin()
+        self._conn.execute(
+            "INSERT INTO inventory_runs(run_id, label, path, sha256, lines_read, urls,"
+            " new_pages, new_resources, scope_skipped, excluded, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self.run_id, label, path, sha256, lines_read, seed.urls, seed.new_pages,
+             seed.new_resources, seed.scope_skipped, len(seed.excluded), now()),
         )
 
     @serialised

@@ -405,6 +405,34 @@ CREATE INDEX outages_run ON outages(run_id)
 the URLs that failed in it are not recorded but fetched again when a probe answers (or left
 pending for ``--resume`` when the run gives up or stops)."""
 
+_INVENTORY_RUNS: Final = """
+CREATE TABLE inventory_runs (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs(id),
+    label TEXT NOT NULL DEFAULT '', -- --inventory-label
+    path TEXT NOT NULL,             -- the file, absolute
+    sha256 TEXT NOT NULL,           -- of the file's bytes
+    lines_read INTEGER NOT NULL,    -- URL lines (not blank, not a # comment)
+    urls INTEGER NOT NULL,          -- distinct URLs (a URL's http and https forms are one)
+    new_pages INTEGER NOT NULL,     -- in scope, new to the archive: queued (an HTML path)
+    new_resources INTEGER NOT NULL, -- in scope, new: queued (a path naming another file type)
+    scope_skipped INTEGER NOT NULL, -- out of scope: rows, never fetched
+    excluded INTEGER NOT NULL,      -- --exclude / --exclude-url: skipped rows
+    created_at TEXT NOT NULL
+)
+"""
+"""The audit record of each ``--inventory`` file a crawl seeded (one row per file read): what
+it listed and what the crawl made of it, with its digest, so a later look can tell which
+export was crawled."""
+
+_PAGE_CHARSET: Final = """
+-- lower-case, as declared: the Content-Type header's charset, else the page's <meta charset>
+-- or <meta http-equiv=content-type>; NULL when none declares one (or before this migration)
+ALTER TABLE pages ADD COLUMN charset TEXT
+"""
+"""The character encoding a page declares (:attr:`nitpicker.items.PageItem.charset`): the
+``Content-Type`` header's ``charset`` wins over the markup's, as in a browser."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -424,6 +452,8 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0015_frontier_lease", _FRONTIER_LEASE),
     ("0016_trap_score", _TRAP_SCORE),
     ("0017_outages", _OUTAGES),
+    ("0018_inventory_runs", _INVENTORY_RUNS),
+    ("0019_page_charset", _PAGE_CHARSET),
 )
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
+from nitpicker.archive import ArchiveLockError
 from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.crawl_compare import (
     baseline_gates,
@@ -22,49 +22,23 @@ from nitpicker.cli.crawl_compare import (
     gate_after_crawl,
     write_url_lists,
 )
+from nitpicker.cli.crawl_existing import crawl_append
+from nitpicker.cli.crawl_existing import retry_failed as retry_failed_crawl
+from nitpicker.cli.crawl_ready import check_ready, exit_code, has_credentials, read_list_file
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.crawl.config import ConfigError, CrawlConfig
-from nitpicker.crawl.config_builder import (
-    GivenOptions,
-    append_config,
-    new_config,
-    resume_config,
-    retry_failed_config,
-)
-from nitpicker.policy.request_headers import credentials_of
-from nitpicker.policy.urls import parse_url
+from nitpicker.crawl.config_builder import GivenOptions, new_config, resume_config
 from nitpicker.query import ArchiveOpenError, DiffInputError
-from nitpicker.render.chromium import BrowserMissingError, require_chromium
-from nitpicker.url_file import UrlFileError, read_url_lines
+from nitpicker.render.chromium import BrowserMissingError
 
 if TYPE_CHECKING:
     from nitpicker.cli.runner import CrawlResult
-    from nitpicker.crawl.session import CrawlCounters
 
 __all__ = ["INPUT_ERRORS", "CrawlFlags", "app", "check_ready", "crawl", "crawl_outcome",
            "exit_code", "new_crawl_config"]
 
 app = typer.Typer()
-
-
-def read_list_file(path: Path) -> list[str]:
-    """URLs of a list file (UTF-8): one a line; blank lines and ``#`` comments are ignored;
-    read within the bounds of :mod:`nitpicker.url_file`."""
-    try:
-        return [entry for _, entry in read_url_lines(path, "list file")]
-    except UrlFileError as exc:
-        raise ConfigError(str(exc)) from exc
-
-
-def exit_code(counters: CrawlCounters, *, strict: bool, failed: bool = False) -> int:
-    """0 clean; 1 a failed run or an in-scope fetch error; 2 only out-of-scope errors
-    (1 with ``--strict``)."""
-    if failed or counters.internal_errors:
-        return 1
-    if counters.external_errors:
-        return 1 if strict else 2
-    return 0
 
 
 @dataclass(frozen=True)
@@ -89,6 +63,7 @@ class CrawlFlags:
     disable_queries: Annotated[bool, typer.Option("--disable-queries", "-Q", help="Drop query strings from every URL.")] = False
     user_agent: Annotated[str | None, typer.Option("--user-agent", help="User-Agent header (default Nitpicker/<version>).")] = None
     header: Annotated[list[str] | None, typer.Option("--header", "-H", help="Extra request header 'Name: value' on in-scope requests only; repeatable. The archive keeps the name only.")] = None
+    header_file: Annotated[Path | None, typer.Option("--header-file", help="Extra request headers from this file, one 'Name: value' a line (# comments), as repeated --header.", show_default=False)] = None
     ignore_robots: Annotated[bool, typer.Option("--ignore-robots", help="Do not fetch or obey robots.txt.")] = False
     parallels: Annotated[int, typer.Option("--parallels", "-P", help="Concurrent requests.")] = 10
     interval: Annotated[int, typer.Option("--interval", "-I", help="Minimum delay between requests, in ms.")] = 0
@@ -96,13 +71,14 @@ class CrawlFlags:
     max_pages: Annotated[int | None, typer.Option("--max-pages", help="Stop cleanly after this many URLs (resumable).")] = None
     max_duration: Annotated[float | None, typer.Option("--max-duration", help="Stop cleanly after this many seconds (resumable).")] = None
     max_archive_mb: Annotated[float | None, typer.Option("--max-archive-mb", help="Storage budget: fail the run (disk_full) before the archive grows past this size.")] = None
-    dedupe_cap: Annotated[int | None, typer.Option("--dedupe-cap", help="Trap cap: after N pages with one metadata signature, stop queueing their links (recommended 100).")] = None
+    dedupe_cap: Annotated[int, typer.Option("--dedupe-cap", help="Trap cap: after N pages with one metadata signature, stop queueing their links; 0 turns it off.")] = 100
     dedupe_age_window: Annotated[int, typer.Option("--dedupe-age-window", help="Newly discovered links after which a signature that never reached the cap is forgotten.")] = 5000
     dedupe_map_cap: Annotated[int, typer.Option("--dedupe-map-cap", help="Most signatures the trap cap keeps in memory.")] = 100_000
     sitemap: Annotated[bool, typer.Option("--sitemap/--no-sitemap", help="Seed the crawl from robots.txt Sitemap: lines and /sitemap.xml.")] = True
     predict_pagination: Annotated[bool, typer.Option("--predict-pagination/--no-predict-pagination", help="Fetch the pages predicted ahead of pager links (/page/2, ?page=3) at once; only those that answer are recorded.")] = True
     deny_private_networks: Annotated[bool, typer.Option("--deny-private-networks", help="Refuse loopback, private, link-local and metadata addresses (SSRF guard).")] = False
     inventory: Annotated[Path | None, typer.Option("--inventory", help="Also crawl the URLs in this file (one a line: a CMS export, server logs) and label them, to find pages nothing links to.")] = None
+    inventory_label: Annotated[str, typer.Option("--inventory-label", help="A name for the --inventory file's audit record (query FILE inventory-runs).")] = ""
     image_file_size_threshold: Annotated[int | None, typer.Option("--image-file-size-threshold", help="Bytes above which an image file is oversized (query images --oversized lists them).", show_default=False)] = None
     max_excluded_depth: Annotated[int, typer.Option("--max-excluded-depth", help="Accepted for the original's scripts and stored; not enforced (the original never enforced it).")] = 10
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 (not 2) when only external URLs failed.")] = False
@@ -158,7 +134,7 @@ def crawl(
     if append is not None:
         if workers != 1:
             fail("--workers cannot be combined with --append (append with one process)")
-        code = _crawl_append(append, urls, options, list_urls=flags.list_urls,
+        code = crawl_append(append, urls, options, list_urls=flags.list_urls,
                              list_file=flags.list_file, single=flags.single, resume=resume,
                              output=output, verbose=verbose, silent=silent, baseline=baseline)
         if baseline is not None and gates:
@@ -166,7 +142,7 @@ def crawl(
         raise typer.Exit(code)
     try:
         if retry_failed is not None:
-            config = _retry_failed(
+            config = retry_failed_crawl(
                 retry_failed, options, urls=urls,
                 others=bool(flags.list_urls or flags.list_file or resume or output),
                 silent=silent)
@@ -208,13 +184,6 @@ def new_crawl_config(ctx: typer.Context, flags: CrawlFlags, output: str | None) 
                            resume=None, output=output)
     check_ready(config)
     return config
-
-
-def check_ready(config: CrawlConfig) -> None:
-    """The archive can be written and, for a rendering crawl, Chromium is there."""
-    _check_writable(config)
-    if config.render:
-        require_chromium()
 
 
 def crawl_outcome(config: CrawlConfig, result: CrawlResult, *, verbose: bool,
@@ -305,114 +274,19 @@ def _crawl_shared(options: GivenOptions, urls: list[str], frontier: str | None, 
     raise typer.Exit(crawl_outcome(config, result, verbose=verbose, silent=silent))
 
 
-def _crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
-                  list_urls: list[str] | None, list_file: Path | None, single: bool,
-                  resume: Path | None, output: str | None, verbose: bool, silent: bool,
-                  baseline: Path | None = None) -> int:
-    """``--append FILE URL…``: crawl on with more roots; the archive is restored on failure.
-
-    The archive's lock is taken before the backup and held until the backup is restored or
-    discarded: an append that finds the archive held changes nothing.
-    """
-    from nitpicker.cli.runner import run_crawl
-    from nitpicker.crawl.append import AppendError, ArchiveBackup
-
-    try:
-        if output:
-            raise ConfigError("--output flag is not supported with --append. "
-                              "The archive path is the file being appended.")
-        if resume is not None:
-            raise ConfigError("--resume and --append cannot be used together. "
-                              "Pick the existing-archive mode that fits your task.")
-        if list_urls or list_file or single:
-            raise ConfigError("--append cannot be combined with --list, --list-file or --single")
-        path = path.expanduser().resolve()
-        check_archive_file(path)
-        if baseline is not None:
-            check_baseline(baseline, path)
-        config = append_config(path, urls, options)
-        check_ready(config)
-    except (ConfigError, ArchiveError, ArchiveLockError, BrowserMissingError, ValueError) as exc:
-        fail(str(exc))
-    lock = ArchiveLock(path)
-    try:
-        lock.acquire()
-    except ArchiveLockError as exc:
-        fail(str(exc))
-    try:
-        backup = ArchiveBackup(path, lock)
-        try:
-            try:
-                backup.take()
-            except AppendError as exc:
-                fail(str(exc))
-            result = run_crawl(config, verbose=verbose, silent=silent, lock=lock)
-        except KeyboardInterrupt:  # before the crawl started: the archive is as it was
-            backup.discard()
-            raise
-        run_failure = result.run_failure
-        problem = result.failure or (
-            f"{run_failure.code} ({run_failure.phase} phase): {run_failure.detail}"
-            if run_failure else None
-        )
-        if problem is not None:
-            try:
-                backup.restore(problem)
-            except AppendError as exc:
-                fail(str(exc))
-            fail(f"append failed, the archive was restored as it was: {problem}")
-        backup.discard()
-    finally:
-        lock.release()
-    if not silent:
-        print_summary(path, result)
-    return exit_code(result.counters, strict=config.strict)
-
-
-def _retry_failed(path: Path, options: GivenOptions, *, urls: list[str], others: bool,
-                  silent: bool) -> CrawlConfig:
-    """``--retry-failed FILE``: the run's config; exit 0 at once when nothing failed."""
-    from nitpicker.crawl.retry import retry_plan
-    from nitpicker.query import open_archive
-
-    if others or not all(_has_credentials(url) for url in urls):
-        raise ConfigError("--retry-failed takes no URLs and no --output, --resume, --list or "
-                          "--list-file: the archive holds the crawl (only a root crawled with "
-                          "credentials is given again, with them)")
-    if urls:
-        options = options.with_values(roots=tuple(urls))
-    path = path.expanduser().resolve()
-    check_archive_file(path)
-    config = retry_failed_config(path, options)  # a flag that would change the crawl: refused
-    conn = open_archive(path)
-    try:
-        plan = retry_plan(conn)
-    finally:
-        conn.close()
-    if not plan.retry:
-        if not silent:
-            left = (f" ({len(plan.capped)} failed URL(s) under capped traps are left as they are)"
-                    if plan.capped else "")
-            print(f"Nothing to retry: {path} has no failed URLs{left}")
-        raise typer.Exit(0)
-    if plan.pending:
-        raise ConfigError(f"{path} has {plan.pending} URL(s) not crawled yet: finish its crawl "
-                          "with --resume first, then --retry-failed")
-    return config
-
-
 _OPTIONS = {
     "single": "single", "recursive": "recursive", "fetch_external": "fetch_external",
     "image": "image", "render": "render", "exclude": "excludes",
     "exclude_keyword": "exclude_keywords", "exclude_url": "exclude_urls",
     "disable_queries": "disable_queries", "user_agent": "user_agent", "header": "headers",
+    "header_file": "header_file",
     "ignore_robots": "ignore_robots", "parallels": "parallels", "interval": "interval",
     "retry": "retry", "max_pages": "max_pages", "max_duration": "max_duration",
     "max_archive_mb": "max_archive_mb", "dedupe_cap": "dedupe_cap",
     "dedupe_age_window": "dedupe_age_window", "dedupe_map_cap": "dedupe_map_cap",
     "sitemap": "sitemap", "predict_pagination": "predict_pagination",
     "deny_private_networks": "deny_private_networks", "strict": "strict",
-    "inventory": "inventory",
+    "inventory": "inventory", "inventory_label": "inventory_label",
     "image_file_size_threshold": "image_file_size_threshold",
     "max_excluded_depth": "max_excluded_depth",
 }
@@ -448,7 +322,7 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
                 "--output flag is not supported with --resume. "
                 "The archive path is determined by the archive being resumed."
             )
-        if list_urls or list_file or not all(_has_credentials(url) for url in urls):
+        if list_urls or list_file or not all(has_credentials(url) for url in urls):
             raise ConfigError("--resume takes no URLs: the archive holds the crawl's roots "
                               "(only a root crawled with credentials is given again, with them)")
         if urls:
@@ -464,11 +338,6 @@ def _build_config(options: GivenOptions, *, urls: list[str], list_urls: list[str
     new = options.with_values(roots=tuple(roots), list_mode=bool(list_urls or list_file),
                               output=output or "")
     return new_config(new, warn=_warn)
-
-
-def _has_credentials(url: str) -> bool:
-    parsed = parse_url(url)
-    return parsed is not None and credentials_of(parsed) is not None
 
 
 def _check_workers(workers: int, config: CrawlConfig, *, retry_failed: bool) -> int:
@@ -497,19 +366,3 @@ def _check_workers(workers: int, config: CrawlConfig, *, retry_failed: bool) -> 
 
 def _warn(message: str) -> None:
     print(f"Warning: {message}", file=sys.stderr)
-
-
-def _check_writable(config: CrawlConfig) -> None:
-    """Fail before crawling when the archive cannot be written (exists, held, not an archive)."""
-    path = Path(config.output)
-    if config.resume:
-        check_archive_file(path)
-    elif path.exists():
-        raise ConfigError(
-            f"Output file already exists: {path} (use --resume to continue it, "
-            "or choose another --output)"
-        )
-    lock = ArchiveLock(path)
-    holder = lock.live_holder()
-    if holder is not None:
-        raise ArchiveLockError(lock.path, holder)

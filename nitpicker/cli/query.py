@@ -47,6 +47,7 @@ from nitpicker.query import (
     list_console_messages,
     list_crawl_runs,
     list_images,
+    list_inventory_runs,
     list_json_ld,
     list_links,
     list_outages,
@@ -448,3 +449,13 @@ def match_urls_command(
         fail(str(exc))
     _answer(ctx, match_urls, pretty=pretty, urls=entries, unmatched_only=unmatched_only,
             limit=limit, offset=offset)
+
+
+@app.command()
+def inventory_runs(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
+                   pretty: Pretty = False) -> None:
+    """Every --inventory file the crawl read: its label, path, sha256 and what it brought.
+
+    Example: nitpicker query site.nitpicker inventory-runs --pretty
+    """
+    _answer(ctx, list_inventory_runs, pretty=pretty, limit=limit, offset=offset)

@@ -33,6 +33,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nitpicker.archive.trap_counts import TrapCounts
 from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.runner import CrawlResult
 from nitpicker.crawl.failure import RunFailure
@@ -133,6 +134,10 @@ def run_workers(config: CrawlConfig, count: int, *, verbose: bool = False,
     context = multiprocessing.get_context("spawn")
     budget = context.Value("q", 0) if config.max_pages is not None else None
     trap_dir = Path(tempfile.mkdtemp(prefix="nitpicker-traps-")) if config.dedupe_cap else None
+    if trap_dir is not None:
+        # Made (WAL mode, its table) before the workers start: N of them switching a new file
+        # to WAL at once could meet "database is locked".
+        TrapCounts(trap_dir / "trap_counts.sqlite").close()
     workers: list[_Worker] = []
     interrupts = 0
 
@@ -216,6 +221,23 @@ def _stopped(worker: _Worker, progress: Any, *, silent: bool) -> None:
             print(f"Warning: {message}", file=sys.stderr)
 
 
+def _lost(session: CrawlSession, workers: list[_Worker]) -> RunFailure | None:
+    """``workers_lost`` when workers died (no final report: ``kill -9``, out of memory) and
+    URLs are left that no worker will fetch (all of them died, or the last ones did too)."""
+    lost = [worker for worker in workers if not worker.final]
+    if not lost:
+        return None
+    try:
+        left = int(session.archive.conn.execute(_QUEUED).fetchone()[0])
+    except sqlite3.Error:
+        return None  # the close reports what is wrong with the archive
+    if not left:
+        return None
+    codes = ", ".join(f"worker {worker.role.index}: {worker.process.exitcode}" for worker in lost)
+    return RunFailure("workers_lost", f"{len(lost)} of {len(workers)} worker process(es) died "
+                      f"({codes}) with {left} URL(s) left; --resume goes on")
+
+
 def _close(session: CrawlSession, workers: list[_Worker], result: CrawlResult, *,
            interrupted: bool) -> None:
     """Close the run as a single crawl closes it, with the workers' outcome."""
@@ -225,13 +247,15 @@ def _close(session: CrawlSession, workers: list[_Worker], result: CrawlResult, *
     if errors:
         result.failure = errors[0]  # a worker could not run its crawl: one line
     failures = [report["failure"] for report in reports if report.get("failure")]
-    if failures:
-        session.failure = RunFailure(*failures[0])
     halted = next((report["halted"] for report in reports
                    if report.get("halted") and report["halted"] != "failed"), None)
+    if failures:
+        session.failure = RunFailure(*failures[0])
+    elif not interrupted and halted is None:
+        session.failure = _lost(session, workers)
     session.halted = halted
     reason = "shutdown" if interrupted else halted or "finished"  # as Scrapy's close reason
-    if failures:
+    if session.failure is not None:
         reason = "failed"
     session.close(reason)
     result.run_failure = session.failure

@@ -22,11 +22,16 @@ from nitpicker.query import ArchiveOpenError, CrawlInfo, crawl_info, open_archiv
 if TYPE_CHECKING:
     from nitpicker.archive.lock import ArchiveLock
 
-__all__ = ["LIST_MODE_REFUSAL", "AppendError", "ArchiveBackup", "stored_crawl_info"]
+__all__ = ["LIST_MODE_REFUSAL", "LIST_MODE_RETRY_REFUSAL", "AppendError", "ArchiveBackup", "stored_crawl_info"]
 
 LIST_MODE_REFUSAL = (
     "Cannot append to a list-mode archive: this archive was created with --list/--list-file "
     "and contains metadata-only pages. Create a fresh archive instead."
+)
+LIST_MODE_RETRY_REFUSAL = (
+    "Cannot retry the failed URLs of a list-mode archive: this archive was created with "
+    "--list/--list-file and contains metadata-only pages. Crawl the list into a fresh archive "
+    "instead."
 )
 
 

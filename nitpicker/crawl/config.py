@@ -29,11 +29,13 @@ from nitpicker.policy.request_headers import (
     shown_url,
 )
 from nitpicker.policy.urls import is_valid_hostname, parse_url
+from nitpicker.policy.userinfo import typed_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
 __all__ = [
+    "DEFAULT_DEDUPE_CAP",
     "SECRET_OPTIONS",
     "ConfigError",
     "CrawlConfig",
@@ -59,7 +61,7 @@ INTEGER_OPTIONS: dict[str, tuple[int, int]] = {
     "interval": (0, 3_600_000),
     "retry": (0, INTEGER_MAX),
     "max_pages": (1, INTEGER_MAX),
-    "dedupe_cap": (1, INTEGER_MAX),
+    "dedupe_cap": (0, INTEGER_MAX),
     "dedupe_age_window": (1, INTEGER_MAX),
     "dedupe_map_cap": (1, INTEGER_MAX),
     "max_excluded_depth": (0, INTEGER_MAX),
@@ -67,6 +69,10 @@ INTEGER_OPTIONS: dict[str, tuple[int, int]] = {
 }
 """The accepted range of each integer option: ``--parallels`` up to 1000 concurrent requests,
 ``--interval`` up to one hour (in ms); the counts up to ``INTEGER_MAX``."""
+
+DEFAULT_DEDUPE_CAP = 100
+"""The trap cap's threshold when ``--dedupe-cap`` is not given (the cap is on by default;
+``--dedupe-cap 0`` turns it off)."""
 
 MAX_DURATION = 10 * 365 * 24 * 3600.0
 """The longest ``--max-duration``: ten years, in seconds."""
@@ -106,8 +112,10 @@ class CrawlConfig:
     """Seconds after which the run stops cleanly (resumable), ``--max-duration``."""
     max_archive_mb: float | None = None
     """Storage budget: the run fails with ``disk_full`` when the archive would grow past it."""
-    dedupe_cap: int | None = None
-    """Trap cap (seed 003): after this many same-signature pages, their links are not queued."""
+    dedupe_cap: int | None = DEFAULT_DEDUPE_CAP
+    """Trap cap (seed 003): after this many same-signature pages, their links are not queued.
+    ``None`` (``--dedupe-cap 0``, and the archives crawled before the cap was on by default):
+    off."""
     dedupe_age_window: int = 5000
     """Links seen after which a signature that never reached the cap is forgotten."""
     dedupe_map_cap: int = 100_000
@@ -123,6 +131,13 @@ class CrawlConfig:
     inventory_urls: tuple[str, ...] = field(default=(), repr=False)
     """The inventory's URLs, seeded when the archive is created; not stored in the archive's
     config (the pages carry ``in_inventory``)."""
+    inventory_label: str = ""
+    """``--inventory-label TEXT``: the name of the inventory's audit record
+    (``inventory_runs.label``)."""
+    inventory_lines: int = field(default=0, repr=False)
+    """The inventory file's URL lines, for its audit record; not stored in the config."""
+    inventory_sha256: str = field(default="", repr=False)
+    """The sha256 of the inventory file as read, for its audit record; not stored."""
     output: str = ""
     """Absolute path of the archive file."""
     resume: bool = False
@@ -162,6 +177,8 @@ class CrawlConfig:
             raise ConfigError("--single cannot be combined with multiple positional URLs")
         for name, (low, high) in INTEGER_OPTIONS.items():
             _check_integer(name, getattr(self, name), low, high)
+        if self.dedupe_cap == 0:
+            object.__setattr__(self, "dedupe_cap", None)  # --dedupe-cap 0: off
         for name, most in (("max_duration", MAX_DURATION), ("max_archive_mb", MAX_ARCHIVE_MB)):
             _check_positive(name, getattr(self, name), most)
         if self.dedupe_cap is not None:
@@ -185,6 +202,8 @@ class CrawlConfig:
                 keyword_pattern(keyword)
             except ValueError as exc:
                 raise ConfigError(f"--exclude-keyword: {exc}") from exc
+        if self.inventory_label and not self.inventory:
+            raise ConfigError("--inventory-label names an --inventory: give the file too")
         if self.inventory and not self.follows_links:
             raise ConfigError("--inventory needs a crawl that follows links: not with --single, "
                               "--no-recursive, --list or --list-file")
@@ -221,7 +240,8 @@ class CrawlConfig:
         data = dataclasses.asdict(self)
         data["headers"] = [name for name, _ in self.request_headers]
         data["credentials"] = [[root, user] for root, user, _ in self.credentials]
-        del data["inventory_urls"]
+        for read_from_the_file in _INVENTORY_READ:
+            del data[read_from_the_file]
         return json.dumps(data, ensure_ascii=False)
 
     @classmethod
@@ -251,8 +271,8 @@ class CrawlConfig:
             if raw_key == "name" or raw_key.startswith("_"):
                 continue
             key = _ARGUMENT_ALIASES.get(raw_key, raw_key.replace("-", "_"))
-            # the URLs of inventory come from inventory=FILE; credentials from roots
-            if key not in known or key in ("inventory_urls", "credentials"):
+            # what the inventory holds comes from inventory=FILE; credentials from roots
+            if key not in known or key in (*_INVENTORY_READ, "credentials"):
                 raise ConfigError(f"unknown crawl argument {raw_key!r}")
             values[key] = _coerce(key, raw, known[key].type)
         from nitpicker.crawl.config_builder import GivenOptions, new_config, resume_config
@@ -272,6 +292,9 @@ class CrawlConfig:
             raise ConfigError("missing crawl argument: -a roots=URL[,URL…]")
         return new_config(options)
 
+
+_INVENTORY_READ = ("inventory_urls", "inventory_lines", "inventory_sha256")
+"""What is read from ``--inventory FILE`` when the config is built, never stored."""
 
 SECRET_OPTIONS = ("headers", "credentials")
 """Options whose values the archive does not keep (:meth:`CrawlConfig.to_json`)."""
@@ -306,7 +329,7 @@ def _root_credentials(raw_roots: tuple[str, ...], normalised: list[str],
         (root, Credentials(user, password)) for root, user, password in given
     ]
     for raw, root in zip(raw_roots, normalised, strict=True):
-        parsed = parse_url(raw)
+        parsed = parse_url(typed_url(raw))
         creds = credentials_of(parsed) if parsed is not None else None
         if creds is not None:
             pairs.append((root, creds))
@@ -346,9 +369,10 @@ def validate_url(url: str, *, disable_queries: bool = False) -> str:
     """The normalised form of an http(s) URL; ``ConfigError`` naming it otherwise.
 
     A host that cannot be one (``exa mple.com``) is refused, and so is a URL longer than
-    the archive keeps (``MAX_URL_LENGTH``, the guard a link that long meets).
+    the archive keeps (``MAX_URL_LENGTH``, the guard a link that long meets). Credentials
+    typed raw are read as a browser's address bar reads them (:func:`typed_url`).
     """
-    parsed = parse_url(url, disable_queries=disable_queries)
+    parsed = parse_url(typed_url(url), disable_queries=disable_queries)
     if parsed is None or not parsed.is_http or not is_valid_hostname(parsed.hostname):
         raise ConfigError(
             f'Invalid URL: "{shown_url(url)}". Please provide a valid URL (e.g., https://example.com)'

@@ -86,6 +86,8 @@ def config_value(option: str, value: Any) -> Any:
         return DEFAULT_EXCLUDED_URLS + tuple(value or ())
     if option == "user_agent":
         return value or default_user_agent()
+    if option == "dedupe_cap" and value == 0:
+        return None  # --dedupe-cap 0: off
     if option == "inventory":
         return str(Path(value).expanduser().resolve()) if value else ""
     if isinstance(value, list):
@@ -93,9 +95,24 @@ def config_value(option: str, value: Any) -> Any:
     return value
 
 
+def _with_header_file(options: GivenOptions) -> GivenOptions:
+    """``--header-file FILE``'s headers added to ``--header``'s (given, then)."""
+    path = options.values.get("header_file")
+    values = {key: value for key, value in options.values.items() if key != "header_file"}
+    given = options.given - {"header_file"}
+    if path:
+        from nitpicker.crawl.header_file import read_header_file
+
+        values["headers"] = (*(values.get("headers") or ()),
+                             *read_header_file(Path(path).expanduser()))
+        given |= {"headers"}
+    return dataclasses.replace(options, values=values, given=given)
+
+
 def new_config(options: GivenOptions, *, cwd: Path | None = None,
                warn: Callable[[str], None] = logger.warning) -> CrawlConfig:
     """The config of a new crawl; ``warn`` is told about an option that is ignored."""
+    options = _with_header_file(options)
     values = {key: config_value(key, value) for key, value in options.values.items()}
     roots = values.get("roots") or ()
     list_mode = bool(values.get("list_mode"))
@@ -107,10 +124,13 @@ def new_config(options: GivenOptions, *, cwd: Path | None = None,
     values["output"] = resolve_output_path(values.get("output") or "", roots[0] if roots else "",
                                            cwd)
     if values.get("inventory"):
-        from nitpicker.crawl.inventory import read_inventory
+        from nitpicker.crawl.inventory import read_inventory_file
 
-        values["inventory_urls"] = read_inventory(
-            Path(values["inventory"]), disable_queries=bool(values.get("disable_queries")))
+        inventory = read_inventory_file(Path(values["inventory"]),
+                                        disable_queries=bool(values.get("disable_queries")))
+        values["inventory_urls"] = inventory.urls
+        values["inventory_lines"] = inventory.lines
+        values["inventory_sha256"] = inventory.sha256
     return CrawlConfig(**values)
 
 
@@ -118,6 +138,7 @@ def resume_config(path: Path, options: GivenOptions) -> CrawlConfig:
     """The config of a resumed crawl: the archive's, with this run's runtime options."""
     from nitpicker.crawl.append import stored_crawl_info
 
+    options = _with_header_file(options)
     info = stored_crawl_info(path)
     config = CrawlConfig.from_json(info.config_json, resume=True, output=str(path),
                                    **_runtime(options),
@@ -130,9 +151,12 @@ def resume_config(path: Path, options: GivenOptions) -> CrawlConfig:
 def retry_failed_config(path: Path, options: GivenOptions) -> CrawlConfig:
     """The config of ``--retry-failed``: a resume (the archive's options, this run's runtime
     options) that first queues the archive's failed URLs again."""
-    from nitpicker.crawl.append import stored_crawl_info
+    from nitpicker.crawl.append import LIST_MODE_RETRY_REFUSAL, stored_crawl_info
 
+    options = _with_header_file(options)
     info = stored_crawl_info(path)
+    if info.from_list:  # its metadata-only links would come back as full pages
+        raise ConfigError(LIST_MODE_RETRY_REFUSAL)
     config = CrawlConfig.from_json(info.config_json, resume=True, retry_failed=True,
                                    output=str(path), **_runtime(options),
                                    **_secrets(info.config_json, options,
@@ -147,6 +171,7 @@ def append_config(path: Path, new_urls: Sequence[str], options: GivenOptions) ->
     this run's runtime options."""
     from nitpicker.crawl.append import LIST_MODE_REFUSAL, stored_crawl_info
 
+    options = _with_header_file(options)
     if not new_urls:
         raise ConfigError(f"{options.name('append')} needs at least one URL to add")
     info = stored_crawl_info(path)

@@ -1,8 +1,9 @@
-"""Fetch failures described in one line: DNS failure, refused, timeout, TLS, reset; and which
-of them are the connection's (what a network outage looks like)."""
+"""Fetch failures described in one line: DNS failure, refused, timeout, TLS, reset, too large;
+and which of them are the connection's (what a network outage looks like)."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from scrapy import exceptions as scrapy_errors
@@ -12,7 +13,14 @@ from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
-__all__ = ["describe_failure", "is_connection_failure"]
+__all__ = ["TOO_LARGE", "describe_failure", "is_connection_failure", "too_large"]
+
+TOO_LARGE = "Too large"
+"""How the text of a URL whose body was larger than ``DOWNLOAD_MAXSIZE`` starts."""
+
+_MAX_SIZE = re.compile(r"(?:(\d+) bytes\b.*?)?max size \((\d+)\)")
+"""Scrapy's texts: "Expected to receive N bytes which is larger than download max size (M)
+…", "Received N bytes larger than download max size (M) …"."""
 
 _KINDS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
     ((scrapy_errors.CannotResolveHostError, net_error.DNSLookupError), "DNS lookup failed"),
@@ -60,10 +68,26 @@ def _detail(exc: BaseException | None) -> str:
     return text.strip("[]() ")
 
 
+def too_large(detail: str) -> str | None:
+    """The one line of a body larger than Scrapy's download max size, from Scrapy's text;
+    ``None`` for any other failure."""
+    if "max size" not in detail:
+        return None
+    match = _MAX_SIZE.search(detail)
+    if match is None:
+        return f"{TOO_LARGE}: {detail}"
+    size, most = match.groups()
+    got = f"{size} bytes, " if size else ""
+    return f"{TOO_LARGE}: {got}more than the download max size (DOWNLOAD_MAXSIZE, {most} bytes)"
+
+
 def describe_failure(failure: Failure) -> str:
     """``"<kind>: <detail>"`` for a download failure, e.g. ``"Connection refused: …"``."""
     value = failure.value
     detail = _detail(value)
+    large = too_large(detail)
+    if large is not None:
+        return large
     if _is_tls(value):
         return f"TLS error: {detail}"
     for types, kind in _KINDS:

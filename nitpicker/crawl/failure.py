@@ -36,7 +36,9 @@ ERROR_CODES: Final[dict[str, str]] = {
     "browser_crash": "failed: the browser crashed and could not be relaunched",
     "network": "failed: no URL could be fetched at all (an append: none of its new roots)",
     "outage": "failed: a network outage outlasted NITPICKER_OUTAGE_GIVE_UP (resumable)",
+    "too_large": "failed: every URL fetched was larger than the body size limit (DOWNLOAD_MAXSIZE)",
     "instance_lost": "failed: the process died without closing its run (found later)",
+    "workers_lost": "failed: the worker processes of --workers N died with URLs left (resumable)",
     "unknown": "failed: any other error",
 }
 """Every ``runs.error_code`` value, with what it means."""
@@ -90,13 +92,21 @@ def classify_exception(exc: BaseException, phase: str = "crawl") -> RunFailure:
 
 
 def outcome_of_close(reason: str, *, pending: int, failure: RunFailure | None,
-                     fetched: int, fetch_errors: int) -> tuple[str, str | None, str | None]:
-    """``(status, error_code, error_detail)`` of a run that closed with Scrapy ``reason``."""
+                     fetched: int, fetch_errors: int,
+                     too_large: int = 0) -> tuple[str, str | None, str | None]:
+    """``(status, error_code, error_detail)`` of a run that closed with Scrapy ``reason``.
+
+    ``too_large``: fetch errors that were bodies larger than ``DOWNLOAD_MAXSIZE`` (the server
+    answered: no network failure)."""
     if failure is not None:
         return "failed", failure.code, failure.detail
     if reason == "finished" and pending == 0:
         if fetched and fetched == fetch_errors:
-            return "failed", "network", f"all {fetched} URL(s) failed to fetch"
+            if too_large == fetch_errors:
+                return "failed", "too_large", (f"all {fetched} URL(s) were larger than the "
+                                               "download max size (DOWNLOAD_MAXSIZE)")
+            larger = f" ({too_large} of them too large)" if too_large else ""
+            return "failed", "network", f"all {fetched} URL(s) failed to fetch{larger}"
         return "finished", None, None
     code = _STOP_REASONS.get(reason)
     if code is not None:

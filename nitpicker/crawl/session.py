@@ -53,6 +53,9 @@ class CrawlCounters:
     leased: int = 0
     internal_errors: int = 0
     external_errors: int = 0
+    too_large: int = 0
+    """Fetch errors that were bodies larger than ``DOWNLOAD_MAXSIZE`` (counted in the two
+    above too)."""
     skipped: int = 0
 
 
@@ -238,25 +241,30 @@ class CrawlSession:
 
     def _seed_inventory(self, writer: ArchiveWriter) -> None:
         """``--inventory``: its URLs marked ``in_inventory`` and the in-scope ones queued, with
-        the roots (a root listed keeps depth 0)."""
-        urls = self.config.inventory_urls
-        if not urls:
+        the roots (a root listed keeps depth 0), and its audit record."""
+        from nitpicker.crawl.inventory import plan_inventory
+
+        config = self.config
+        if not config.inventory_urls:
             return
-        roots = set(self.config.roots)
-        by_depth: dict[int, list[tuple[str, bool]]] = {0: [], 1: []}
-        excluded: set[str] = set()
-        for raw in urls:
-            parsed = self.policy_url(raw)
-            if parsed is not None and parsed.is_http:
-                external = not self.in_scope(parsed)
-                if not external and self.excludes.excludes_url(parsed):
-                    excluded.add(parsed.url)
-                by_depth[0 if parsed.url in roots else 1].append((parsed.url, external))
-        for depth, entries in by_depth.items():
-            if entries:
-                writer.pages.record_inventory(entries, depth, excluded)
-        logger.info("inventory: %d URL(s) listed, %d in scope", len(urls),
-                    sum(not external for entries in by_depth.values() for _, external in entries))
+        seed = plan_inventory(config.inventory_urls, roots=config.roots,
+                              policy_url=self.policy_url, scope_scheme=self._scope_scheme,
+                              excluded=self.excludes.excludes_url)
+        for depth, entries in seed.by_depth.items():
+            if entries:  # a group's own excluded URLs: the rows it has ids for
+                writer.pages.record_inventory(
+                    entries, depth, seed.excluded.intersection(url for url, _ in entries))
+        writer.runs.record_inventory_run(config.inventory, config.inventory_label,
+                                         config.inventory_sha256, config.inventory_lines, seed)
+        logger.info("inventory: %d URL(s) listed, %d new page(s), %d new resource(s), %d out of "
+                    "scope", seed.urls, seed.new_pages, seed.new_resources, seed.scope_skipped)
+
+    def _scope_scheme(self, url: ParsedUrl) -> str | None:
+        """The scheme of the root whose scope ``url`` is in; ``None`` out of scope."""
+        if not self.in_scope(url):
+            return None
+        entry = self.scope.find(url)
+        return entry.url.split(":", 1)[0] if entry is not None else url.scheme
 
     def _prepare_retry(self, writer: ArchiveWriter) -> None:
         """``--retry-failed``: the failed URLs (not those of a capped trap) queued again."""
@@ -349,6 +357,7 @@ class CrawlSession:
                 self.halted if self.halted and self.halted != "failed" else reason,
                 pending=writer.frontier.pending_count(), failure=self.failure,
                 fetched=counters.done - counters.skipped, fetch_errors=errors,
+                too_large=counters.too_large,
             )
             if status == "failed" and self.failure is None:
                 self.failure = RunFailure(code or "unknown", detail or "", "crawl")

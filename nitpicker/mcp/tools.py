@@ -132,7 +132,8 @@ def list_pages(
     Every URL the crawl dealt with except redirect sources and known non-HTML files. Filters
     combine with AND. Use for questions like "all 404 pages" (status=404), "pages without a
     description", "noindex pages", "pages under /blog/". Each item: url, title, status,
-    content_type, is_external, has_description, has_og_title, noindex; total counts every
+    content_type, is_external, has_description, has_og_title, noindex, charset (the encoding
+    the page declares); total counts every
     match.
     """
     with registry.use(archive_id) as conn:

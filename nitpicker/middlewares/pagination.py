@@ -17,13 +17,16 @@ Registered by the add-on after the trap cap (output runs through spider middlewa
 decreasing order: follow 500, trap cap 450, this one 400): a capped page's links are no longer
 ``FULL``, so a trap is never predicted further; misses are not ``PageItem`` s, so they never
 count towards a trap signature. A shape whose predictions keep missing is no longer predicted
-(:class:`~nitpicker.policy.pagination.PredictionLedger`). Predictions are made only from pages
-that answered 2xx.
+(:class:`~nitpicker.policy.pagination.PredictionLedger`), nor one predicted
+``MAX_PREDICTED_PER_SERIES`` numbers ahead already. Predictions are made only from pages that
+answered 2xx; a page fetched because it was predicted extends its own series only when its
+links continue it.
 
 Enabled by the setting ``NITPICKER_PREDICT_PAGINATION`` (default ``True``; the spider sets it
 ``False`` for ``--no-predict-pagination`` and for a crawl that does not follow links).
 Stats ``nitpicker/pagination/predicted`` (URLs queued as predictions, before the frontier
-drops known ones), ``nitpicker/pagination/answered`` and, from the pipeline,
+drops known ones), ``nitpicker/pagination/answered``, ``nitpicker/pagination/capped``
+(predictions left out by the per-series cap) and, from the pipeline,
 ``nitpicker/pagination/missed`` and ``nitpicker/pagination/requeued``.
 """
 
@@ -80,7 +83,7 @@ class PaginationMiddleware:
                     self.ledger.record(item.url, hit=True)
                     self.stats.inc_value("nitpicker/pagination/answered")
                 if self.predicts_from(item):
-                    self.predict(item)
+                    self.predict(item, predicted=predicted)
             elif isinstance(item, MissedPrediction):
                 self.ledger.record(item.url, hit=False)
             yield item
@@ -91,14 +94,21 @@ class PaginationMiddleware:
         return (bool(item.links) and item.is_target and not item.is_external
                 and status is not None and 200 <= status < 300)
 
-    def predict(self, item: PageItem) -> None:
-        """Put on ``item`` the predicted pages the follow policy would crawl fully."""
+    def predict(self, item: PageItem, *, predicted: bool = False) -> None:
+        """Put on ``item`` the predicted pages the follow policy would crawl fully.
+
+        ``predicted``: ``item`` was fetched because it was predicted."""
         full = FollowMode.FULL
         links = [link.url for link in item.links if link.mode is full]
         session = self.session
-        for prediction in predict(item.url, links, self.count, self.ledger.allows):
+        ledger = self.ledger
+        for prediction in predict(item.url, links, self.count, ledger.allows,
+                                  predicted=predicted):
             parsed = session.policy_url(prediction.url)
             if parsed is None or session.policy.should_follow(parsed) != (full, False):
+                continue
+            if not ledger.admits(prediction):
+                self.stats.inc_value("nitpicker/pagination/capped")
                 continue
             item.predictions.append((parsed.key, parsed.url))
         if item.predictions:

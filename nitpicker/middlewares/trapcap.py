@@ -14,8 +14,9 @@ count, first and last URL, and its score: the firing page's threshold and signal
 On ``--resume`` the signatures capped by earlier runs are capped again, from the archive's run
 log (:meth:`~nitpicker.archive.run_log.RunLog.capped_signatures`).
 
-Enabled by the setting ``NITPICKER_DEDUPE_CAP`` (``--dedupe-cap N``, projected into it by the
-spider; ``NotConfigured`` when it is ``None``), with ``NITPICKER_DEDUPE_AGE_WINDOW``
+Enabled by the setting ``NITPICKER_DEDUPE_CAP`` (default 100; ``--dedupe-cap N``, projected
+into it by the spider when N is not 100; ``NotConfigured`` when it is 0 or ``None``:
+``--dedupe-cap 0``), with ``NITPICKER_DEDUPE_AGE_WINDOW``
 (``--dedupe-age-window``) and ``NITPICKER_DEDUPE_MAP_CAP`` (``--dedupe-map-cap``). Stats ``nitpicker/trapcap/fired``,
 ``nitpicker/trapcap/capped_links``, ``nitpicker/trapcap/entries`` (the most signatures counted
 at once) and, at close, ``nitpicker/trapcap/sticky`` and ``nitpicker/trapcap/evicted_{age,
@@ -76,9 +77,10 @@ class TrapCapSettings:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> TrapCapSettings | None:
-        """The trap cap's settings; ``None`` when it is off (``NITPICKER_DEDUPE_CAP`` unset)."""
+        """The trap cap's settings; ``None`` when it is off (``NITPICKER_DEDUPE_CAP`` 0 or
+        ``None``)."""
         cap = settings.get("NITPICKER_DEDUPE_CAP")
-        if cap is None:
+        if cap is None or int(cap) == 0:
             return None
         return cls(
             dedupe_cap=int(cap),
@@ -102,7 +104,7 @@ class TrapCapMiddleware:
     def from_crawler(cls, crawler: Crawler) -> TrapCapMiddleware:
         config = TrapCapSettings.from_settings(crawler.settings)
         if config is None:
-            raise NotConfigured  # off by default: no "Disabled" warning for the usual case
+            raise NotConfigured  # turned off (--dedupe-cap 0): no "Disabled" warning
         middleware = cls(crawl_session(crawler), crawler.stats, config)
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware

@@ -9,16 +9,37 @@ protocol-relative, query-only and plain relative paths — are joined by string 
 ``parse_url`` then removes dot segments and repeated slashes as a browser would. Anything
 unusual (a scheme-like colon, a backslash, a control character, a non-HTTP base) goes
 through ``urljoin``.
+
+An href is read as a browser's URL parser reads it (WHATWG URL): C0 control characters and
+spaces stripped from both ends, tabs and newlines removed anywhere, the scheme compared
+without case. So ``JavaScript:void(0)``, ``java<TAB>script:…`` and ``  javascript:…`` are
+``javascript:`` hrefs, never links, and ``  /page `` is ``/page``.
 """
 
 from __future__ import annotations
 
 from nitpicker.policy.urls import ParsedUrl, join_href, parse_url
 
-__all__ = ["LinkResolver"]
+__all__ = ["LinkResolver", "browser_href", "is_script_or_data"]
 
-_SKIP_PREFIXES = ("#", "javascript:", "data:")
+_SKIPPED_SCHEMES = ("javascript:", "data:")
 _ABSOLUTE = ("http://", "https://")
+_C0_CONTROL_OR_SPACE = "".join(map(chr, range(0x21)))
+
+
+def browser_href(href: str) -> str:
+    """``href`` as a browser's URL parser reads it: C0 control characters and spaces
+    stripped from both ends, tabs and newlines (``\\t \\n \\r``) removed anywhere."""
+    href = href.strip(_C0_CONTROL_OR_SPACE)
+    if "\t" in href or "\n" in href or "\r" in href:
+        href = href.replace("\t", "").replace("\n", "").replace("\r", "")
+    return href
+
+
+def is_script_or_data(href: str) -> bool:
+    """Whether ``href`` (in its :func:`browser_href` form) is a ``javascript:`` or ``data:``
+    URL, in any case."""
+    return href[:1] in "jJdD" and href[:11].lower().startswith(_SKIPPED_SCHEMES)
 
 
 def _odd(href: str) -> bool:
@@ -113,7 +134,13 @@ class LinkResolver:
 
         Same-page fragments, ``javascript:`` and ``data:`` hrefs are not links to a URL.
         """
-        if not href or href.startswith(_SKIP_PREFIXES):
+        if not href:
+            return None
+        if href[0] <= " " or href[-1] <= " " or "\t" in href or "\n" in href or "\r" in href:
+            href = browser_href(href)
+            if not href:
+                return None
+        if href[0] == "#" or (href[0] in "jJdD" and is_script_or_data(href)):
             return None
         absolute = self.absolute(base, href)
         cache = self._cache

@@ -19,6 +19,12 @@ and from each series with at least two numbers predicts ``count`` pages ahead:
 - the predictions are the next ``count`` numbers of that run, those the page already links
   to left out.
 
+A page that was itself fetched because it was predicted (``predicted=True``) extends a series
+it belongs to only when its real links continue it (a link to a number above its own): an
+endless pager whose every number answers 200, each page linking the same two years, would
+otherwise predict on from every predicted page, without end. The pages it reaches by its
+links are predicted from as any page.
+
 What is never predicted: an integer of :data:`MAX_DIGITS` digits or more (a runaway counter,
 ``/list/date/100000/``), a token with a leading zero (``007``: its width is not known), a
 token in scientific notation (``1.5e+32`` is not an integer) and any URL whose path or query
@@ -27,7 +33,10 @@ holds one (the post-seed guard of the original's trap tests).
 :class:`PredictionLedger` remembers how each shape's predictions answered, so a shape whose
 predictions keep missing (a catalogue whose related-product links look like a pager) stops
 being predicted: the crawl never pays more than ``count`` wasted requests per shape beyond
-the pages that answered.
+the pages that answered; and it caps each shape at :data:`MAX_PREDICTED_PER_SERIES` numbers
+predicted past the furthest one predicted before (predictions of numbers already passed are
+free: the frontier knows them), so no series, however its pages answer, is predicted without
+bound.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DIGITS",
+    "MAX_PREDICTED_PER_SERIES",
     "Prediction",
     "PredictionLedger",
     "answered",
@@ -52,6 +62,10 @@ __all__ = [
 
 MAX_DIGITS = 6
 """Integers this long or longer are never a pager's (the original's runaway-digit guard)."""
+
+MAX_PREDICTED_PER_SERIES = 1000
+"""The most numbers a crawl predicts ahead in one series (shape); past them, its pages are
+found by their links alone."""
 
 _LIMIT = 10 ** (MAX_DIGITS - 1)
 """The first number too long to predict."""
@@ -68,6 +82,8 @@ class Prediction:
     url: str
     shape: str
     """The series: the URL with its page number written ``{n}``."""
+    number: int
+    """The page number predicted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +159,14 @@ def shapes(url: str) -> list[str]:
 
 
 def predict(page_url: str, links: Iterable[str], count: int,
-            allows: Callable[[str], bool] = lambda shape: True) -> list[Prediction]:
+            allows: Callable[[str], bool] = lambda shape: True, *,
+            predicted: bool = False) -> list[Prediction]:
     """Up to ``count`` pages ahead per series found among ``page_url`` and ``links``.
 
-    ``allows(shape)`` vetoes a series (:meth:`PredictionLedger.allows`). In the order the
-    series first appear on the page.
+    ``allows(shape)`` vetoes a series (:meth:`PredictionLedger.allows`). With ``predicted``
+    (the page was fetched because it was predicted), a series the page belongs to is extended
+    only when a link continues it past the page's own number. In the order the series first
+    appear on the page.
     """
     if count <= 0:
         return []
@@ -182,7 +201,10 @@ def predict(page_url: str, links: Iterable[str], count: int,
             continue
         ordered = sorted(numbers)
         step = min(b - a for a, b in pairwise(ordered))
-        current = own.get(shape, ordered[0])
+        mine = own.get(shape)
+        if predicted and mine is not None and ordered[-1] <= mine:
+            continue  # no real link continues it: a predicted page does not extend it alone
+        current = ordered[0] if mine is None else mine
         while current + step in numbers:
             current += step
         for i in range(1, count + 1):
@@ -190,7 +212,7 @@ def predict(page_url: str, links: Iterable[str], count: int,
             if number >= _LIMIT:
                 break
             if number not in numbers:
-                found.append(Prediction(parts.with_token(index, str(number)), shape))
+                found.append(Prediction(parts.with_token(index, str(number)), shape, number))
     return found
 
 
@@ -204,15 +226,36 @@ class PredictionLedger:
     """How the predictions of each shape answered; vetoes shapes that keep missing.
 
     A shape is predicted while its misses do not exceed its answers by more than ``slack``
-    (the pages predicted past a pager's last page are ``count`` misses at most). Bounded: the
-    least recently updated shapes are forgotten past ``size``.
+    (the pages predicted past a pager's last page are ``count`` misses at most), and while it
+    has been predicted past its furthest number fewer than ``per_series`` times
+    (:meth:`admits`). Bounded: the least recently updated shapes are forgotten past ``size``.
     """
 
-    def __init__(self, slack: int, size: int = 10_000) -> None:
+    def __init__(self, slack: int, size: int = 10_000,
+                 per_series: int = MAX_PREDICTED_PER_SERIES) -> None:
         self.slack = slack
         self.size = size
+        self.per_series = per_series
         self._balance: OrderedDict[str, int] = OrderedDict()
         """shape → misses minus answers."""
+        self._reach: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        """shape → (the furthest number predicted, how many numbers were predicted past the
+        furthest one before)."""
+
+    def admits(self, prediction: Prediction) -> bool:
+        """Whether ``prediction`` is within its series' cap, counting it if it goes further
+        than the series has been predicted so far."""
+        reach = self._reach
+        furthest, spent = reach.get(prediction.shape, (-1, 0))
+        if prediction.number <= furthest:
+            return True
+        if spent >= self.per_series:
+            return False
+        reach[prediction.shape] = (prediction.number, spent + 1)
+        reach.move_to_end(prediction.shape)
+        while len(reach) > self.size:
+            reach.popitem(last=False)
+        return True
 
     def allows(self, shape: str) -> bool:
         return self._balance.get(shape, 0) <= self.slack

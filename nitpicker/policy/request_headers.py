@@ -32,6 +32,7 @@ from urllib.parse import unquote
 
 from nitpicker.policy.scope import Scope, ScopeEntry, is_lower_layer
 from nitpicker.policy.urls import parse_url
+from nitpicker.policy.userinfo import parses_as_written
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -66,20 +67,20 @@ def _shown_start(raw: str) -> str:
     return word[:40] + ("…" if len(word) > 40 or len(raw.strip()) > len(word) else "")
 
 
-def parse_header(raw: str) -> Header:
+def parse_header(raw: str, *, label: str = "--header") -> Header:
     """``("Name", "value")`` of ``"Name: value"``; :class:`HeaderError` naming the header (its
     name, never its value) when there is no colon, the name is not a token, or the value
-    holds a line break."""
+    holds a line break. ``label`` is what the message calls it (``--header``, ``header``)."""
     name, colon, value = raw.partition(":")
     name = name.strip()
     if not colon:
         raise HeaderError(
-            f'--header must be "Name: value", got "{_shown_start(raw)}" (no colon)')
+            f'{label} must be "Name: value", got "{_shown_start(raw)}" (no colon)')
     if not _TOKEN(name):
-        raise HeaderError(f'--header name "{name[:40]}" is not a header name (letters, digits '
+        raise HeaderError(f'{label} name "{name[:40]}" is not a header name (letters, digits '
                           "and !#$%&'*+-.^_`|~ only)")
     if _FORBIDDEN_IN_VALUE(value) or _FORBIDDEN_IN_VALUE(raw):
-        raise HeaderError(f"--header {name}: the value holds a line break (refused: it would "
+        raise HeaderError(f"{label} {name}: the value holds a line break (refused: it would "
                           "split the request's headers)")
     return name, value.strip()
 
@@ -109,10 +110,17 @@ _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#\\]*)")
 
 def shown_url(raw: str) -> str:
     """``raw`` as a message may show it: a password in it replaced by ``…``
-    (``https://alice:…@host/``)."""
-    match = _USERINFO.match(raw.strip())
+    (``https://alice:…@host/``). A URL that does not parse as written may hold a password
+    typed raw (:mod:`nitpicker.policy.userinfo`): everything up to its last ``@`` is hidden."""
+    text = raw.strip()
+    match = _USERINFO.match(text)
     if match is None:
         return raw
+    if not parses_as_written(text):
+        rest = text[len(match.group(1)):]
+        user, colon, _ = rest[:rest.rfind("@")].partition(":")
+        if "@" in rest and user and not any(c in user for c in "/?#\\"):
+            return f"{match.group(1)}{user}{':…' if colon else ''}@{rest[rest.rfind('@') + 1:]}"
     userinfo, at, host = match.group(2).rpartition("@")
     if not at:
         return raw

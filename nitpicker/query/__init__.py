@@ -53,6 +53,7 @@ from nitpicker.query.duplicates import (
 from nitpicker.query.headers import HeaderCheck, check_headers
 from nitpicker.query.images import ImageItem, file_size_threshold, list_images
 from nitpicker.query.info import CrawlInfo, crawl_info
+from nitpicker.query.inventory_runs import InventoryRun, list_inventory_runs
 from nitpicker.query.json_ld import JsonLdBlockItem, JsonLdPage, get_page_json_ld, list_json_ld
 from nitpicker.query.links import (
     LINK_TYPES,
@@ -135,6 +136,7 @@ __all__ = [
     "HeaderItem",
     "ImageItem",
     "InboundLink",
+    "InventoryRun",
     "JsonLdBlockItem",
     "JsonLdPage",
     "LabelCount",
@@ -186,6 +188,7 @@ __all__ = [
     "list_crawl_runs",
     "list_external_links",
     "list_images",
+    "list_inventory_runs",
     "list_json_ld",
     "list_links",
     "list_orphaned_pages",

@@ -62,6 +62,10 @@ class PageListItem(TypedDict):
     has_description: bool
     has_og_title: bool
     noindex: bool
+    charset: str | None
+    """The character encoding the page declares, lower-case (its ``Content-Type`` header's,
+    else its ``<meta charset>``); ``None`` when none does, or recorded before migration
+    ``0019_page_charset``."""
 
 
 def _directory_filter(directory: str) -> tuple[str, str]:
@@ -144,10 +148,11 @@ def list_pages(
         url_pattern=url_pattern, directory=directory, search=search,
     )
     condition = " AND ".join(where)
+    charset = "p.charset" if fetch_one(conn, _HAS_CHARSET_SQL) is not None else "NULL"
     rows = fetch_all(
         conn,
         "SELECT p.url, p.title, p.status, p.content_type, p.is_external, p.description != '',"
-        f" p.og_title != '', p.noindex FROM pages p WHERE {condition}"
+        f" p.og_title != '', p.noindex, {charset} FROM pages p WHERE {condition}"
         f" ORDER BY {_SORT_SQL[sort_by, sort_order]} LIMIT ? OFFSET ?",
         [*params, limit, offset],
     )
@@ -155,9 +160,9 @@ def list_pages(
     items: list[PageListItem] = [
         {"url": url, "title": title, "status": status_, "content_type": content_type,
          "is_external": bool(external), "has_description": bool(has_description),
-         "has_og_title": bool(has_og_title), "noindex": bool(noindex_)}
-        for url, title, status_, content_type, external, has_description, has_og_title, noindex_
-        in rows
+         "has_og_title": bool(has_og_title), "noindex": bool(noindex_), "charset": declared}
+        for (url, title, status_, content_type, external, has_description, has_og_title, noindex_,
+             declared) in rows
     ]
     return paged(items, total[0] if total else 0, limit, offset)
 
@@ -199,6 +204,8 @@ class PageDetail(TypedDict):
     response_time_ms: int | None
     """From the request to the response headers, in ms (a rendered page: its HTML preflight's);
     ``None`` when not timed, or recorded before migration ``0014_response_time``."""
+    charset: str | None
+    """The character encoding the page declares (see :class:`PageListItem`)."""
     is_external: bool
     is_target: bool
     is_skipped: bool
@@ -236,18 +243,19 @@ class PageDetail(TypedDict):
     """URLs that redirect to this page."""
 
 
-_DETAIL_COLUMNS = (  # the last two: an archive before 0008 / 0014 derives them
+_DETAIL_COLUMNS = (  # the last three: an archive before 0008 / 0014 / 0018 derives them
     "status", "status_text", "content_type", "content_length", "is_external", "is_target",
     "is_skipped", "skip_reason", "depth", "fetched_at", "title", "description", "keywords",
     "lang", "canonical", "alternate", "noindex", "nofollow", "noarchive", "og_type", "og_title",
     "og_site_name", "og_description", "og_url", "og_image", "twitter_card", "redirect_kind",
-    "response_time_ms",
+    "response_time_ms", "charset",
 )
 _BOOLEAN_COLUMNS = frozenset({"is_external", "is_target", "is_skipped", "noindex", "nofollow",
                               "noarchive"})
 
 _HAS_REDIRECT_KIND_SQL = "SELECT 1 FROM migrations WHERE name = '0008_redirect_kind'"
 _HAS_RESPONSE_TIME_SQL = "SELECT 1 FROM migrations WHERE name = '0014_response_time'"
+_HAS_CHARSET_SQL = "SELECT 1 FROM migrations WHERE name = '0019_page_charset'"
 _REDIRECT_KIND_BEFORE_0008 = (
     "CASE WHEN p.redirect_dest_id IS NULL THEN NULL WHEN p.status = 0 THEN 'meta-refresh'"
     " ELSE 'http' END"
@@ -284,12 +292,13 @@ def get_page_detail(conn: sqlite3.Connection, url: str, *, link_limit: int = 100
     if found is None:
         return None
     page_id, page_url = found
-    columns = ", ".join(f"p.{c}" for c in _DETAIL_COLUMNS[:-2])
+    columns = ", ".join(f"p.{c}" for c in _DETAIL_COLUMNS[:-3])
     kind = ("p.redirect_kind" if fetch_one(conn, _HAS_REDIRECT_KIND_SQL) is not None
             else _REDIRECT_KIND_BEFORE_0008)
     timed = ("p.response_time_ms" if fetch_one(conn, _HAS_RESPONSE_TIME_SQL) is not None
              else "NULL")
-    columns = f"{columns}, {kind}, {timed}"
+    charset = "p.charset" if fetch_one(conn, _HAS_CHARSET_SQL) is not None else "NULL"
+    columns = f"{columns}, {kind}, {timed}, {charset}"
     row = fetch_one(conn, f"SELECT {columns}, f.url FROM pages p"
                           " LEFT JOIN pages f ON f.id = p.redirect_dest_id WHERE p.id = ?",
                     (page_id,))

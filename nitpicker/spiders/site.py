@@ -20,7 +20,7 @@ from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 from scrapy.settings import SETTINGS_PRIORITIES
 
-from nitpicker.crawl.config import CrawlConfig
+from nitpicker.crawl.config import DEFAULT_DEDUPE_CAP, CrawlConfig
 from nitpicker.crawl.errors import describe_failure
 from nitpicker.crawl.meta import (
     META_DEPTH,
@@ -210,8 +210,8 @@ class SiteSpider(Spider):
         settings.set("USER_AGENT", config.user_agent, priority=priority)
         settings.set("ROBOTSTXT_OBEY", not config.ignore_robots, priority=priority)
         settings.set("ROBOTSTXT_USER_AGENT", config.user_agent, priority=priority)
-        if config.dedupe_cap is not None:
-            settings.set("NITPICKER_DEDUPE_CAP", config.dedupe_cap, priority=priority)
+        if config.dedupe_cap != DEFAULT_DEDUPE_CAP:  # off (None: 0), or a cap of its own
+            settings.set("NITPICKER_DEDUPE_CAP", config.dedupe_cap or 0, priority=priority)
         settings.set("NITPICKER_DEDUPE_AGE_WINDOW", config.dedupe_age_window, priority=priority)
         settings.set("NITPICKER_DEDUPE_MAP_CAP", config.dedupe_map_cap, priority=priority)
         if config.deny_private_networks:

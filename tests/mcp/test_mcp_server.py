@@ -329,7 +329,7 @@ async def test_list_pages_filters_sorts_and_pages(client: Client, opened: str,
     assert meta["items"][1] == {
         "url": site.url("/meta/full"), "title": "Full Meta Page", "status": 200,
         "content_type": "text/html", "is_external": False, "has_description": True,
-        "has_og_title": True, "noindex": False}
+        "has_og_title": True, "noindex": False, "charset": "utf-8"}
     recursive = await ok(client, "list_pages", archive_id=opened, url_pattern="%/recursive/%")
     assert recursive["total"] == 4
     undescribed = await ok(client, "list_pages", archive_id=opened, missing_description=True,

@@ -34,6 +34,9 @@ class PageMeta:
     """``link[rel~=prev]@href`` (a pager's previous page)."""
     next: str = ""
     """``link[rel~=next]@href`` (a pager's next page)."""
+    charset: str = ""
+    """The character encoding the markup declares, lower-case: the first ``<meta charset>``,
+    or ``<meta http-equiv=content-type content="…; charset=…">``."""
 
 
 @dataclass(slots=True)

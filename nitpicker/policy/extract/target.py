@@ -12,7 +12,7 @@ from collections.abc import Callable
 from nitpicker.policy.extract.facts import AnchorRef, Extracted, ImageRef, PageMeta, ResourceRef
 from nitpicker.policy.extract.json_ld import JsonLdBlock, is_json_ld_type, read_json_ld
 
-__all__ = ["Target"]
+__all__ = ["Target", "charset_of"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -36,6 +36,16 @@ _META_PROPERTY_FIELDS: dict[str, str] = {
     "og:image": "og_image",
     "twitter:card": "twitter_card",
 }
+
+
+_CHARSET_PARAM = re.compile(r"""charset\s*=\s*["']?([^\s;"']+)""", re.IGNORECASE)
+"""The ``charset`` of a ``Content-Type`` value (``text/html; charset="Shift_JIS"``)."""
+
+
+def charset_of(content_type: str) -> str:
+    """The ``charset`` parameter of a ``Content-Type`` value, lower-case; ``""`` without one."""
+    found = _CHARSET_PARAM.search(content_type)
+    return found.group(1).lower() if found else ""
 
 
 def _collapse(text: str) -> str:
@@ -248,10 +258,18 @@ class _Target:
 
     def _start_meta(self, attrib: dict[str, str]) -> None:
         content = attrib.get("content")
-        if content is None:
-            return
         seen = self.seen
         meta = self.meta
+        if "charset" not in seen:
+            declared = attrib.get("charset")
+            if declared is None and content is not None and attrib.get(
+                    "http-equiv", "").strip(_ASCII_WS).lower() == "content-type":
+                declared = charset_of(content) or None
+            if declared is not None and declared.strip(_ASCII_WS):
+                seen.add("charset")
+                meta.charset = declared.strip(_ASCII_WS).lower()
+        if content is None:
+            return
         name = attrib.get("name")
         if name is not None:
             key = name.strip(_ASCII_WS).lower()

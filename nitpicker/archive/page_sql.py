@@ -1,0 +1,83 @@
+"""The SQL :class:`~nitpicker.archive.page_recorder.PageRecorder` writes a page's rows with
+(values always as parameters; the table names of the ``*_CHILDREN`` tuples are constants,
+formatted into statements)."""
+
+from __future__ import annotations
+
+__all__ = [
+    "FETCHED_CHILDREN", "FORGET_JSON_LD_TYPES", "LINK_CONSOLE_MESSAGE", "MARK_INVENTORY",
+    "MARK_SITEMAP", "RECORD_CONSOLE_MESSAGE", "RECORD_HOP", "RECORD_PAGE", "RECORD_RESOURCE",
+    "REPLACED_CHILDREN", "REPOINT", "SCRAPED",
+]
+
+RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, status,
+    status_text, content_type, content_length, lang, title, description, keywords, noindex,
+    nofollow, noarchive, canonical, alternate, og_type, og_title, og_site_name,
+    og_description, og_url, og_image, twitter_card, is_skipped, skip_reason, fetched_at,
+    links_capped, response_time_ms, charset)
+VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_kind = NULL,
+    is_target = excluded.is_target, is_external = excluded.is_external,
+    depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
+    status_text = excluded.status_text, content_type = excluded.content_type,
+    content_length = excluded.content_length, lang = excluded.lang,
+    title = excluded.title, description = excluded.description,
+    keywords = excluded.keywords, noindex = excluded.noindex,
+    nofollow = excluded.nofollow, noarchive = excluded.noarchive,
+    canonical = excluded.canonical, alternate = excluded.alternate,
+    og_type = excluded.og_type, og_title = excluded.og_title,
+    og_site_name = excluded.og_site_name, og_description = excluded.og_description,
+    og_url = excluded.og_url, og_image = excluded.og_image,
+    twitter_card = excluded.twitter_card, is_skipped = excluded.is_skipped,
+    skip_reason = excluded.skip_reason, fetched_at = excluded.fetched_at,
+    links_capped = excluded.links_capped, response_time_ms = excluded.response_time_ms,
+    charset = excluded.charset RETURNING id"""
+
+RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
+    redirect_kind, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(url) DO UPDATE SET scraped = 1, status = excluded.status,
+    redirect_dest_id = excluded.redirect_dest_id, redirect_kind = excluded.redirect_kind
+RETURNING id"""
+
+REPOINT = "UPDATE pages SET redirect_dest_id = ? WHERE redirect_dest_id = ? AND id != ?"
+"""Sources that pointed at a URL now known to redirect: they point where it leads."""
+
+RECORD_RESOURCE = (
+    "INSERT INTO resources(url, kind, is_external, status, status_text, content_type,"
+    " content_length, compress, cdn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT(url) DO UPDATE SET"
+    " kind = CASE WHEN resources.kind = '' THEN excluded.kind ELSE resources.kind END,"
+    " status = coalesce(excluded.status, resources.status),"
+    " status_text = coalesce(excluded.status_text, resources.status_text),"
+    " content_type = coalesce(excluded.content_type, resources.content_type),"
+    " content_length = coalesce(excluded.content_length, resources.content_length),"
+    " compress = coalesce(excluded.compress, resources.compress),"
+    " cdn = coalesce(excluded.cdn, resources.cdn)"
+)
+
+RECORD_CONSOLE_MESSAGE = (
+    'INSERT INTO console_messages(digest, kind, level, text, source_url, line, "column")'
+    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO NOTHING"
+)
+LINK_CONSOLE_MESSAGE = (
+    "INSERT OR IGNORE INTO page_console_messages(page_id, message_id, position, count)"
+    " SELECT ?, id, ?, ? FROM console_messages WHERE digest = ?"
+)
+FORGET_JSON_LD_TYPES = (
+    "DELETE FROM json_ld_types WHERE block_id IN"
+    " (SELECT id FROM json_ld_blocks WHERE page_id = ?)"
+)
+
+MARK_SITEMAP = "UPDATE pages SET in_sitemap = 1 WHERE id = ?"
+MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
+
+FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers",
+                     "page_console_messages", "json_ld_blocks")
+"""The child tables of a fetched page (constant names: formatted into statements)."""
+
+REPLACED_CHILDREN = ("response_headers", "anchors", "images", "json_ld_blocks",
+                      "page_console_messages")
+"""The child tables a fetch of the page again replaces (the snapshot is replaced by its own
+insert, resource referrers are kept)."""
+
+SCRAPED = "SELECT scraped FROM pages WHERE url = ?"

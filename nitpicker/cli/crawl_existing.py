@@ -1,0 +1,120 @@
+"""``nitpicker crawl`` over an existing archive: ``--append`` (a backup, the crawl, the
+archive restored when it fails) and ``--retry-failed`` (its plan; nothing to retry is exit 0)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
+from nitpicker.archive.writer import ArchiveError
+from nitpicker.cli.crawl_compare import check_baseline
+from nitpicker.cli.crawl_ready import check_ready, exit_code, has_credentials
+from nitpicker.cli.output import fail, print_summary
+from nitpicker.crawl.config import ConfigError, CrawlConfig
+from nitpicker.crawl.config_builder import append_config, retry_failed_config
+from nitpicker.render.chromium import BrowserMissingError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from nitpicker.crawl.config_builder import GivenOptions
+
+__all__ = ["crawl_append", "retry_failed"]
+
+
+def crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
+                  list_urls: list[str] | None, list_file: Path | None, single: bool,
+                  resume: Path | None, output: str | None, verbose: bool, silent: bool,
+                  baseline: Path | None = None) -> int:
+    """``--append FILE URL…``: crawl on with more roots; the archive is restored on failure.
+
+    The archive's lock is taken before the backup and held until the backup is restored or
+    discarded: an append that finds the archive held changes nothing.
+    """
+    from nitpicker.cli.runner import run_crawl
+    from nitpicker.crawl.append import AppendError, ArchiveBackup
+
+    try:
+        if output:
+            raise ConfigError("--output flag is not supported with --append. "
+                              "The archive path is the file being appended.")
+        if resume is not None:
+            raise ConfigError("--resume and --append cannot be used together. "
+                              "Pick the existing-archive mode that fits your task.")
+        if list_urls or list_file or single:
+            raise ConfigError("--append cannot be combined with --list, --list-file or --single")
+        path = path.expanduser().resolve()
+        check_archive_file(path)
+        if baseline is not None:
+            check_baseline(baseline, path)
+        config = append_config(path, urls, options)
+        check_ready(config)
+    except (ConfigError, ArchiveError, ArchiveLockError, BrowserMissingError, ValueError) as exc:
+        fail(str(exc))
+    lock = ArchiveLock(path)
+    try:
+        lock.acquire()
+    except ArchiveLockError as exc:
+        fail(str(exc))
+    try:
+        backup = ArchiveBackup(path, lock)
+        try:
+            try:
+                backup.take()
+            except AppendError as exc:
+                fail(str(exc))
+            result = run_crawl(config, verbose=verbose, silent=silent, lock=lock)
+        except KeyboardInterrupt:  # before the crawl started: the archive is as it was
+            backup.discard()
+            raise
+        run_failure = result.run_failure
+        problem = result.failure or (
+            f"{run_failure.code} ({run_failure.phase} phase): {run_failure.detail}"
+            if run_failure else None
+        )
+        if problem is not None:
+            try:
+                backup.restore(problem)
+            except AppendError as exc:
+                fail(str(exc))
+            fail(f"append failed, the archive was restored as it was: {problem}")
+        backup.discard()
+    finally:
+        lock.release()
+    if not silent:
+        print_summary(path, result)
+    return exit_code(result.counters, strict=config.strict)
+
+
+def retry_failed(path: Path, options: GivenOptions, *, urls: list[str], others: bool,
+                  silent: bool) -> CrawlConfig:
+    """``--retry-failed FILE``: the run's config; exit 0 at once when nothing failed."""
+    from nitpicker.crawl.retry import retry_plan
+    from nitpicker.query import open_archive
+
+    if others or not all(has_credentials(url) for url in urls):
+        raise ConfigError("--retry-failed takes no URLs and no --output, --resume, --list or "
+                          "--list-file: the archive holds the crawl (only a root crawled with "
+                          "credentials is given again, with them)")
+    if urls:
+        options = options.with_values(roots=tuple(urls))
+    path = path.expanduser().resolve()
+    check_archive_file(path)
+    config = retry_failed_config(path, options)  # a flag that would change the crawl: refused
+    conn = open_archive(path)
+    try:
+        plan = retry_plan(conn)
+    finally:
+        conn.close()
+    if not plan.retry:
+        if not silent:
+            left = (f" ({len(plan.capped)} failed URL(s) under capped traps are left as they are)"
+                    if plan.capped else "")
+            print(f"Nothing to retry: {path} has no failed URLs{left}")
+        raise typer.Exit(0)
+    if plan.pending:
+        raise ConfigError(f"{path} has {plan.pending} URL(s) not crawled yet: finish its crawl "
+                          "with --resume first, then --retry-failed")
+    return config
