@@ -182,7 +182,7 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
 
 VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
          "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
-         "trap-events, outages, console, json-ld, inventory-runs, match-urls")
+         "trap-events, outages, console, json-ld, match-urls, inventory-runs")
 
 
 def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
