@@ -48,6 +48,8 @@ TABLES = {
     "page_console_messages",
     "json_ld_blocks",
     "json_ld_types",
+    "check_runs",
+    "check_findings",
     "migrations",
 }
 
@@ -133,6 +135,7 @@ CHILD_TABLES = [
     ("page_console_messages", "message_id", "console_messages"),
     ("json_ld_blocks", "page_id", "pages"),
     ("json_ld_types", "block_id", "json_ld_blocks"),
+    ("check_findings", "page_id", "pages"),
 ]
 
 

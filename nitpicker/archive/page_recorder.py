@@ -41,8 +41,8 @@ _RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth,
     status_text, content_type, content_length, lang, title, description, keywords, noindex,
     nofollow, noarchive, canonical, alternate, og_type, og_title, og_site_name,
     og_description, og_url, og_image, twitter_card, is_skipped, skip_reason, fetched_at,
-    links_capped, response_time_ms)
-VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    links_capped, response_time_ms, h1_count, canonical_relative)
+VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_kind = NULL,
     is_target = excluded.is_target, is_external = excluded.is_external,
     depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
@@ -57,8 +57,8 @@ ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_ki
     og_url = excluded.og_url, og_image = excluded.og_image,
     twitter_card = excluded.twitter_card, is_skipped = excluded.is_skipped,
     skip_reason = excluded.skip_reason, fetched_at = excluded.fetched_at,
-    links_capped = excluded.links_capped, response_time_ms = excluded.response_time_ms
-RETURNING id"""
+    links_capped = excluded.links_capped, response_time_ms = excluded.response_time_ms,
+    h1_count = excluded.h1_count, canonical_relative = excluded.canonical_relative RETURNING id"""
 
 _RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
     redirect_kind, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?)
@@ -228,8 +228,8 @@ class PageRecorder:
             meta.description, meta.keywords, meta.noindex, meta.nofollow, meta.noarchive,
             meta.canonical, meta.alternate, meta.og_type, meta.og_title, meta.og_site_name,
             meta.og_description, meta.og_url, meta.og_image, meta.twitter_card, item.is_skipped,
-            item.skip_reason, now(), item.links_capped, item.response_time_ms,
-        )
+            item.skip_reason, now(), item.links_capped, item.response_time_ms, meta.h1_count,
+            meta.canonical_relative)
         headers = json_rows(item.headers) if item.headers else None
         fresh = anchors = None
         if item.links:

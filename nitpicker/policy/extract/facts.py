@@ -34,6 +34,10 @@ class PageMeta:
     """``link[rel~=prev]@href`` (a pager's previous page)."""
     next: str = ""
     """``link[rel~=next]@href`` (a pager's next page)."""
+    h1_count: int = 0
+    """How many ``<h1>`` elements the page has."""
+    canonical_relative: bool = False
+    """The canonical was written as a relative URL (set when it is resolved)."""
 
 
 @dataclass(slots=True)
