@@ -20,7 +20,7 @@ from fixtures.site import FixtureSite
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 from nitpicker.archive.writer import ArchiveWriter
-from tests.helpers import ChangesCrawls, run, run_with_probe, writer_config
+from tests.helpers import ChangesCrawls, Defects, run, run_with_probe, writer_config
 
 
 @pytest.fixture(scope="session")
@@ -69,3 +69,16 @@ def analysed_changes(changes_crawls: ChangesCrawls,
                                 cwd=directory)
         assert result.returncode == 0, result.stderr
     return ChangesCrawls(directory, changes_crawls.base, changes_crawls.moved_base)
+
+
+@pytest.fixture(scope="session")
+def defects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Defects]:
+    """``/defects/`` crawled once, its sitemap on (``fixtures/defects.py``, the site checks'
+    tests)."""
+    directory = tmp_path_factory.mktemp("defects")
+    with FixtureSite() as site:
+        site.defect_sitemap = True
+        result = run("crawl", site.url("/defects/"), "-o", "defects", "--retry", "0",
+                     "--silent", cwd=directory)
+        assert result.returncode == 1, result.stderr  # its fetch errors
+        yield Defects(directory / "defects.nitpicker", site.base_url, site.external_url)

@@ -15,41 +15,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from fixtures.defects import DEFECTS, EXPECTED
-from fixtures.site import FixtureSite
 from nitpicker.query.checks import CATEGORIES, CHECKS, PRIORITIES, check_by_id
-from tests.helpers import run
+from tests.helpers import BEFORE_FINDINGS, run
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from tests.helpers import Defects
 
 MADE_IN_SQL = {"security/mixed-content", "crawl/trap-cap"}
 """Checks no page of an http fixture site can trip: ``test_checks_a_crawl_cannot_trip``."""
-
-
-class Defects:
-    """The ``/defects/`` section crawled once (its sitemap on), with its site's URLs."""
-
-    def __init__(self, archive: Path, base: str, external: str) -> None:
-        self.archive = archive
-        self.base = base
-        self.external = external
-
-    def path(self, url: str) -> str:
-        """A finding's URL as :data:`fixtures.defects.EXPECTED` writes it."""
-        if url.startswith(self.external):
-            return "(external)" + url.removeprefix(self.external)
-        return url.removeprefix(self.base + "/defects/")
-
-
-@pytest.fixture(scope="module")
-def defects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Defects]:
-    directory = tmp_path_factory.mktemp("defects")
-    with FixtureSite() as site:
-        site.defect_sitemap = True
-        result = run("crawl", site.url("/defects/"), "-o", "defects", "--retry", "0",
-                     "--silent", cwd=directory)
-        assert result.returncode == 1, result.stderr  # its fetch errors
-        yield Defects(directory / "defects.nitpicker", site.base_url, site.external_url)
 
 
 def findings(archive: Path) -> dict[str, list[tuple[str, str | None, str]]]:
@@ -100,8 +73,8 @@ def test_the_clean_pages_trip_nothing(defects: Defects) -> None:
 @pytest.mark.parametrize(("rule", "path", "element", "message"), [
     ("links/broken-internal", "missing", None, "Answers 404 Not Found; linked 3 times from 2 pages"),
     ("links/broken-internal", "chain/1", None,
-     "Could not be fetched (Too many redirects: gave up after 10 (REDIRECT_MAX_TIMES)); "
-     "linked 1 time from 1 page"),
+     ("Could not be fetched (Too many redirects: gave up after 10 (REDIRECT_MAX_TIMES)); "
+     "linked 1 time from 1 page")),
     ("links/to-redirect", "old", None, "Redirects (301) to {base}/defects/clean; linked 1 time from 1 page"),
     ("links/no-text", "empty-link", "{base}/defects/clean", "A link to {base}/defects/clean has no text"),
     ("canonical/not-http", "file-canonical", None,
@@ -158,8 +131,8 @@ def test_checks_a_crawl_cannot_trip(defects: Defects, tmp_path: Path) -> None:
     headers = {url: message for url, _, message in found["security/missing-headers"]}
     assert headers[https] == "Served without Strict-Transport-Security"
     assert [(url, message) for url, _, message in found["crawl/trap-cap"]] == [
-        (first, "The trap cap stopped following links under /defects after 30 pages with one "
-                f"title and description (last: {first}?n=30)")]
+        (first, ("The trap cap stopped following links under /defects after 30 pages with one "
+                f"title and description (last: {first}?n=30)"))]
 
 
 def test_check_replaces_the_findings_and_records_each_run(defects: Defects,
@@ -189,13 +162,7 @@ def test_check_on_an_archive_older_than_the_findings_tables(defects: Defects,
                                                             tmp_path: Path) -> None:
     """The archive is migrated; the headings checks judge no page (the crawl did not count
     ``<h1>``s); nothing else is lost."""
-    older = _copy(defects, tmp_path / "older.nitpicker",
-                  "DROP VIEW findings", "DROP TABLE check_findings", "DROP TABLE check_runs",
-                  "ALTER TABLE violations DROP COLUMN element",
-                  "ALTER TABLE violations DROP COLUMN fingerprint",
-                  "ALTER TABLE pages DROP COLUMN h1_count",
-                  "ALTER TABLE pages DROP COLUMN canonical_relative",
-                  "DELETE FROM migrations WHERE name = '0017_findings'")
+    older = _copy(defects, tmp_path / "older.nitpicker", *BEFORE_FINDINGS)
     result = run("check", str(older), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     found = findings(older)

@@ -100,7 +100,7 @@ def test_every_query_sub_command_and_mcp_tool_is_documented() -> None:
     for name in QUERY_SUBCOMMANDS:
         assert f"`{name}`" in query_section, name
     tools = _mcp_tool_names()
-    assert len(tools) == 21, tools
+    assert len(tools) == 23, tools
     mcp_section = README.split("### `nitpicker mcp`", 1)[1].split("\n## ", 1)[0]
     for name in tools:
         assert f"`{name}`" in mcp_section, name

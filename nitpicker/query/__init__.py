@@ -53,6 +53,15 @@ from nitpicker.query.duplicates import (
 from nitpicker.query.headers import HeaderCheck, check_headers
 from nitpicker.query.images import ImageItem, file_size_threshold, list_images
 from nitpicker.query.info import CrawlInfo, crawl_info
+from nitpicker.query.issues import (
+    IssueFinding,
+    IssueItem,
+    IssuesOverview,
+    PageIssue,
+    issue_urls,
+    issues_overview,
+    page_issues,
+)
 from nitpicker.query.json_ld import JsonLdBlockItem, JsonLdPage, get_page_json_ld, list_json_ld
 from nitpicker.query.links import (
     LINK_TYPES,
@@ -132,6 +141,9 @@ __all__ = [
     "HeaderItem",
     "ImageItem",
     "InboundLink",
+    "IssueFinding",
+    "IssueItem",
+    "IssuesOverview",
     "JsonLdBlockItem",
     "JsonLdPage",
     "LabelCount",
@@ -144,6 +156,7 @@ __all__ = [
     "PageDetail",
     "PageHtml",
     "PageImage",
+    "PageIssue",
     "PageListItem",
     "PageResource",
     "PageValueCell",
@@ -173,6 +186,8 @@ __all__ = [
     "get_resource_referrers",
     "get_summary",
     "get_violations",
+    "issue_urls",
+    "issues_overview",
     "latest_run",
     "list_broken_links",
     "list_cluster_pages",
@@ -189,6 +204,7 @@ __all__ = [
     "list_resources",
     "list_trap_events",
     "open_archive",
+    "page_issues",
     "summarise_diff",
     "summary",
 ]
