@@ -35,7 +35,8 @@ def metadata_checks(column: str, label: str, *, minimum: int, maximum: int,
               f" JOIN pages p ON p.{column} = d.value WHERE {OK_PAGE}")
     length = (f"printf('The {label} is %d characters long (%s): %s', length(p.{column}),"
               " {bound}, p." + column + ")")
-    specs = (
+    Texts = tuple[str, str, str, str]
+    specs: tuple[tuple[str, Texts, str, dict[str, object]], ...] = (
         ("missing", missing, page.format(message=f"'No {label}'", where=f"p.{column} = ''"), {}),
         ("duplicate", duplicate, shared, {}),
         ("too-long", long, page.format(
