@@ -222,7 +222,8 @@ def _integer_parameters() -> list[tuple[str, str]]:
 
 
 INTEGER_PARAMETERS = _integer_parameters()
-REQUIRED = {"url": "http://localhost/", "type": None, "plugin": "search", "signature": "0" * 40}
+REQUIRED = {"url": "http://localhost/", "type": None, "plugin": "search", "signature": "0" * 40,
+            "issue_id": "status/server-error"}
 
 
 def test_every_integer_parameter_has_a_range() -> None:
