@@ -56,8 +56,8 @@ def check(
         store = CheckStore.open(file)
     except (ArchiveError, ArchiveLockError) as exc:
         fail(str(exc))
-    except sqlite3.DatabaseError as exc:
-        fail(f"{file}: corrupt archive ({exc})")
+    except sqlite3.DatabaseError as exc:  # a read-only file, a full disk
+        fail(f"{file}: cannot write the findings ({exc})")
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         summary = _run(store, silent=silent)
