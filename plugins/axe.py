@@ -10,11 +10,15 @@ injected by the browser's DevTools). The browser is offline: it fetches only the
 stylesheets (recorded by the crawl for that page, on a host the crawl crawled), once per run
 (they decide the layout, which colour contrast needs); nothing else, on no host.
 
-Output: no columns; one violation per axe result with an impact, from ``violations`` **and**
-``incomplete`` ("needs review"): ``validator`` ``axe``, ``severity`` the impact
-(``minor``/``moderate``/``serious``/``critical``), ``rule`` the rule id, ``code`` the HTML of
-the nodes one per line, ``message`` ``<description> <help>(<helpUrl>)``. When axe itself
-fails on a page, one violation ``UNKNOWN_RULE`` carries the error.
+Output: no columns; one violation per element of each axe result with an impact, from
+``violations`` **and** ``incomplete`` ("needs review"): ``validator`` ``axe``, ``severity`` the
+impact (``minor``/``moderate``/``serious``/``critical``), ``rule`` the rule id, ``element``
+axe's CSS selector of the element (its ``target``; what the finding's fingerprint follows
+from one crawl to the next), ``code`` its HTML as axe quotes it (a small page's ``<html>``
+whole), ``message`` ``<description> <help>(<helpUrl>)``. When axe itself fails on a page, one
+violation ``UNKNOWN_RULE`` carries the error. (Version 1 gave one violation per rule, its
+elements' HTML one per line, and no element: a new element failing a rule made the rule's
+whole finding "new" in ``nitpicker diff``.)
 
 Settings: ``lang`` (axe's messages in ``axe-core/locales/<lang>.json``, a BCP 47 tag, e.g.
 ``ja``, ``pt-BR``; a tag axe has no file for takes its language's, ``ja-JP`` → ``ja``; ``en``
@@ -60,7 +64,7 @@ __all__ = ["AxePlugin", "create"]
 logger = logging.getLogger(__name__)
 
 NAME = "axe"
-VERSION = "2"  # 2: offline, only the page's own recorded stylesheets
+VERSION = "2"  # 2: offline (only the page's own recorded stylesheets), one violation an element
 
 #: rules switched from axe's defaults: frames are not loaded (a snapshot is one document), so
 #: ``frame-tested`` would flag every ``<iframe>`` as "not tested"
@@ -76,7 +80,9 @@ AUDIT = """async ([locale, rules]) => {
     const brief = (result) => ({
       id: result.id, impact: result.impact, description: result.description,
       help: result.help, helpUrl: result.helpUrl,
-      nodes: result.nodes.map((node) => node.html ?? (node.target ?? []).join('')),
+      nodes: result.nodes.map((node) => ({
+        html: node.html ?? '', target: (node.target ?? []).flat(Infinity).join(' '),
+      })),
     });
     return { results: [...found.incomplete, ...found.violations].map(brief) };
   } catch (error) {
@@ -124,12 +130,13 @@ class AxePlugin:
         return Findings(violations=[
             Violation(
                 validator=NAME, severity=str(result["impact"]), rule=result["id"] or "UNKNOWN_RULE",
-                code="\n".join(str(node) for node in result["nodes"]),
+                code=str(node["html"] or node["target"]), element=node["target"] or None,
                 message=f"{result['description'] or ''} {result['help'] or ''}"
                         f"({result['helpUrl'] or ''})",
                 url=snapshot.url)
             for result in answer["results"]
             if result["impact"] is not None
+            for node in result["nodes"]
         ])
 
 

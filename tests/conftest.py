@@ -21,7 +21,15 @@ from fixtures.site import FixtureSite
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 from nitpicker.archive.writer import ArchiveWriter
-from tests.helpers import ChangesCrawls, ScopeCrawls, crawl, run, run_with_probe, writer_config
+from tests.helpers import (
+    ChangesCrawls,
+    Defects,
+    ScopeCrawls,
+    crawl,
+    run,
+    run_with_probe,
+    writer_config,
+)
 
 
 @pytest.fixture(scope="session")
@@ -105,3 +113,16 @@ async def rendered_resources(site: Any, tmp_path_factory: pytest.TempPathFactory
     """``/resources/`` rendered in Chromium: the images its top page loads, with their
     headers, and a framed page that loads nothing (for ``concat`` and ``split``)."""
     return await _rendered(site, tmp_path_factory.mktemp("rendered"), "resources")
+
+
+@pytest.fixture(scope="session")
+def defects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Defects]:
+    """``/defects/`` crawled once, its sitemap on (``fixtures/defects.py``, the site checks'
+    tests)."""
+    directory = tmp_path_factory.mktemp("defects")
+    with FixtureSite() as site:
+        site.defect_sitemap = True
+        result = run("crawl", site.url("/defects/"), "-o", "defects", "--retry", "0",
+                     "--silent", cwd=directory)
+        assert result.returncode == 1, result.stderr  # its fetch errors
+        yield Defects(directory / "defects.nitpicker", site.base_url, site.external_url)

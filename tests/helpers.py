@@ -287,3 +287,28 @@ def rows(path: Path, sql: str, *params: Any) -> list[Any]:
         return sorted(conn.execute(sql, params).fetchall(), key=repr)
     finally:
         conn.close()
+
+
+# -- the site checks' fixture crawl ---------------------------------------------------------
+
+BEFORE_FINDINGS = (
+    "DROP VIEW findings", "DROP TABLE check_findings", "DROP TABLE check_runs",
+    "ALTER TABLE violations DROP COLUMN element", "ALTER TABLE violations DROP COLUMN fingerprint",
+    "ALTER TABLE pages DROP COLUMN h1_count", "ALTER TABLE pages DROP COLUMN canonical_relative",
+    "DELETE FROM migrations WHERE name = '0020_findings'")
+"""SQL that makes an archive of this version one of the version before ``0020_findings``."""
+
+
+class Defects:
+    """The ``/defects/`` section crawled once (its sitemap on), with its site's URLs."""
+
+    def __init__(self, archive: Path, base: str, external: str) -> None:
+        self.archive = archive
+        self.base = base
+        self.external = external
+
+    def path(self, url: str) -> str:
+        """A finding's URL as :data:`fixtures.defects.EXPECTED` writes it."""
+        if url.startswith(self.external):
+            return "(external)" + url.removeprefix(self.external)
+        return url.removeprefix(self.base + "/defects/")

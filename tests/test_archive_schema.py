@@ -50,6 +50,8 @@ TABLES = {
     "page_console_messages",
     "json_ld_blocks",
     "json_ld_types",
+    "check_runs",
+    "check_findings",
     "migrations",
 }
 
@@ -137,6 +139,7 @@ CHILD_TABLES = [
     ("page_console_messages", "message_id", "console_messages"),
     ("json_ld_blocks", "page_id", "pages"),
     ("json_ld_types", "block_id", "json_ld_blocks"),
+    ("check_findings", "page_id", "pages"),
 ]
 
 

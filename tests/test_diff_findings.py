@@ -13,7 +13,8 @@ import pytest
 
 from nitpicker.query import UrlMap, compare_archives
 from nitpicker.query.diff import CATEGORY_NAMES
-from nitpicker.query.diff_findings import fingerprint, severity_rank, snippet
+from nitpicker.query.diff_findings import severity_rank
+from nitpicker.query.fingerprint import locator, violation_fingerprint
 from tests.helpers import ChangesCrawls
 from tests.test_diff import expected
 
@@ -163,15 +164,19 @@ def test_an_archive_older_than_the_analysis_tables_compares_without_findings(
      ("axe", "label", "http://x/", "<img src=a>", "m"), False),  # another rule
     (("axe", "image-alt", "http://x/", "<img src=a>", "m"),
      ("markuplint", "image-alt", "http://x/", "<img src=a>", "m"), False),  # another validator
+    (("markuplint", "no-bold", "http://x/", "<b>old words</b>", "m"),
+     ("markuplint", "no-bold", "http://x/", "<b>new words</b>", "m"), True),  # the text
 ])
 def test_the_fingerprint(a: tuple[str, ...], b: tuple[str, ...], same: bool) -> None:
-    assert (fingerprint(*a) == fingerprint(*b)) is same
-    assert -(2 ** 63) <= fingerprint(*a) < 2 ** 63
+    """(validator, rule, url, code, message), no element: the code's markup decides."""
+    first = violation_fingerprint(*a[:3], None, *a[3:])
+    assert (first == violation_fingerprint(*b[:3], None, *b[3:])) is same
+    assert -(2 ** 63) <= first < 2 ** 63
 
 
-def test_snippet_and_severity_rank() -> None:
-    assert snippet("  <b>\n x</b> ", "m") == "<b> x</b>"
-    assert snippet("", "A  message") == snippet("-", "A message") == "A message"
+def test_locator_and_severity_rank() -> None:
+    assert locator(None, "  <b>\n x</b> ", "m") == "<b></b>"
+    assert locator(None, "", "A  message") == locator(None, "-", "A message") == "A message"
     assert severity_rank("critical") > severity_rank("serious") == severity_rank("error") \
         > severity_rank("warning") == severity_rank("Moderate") > severity_rank("info") \
         == severity_rank("minor")

@@ -59,6 +59,7 @@ def test_known_violations_with_impact_as_severity(plugin: axe.AxePlugin, site: F
     assert found["image-alt"].severity == "critical"
     assert found["link-name"].severity == "serious"
     assert found["link-name"].code == '<a href="/analyze/next"></a>'
+    assert found["link-name"].element == "a"  # axe's selector: the only <a> of the page
     assert found["link-name"].message == (
         "Ensure links have discernible text Links must have discernible text"
         "(https://dequeuniversity.com/rules/axe/4.14/link-name?application=axeAPI)")
@@ -91,9 +92,11 @@ def test_offline_a_stylesheet_the_crawl_did_not_record_is_not_fetched(
 def test_the_snapshots_scripts_do_not_run(plugin: axe.AxePlugin, site: FixtureSite) -> None:
     """The fixture's inline script removes ``lang`` and an ``onerror`` handler sets an ``alt``:
     neither may happen."""
-    found = by_rule(plugin.each_page(snapshot(site, "/analyze/axe")))
-    assert "html-has-lang" not in found
-    assert found["image-alt"].code.count("<img") == 2
+    violations = plugin.each_page(snapshot(site, "/analyze/axe")).violations
+    assert "html-has-lang" not in {v.rule for v in violations}
+    images = [v for v in violations if v.rule == "image-alt"]
+    assert [v.code.startswith("<img") for v in images] == [True, True]
+    assert len({v.element for v in images}) == 2  # one finding per element, each its selector
 
 
 def test_clean_page_has_no_violations(plugin: axe.AxePlugin, site: FixtureSite) -> None:

@@ -118,6 +118,8 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     listed.write_text(f"{url}\n{site.url('/query/absent')}\n")
     answers = {
         "summary": ok(archive, "summary"),
+        "issues": ok(archive, "issues", "--priority", "high", "--category", "links"),
+        "issue": ok(archive, "issue", "--id", "status/server-error", "--limit", "1"),
         "pages": ok(archive, "pages", "--limit", "1"),
         "page-detail": ok(archive, "page-detail", "--url", url),
         "html": ok(archive, "html", "--url", url, "--max-length", "9"),
@@ -145,6 +147,8 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     }
     assert _fingerprint(Path(archive)) == before  # bytes, mtime, and no -wal/-shm/-journal
     assert answers["pages"]["total"] == 30
+    assert [item["id"] for item in answers["issues"]["items"]][:1] == ["status/server-error"]
+    assert answers["issue"]["items"][0]["url"] == site.url("/error-status/server-error")
     assert answers["page-detail"]["outbound_total"] == 18
     assert answers["html"] == {"html": "<!doctype", "truncated": True}
     assert (len(answers["broken"]["items"]), answers["broken"]["total"]) == (2, 7)
@@ -173,14 +177,15 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     assert (answers["match-urls"]["matched"], answers["match-urls"]["unmatched"]) == (1, 1)
     assert answers["inventory-runs"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert {name for name in SUBCOMMANDS} == {
-        "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
+        "summary", "issues", "issue", "pages", "page-detail", "html", "links", "resources",
+        "resource-referrers",
         "images", "violations", "page-values", "duplicates", "mismatches", "headers",
         "duplicate-clusters", "runs", "trap-events", "outages", "console", "json-ld", "inventory-runs", "match-urls"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
-VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
+VALID = ("Valid sub-commands: summary, issues, issue, pages, page-detail, html, links, resources, images, "
          "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
          "trap-events, outages, console, json-ld, match-urls, inventory-runs")
 
@@ -260,7 +265,7 @@ def test_bad_flags(archive: str, args: list[str], message: str) -> None:
 def _required(subcommand: str) -> list[str]:
     """The required flags of ``subcommand``, each with a valid value."""
     values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken",
-              "--plugin": "search", "--urls": "urls.txt"}
+              "--plugin": "search", "--id": "status/server-error", "--urls": "urls.txt"}
     flags = [param.opts[0] for param in SUBCOMMANDS[subcommand].params
              if param.required and param.param_type_name == "option"]
     return [token for flag in flags for token in (flag, values[flag])]
@@ -281,7 +286,7 @@ def test_every_integer_option_has_a_range() -> None:
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
                         "oversized_threshold", "max_length", "min_count", "sample"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 43  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 47  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)
@@ -338,6 +343,8 @@ def test_help_names_every_sub_command() -> None:
 PAGING = {"--limit", "--offset"}
 FLAGS = {
     "summary": set(),
+    "issues": {"--priority", "--category", "--all", *PAGING},
+    "issue": {"--id", *PAGING},
     "pages": {"--status", "--status-min", "--status-max", "--is-external", "--is-internal",
               "--missing-title", "--missing-description", "--noindex", "--url-pattern",
               "--directory", "--sort-by", "--sort-order", *PAGING},

@@ -475,7 +475,7 @@ async def test_summary_to_a_broken_links_source(viewer: Viewer, site: FixtureSit
     async def browse(page: Page) -> None:
         await page.goto(viewer.url)
         assert page.url == viewer.url + "a/0/"
-        assert await page.locator("h1").inner_text() == "Summary"
+        assert await page.locator("h1").first.inner_text() == "Issues"
         statuses = data(viewer, "/a/0/")["summary"]["status_distribution"]
         assert await page.locator("svg.chart").first.locator("rect").count() == len(statuses)
         assert await page.locator(".chart-depth svg rect").count() == 2  # depths 0 and 1

@@ -97,7 +97,11 @@ class Violation:
     """One finding on one page (SPEC §7.1 ``Violation``).
 
     ``severity`` is the plugin's own word (axe's impacts, ``error``/``warning``/``info``);
-    ``location`` is ``"line:col"`` in the snapshot when the plugin knows it, else ``None``.
+    ``location`` is ``"line:col"`` in the snapshot when the plugin knows it, else ``None``;
+    ``element`` names the element found at fault when the plugin can (a CSS selector), else
+    ``None``: it is what the finding's fingerprint follows across crawls
+    (:mod:`nitpicker.query.fingerprint`), so give it when the ``code`` quotes more than the
+    element itself.
     """
 
     validator: str
@@ -107,6 +111,7 @@ class Violation:
     url: str
     code: str = ""
     location: str | None = None
+    element: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

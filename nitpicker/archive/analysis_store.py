@@ -43,6 +43,7 @@ from nitpicker.archive.connection import connect, now
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
 from nitpicker.archive.writer import ArchiveError, check_archive_file
+from nitpicker.query.fingerprint import violation_fingerprint
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -403,9 +404,12 @@ class AnalysisStore:
             )
             self.conn.executemany(
                 "INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, code,"
-                " message, url, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " message, url, location, element, fingerprint)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(item.page_id, key.plugin, phase, v.validator, v.severity, v.rule,
-                  v.code or "", v.message, v.url or item.url, v.location)
+                  v.code or "", v.message, v.url or item.url, v.location, v.element,
+                  violation_fingerprint(v.validator, v.rule, v.url or item.url, v.element,
+                                        v.code, v.message))
                  for v in findings.violations],
             )
         self._mark(key, phase, run_id, item.page_id, ok=True)

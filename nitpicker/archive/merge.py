@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from nitpicker.archive.check_store import record_checks
 from nitpicker.archive.connection import connect
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import (
@@ -74,10 +75,11 @@ MERGED_TABLES: Final = frozenset({
     "resource_referrers", "resource_headers", "snapshots", "runs", "frontier", "trap_events",
     "console_messages", "page_console_messages", "json_ld_blocks", "json_ld_types",
     "analysis_runs", "analyzed_pages", "page_values", "violations", "plugin_errors", "outages",
-    "inventory_runs",
+    "inventory_runs", "check_runs", "check_findings",
 })
-"""Every table the merge carries over (``migrations`` and ``info`` are made afresh). A table
-added to the schema and not here makes the merge refuse: it would be dropped silently."""
+"""Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
+checks' two are made afresh too: the checks run over the merged archive). A table added to
+the schema and not here makes the merge refuse: it would be dropped silently."""
 
 _REPOINT_ROUNDS: Final = 32
 
@@ -196,6 +198,7 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
                 + (f" and {more} more" if more > 0 else "")
                 + " (--keep-first keeps the first shard's copy)")
         _repoint_redirects(conn)
+        record_checks(conn)  # a shard's findings judged its part of the site only
         result.pages = int(conn.execute("SELECT count(*) FROM pages").fetchone()[0])
         result.recorded = int(conn.execute(
             f"SELECT count(*) FROM pages WHERE {_RANK.format(t='pages')} = 2").fetchone()[0])

@@ -433,6 +433,58 @@ ALTER TABLE pages ADD COLUMN charset TEXT
 """The character encoding a page declares (:attr:`nitpicker.items.PageItem.charset`): the
 ``Content-Type`` header's ``charset`` wins over the markup's, as in a browser."""
 
+_FINDINGS: Final = """
+CREATE TABLE check_runs (       -- each run of the site checks (one transaction: it finished)
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    ended_at TEXT NOT NULL,
+    checks INTEGER NOT NULL,        -- how many checks ran
+    findings INTEGER NOT NULL
+);
+
+CREATE TABLE check_findings (     -- what the site checks found (nitpicker.query.checks)
+    id INTEGER PRIMARY KEY,
+    rule TEXT NOT NULL,             -- the check's id: links/broken-internal
+    priority TEXT NOT NULL,         -- critical, high, medium, low, info
+    category TEXT NOT NULL,         -- links, indexing, content, accessibility, …
+    page_id INTEGER REFERENCES pages(id),
+    url TEXT NOT NULL,
+    element TEXT,                   -- what on the page: a link's target, an image's src; NULL
+    message TEXT NOT NULL,
+    fingerprint INTEGER NOT NULL    -- nitpicker.query.fingerprint: rule, URL, element
+);
+CREATE INDEX check_findings_rule ON check_findings(rule, url);
+CREATE INDEX check_findings_page ON check_findings(page_id);
+
+-- an analyzer's element (axe's CSS selector), when the plugin gives one
+ALTER TABLE violations ADD COLUMN element TEXT;
+-- nitpicker.query.fingerprint of the violation; NULL in rows written before this migration
+-- until nitpicker check fills it in
+ALTER TABLE violations ADD COLUMN fingerprint INTEGER;
+-- how many <h1> elements the page has; NULL: crawled before this migration
+ALTER TABLE pages ADD COLUMN h1_count INTEGER;
+-- 1: the page's canonical was written as a relative URL (pages.canonical holds it resolved)
+ALTER TABLE pages ADD COLUMN canonical_relative INTEGER;
+
+CREATE VIEW findings AS
+SELECT 'check' AS source, f.id AS source_id, f.rule AS rule, f.priority AS priority,
+    f.category AS category, f.page_id AS page_id, f.url AS url, f.element AS element,
+    NULL AS location, NULL AS snippet, f.message AS message, f.fingerprint AS fingerprint
+FROM check_findings f
+UNION ALL
+SELECT v.plugin, v.id, v.validator || '/' || v.rule,
+    CASE lower(v.severity) WHEN 'critical' THEN 'critical' WHEN 'serious' THEN 'high'
+        WHEN 'error' THEN 'high' WHEN 'moderate' THEN 'medium' WHEN 'warning' THEN 'medium'
+        WHEN 'minor' THEN 'low' WHEN 'info' THEN 'info' ELSE 'high' END,
+    CASE v.plugin WHEN 'axe' THEN 'accessibility' WHEN 'markuplint' THEN 'html'
+        WHEN 'textlint' THEN 'text' WHEN 'lighthouse' THEN 'performance' ELSE v.plugin END,
+    v.page_id, v.url, v.element, v.location, nullif(v.code, ''), v.message, v.fingerprint
+FROM violations v
+"""
+"""One findings model (issue 26): the site checks' table, and the view ``findings`` reading
+it and the analyzers' ``violations`` as one list; an analyzer's rule is ``validator/rule``,
+its severity on the checks' priority scale (``docs/ARCHITECTURE.md``, "Findings")."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -454,6 +506,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0017_outages", _OUTAGES),
     ("0018_inventory_runs", _INVENTORY_RUNS),
     ("0019_page_charset", _PAGE_CHARSET),
+    ("0020_findings", _FINDINGS),
 )
 
 

@@ -115,8 +115,8 @@ def _root(
     """Crawl a website into one SQLite archive, then query it."""
 
 
-COMMANDS: Final = ("crawl", "merge", "concat", "split", "analyze", "query", "report", "pipeline",
-                   "diff", "view", "mcp")
+COMMANDS: Final = ("crawl", "merge", "concat", "split", "analyze", "check", "query", "report",
+                   "pipeline", "diff", "view", "mcp")
 """The command modules (``nitpicker.cli.<name>``), each adding the command or group of its
 name, in the order the help lists them."""
 
@@ -125,7 +125,7 @@ def command_app(names: Sequence[str] = COMMANDS) -> typer.Typer:
     """The root app with the commands ``names`` (every command by default).
 
     Each command module's app: ``crawl``, ``merge``, ``concat``, ``split``, ``analyze``,
-    ``report``, ``pipeline``, ``view`` and ``mcp`` are one command each, ``query`` and ``diff`` groups or commands of
+    ``check``, ``report``, ``pipeline``, ``view`` and ``mcp`` are one command each, ``query`` and ``diff`` groups or commands of
     their own. A module imports only what its options need; the crawler (Scrapy, Twisted,
     Playwright), the MCP SDK and the viewer's web stack are imported inside the command that
     runs them."""

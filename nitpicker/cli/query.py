@@ -44,6 +44,8 @@ from nitpicker.query import (
     get_resource_referrers,
     get_summary,
     get_violations,
+    issue_urls,
+    issues_overview,
     list_console_messages,
     list_crawl_runs,
     list_images,
@@ -57,6 +59,7 @@ from nitpicker.query import (
     match_urls,
     open_archive,
 )
+from nitpicker.query.checks import PRIORITIES
 from nitpicker.url_file import UrlFileError, read_url_lines
 
 __all__ = ["QueryGroup", "app"]
@@ -142,6 +145,39 @@ def summary(ctx: typer.Context, pretty: Pretty = False) -> None:
     Example: nitpicker query site.nitpicker summary --pretty
     """
     _answer(ctx, get_summary, pretty=pretty)
+
+
+@app.command()
+def issues(
+    ctx: typer.Context,
+    priority: Annotated[str | None, typer.Option("--priority", help=f"This priority or more urgent: {', '.join(PRIORITIES)}.", show_default=False)] = None,
+    category: Annotated[str | None, typer.Option("--category", help="This category only (links, indexing, content, accessibility, performance, security, crawl, or an analyzer's).", show_default=False)] = None,
+    all_: Annotated[bool, typer.Option("--all", help="The checks that found nothing too, last.")] = False,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """The audit: every issue, most urgent first, with how many URLs, why it matters and the fix.
+
+    Example: nitpicker query site.nitpicker issues --priority high --pretty
+    """
+    _answer(ctx, issues_overview, pretty=pretty, priority=priority, category=category,
+            include_passed=all_ or None, limit=limit, offset=offset)
+
+
+@app.command()
+def issue(
+    ctx: typer.Context,
+    id_: Annotated[str, typer.Option("--id", help="The issue's id (links/broken-internal, axe/image-alt).", show_default=False)],
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """One issue's findings, by URL: where it is and what each finding says.
+
+    Example: nitpicker query site.nitpicker issue --id links/broken-internal --limit 20
+    """
+    _answer(ctx, issue_urls, pretty=pretty, issue_id=id_, limit=limit, offset=offset)
 
 
 @app.command()

@@ -346,6 +346,8 @@ class CrawlSession:
             else:
                 writer.rollback()
             writer.finish(order=self.failure is None)
+            if self.failure is None:
+                self._check_site(writer)
         except (sqlite3.Error, OSError) as exc:  # what was committed stays; the run fails
             failure = classify_exception(exc, "close")
             logger.error("closing the archive failed (%s): %s", failure.code, failure.detail)
@@ -371,6 +373,20 @@ class CrawlSession:
             raise
         logger.info("archive closed: %s (%s)", writer.path, status)
 
+
+    @staticmethod
+    def _check_site(writer: ArchiveWriter) -> None:
+        """The site checks over the finished crawl (``nitpicker check`` runs them again): a
+        failure of theirs is logged, and the crawl keeps what it recorded."""
+        from nitpicker.archive.check_store import record_checks
+
+        try:
+            summary = record_checks(writer.conn)
+        except sqlite3.Error as exc:
+            logger.error("the site checks failed (%s); run them again with: nitpicker check %s",
+                         exc, writer.path)
+            return
+        logger.info("site checks: %d findings in %.2f s", summary.findings, summary.elapsed)
 
     def _detach(self, writer: ArchiveWriter) -> None:
         """A worker of ``--workers N`` stops: its writes done, its unfetched leases back to

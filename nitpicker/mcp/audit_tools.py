@@ -1,4 +1,5 @@
-"""The audit tools: what the crawl and the analyzers found on the site (console messages,
+"""The audit tools: the issues (the site checks' and analyzers' findings as an audit), what
+the crawl and the analyzers found on the site (console messages,
 JSON-LD, violations, plugin values, duplicates, mismatches, security headers, trap clusters),
 the crawl's own record (runs, trap-cap firings, network outages), and two archives compared. Registered on
 :data:`nitpicker.mcp.server.server` the way :mod:`nitpicker.mcp.tools` registers its own, on
@@ -19,6 +20,7 @@ from nitpicker.mcp.server import (
     Limit,
     MismatchType,
     Offset,
+    Priority,
     registry,
     tool,
 )
@@ -30,6 +32,8 @@ from nitpicker.query import (
     DuplicateCluster,
     DuplicateEntry,
     HeaderCheck,
+    IssueFinding,
+    IssuesOverview,
     JsonLdPage,
     MismatchEntry,
     Outage,
@@ -42,6 +46,58 @@ from nitpicker.query import (
 from nitpicker.query.trap_events import TrapEvent
 
 __all__: list[str] = []
+
+
+# -- the audit ----------------------------------------------------------------------------------
+
+
+@tool
+def get_issues(
+    archive_id: ArchiveId,
+    priority: Annotated[Priority | None, Field(description="Only this priority or more urgent "
+                                                           "(high: critical and high).")] = None,
+    category: Annotated[str | None, Field(description="Only this category: links, indexing, "
+                                                      "content, accessibility, performance, "
+                                                      "security, crawl, or an analyzer's "
+                                                      "(html, text).")] = None,
+    include_passed: Annotated[bool, Field(description="List the site checks that found "
+                                                      "nothing too (urls 0), last.")] = False,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> IssuesOverview:
+    """Start here to audit a site: what is wrong, how bad, how many URLs, and what to do.
+
+    Every issue of the archive, most urgent first (priority critical, high, medium, low,
+    info; then the most URLs): the built-in site checks (id family/name, e.g.
+    links/broken-internal, canonical/not-http, titles/duplicate) and the analyzers' rules (id
+    validator/rule, e.g. axe/image-alt). Items: id, source (check or the plugin), title,
+    priority, category, urls, findings, explanation (why it matters), fix (how to fix it).
+    checked_at is null when the site checks never ran on the archive (nitpicker check FILE).
+    Then get_issue_urls with an issue's id lists where it is.
+    """
+    with registry.use(archive_id) as conn:
+        return q.issues_overview(conn, priority=priority, category=category,
+                                 include_passed=include_passed, limit=limit, offset=offset)
+
+
+@tool
+def get_issue_urls(
+    archive_id: ArchiveId,
+    issue_id: Annotated[str, Field(description="The issue's id from get_issues (e.g. "
+                                               "links/broken-internal, axe/image-alt).")],
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[IssueFinding]:
+    """The findings of one issue, by URL: where it is and what each finding says.
+
+    Items: url, element (a CSS selector, a link's target or an image's src; null for the page
+    itself), location (line:col in the snapshot, when known), snippet (the offending markup),
+    message (the facts: a broken URL's status and how many links lead to it, a title's
+    length, …), fingerprint (the same finding in another crawl has the same one). Error for an
+    id that is no check and no rule of the archive.
+    """
+    with registry.use(archive_id) as conn:
+        return q.issue_urls(conn, issue_id, limit=limit, offset=offset)
 
 
 # -- quality checks -----------------------------------------------------------------------------

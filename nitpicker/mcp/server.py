@@ -186,6 +186,7 @@ LinkType = Literal["broken", "external", "orphaned"]
 DuplicateField = Literal["title", "description"]
 MismatchType = Literal["canonical", "og:title", "og:description"]
 ConsoleLevel = Literal["error", "warning", "info", "log", "debug"]
+Priority = Literal["critical", "high", "medium", "low", "info"]
 
 assert get_args(SortField) == SORT_FIELDS and get_args(SortOrder) == SORT_ORDERS
 assert get_args(LinkType) == LINK_TYPES and get_args(DuplicateField) == DUPLICATE_FIELDS

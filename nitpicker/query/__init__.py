@@ -54,6 +54,15 @@ from nitpicker.query.headers import HeaderCheck, check_headers
 from nitpicker.query.images import ImageItem, file_size_threshold, list_images
 from nitpicker.query.info import CrawlInfo, crawl_info
 from nitpicker.query.inventory_runs import InventoryRun, list_inventory_runs
+from nitpicker.query.issues import (
+    IssueFinding,
+    IssueItem,
+    IssuesOverview,
+    PageIssue,
+    issue_urls,
+    issues_overview,
+    page_issues,
+)
 from nitpicker.query.json_ld import JsonLdBlockItem, JsonLdPage, get_page_json_ld, list_json_ld
 from nitpicker.query.links import (
     LINK_TYPES,
@@ -137,6 +146,9 @@ __all__ = [
     "ImageItem",
     "InboundLink",
     "InventoryRun",
+    "IssueFinding",
+    "IssueItem",
+    "IssuesOverview",
     "JsonLdBlockItem",
     "JsonLdPage",
     "LabelCount",
@@ -150,6 +162,7 @@ __all__ = [
     "PageDetail",
     "PageHtml",
     "PageImage",
+    "PageIssue",
     "PageListItem",
     "PageResource",
     "PageValueCell",
@@ -181,6 +194,8 @@ __all__ = [
     "get_resource_referrers",
     "get_summary",
     "get_violations",
+    "issue_urls",
+    "issues_overview",
     "latest_run",
     "list_broken_links",
     "list_cluster_pages",
@@ -200,6 +215,7 @@ __all__ = [
     "list_trap_events",
     "match_urls",
     "open_archive",
+    "page_issues",
     "summarise_diff",
     "summary",
 ]

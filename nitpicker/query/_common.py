@@ -5,6 +5,7 @@ The SQL fragments here are constants; values always travel as parameters.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -98,6 +99,7 @@ INTEGER_RANGES: dict[str, tuple[int, int]] = {
     "min_count": (1, SQLITE_INTEGER_MAX),
     "sample": (0, SQLITE_INTEGER_MAX),
     "max_urls": (0, SQLITE_INTEGER_MAX),
+    "run_id": (1, SQLITE_INTEGER_MAX),
 }
 """The accepted range of every integer argument of the queries, by parameter name: an
 interface (the CLI, the MCP server) checks against the same table."""
@@ -220,13 +222,23 @@ def _resolve_url(base: str, href: str) -> str:
     return normalize_url(join_href(base, href)) or href
 
 
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _url_scheme(text: str | None) -> str:
+    """The scheme of ``text`` lower-cased (``file``, ``https``), ``''`` for a relative URL."""
+    found = _SCHEME.match(text or "")
+    return found.group()[:-1].lower() if found else ""
+
+
 def register_functions(conn: sqlite3.Connection) -> None:
     """Register the deterministic SQL functions the queries use on ``conn`` (idempotent).
 
     ``nitpicker_page_signature(url, title, description, og_type, og_title, og_site_name,
-    og_description, og_url, og_image)`` and ``nitpicker_resolve_url(base, href)``. Registering
-    a function changes nothing in the file.
+    og_description, og_url, og_image)``, ``nitpicker_resolve_url(base, href)`` and
+    ``nitpicker_url_scheme(text)``. Registering a function changes nothing in the file.
     """
     conn.create_function("nitpicker_page_signature", 3 + len(OG_FIELDS), _page_signature,
                          deterministic=True)
     conn.create_function("nitpicker_resolve_url", 2, _resolve_url, deterministic=True)
+    conn.create_function("nitpicker_url_scheme", 1, _url_scheme, deterministic=True)

@@ -38,8 +38,8 @@ The categories (:data:`CATEGORIES`, in output order) and their items:
 
 - ``violations_new`` / ``violations_fixed`` / ``violations_persisting``: analyzer findings
   of NEW with no match in OLD, of OLD with no match in NEW, and in both, matched by their
-  fingerprint (:mod:`nitpicker.query.diff_findings`: validator, rule, page URL and the code
-  snippet, not the line): ``url``, ``plugin``, ``validator``, ``severity``, ``rule``,
+  fingerprint (:mod:`nitpicker.query.diff_findings`: validator, rule, page URL and where on
+  the page: the element, else the code's markup without its text; not the line): ``url``, ``plugin``, ``validator``, ``severity``, ``rule``,
   ``message``, ``code``, ``location``, ``fingerprint`` (16 hex digits); persisting ones also
   ``old_severity`` and ``old_location``. Only the plugins run on both archives
   (:attr:`ArchiveDiff.compared_plugins`).

@@ -5,17 +5,19 @@ persisting, and plugin page values changed.
 each one's ``analysis_runs``): a plugin run on NEW alone would make every one of its findings
 "new". :func:`prepare` puts their names in ``temp.compared_plugins``.
 
-**The fingerprint** of a violation (:func:`fingerprint`) is what stays the same when a page
-is crawled again and its markup moves: the validator, the rule, the page's URL (the archive's
-normalised URL; OLD's through the URL map, as NEW spells it) and the snippet: the ``code``
-with its runs of whitespace collapsed, or the message (whitespace collapsed) when the plugin
-gives no code (``''``, or textlint's ``'-'``). The ``line:col`` location is *not* part of it,
-so a finding whose line moved is the same finding. The severity and message are not either
-(a plugin's new wording is not a new finding), except as the snippet. A 64-bit BLAKE2b of
-those four fields, NUL-separated, is computed in SQL by a registered deterministic function.
-Two findings with one fingerprint on a page (the same rule on two identical elements) are
-told apart by their order: the n-th one of OLD matches the n-th one of NEW, so a third
-identical element in NEW is one new finding.
+**The fingerprint** of a violation is :func:`nitpicker.query.fingerprint.violation_fingerprint`,
+what stays the same when a page is crawled again and parts of it unrelated to the finding
+change: the validator and rule, the page's URL (the archive's normalised URL; OLD's through
+the URL map, as NEW spells it) and the locator: the element the plugin named (axe's CSS
+selector), else the code's markup without the text between its tags (``<title>Old</title>``
+and ``<title>New</title>`` are one), else the message, whitespace collapsed. The ``line:col``
+location is *not* part of it (a finding whose line moved is the same finding), nor the
+severity or the message when there is code. It is computed afresh in SQL for both archives by
+a registered deterministic function (the one stored with each violation since
+``0020_findings`` follows NEW's URLs only; an archive older than that has no ``element``
+column: ``NULL``). Two findings with one fingerprint on a page (the same rule on two identical
+elements) are told apart by their order: the n-th one of OLD matches the n-th one of NEW, so a
+third identical element in NEW is one new finding.
 
 :func:`prepare` streams each archive's violations once into a temporary table of
 ``(fingerprint, n, violation id)`` (an index, no text): the categories are joins over them.
@@ -24,19 +26,15 @@ Page values are compared in plain joins over ``page_values`` (one cell: plugin, 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["FINGERPRINT_FUNCTION", "SEVERITY_RANKS", "fingerprint", "prepare", "severity_rank",
-           "snippet", "value_item"]
+from nitpicker.query.fingerprint import VIOLATION_FINGERPRINT_FUNCTION, register_fingerprint
 
-FINGERPRINT_FUNCTION: Final = "nitpicker_fingerprint"
-
-_NO_CODE: Final = frozenset({"", "-"})
+__all__ = ["SEVERITY_RANKS", "prepare", "severity_rank", "value_item"]
 
 SEVERITY_RANKS: Final = {"critical": 4, "serious": 3, "error": 3, "moderate": 2, "warning": 2,
                          "minor": 1, "info": 1}
@@ -50,22 +48,6 @@ _UNKNOWN_RANK: Final = SEVERITY_RANKS["error"]
 def severity_rank(word: str | None) -> int:
     """The rank of a severity word (case-insensitive); an unknown word ranks as ``error``."""
     return SEVERITY_RANKS.get((word or "").lower(), _UNKNOWN_RANK)
-
-
-def snippet(code: str | None, message: str | None) -> str:
-    """The part of a finding that names *what* is wrong: the code, whitespace collapsed, or
-    the message when there is no code."""
-    text = " ".join((code or "").split())
-    return text if text not in _NO_CODE else " ".join((message or "").split())
-
-
-def fingerprint(validator: str | None, rule: str | None, url: str | None, code: str | None,
-                message: str | None) -> int:
-    """The stable fingerprint of a violation on the page at ``url`` (a signed 64-bit integer,
-    as SQLite stores it)."""
-    text = "\0".join((validator or "", rule or "", url or "", snippet(code, message)))
-    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 def _fingerprint_hex(value: int) -> str:
@@ -82,7 +64,8 @@ _FINDINGS_TABLE_SQL: Final = ("CREATE TEMP TABLE {db}_findings (fp INTEGER NOT N
 
 _FINDINGS_FILL_SQL: Final = f"""INSERT INTO temp.{{db}}_findings(fp, n, id)
     SELECT fp, row_number() OVER (PARTITION BY fp ORDER BY id), id FROM (
-        SELECT {FINGERPRINT_FUNCTION}(v.validator, v.rule, {{url}}, v.code, v.message) AS fp,
+        SELECT {VIOLATION_FINGERPRINT_FUNCTION}(v.validator, v.rule, {{url}}, {{element}}, v.code,
+            v.message) AS fp,
             v.id AS id
         FROM {{db}}.violations v JOIN {{db}}.pages p ON p.id = v.page_id
         WHERE v.plugin IN (SELECT plugin FROM temp.compared_plugins))"""
@@ -92,11 +75,18 @@ def prepare(conn: sqlite3.Connection, params: dict[str, Any], old_url_sql: str) 
     """The compared plugins and both archives' fingerprints, in temporary tables (once a
     comparison, before the first findings category). ``old_url_sql``: OLD's ``p.url`` as NEW
     spells it."""
-    conn.create_function(FINGERPRINT_FUNCTION, 5, fingerprint, deterministic=True)
+    register_fingerprint(conn)
     conn.execute(_COMPARED_PLUGINS_SQL)
     for db, url in (("old", old_url_sql), ("new", "p.url")):
         conn.execute(_FINDINGS_TABLE_SQL.format(db=db))
-        conn.execute(_FINDINGS_FILL_SQL.format(db=db, url=url), params)
+        element = "v.element" if _has_element(conn, db) else "NULL"
+        conn.execute(_FINDINGS_FILL_SQL.format(db=db, url=url, element=element), params)
+
+
+def _has_element(conn: sqlite3.Connection, db: str) -> bool:
+    """Whether ``db``'s violations name their element (migration ``0020_findings``)."""
+    return any(row[1] == "element" for row in
+               conn.execute(f"SELECT * FROM pragma_table_info('violations', '{db}')"))
 
 
 def compared_plugins(conn: sqlite3.Connection) -> list[str]:

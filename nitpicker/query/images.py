@@ -25,7 +25,8 @@ from nitpicker.query._common import (
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["MISSING_ALT_SQL", "MISSING_DIMENSIONS_SQL", "NO_THRESHOLD", "ImageItem",
+__all__ = ["FILE_SIZE_SQL", "MISSING_ALT_SQL", "MISSING_DIMENSIONS_SQL", "NO_THRESHOLD",
+           "ImageItem",
            "file_size_threshold", "list_images"]
 
 MISSING_ALT_SQL = "(i.alt IS NULL OR i.alt = '')"
@@ -62,6 +63,7 @@ for a site's pages: the next ones show it from the browser's cache), else the cr
 the URL (a link to it)."""
 _FILE_SIZE_SQL = f"coalesce(i.file_size, {_RECORDED_SIZE_SQL})"
 """The file size of image ``i``: as the browser loaded it for this page, else as recorded."""
+FILE_SIZE_SQL = _FILE_SIZE_SQL
 
 _THRESHOLD_SQL = (
     "SELECT json_extract(config, '$.image_file_size_threshold') FROM info WHERE id = 1"

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import TypedDict
 
-from nitpicker.query._common import Paged, check_paging, fetch_all, fetch_one, paged
+from nitpicker.query._common import (
+    Paged,
+    check_integer,
+    check_paging,
+    fetch_all,
+    fetch_one,
+    paged,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -60,6 +67,7 @@ def list_outages(conn: sqlite3.Connection, *, run_id: int | None = None, limit: 
     """Every network outage the crawl paused for, oldest first (``run_id``: that run's only):
     when, how long, how it ended, the probes sent, the URLs fetched again, what started it."""
     check_paging(limit, offset)
+    check_integer("run_id", run_id, "run id")
     if fetch_one(conn, _HAS_TABLE_SQL) is None:
         return paged([], 0, limit, offset)
     where, args = (_OF_RUN, (run_id,)) if run_id is not None else ("", ())

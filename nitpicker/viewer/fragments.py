@@ -179,7 +179,7 @@ def _section_pager(path: str, result: Mapping[str, Any], number: int, query: dic
     return Markup("\n".join(parts))
 
 
-NAV = (("", "Summary"), ("pages", "Pages"), ("links", "Links"), ("resources", "Resources"),
+NAV = (("", "Issues"), ("pages", "Pages"), ("links", "Links"), ("resources", "Resources"),
        ("images", "Images"), ("violations", "Violations"), ("duplicates", "Duplicates"),
        ("mismatches", "Mismatches"), ("headers", "Security headers"),
        ("clusters", "Duplicate Clusters"), ("traps", "Trap log"))

@@ -37,6 +37,8 @@ from nitpicker.query import (
     get_resource_referrers,
     get_summary,
     get_violations,
+    issue_urls,
+    issues_overview,
     list_cluster_pages,
     list_console_messages,
     list_crawl_runs,
@@ -47,6 +49,7 @@ from nitpicker.query import (
     list_pages,
     list_resources,
     list_trap_events,
+    page_issues,
     summary,
 )
 from nitpicker.query.duplicates import list_duplicate_pages
@@ -116,9 +119,15 @@ def window(number: int) -> tuple[int, int]:
     return PAGE_SIZE, (number - 1) * PAGE_SIZE
 
 
+ISSUES_SHOWN = 500
+"""Issues listed on the landing page (the checks are 36; the rest are analyzers' rules)."""
+
+
 def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
-    """Counts, the run history with outcomes and error codes, and charts: status codes, pages
-    by depth, content types, findings by validator."""
+    """The issues overview (the audit: every issue most urgent first, with its URL count,
+    explanation and fix), then the counts, the run history with outcomes and error codes, and
+    charts: status codes, pages by depth, content types, findings by validator."""
+    issues = issues_overview(archive.conn, limit=ISSUES_SHOWN)
     overview = get_summary(archive.conn)
     counts = dataclasses.asdict(summary(archive.conn))
     runs_page, runs_offset = _section_window(params, "runs")
@@ -134,9 +143,24 @@ def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, 
               for name, rows, colour in (("depth", spread["depth"], "#24323f"),
                                          ("content_type", spread["content_type"], "#5c6bc0"),
                                          ("validator", spread["validator"], "#8e24aa"))}
-    return "summary.html", {"summary": overview, "counts": counts, "runs": runs,
+    return "summary.html", {"issues": issues, "summary": overview, "counts": counts, "runs": runs,
                             "status_chart": dataclasses.asdict(chart),
                             "distributions": spread, "charts": charts, "runs_page": runs_page}
+
+
+def issue_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """One issue: its title, priority, explanation and fix, then its findings by URL, one page
+    of rows (``?id=links/broken-internal&page=2``)."""
+    issue_id = text_param(params, "id", max_length=500)
+    if not issue_id:
+        raise BadRequest("Missing id: name the issue with ?id= (links/broken-internal)")
+    number = page_number(params)
+    limit, offset = window(number)
+    findings = issue_urls(archive.conn, issue_id, limit=limit, offset=offset)
+    every = issues_overview(archive.conn, include_passed=True, limit=ISSUES_SHOWN)["items"]
+    issue = next((item for item in every if item["id"] == issue_id), None)
+    return "issue.html", {"issue": issue, "issue_id": issue_id, "findings": findings,
+                          "page": number}
 
 
 def pages_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
@@ -174,7 +198,8 @@ def _section_window(params: Mapping[str, str], name: str) -> tuple[int, int]:
 
 
 def page_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
-    """Everything recorded about one page: HTTP facts, headers, metadata, redirects, links out
+    """Everything recorded about one page: its issues first, HTTP facts, headers, metadata,
+    redirects, links out
     and in, images, resources, analysis values and violations, console messages, JSON-LD, and
     whether a snapshot exists. Each list is one page of rows, paged on its own."""
     url = _required_url(params)
@@ -208,7 +233,8 @@ def page_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dic
     chain = [*detail["redirect_from"], page_url]
     if detail["redirect_to"]:
         chain.append(detail["redirect_to"])
-    return "page.html", {"page": page, "links_out": links_out, "links_in": links_in,
+    return "page.html", {"page": page, "issues": page_issues(conn, page_url) or [],
+                         "links_out": links_out, "links_in": links_in,
                          "images": images, "resources": resources, "console": console,
                          "violations": violations, "analysis": get_page_analysis(conn, page_url),
                          "json_ld": get_page_json_ld(conn, page_url),
@@ -385,6 +411,7 @@ def headers_view(archive: OpenArchive, params: Mapping[str, str]
 
 VIEWS: dict[str, View] = {
     "": summary_view,
+    "issue": issue_view,
     "pages": pages_view,
     "page": page_view,
     "links": links_view,

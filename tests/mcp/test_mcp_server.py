@@ -39,11 +39,11 @@ TOOLS = {
     "get_page_html", "list_links", "list_resources", "list_images", "get_violations",
     "find_duplicates", "find_mismatches", "get_resource_referrers", "check_headers",
     "get_duplicate_clusters", "list_crawl_runs", "list_trap_events", "list_console_messages",
-    "list_json_ld", "get_page_values", "compare_archives", "list_outages",
+    "list_json_ld", "get_page_values", "compare_archives", "get_issues", "get_issue_urls", "list_outages",
 }
 """SPEC §6's 14 tools, the duplicate clusters, the runs, the trap cap's audit log, the network
-outages, the console messages, the JSON-LD blocks, the analyze plugins' page values and the
-comparison of two archives."""
+outages, the console messages, the JSON-LD blocks, the analyze plugins' page values, the
+comparison of two archives, and the audit's issues and their URLs."""
 
 TWO_ARCHIVES = {"compare_archives"}
 """The tools that take two archive ids (``old_archive_id``, ``new_archive_id``)."""
@@ -143,6 +143,8 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         "list_outages": {},
         "list_console_messages": {},
         "list_json_ld": {},
+        "get_issues": {},
+        "get_issue_urls": {"issue_id": "status/client-error"},
     }
     # compare_archives, which takes two archives: test_compare_archives
     assert set(calls) | {"open_archive", "close_archive"} | TWO_ARCHIVES == TOOLS
@@ -151,6 +153,28 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         assert answer, tool
     assert await ok(client, "close_archive", archive_id=archive_id) == {
         "result": "Archive closed successfully."}
+    archive.assert_untouched()
+
+
+async def test_get_issues_then_the_urls_of_one(client: Client, archive: ArchiveFile,
+                                               site: FixtureSite) -> None:
+    """The audit's two tools: the issues most urgent first (the crawl ran the site checks),
+    then where one of them is; an id no check has is an error naming it."""
+    archive_id = await open_id(client, archive.path)
+    issues = await ok(client, "get_issues", archive_id=archive_id, priority="high")
+    assert issues["checked_at"]
+    assert [(item["id"], item["priority"], item["urls"]) for item in issues["items"]][:2] == [
+        ("status/server-error", "critical", 1), ("links/broken-internal", "high", 4)]
+    assert {item["priority"] for item in issues["items"]} <= {"critical", "high"}
+    assert issues["items"][0]["fix"] and issues["items"][0]["explanation"]
+    urls = await ok(client, "get_issue_urls", archive_id=archive_id,
+                    issue_id="status/server-error")
+    assert [(item["url"], item["message"]) for item in urls["items"]] == [
+        (site.url("/error-status/server-error"), "Answers 500 Internal Server Error")]
+    assert len(urls["items"][0]["fingerprint"]) == 16
+    assert "Unknown issue id: 'links/nope'" in await error(
+        client, "get_issue_urls", archive_id=archive_id, issue_id="links/nope")
+    await ok(client, "close_archive", archive_id=archive_id)
     archive.assert_untouched()
 
 
@@ -687,7 +711,8 @@ async def test_unknown_archive_id_for_every_tool(client: Client, site: FixtureSi
     required = {"get_page_detail": {"url": site.url("/")}, "get_page_html": {"url": site.url("/")},
                 "list_links": {"type": "broken"}, "find_mismatches": {"type": "canonical"},
                 "get_resource_referrers": {"resource_url": site.url("/style.css")},
-                "get_page_values": {"plugin": "search"}}
+                "get_page_values": {"plugin": "search"},
+                "get_issue_urls": {"issue_id": "status/client-error"}}
     for tool in sorted(TOOLS - {"open_archive"} - TWO_ARCHIVES):
         text = await error(client, tool, archive_id="archive_999", **required.get(tool, {}))
         assert text == f"Error executing tool {tool}: Archive not found: archive_999. {NOT_OPEN}"
@@ -743,7 +768,7 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
     and the answer was a bare "Error executing tool" with a traceback on the server's stderr.)
     """
     required = {"url": "http://localhost/", "resource_url": "http://localhost/x.css",
-                "plugin": "search"}
+                "plugin": "search", "issue_id": "status/client-error"}
     checked = []
     for tool in (await client.list_tools()).tools:
         properties = tool.input_schema["properties"]
@@ -766,7 +791,7 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
                 assert text.startswith(f"Error executing tool {tool.name}: "), text
                 assert name in text and reason in text, text
             checked.append((tool.name, name))
-    assert len(checked) == 41, checked
+    assert len(checked) == 45, checked
     assert {("list_pages", "status"), ("list_pages", "offset"), ("list_images",
             "oversized_threshold"), ("get_duplicate_clusters", "min_count")} <= set(checked)
 

@@ -37,6 +37,10 @@ class PageMeta:
     charset: str = ""
     """The character encoding the markup declares, lower-case: the first ``<meta charset>``,
     or ``<meta http-equiv=content-type content="…; charset=…">``."""
+    h1_count: int = 0
+    """How many ``<h1>`` elements the page has."""
+    canonical_relative: bool = False
+    """The canonical was written as a relative URL (set when it is resolved)."""
 
 
 @dataclass(slots=True)

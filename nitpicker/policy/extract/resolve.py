@@ -11,6 +11,7 @@ that is not an http(s) URL once resolved (``mailto:``, ``data:``) is kept as joi
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from nitpicker.policy.urls import join_href, normalize_url
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from nitpicker.policy.extract.facts import PageMeta
 
 __all__ = ["META_URL_FIELDS", "absolute_url", "document_base", "resolve_meta_urls"]
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 META_URL_FIELDS = ("canonical", "alternate", "og_url", "og_image")
 """The :class:`PageMeta` fields that hold a URL and are stored resolved."""
@@ -39,7 +42,9 @@ def absolute_url(base: str, value: str) -> str:
 
 
 def resolve_meta_urls(meta: PageMeta, base: str) -> None:
-    """Replace the URL fields of ``meta`` (:data:`META_URL_FIELDS`) by their absolute form."""
+    """Replace the URL fields of ``meta`` (:data:`META_URL_FIELDS`) by their absolute form;
+    ``meta.canonical_relative`` says whether the canonical was written relative (no scheme)."""
+    meta.canonical_relative = bool(meta.canonical) and _SCHEME.match(meta.canonical) is None
     for name in META_URL_FIELDS:
         value = getattr(meta, name)
         if value:

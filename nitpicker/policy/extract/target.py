@@ -190,6 +190,9 @@ class _Target:
 
     # -- start handlers ---------------------------------------------------------------------
 
+    def _start_h1(self, attrib: dict[str, str]) -> None:
+        self.meta.h1_count += 1
+
     def _start_area(self, attrib: dict[str, str]) -> None:
         href = attrib.get("href")
         if href is None or not self.room:
@@ -401,6 +404,7 @@ _START: dict[str, _Handler] = {
     "audio": _Target._start_audio,
     "svg": _Target._start_svg,
     "picture": _Target._start_picture,
+    "h1": _Target._start_h1,
 }
 _END: dict[str, _EndHandler] = {
     "title": _Target._end_title,
