@@ -65,6 +65,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NITPICKER_ARCHIVE_MAX_MB", 0.0,
             "Storage budget in MB (`0`: none), as `--max-archive-mb` (the option, when given, "
             "wins at any priority).", "max_archive_mb"),
+    Setting("NITPICKER_SITE_CHECKS", True,
+            "Run the [site checks](../guide/check.md) when a crawl ends (`nitpicker check` runs "
+            "them later). `False` leaves the archive without check findings: for a crawl whose "
+            "archive budget has no room for them, or one whose checks run elsewhere."),
     # -- the trap cap ---------------------------------------------------------------------------
     Setting("NITPICKER_DEDUPE_CAP", 100,
             "The trap cap's threshold, as `--dedupe-cap` (a crawl's `--dedupe-cap` other than "

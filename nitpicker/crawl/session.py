@@ -88,6 +88,8 @@ class CrawlSession:
         ``None`` while it runs. Unlike :attr:`halted`, a pause ends and the crawl goes on."""
         self.failure: RunFailure | None = None
         self.max_archive_bytes: int | None = None
+        self.site_checks = True
+        """Whether the site checks run when the crawl ends (``NITPICKER_SITE_CHECKS``)."""
         """Storage budget (``NITPICKER_ARCHIVE_MAX_MB``, set by the spider from the setting):
         the run fails with ``disk_full`` past it."""
         self.request_close: Callable[[str], None] = lambda reason: None
@@ -346,7 +348,7 @@ class CrawlSession:
             else:
                 writer.rollback()
             writer.finish(order=self.failure is None)
-            if self.failure is None:
+            if self.failure is None and self.site_checks:
                 self._check_site(writer)
         except (sqlite3.Error, OSError) as exc:  # what was committed stays; the run fails
             failure = classify_exception(exc, "close")

@@ -151,6 +151,7 @@ class SiteSpider(Spider):
         spider.session.request_close = spider._close_soon
         budget_mb = settings.getfloat("NITPICKER_ARCHIVE_MAX_MB")
         spider.session.max_archive_bytes = int(budget_mb * 1024 * 1024) or None
+        spider.session.site_checks = settings.getbool("NITPICKER_SITE_CHECKS")
         return spider
 
     def use_shared_frontier(self, settings: BaseSettings) -> None:
