@@ -285,9 +285,9 @@ class GateCount:
                          "the gates")
         if self.expired:
             first = next(iter(self.expired.values()))
-            lines.append(f"Expired: {len(self.expired)} suppression"
-                         f"{'' if len(self.expired) == 1 else 's'}{where} past "
-                         f"{'its' if len(self.expired) == 1 else 'their'} date: the findings "
-                         f"gate again (line {first.line}: {first.fingerprint}, expired "
-                         f"{first.expires})")
+            one = len(self.expired) == 1
+            lines.append(f"Expired: {len(self.expired)} suppression{'' if one else 's'}{where} "
+                         f"{'is' if one else 'are'} past {'its' if one else 'their'} date, so "
+                         f"{'its finding gates' if one else 'their findings gate'} again "
+                         f"(line {first.line}: {first.fingerprint}, expired {first.expires})")
         return lines
