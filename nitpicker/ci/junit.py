@@ -14,6 +14,7 @@ characters XML 1.0 cannot carry are dropped: :func:`write_junit`.
 
 from __future__ import annotations
 
+import io
 import re
 from collections import Counter
 from typing import IO, TYPE_CHECKING, Final
@@ -53,6 +54,22 @@ def _details(entry: Entry) -> str:
     return "\n".join(lines)
 
 
+class _Text(io.TextIOBase):
+    """``out`` as the text stream ``XMLGenerator`` needs (it takes any other object for a
+    binary one: a temporary file's wrapper, say)."""
+
+    def __init__(self, out: IO[str]) -> None:
+        super().__init__()
+        self._out = out
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._out.write(text)
+        return len(text)
+
+
 class _Suite:
     def __init__(self) -> None:
         self.failures = 0
@@ -84,7 +101,7 @@ def write_junit(source: ExportSource, out: IO[str]) -> None:
     totals = {name: sum(getattr(s, name) for s in suites.values())
               for name in ("failures", "skipped")}
     tests = totals["failures"] + totals["skipped"] + sum(passing.values())
-    xml = XMLGenerator(out, encoding="utf-8", short_empty_elements=True)
+    xml = XMLGenerator(_Text(out), encoding="utf-8", short_empty_elements=True)
     xml.startDocument()
     xml.startElement("testsuites", {"name": f"nitpicker {_xml(str(source.path))}",
                                     "tests": str(tests), "failures": str(totals["failures"]),
