@@ -198,11 +198,11 @@ def test_suppressed_findings_are_left_out_of_the_annotations(ci_crawls: CiCrawls
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["-f", "pdf"], "Error: Invalid --format: 'pdf'. Must be one of: sarif, junit, markdown, "
-                    "github"),
+    (["-f", "pdf"], ("Error: Invalid --format: 'pdf'. Must be one of: sarif, junit, markdown, "
+                    "github")),
     (["-f", "sarif", "-o", "no/dir/x.sarif"], "Error: Output directory does not exist: no/dir"),
-    (["-f", "sarif", "-o", "a.nitpicker"], "Error: Output would overwrite the archive: "
-                                           "a.nitpicker"),
+    (["-f", "sarif", "-o", "a.nitpicker"], ("Error: Output would overwrite the archive: "
+                                           "a.nitpicker")),
     (["-f", "sarif", "--suppressions", "none.json"],
      "Error: Suppressions file not found: none.json"),
 ])

@@ -62,10 +62,10 @@ def test_each_gate_trips_and_passes(ci_crawls: CiCrawls, gate: str, on_audit: in
 def test_broken_links_names_the_broken_urls(ci_crawls: CiCrawls) -> None:
     base = ci_crawls.base
     _, lines = _count(ci_crawls.audit, "broken-links")
-    assert lines == [f"Gate tripped: broken-links: 3 ("
+    assert lines == [(f"Gate tripped: broken-links: 3 ("
                      f"links/broken-internal {base}/error-status/forbidden; "
                      f"links/broken-internal {base}/error-status/not-found; "
-                     f"links/broken-internal {base}/error-status/server-error)"]
+                     f"links/broken-internal {base}/error-status/server-error)")]
 
 
 def test_a_crawl_gates_itself_without_a_baseline(ci_crawls: CiCrawls) -> None:
@@ -138,17 +138,17 @@ _VALID = ("Must be one of: broken-links, 4xx, 5xx, issues:PRIORITY, violations:S
 @pytest.mark.parametrize(("value", "message"), [
     ("broken", f"Invalid --fail-on: 'broken'. {_VALID}"),
     ("5xx,links", f"Invalid --fail-on: 'links'. {_VALID}"),
-    ("broken-links>", "Invalid --fail-on: 'broken-links>'. After > comes the count the gate "
-                      "may reach, a whole number (broken-links>10), got ''"),
-    ("broken-links>-1", "Invalid --fail-on: 'broken-links>-1'. After > comes the count the "
-                        "gate may reach, a whole number (broken-links>10), got '-1'"),
-    ("issues:urgent", "Invalid --fail-on: 'issues:urgent'. The priority must be one of: "
-                      "critical, high, medium, low, info"),
+    ("broken-links>", ("Invalid --fail-on: 'broken-links>'. After > comes the count the gate "
+                      "may reach, a whole number (broken-links>10), got ''")),
+    ("broken-links>-1", ("Invalid --fail-on: 'broken-links>-1'. After > comes the count the "
+                        "gate may reach, a whole number (broken-links>10), got '-1'")),
+    ("issues:urgent", ("Invalid --fail-on: 'issues:urgent'. The priority must be one of: "
+                      "critical, high, medium, low, info")),
     ("violations:fatal", "Invalid --fail-on: 'violations:fatal'. The severity must be one of: "),
-    ("4xx:high", "Invalid --fail-on: '4xx:high'. Only issues, violations, check and "
-                 "new-violations take a value after a colon"),
-    ("check", "Invalid --fail-on: 'check'. check needs a check's or an analyzer rule's id: "
-              "check:links/broken-internal"),
+    ("4xx:high", ("Invalid --fail-on: '4xx:high'. Only issues, violations, check and "
+                 "new-violations take a value after a colon")),
+    ("check", ("Invalid --fail-on: 'check'. check needs a check's or an analyzer rule's id: "
+              "check:links/broken-internal")),
     ("check:links/broken", "Invalid --fail-on: 'check:links/broken'. No such check. The "
                            "checks: " + ", ".join(c.id for c in CHECKS)),
 ])

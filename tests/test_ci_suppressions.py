@@ -66,13 +66,13 @@ def test_baseline_keeps_the_reasons_it_had(ci_crawls: CiCrawls, tmp_path: Path) 
     assert second.returncode == 0, second.stderr
     assert second.stderr == f"{DEFAULT_FILE}: 21 accepted findings (15 new, 6 kept their reason)\n"
     entries = json.loads((tmp_path / DEFAULT_FILE).read_text())["suppressions"]
-    assert Counter_of(entries) == {("first", "2030-01-01"): 6, ("second", None): 15}
+    assert _counts(entries) == {("first", "2030-01-01"): 6, ("second", None): 15}
     third = run("baseline", str(ci_crawls.clean), cwd=tmp_path)
     assert third.stderr == (f"{DEFAULT_FILE}: 6 accepted findings (0 new, 6 kept their "
                             "reason, 15 no longer found dropped)\n")
 
 
-def Counter_of(entries: list[dict[str, object]]) -> dict[tuple[object, object], int]:  # noqa: N802
+def _counts(entries: list[dict[str, object]]) -> dict[tuple[object, object], int]:
     counts: dict[tuple[object, object], int] = {}
     for entry in entries:
         key = (entry["reason"], entry["expires"])
@@ -89,26 +89,26 @@ _GOOD = '{"fingerprint": "0123456789abcdef", "reason": "known"}'
     ("[]", 'f:1: the file must be a JSON object with "version": 1 and "suppressions": [...]'),
     ('{"version": 2, "suppressions": []}', 'f:1: "version" must be 1, got 2'),
     ('{"version": 1}', 'f:1: "suppressions" must be a list'),
-    ('{"version": 1, "suppression": []}', "f:1: unknown key 'suppression'. The keys are: "
-                                          "version, archive, created_at, suppressions"),
+    ('{"version": 1, "suppression": []}', ("f:1: unknown key 'suppression'. The keys are: "
+                                          "version, archive, created_at, suppressions")),
     ('{"version": 1, "suppressions": [\n' + _GOOD + ',\n"x"]}',
      "f:1: suppression 2 must be an object, got 'x'"),
     ('{"version": 1, "suppressions": [\n' + _GOOD + ',\n\n  {"fingerprint": "12", '
      '"reason": "r"}]}',
-     'f:4: "fingerprint" must be 16 hex digits (as nitpicker query FILE issue shows them), '
-     "got '12'"),
+     ('f:4: "fingerprint" must be 16 hex digits (as nitpicker query FILE issue shows them), '
+     "got '12'")),
     ('{"version": 1, "suppressions": [\n{"fingerprint": "0123456789abcdef"}]}',
      "f:2: \"reason\" must say why the finding is accepted, got None"),
-    ('{"version": 1, "suppressions": [\n{"fingerprint": "0123456789abcdef", "reason": "r",\n'
-     ' "expires": "31/12/2027"}]}',
+    (('{"version": 1, "suppressions": [\n{"fingerprint": "0123456789abcdef", "reason": "r",\n'
+     ' "expires": "31/12/2027"}]}'),
      "f:2: \"expires\" must be a date YYYY-MM-DD or null, got '31/12/2027'"),
-    ('{"version": 1, "suppressions": [\n{"fingerprint": "0123456789abcdef", "reason": "r",\n'
-     ' "expires": "2027-02-30"}]}',
+    (('{"version": 1, "suppressions": [\n{"fingerprint": "0123456789abcdef", "reason": "r",\n'
+     ' "expires": "2027-02-30"}]}'),
      "f:2: \"expires\" must be a date YYYY-MM-DD or null, got '2027-02-30'"),
-    ('{"version": 1, "suppressions": [\n{"fingerprint": "0123456789abcdef", "reason": "r", '
-     '"expiry": "2027-01-01"}]}',
-     "f:2: unknown key 'expiry'. The keys are: fingerprint, rule, url, message, reason, "
-     "expires"),
+    (('{"version": 1, "suppressions": [\n{"fingerprint": "0123456789abcdef", "reason": "r", '
+     '"expiry": "2027-01-01"}]}'),
+     ("f:2: unknown key 'expiry'. The keys are: fingerprint, rule, url, message, reason, "
+     "expires")),
     ('{"version": 1, "suppressions": [\n' + _GOOD + ',\n' + _GOOD + ']}',
      "f:3: fingerprint 0123456789abcdef is already accepted on line 2"),
 ])
@@ -130,8 +130,8 @@ def test_a_bad_file_is_one_error_line_and_nothing_is_written(ci_crawls: CiCrawls
         done = run(*args, cwd=tmp_path)
         assert done.returncode == 1, args
         assert done.stderr.splitlines() == [
-            f"Error: {DEFAULT_FILE}:2: \"fingerprint\" must be 16 hex digits (as nitpicker "
-            "query FILE issue shows them), got 'xyz'"], args
+            (f"Error: {DEFAULT_FILE}:2: \"fingerprint\" must be 16 hex digits (as nitpicker "
+            "query FILE issue shows them), got 'xyz'")], args
     assert [p.name for p in tmp_path.iterdir()] == [DEFAULT_FILE]
     assert (tmp_path / DEFAULT_FILE).read_text() == bad
 

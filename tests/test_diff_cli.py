@@ -152,8 +152,8 @@ def _not_archive(crawls: ChangesCrawls) -> str:
     (lambda c: "new.nitpicker", ["--fail-on", "new-4xx:error"],
      "Error: Invalid --fail-on: 'new-4xx:error'. Only new-violations takes a severity"),
     (lambda c: "new.nitpicker", ["--format", "pdf"],
-     "Error: Invalid --format: 'pdf'. Must be one of: text, json, html, sarif, junit, "
-     "markdown, github"),
+     ("Error: Invalid --format: 'pdf'. Must be one of: text, json, html, sarif, junit, "
+     "markdown, github")),
     (lambda c: "new.nitpicker", ["--limit", "-3"], "Error: --limit must not be negative, got -3"),
     (lambda c: "new.nitpicker", ["-o", "no/such/dir/report.txt"],
      "Error: Output directory does not exist: no/such/dir"),

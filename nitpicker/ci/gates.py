@@ -278,7 +278,8 @@ class GateCount:
         """What the suppressions did: the findings they accepted, and the expired ones that
         gate again."""
         lines = []
-        where = f" in {self.suppressions.path}" if self.suppressions and self.suppressions.path else ""
+        path = self.suppressions.path if self.suppressions is not None else None
+        where = f" in {path}" if path else ""
         if self.suppressed:
             lines.append(f"Suppressed: {len(self.suppressed)} accepted finding"
                          f"{'' if len(self.suppressed) == 1 else 's'}{where} not counted by "

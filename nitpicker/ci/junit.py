@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from typing import IO, TYPE_CHECKING, Final
 from xml.sax.saxutils import XMLGenerator
+from xml.sax.xmlreader import AttributesImpl
 
 from nitpicker.query.checks import CHECKS
 
@@ -70,6 +71,10 @@ class _Text(io.TextIOBase):
         return len(text)
 
 
+def _attrs(values: dict[str, str]) -> AttributesImpl[str]:
+    return AttributesImpl(values)
+
+
 class _Suite:
     def __init__(self) -> None:
         self.failures = 0
@@ -103,18 +108,18 @@ def write_junit(source: ExportSource, out: IO[str]) -> None:
     tests = totals["failures"] + totals["skipped"] + sum(passing.values())
     xml = XMLGenerator(_Text(out), encoding="utf-8", short_empty_elements=True)
     xml.startDocument()
-    xml.startElement("testsuites", {"name": f"nitpicker {_xml(str(source.path))}",
+    xml.startElement("testsuites", _attrs({"name": f"nitpicker {_xml(str(source.path))}",
                                     "tests": str(tests), "failures": str(totals["failures"]),
-                                    "errors": "0", "skipped": str(totals["skipped"])})
+                                    "errors": "0", "skipped": str(totals["skipped"])}))
     entries = source.entries("category")
     pending = next(entries, None)
     for category in sorted(suites):
         suite = suites[category]
         xml.characters("\n")
-        xml.startElement("testsuite", {
+        xml.startElement("testsuite", _attrs({
             "name": _xml(category),
             "tests": str(suite.failures + suite.skipped + passing[category]),
-            "failures": str(suite.failures), "errors": "0", "skipped": str(suite.skipped)})
+            "failures": str(suite.failures), "errors": "0", "skipped": str(suite.skipped)}))
         while pending is not None and pending.finding["category"] == category:
             if _listed(pending):
                 _testcase(xml, pending)
@@ -122,7 +127,8 @@ def write_junit(source: ExportSource, out: IO[str]) -> None:
         for check in CHECKS:
             if check.category == category and check.id not in suite.failed_rules:
                 xml.characters("\n  ")
-                xml.startElement("testcase", {"classname": check.id, "name": check.title})
+                xml.startElement("testcase", _attrs({"classname": check.id,
+                                                     "name": check.title}))
                 xml.endElement("testcase")
         xml.characters("\n")
         xml.endElement("testsuite")
@@ -136,14 +142,17 @@ def _testcase(xml: XMLGenerator, entry: Entry) -> None:
     finding = entry.finding
     name = finding["url"] + (f" {finding['element']}" if finding["element"] else "")
     xml.characters("\n  ")
-    xml.startElement("testcase", {"classname": _xml(finding["rule"]), "name": _xml(name)})
+    xml.startElement("testcase", _attrs({"classname": _xml(finding["rule"]),
+                                         "name": _xml(name)}))
     if entry.failing:
-        xml.startElement("failure", {"type": finding["priority"],
-                                     "message": _xml(" ".join(finding["message"].split()))})
+        xml.startElement("failure", _attrs({
+            "type": finding["priority"],
+            "message": _xml(" ".join(finding["message"].split()))}))
         xml.characters(_xml(_details(entry)))
         xml.endElement("failure")
     else:
         assert entry.suppression is not None
-        xml.startElement("skipped", {"message": _xml(f"accepted: {entry.suppression.reason}")})
+        reason = _xml(f"accepted: {entry.suppression.reason}")
+        xml.startElement("skipped", _attrs({"message": reason}))
         xml.endElement("skipped")
     xml.endElement("testcase")

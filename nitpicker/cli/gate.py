@@ -22,6 +22,7 @@ one line).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from nitpicker.ci.gates import GATE_EXIT, Gate, GateCount, parse_fail_on
@@ -45,7 +46,7 @@ __all__ = ["GATE_EXIT", "Gate", "GateCount", "UncheckedArchiveError", "check_gat
 def check_gateable(archive: str | os.PathLike[str]) -> None:
     """:class:`UncheckedArchiveError` unless the archive has findings to gate on (checked
     before a command writes anything)."""
-    conn = open_archive(archive)
+    conn = open_archive(Path(archive))
     try:
         if not findings_checked(conn):
             raise unchecked(archive)
@@ -57,7 +58,7 @@ def gate_findings(archive: str | os.PathLike[str], count: GateCount) -> None:
     """Feed the archive's findings to the absolute gates of ``count`` (none: nothing read)."""
     if not count.absolute:
         return
-    conn = open_archive(archive)
+    conn = open_archive(Path(archive))
     try:
         if not findings_checked(conn):
             raise unchecked(archive)
