@@ -23,6 +23,7 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 from nitpicker.archive.writer import ArchiveWriter
 from tests.helpers import (
     ChangesCrawls,
+    CiCrawls,
     Defects,
     ScopeCrawls,
     crawl,
@@ -78,6 +79,26 @@ def analysed_changes(changes_crawls: ChangesCrawls,
                                 cwd=directory)
         assert result.returncode == 0, result.stderr
     return ChangesCrawls(directory, changes_crawls.base, changes_crawls.moved_base)
+
+
+@pytest.fixture(scope="session")
+def ci_crawls(site: Any, tmp_path_factory: pytest.TempPathFactory) -> CiCrawls:
+    """``/error-status/`` crawled twice and ``/error-status/normal`` once, with ``--fail-on``,
+    then analysed (:class:`tests.helpers.CiCrawls`; the CI gates' and exports' tests)."""
+    directory = tmp_path_factory.mktemp("ci")
+    results = {
+        "audit": run("crawl", site.url("/error-status/"), "-o", "audit", "--retry", "0",
+                     "--fail-on", "broken-links,5xx,4xx>2", cwd=directory),
+        "again": run("crawl", site.url("/error-status/"), "-o", "again", "--retry", "0",
+                     "--silent", cwd=directory),
+        "clean": run("crawl", site.url("/error-status/normal"), "-o", "clean", "--retry", "0",
+                     "--fail-on", "broken-links,4xx,5xx", cwd=directory),
+    }
+    for name in results:
+        done = run_with_probe("analyze", f"{name}.nitpicker", "--plugin", "diff-probe",
+                              cwd=directory)
+        assert done.returncode == 0, done.stderr
+    return CiCrawls(directory, site.base_url, results)
 
 
 @pytest.fixture(scope="session")

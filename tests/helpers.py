@@ -299,6 +299,28 @@ BEFORE_FINDINGS = (
 """SQL that makes an archive of this version one of the version before ``0020_findings``."""
 
 
+class CiCrawls:
+    """``/error-status/`` (3 broken links: a 403, a 404 and a 500) crawled twice, ``audit``
+    with ``--fail-on`` (its result kept) and ``again``, and ``/error-status/normal`` alone
+    (``clean``: no link at all) crawled with ``--fail-on``; each archive analysed by the
+    ``diff-probe`` plugin (a ``title-length`` warning on every page)."""
+
+    def __init__(self, directory: Path, base: str,
+                 results: dict[str, subprocess.CompletedProcess[str]]) -> None:
+        self.dir = directory
+        self.base = base
+        self.results = results
+        self.audit = directory / "audit.nitpicker"
+        self.again = directory / "again.nitpicker"
+        self.clean = directory / "clean.nitpicker"
+
+    def copy(self, name: str, directory: Path) -> Path:
+        """A copy of the archive ``name`` in ``directory`` (for a command that writes it)."""
+        target = directory / f"{name}.nitpicker"
+        target.write_bytes((self.dir / f"{name}.nitpicker").read_bytes())
+        return target
+
+
 class Defects:
     """The ``/defects/`` section crawled once (its sitemap on), with its site's URLs."""
 

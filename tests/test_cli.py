@@ -294,8 +294,9 @@ def test_a_named_command_imports_only_its_own_module() -> None:
     _help, named = run_cli("report", "--help")
     assert named == "LOADED ['report'] False"
     listing, everything = run_cli("--help")
-    assert everything.startswith("LOADED ['analyze', 'check', 'concat', 'crawl', 'diff', 'mcp',"
-                                 " 'merge', 'pipeline', 'query', 'report', 'split', 'view']")
+    assert everything.startswith("LOADED ['analyze', 'baseline', 'check', 'concat', 'crawl', "
+                                 "'diff', 'export', 'mcp', 'merge', 'pipeline', 'query', "
+                                 "'report', 'split', 'view']")
     assert all(f" {name} " in listing for name in ("crawl", "report", "diff", "mcp"))
     from nitpicker.cli import COMMANDS, app, named_command
 

@@ -54,16 +54,16 @@ def test_diff_bad_input_is_one_line_and_writes_nothing(
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--fail-on", "new-4xx"],
-     "Error: --fail-on needs --baseline OLD: the archive to compare this crawl with"),
+     "Error: --fail-on new-4xx needs --baseline OLD: the archive to compare this crawl with"),
     (["--baseline", "old.nitpicker"],
      ("Error: --baseline needs --fail-on: the categories that fail the crawl (for the whole "
      "comparison, run nitpicker diff)")),
     (["--baseline", "missing.nitpicker", "--fail-on", "new-4xx"],
      "Error: --baseline: Archive not found: missing.nitpicker"),
     (["--baseline", "old.nitpicker", "--fail-on", "new-404"],
-     ("Error: Invalid --fail-on: 'new-404'. Must be one of: new-broken-links, new-4xx, "
-     "new-5xx, removed-pages, new-violations (new-violations:SEVERITY for that severity or "
-     "worse)")),
+     ("Error: Invalid --fail-on: 'new-404'. Must be one of: broken-links, 4xx, 5xx, "
+      "issues:PRIORITY, violations:SEVERITY, check:ID, new-broken-links, new-4xx, new-5xx, "
+      "removed-pages, new-violations:SEVERITY (each may end in >N: trips when over N)")),
     (["--baseline", "held.nitpicker", "--fail-on", "new-4xx"],
      "Error: --baseline: held.nitpicker is being written by a running crawl (PID "),
 ])
@@ -100,10 +100,10 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return results
 
 
-def test_a_crawl_with_a_baseline_exits_1_when_a_gate_trips(gated: dict[str, object]) -> None:
+def test_a_crawl_with_a_baseline_exits_3_when_a_gate_trips(gated: dict[str, object]) -> None:
     result = gated["tripped"]
     base = gated["base"]
-    assert result.returncode == 1, result.stderr  # type: ignore[attr-defined]
+    assert result.returncode == GATE_EXIT == 3, result.stderr  # type: ignore[attr-defined]
     lines = [line for line in result.stderr.splitlines()  # type: ignore[attr-defined]
              if line.startswith("Gate tripped: ")]
     assert lines == [

@@ -56,12 +56,12 @@ def test_the_json_report_has_every_item(changes_crawls: ChangesCrawls, tmp_path:
 @pytest.mark.parametrize(("fail_on", "code", "tripped"), [
     (None, 0, []),
     ("new-5xx", 0, []),
-    ("new-broken-links", 1, ["new-broken-links"]),
-    ("new-4xx", 1, ["new-4xx"]),
-    ("removed-pages", 1, ["removed-pages"]),
-    ("new-5xx,removed-pages,new-broken-links", 1, ["removed-pages", "new-broken-links"]),
+    ("new-broken-links", 3, ["new-broken-links"]),
+    ("new-4xx", 3, ["new-4xx"]),
+    ("removed-pages", 3, ["removed-pages"]),
+    ("new-5xx,removed-pages,new-broken-links", 3, ["removed-pages", "new-broken-links"]),
 ])
-def test_the_gate_exits_1_when_a_chosen_category_is_not_empty(
+def test_the_gate_exits_3_when_a_chosen_category_is_not_empty(
         changes_crawls: ChangesCrawls, fail_on: str | None, code: int,
         tripped: list[str]) -> None:
     args = ["old.nitpicker", "new.nitpicker", "-f", "json", "-o", "report.json"]
@@ -83,7 +83,7 @@ def test_the_gate_the_other_way_round(changes_crawls: ChangesCrawls) -> None:
     assert result.returncode == 0, result.stderr
     result = diff(changes_crawls, "new.nitpicker", "old.nitpicker", "--fail-on",
                   "removed-pages")
-    assert result.returncode == 1
+    assert result.returncode == 3
     assert f"removed-pages: 1 ({changes_crawls.base}/changes/added  200  'Added')" in \
         result.stderr
 
@@ -92,7 +92,7 @@ def test_map_compares_a_moved_site(changes_crawls: ChangesCrawls) -> None:
     old, moved = changes_crawls.base, changes_crawls.moved_base
     result = diff(changes_crawls, "old.nitpicker", "moved.nitpicker", "-f", "json",
                   "--map", f"{old}/={moved}/", "--fail-on", "removed-pages")
-    assert result.returncode == 1
+    assert result.returncode == 3
     data = json.loads(result.stdout)
     assert data["url_map"] == {"old_prefix": f"{old}/", "new_prefix": f"{moved}/"}
     assert data["common_pages"] == 5
@@ -143,15 +143,17 @@ def _not_archive(crawls: ChangesCrawls) -> str:
     (_held, [], "Error: held.nitpicker is being written by a running crawl (PID "),
     (lambda c: "new.nitpicker", ["--map", "nothing"], "Error: Invalid --map: 'nothing'."),
     (lambda c: "new.nitpicker", ["--fail-on", "new-4xx,new-findings"],
-     ("Error: Invalid --fail-on: 'new-findings'. Must be one of: new-broken-links, new-4xx, "
-     "new-5xx, removed-pages, new-violations (new-violations:SEVERITY")),
+     ("Error: Invalid --fail-on: 'new-findings'. Must be one of: broken-links, 4xx, 5xx, "
+      "issues:PRIORITY, violations:SEVERITY, check:ID, new-broken-links, new-4xx, new-5xx, "
+      "removed-pages, new-violations:SEVERITY (each may end in >N")),
     (lambda c: "new.nitpicker", ["--fail-on", "new-violations:fatal"],
      ("Error: Invalid --fail-on: 'new-violations:fatal'. The severity must be one of: "
       "critical, serious, error, moderate, warning, minor, info")),
     (lambda c: "new.nitpicker", ["--fail-on", "new-4xx:error"],
      "Error: Invalid --fail-on: 'new-4xx:error'. Only new-violations takes a severity"),
     (lambda c: "new.nitpicker", ["--format", "pdf"],
-     "Error: Invalid --format: 'pdf'. Must be one of: text, json, html"),
+     ("Error: Invalid --format: 'pdf'. Must be one of: text, json, html, sarif, junit, "
+     "markdown, github")),
     (lambda c: "new.nitpicker", ["--limit", "-3"], "Error: --limit must not be negative, got -3"),
     (lambda c: "new.nitpicker", ["-o", "no/such/dir/report.txt"],
      "Error: Output directory does not exist: no/such/dir"),
@@ -175,15 +177,15 @@ def test_bad_input_is_one_line_and_exit_1_and_writes_nothing(
 
 
 @pytest.mark.parametrize(("fail_on", "code", "tripped"), [
-    ("new-violations", 1, ["new-violations: 2 ("]),
-    ("new-violations:warning", 1, ["new-violations:warning: 2 ("]),
-    ("new-violations:error", 1, [
+    ("new-violations", 3, ["new-violations: 2 ("]),
+    ("new-violations:warning", 3, ["new-violations:warning: 2 ("]),
+    ("new-violations:error", 3, [
         ("new-violations:error: 1 ({base}/changes/stays  error diff-probe/img-alt at 7:1  "
         '<img src="/files/photo.png" alt=""/>)')]),
-    ("new-violations:SERIOUS", 1, ["new-violations:SERIOUS: 1 ("]),
+    ("new-violations:SERIOUS", 3, ["new-violations:SERIOUS: 1 ("]),
     ("new-violations:critical", 0, []),
     ("new-violations:critical,new-5xx", 0, []),
-    ("new-violations:critical,removed-pages", 1, ["removed-pages: 1 ("]),
+    ("new-violations:critical,removed-pages", 3, ["removed-pages: 1 ("]),
 ])
 def test_the_new_violations_gate_counts_that_severity_or_worse(
         analysed_changes: ChangesCrawls, fail_on: str, code: int, tripped: list[str]) -> None:

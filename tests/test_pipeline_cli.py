@@ -151,7 +151,8 @@ def test_an_existing_report_path_exits_1_before_crawling(site: FixtureSite,
      "Error: Credentials file not found: none.json"),
     (["URL", "--resume", "x.nitpicker"], "Error: No such option: --resume"),
     (["URL", "--baseline", "none.nitpicker", "--fail-on", "new-4xx"], "Error: --baseline: "),
-    (["URL", "--fail-on", "new-4xx"], "Error: --fail-on needs --baseline OLD"),
+    (["URL", "--fail-on", "new-4xx"], "Error: --fail-on new-4xx needs --baseline OLD"),
+    (["URL", "--fail-on", "issues:urgent"], "Error: Invalid --fail-on: 'issues:urgent'. "),
 ])
 def test_bad_input_is_one_line_before_anything_is_written(
         site: FixtureSite, tmp_path: Path, args: list[str], message: str) -> None:
@@ -164,7 +165,7 @@ def test_bad_input_is_one_line_before_anything_is_written(
 
 
 def test_the_baseline_gate_trips_after_the_report(site: FixtureSite, tmp_path: Path) -> None:
-    """``--baseline OLD --fail-on removed-pages``: the report is written, then exit 1 saying
+    """``--baseline OLD --fail-on removed-pages``: the report is written, then exit 3 saying
     which gate tripped; a crawl of the same pages passes it."""
     old = run("pipeline", site.url("/recursive/"), site.url("/meta/"), *FAST, "--archive", "old",
               cwd=tmp_path)
@@ -176,7 +177,7 @@ def test_the_baseline_gate_trips_after_the_report(site: FixtureSite, tmp_path: P
     fewer = run("pipeline", site.url("/recursive/"), *FAST, "--archive", "fewer",
                 "--baseline", "old.nitpicker", "--fail-on", "removed-pages", "--format", "html",
                 "-o", "fewer.html", cwd=tmp_path)
-    assert fewer.returncode == 1, fewer.stderr
+    assert fewer.returncode == 3, fewer.stderr
     assert "removed-pages" in fewer.stderr, fewer.stderr
     assert (tmp_path / "fewer.html").stat().st_size > 0  # the report was written first
 

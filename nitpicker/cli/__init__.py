@@ -116,7 +116,7 @@ def _root(
 
 
 COMMANDS: Final = ("crawl", "merge", "concat", "split", "analyze", "check", "query", "report",
-                   "pipeline", "diff", "view", "mcp")
+                   "pipeline", "diff", "export", "baseline", "view", "mcp")
 """The command modules (``nitpicker.cli.<name>``), each adding the command or group of its
 name, in the order the help lists them."""
 
@@ -125,7 +125,8 @@ def command_app(names: Sequence[str] = COMMANDS) -> typer.Typer:
     """The root app with the commands ``names`` (every command by default).
 
     Each command module's app: ``crawl``, ``merge``, ``concat``, ``split``, ``analyze``,
-    ``check``, ``report``, ``pipeline``, ``view`` and ``mcp`` are one command each, ``query`` and ``diff`` groups or commands of
+    ``check``, ``report``, ``pipeline``, ``export``, ``baseline``, ``view`` and ``mcp`` are one
+    command each, ``query`` and ``diff`` groups or commands of
     their own. A module imports only what its options need; the crawler (Scrapy, Twisted,
     Playwright), the MCP SDK and the viewer's web stack are imported inside the command that
     runs them."""

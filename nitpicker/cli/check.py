@@ -19,10 +19,16 @@ import typer
 from nitpicker.archive.check_store import CheckStore
 from nitpicker.archive.lock import ArchiveLockError
 from nitpicker.archive.writer import ArchiveError
+from nitpicker.ci.source import UncheckedArchiveError
+from nitpicker.cli.export_output import load_suppressions
+from nitpicker.cli.gate import GateCount, gate_findings, parse_fail_on, print_gate
 from nitpicker.cli.output import fail
+from nitpicker.query.connection import ArchiveOpenError
 
 if TYPE_CHECKING:
     from nitpicker.archive.check_store import CheckRunSummary
+    from nitpicker.ci.suppressions import Suppressions
+    from nitpicker.cli.gate import Gate
 
 __all__ = ["app", "check"]
 
@@ -43,15 +49,19 @@ def check(
                                          show_default=False)],
     verbose: Annotated[bool, typer.Option("--verbose", help="Show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Once the checks ran, exit 3 when one of these gates (comma-separated) trips: broken-links, 4xx, 5xx, issues:PRIORITY, violations:SEVERITY, check:ID; NAME>N trips over N.", show_default=False)] = None,
+    suppressions: Annotated[Path | None, typer.Option("--suppressions", help="The accepted findings the gates do not count (default: .nitpicker-baseline.json when there is one).", show_default=False)] = None,
 ) -> None:
     """Run the built-in site checks over an archive and store their findings in it.
 
     Every crawl runs them when it ends; run them again on an archive of an older version, or
     after a new nitpicker brings new checks. The findings replace the archive's previous
-    ones. Read them with: nitpicker query FILE issues.
+    ones. Read them with: nitpicker query FILE issues. With --fail-on, exit 3 when a gate
+    trips (a CI job's gate on an archive it did not crawl).
 
-    Example: nitpicker check site.nitpicker
+    Example: nitpicker check site.nitpicker --fail-on broken-links,issues:critical
     """
+    gate = _gate(fail_on, suppressions)
     try:
         store = CheckStore.open(file)
     except (ArchiveError, ArchiveLockError) as exc:
@@ -72,6 +82,32 @@ def check(
     store.close()
     if not silent:
         _print_summary(file, summary)
+    if gate is not None:
+        count = GateCount(*gate)
+        try:
+            gate_findings(file, count)
+        except (ArchiveOpenError, UncheckedArchiveError) as exc:
+            fail(str(exc))
+        raise typer.Exit(print_gate(count, silent=silent))
+
+
+def _gate(fail_on: str | None, suppressions: Path | None
+          ) -> tuple[list[Gate], Suppressions | None] | None:
+    """The gates of ``--fail-on`` and the accepted findings, checked before the checks run."""
+    if fail_on is None:
+        if suppressions is not None:
+            fail("--suppressions needs --fail-on: the gates the accepted findings are kept "
+                 "out of")
+        return None
+    try:
+        gates = parse_fail_on(fail_on)
+    except ValueError as exc:
+        fail(str(exc))
+    needing = [gate.name for gate in gates if gate.needs_baseline]
+    if needing:
+        fail(f"--fail-on {needing[0]} compares two archives: nitpicker diff OLD FILE "
+             f"--fail-on {needing[0]}")
+    return gates, load_suppressions(suppressions)
 
 
 def _run(store: CheckStore, *, silent: bool) -> CheckRunSummary:

@@ -96,8 +96,9 @@ def crawl(
     verbose: Annotated[bool, typer.Option("--verbose", help="Log every request; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="The original's comparison: with two archive paths, write the URLs of their HTML pages to a.txt and b.txt (nitpicker diff compares much more).")] = False,
-    baseline: Annotated[Path | None, typer.Option("--baseline", help="Once the crawl has ended, compare its archive with this earlier one and exit 1 when a --fail-on category is not empty.", show_default=False)] = None,
-    fail_on: Annotated[str | None, typer.Option("--fail-on", help="With --baseline: the categories that fail the crawl (comma-separated), as nitpicker diff --fail-on takes them.", show_default=False)] = None,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="The earlier archive the new-* gates of --fail-on compare this crawl with.", show_default=False)] = None,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Once the crawl has ended, exit 3 when one of these gates (comma-separated) trips: broken-links, 4xx, 5xx, issues:PRIORITY, violations:SEVERITY, check:ID, or with --baseline new-broken-links, new-4xx, new-5xx, removed-pages, new-violations; NAME>N trips over N.", show_default=False)] = None,
+    suppressions: Annotated[Path | None, typer.Option("--suppressions", help="The accepted findings the gates do not count (default: .nitpicker-baseline.json when there is one).", show_default=False)] = None,
     workers: Annotated[int, typer.Option("--workers", help="Crawler processes crawling into the one archive (--parallels and --interval are shared between them).")] = 1,
     frontier: Annotated[str | None, typer.Option("--frontier", help="redis://host:port/db[?crawl=NAME]: a distributed crawl's shared frontier; this process is one worker, recording into its own shard (-o).", show_default=False)] = None,
     coordinate: Annotated[bool, typer.Option("--coordinate", help="With --frontier: crawl nothing here; seed the roots and wait until the workers are done.")] = False,
@@ -112,6 +113,7 @@ def crawl(
         _url_lists(urls, others={"--append": append, "--retry-failed": retry_failed,
                                  "--inventory": flags.inventory, "--resume": resume,
                                  "--baseline": baseline, "--fail-on": fail_on,
+                                 "--suppressions": suppressions,
                                  "--workers": workers != 1, "--frontier": frontier,
                                  "--coordinate": coordinate, "--merge": merge})
     options = given_options(ctx)
@@ -121,10 +123,11 @@ def crawl(
                           "--list": flags.list_urls, "--list-file": flags.list_file,
                           "--resume": resume, "--append": append,
                           "--retry-failed": retry_failed, "--workers": workers != 1,
-                          "--baseline": baseline, "--fail-on": fail_on},
+                          "--baseline": baseline, "--fail-on": fail_on,
+                          "--suppressions": suppressions},
                       verbose=verbose, silent=silent)
     try:
-        gates = baseline_gates(baseline, fail_on)
+        gates = baseline_gates(baseline, fail_on, suppressions)
     except ValueError as exc:
         fail(str(exc))
     except (ArchiveOpenError, DiffInputError) as exc:
@@ -137,9 +140,7 @@ def crawl(
         code = crawl_append(append, urls, options, list_urls=flags.list_urls,
                              list_file=flags.list_file, single=flags.single, resume=resume,
                              output=output, verbose=verbose, silent=silent, baseline=baseline)
-        if baseline is not None and gates:
-            code = gate_after_crawl(baseline, append, gates, silent=silent) or code
-        raise typer.Exit(code)
+        raise typer.Exit(gate_after_crawl(gates, append, code, silent=silent))
     try:
         if retry_failed is not None:
             config = retry_failed_crawl(
@@ -164,9 +165,7 @@ def crawl(
 
         result = run_crawl(config, verbose=verbose, silent=silent)
     code = crawl_outcome(config, result, verbose=verbose, silent=silent)
-    if baseline is not None and gates:
-        code = gate_after_crawl(baseline, Path(config.output), gates, silent=silent) or code
-    raise typer.Exit(code)
+    raise typer.Exit(gate_after_crawl(gates, Path(config.output), code, silent=silent))
 
 
 INPUT_ERRORS = (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError,

@@ -1,6 +1,7 @@
 """The comparisons ``nitpicker crawl`` makes: the original's ``--diff A B`` (two URL lists),
-and ``--baseline OLD --fail-on …`` (the CI gate of :mod:`nitpicker.cli.gate`, run on the
-archive once the crawl has ended)."""
+and ``--fail-on …`` (the CI gate of :mod:`nitpicker.cli.gate`, with ``--baseline OLD`` for
+the ``new-*`` gates, run on the archive once the crawl has ended; ``pipeline`` runs it once
+the analysis has)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nitpicker.archive.lock import ArchiveLock
-from nitpicker.cli.gate import GATE_EXIT, parse_fail_on, run_gate
+from nitpicker.ci.suppressions import SuppressionsError, find_suppressions
+from nitpicker.cli.gate import (
+    UncheckedArchiveError,
+    combined_exit,
+    parse_fail_on,
+    run_gate,
+)
 from nitpicker.cli.output import replaced_text_file
 from nitpicker.query import ArchiveOpenError, DiffInputError, open_archive
 from nitpicker.query.url_list import html_page_urls
@@ -17,10 +24,11 @@ from nitpicker.query.url_list import html_page_urls
 if TYPE_CHECKING:
     import sqlite3
 
+    from nitpicker.ci.suppressions import Suppressions
     from nitpicker.cli.gate import Gate
 
-__all__ = ["URL_LIST_NAMES", "baseline_gates", "check_baseline", "gate_after_crawl",
-           "write_url_lists"]
+__all__ = ["URL_LIST_NAMES", "CrawlGate", "baseline_gates", "check_baseline",
+           "gate_after_crawl", "write_url_lists"]
 
 URL_LIST_NAMES = ("a.txt", "b.txt")
 
@@ -50,23 +58,50 @@ def _write_list(conn: sqlite3.Connection, path: Path) -> int:
     return count
 
 
-def baseline_gates(baseline: Path | None, fail_on: str | None) -> list[Gate]:
-    """The gates of ``--baseline OLD --fail-on …`` (none without them); ``ValueError`` for a
-    bad gate or one option without the other, :class:`ArchiveOpenError` for a baseline that
-    is not an archive this version reads, :class:`DiffInputError` for one a crawl holds."""
-    if baseline is None and fail_on is None:
-        return []
-    if baseline is None:
-        raise ValueError("--fail-on needs --baseline OLD: the archive to compare this crawl with")
+class CrawlGate:
+    """The gate a crawl or a pipeline runs once it has ended: its gates, the baseline the
+    ``new-*`` ones need, and the accepted findings."""
+
+    def __init__(self, gates: list[Gate], baseline: Path | None,
+                 suppressions: Suppressions | None) -> None:
+        self.gates = gates
+        self.baseline = baseline
+        self.suppressions = suppressions
+
+    def __bool__(self) -> bool:
+        return bool(self.gates)
+
+
+def baseline_gates(baseline: Path | None, fail_on: str | None,
+                   suppressions: Path | None = None) -> CrawlGate:
+    """The gate of ``--fail-on …`` (``--baseline OLD`` for the ``new-*`` gates,
+    ``--suppressions FILE`` or ``.nitpicker-baseline.json``); none without ``--fail-on``.
+    ``ValueError`` for a bad gate, a ``new-*`` gate without ``--baseline``, ``--baseline``
+    without ``--fail-on`` or a bad suppressions file; :class:`ArchiveOpenError` for a baseline
+    that is not an archive this version reads, :class:`DiffInputError` for one a crawl holds."""
+    if fail_on is None:
+        if baseline is not None:
+            raise ValueError("--baseline needs --fail-on: the categories that fail the crawl "
+                             "(for the whole comparison, run nitpicker diff)")
+        if suppressions is not None:
+            raise ValueError("--suppressions needs --fail-on: the gates the accepted findings "
+                             "are kept out of")
+        return CrawlGate([], None, None)
     gates = parse_fail_on(fail_on)
-    if not gates:
-        raise ValueError("--baseline needs --fail-on: the categories that fail the crawl "
-                         "(for the whole comparison, run nitpicker diff)")
-    open_archive(baseline).close()
-    holder = ArchiveLock(baseline).live_holder_info()
-    if holder is not None:
-        raise DiffInputError(f"{baseline} is being written by {holder.describe()}")
-    return gates
+    needing = [gate.name for gate in gates if gate.needs_baseline]
+    if needing and baseline is None:
+        raise ValueError(f"--fail-on {needing[0]} needs --baseline OLD: the archive to compare "
+                         "this crawl with")
+    if baseline is not None:
+        open_archive(baseline).close()
+        holder = ArchiveLock(baseline).live_holder_info()
+        if holder is not None:
+            raise DiffInputError(f"{baseline} is being written by {holder.describe()}")
+    try:
+        accepted = find_suppressions(suppressions)
+    except SuppressionsError as exc:
+        raise ValueError(str(exc)) from exc
+    return CrawlGate(gates, baseline, accepted)
 
 
 def check_baseline(baseline: Path, archive: Path) -> None:
@@ -75,16 +110,25 @@ def check_baseline(baseline: Path, archive: Path) -> None:
         raise ValueError(f"--baseline is the archive this crawl writes: {baseline}")
 
 
-def gate_after_crawl(baseline: Path, archive: Path, gates: list[Gate], *,
-                     silent: bool) -> int:
-    """The gate on the ended crawl: :data:`GATE_EXIT` when one tripped, else 0. A comparison
-    that cannot be made (the baseline changed meanwhile) is one line and exit 1."""
+def gate_after_crawl(gate: CrawlGate, archive: Path, run_code: int, *, silent: bool) -> int:
+    """The gate on the ended crawl, and the command's exit code
+    (:func:`~nitpicker.cli.gate.combined_exit`). A gate that cannot be run (the baseline
+    changed meanwhile, the checks never ran) is one ``Error:`` line and exit 1."""
+    if not gate:
+        return run_code
     try:
-        code = run_gate(baseline, archive, gates)
+        code = run_gate(gate.baseline, archive, gate.gates, suppressions=gate.suppressions,
+                        silent=silent)
     except (ArchiveOpenError, DiffInputError) as exc:
-        print(f"Error: cannot compare with --baseline: {exc}", file=sys.stderr)
-        return GATE_EXIT
+        what = "compare with --baseline" if gate.baseline is not None else "gate"
+        print(f"Error: cannot {what}: {exc}", file=sys.stderr)
+        return 1
+    except UncheckedArchiveError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
     if not code and not silent:
-        names = ", ".join(gate.name for gate in gates)
-        print(f"Baseline {baseline}: no gate tripped ({names})", file=sys.stderr)
-    return code
+        names = ", ".join(g.name for g in gate.gates)
+        where = f"Baseline {gate.baseline}: n" if gate.baseline is not None else "N"
+        print(f"{where}o gate tripped ({names})", file=sys.stderr)
+    return combined_exit(run_code, code)
+

@@ -17,14 +17,23 @@ from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from nitpicker.ci.export import EXPORT_FORMATS
+from nitpicker.ci.source import UncheckedArchiveError
 from nitpicker.cli.diff_format import findings_note, format_item, no_common_note
 from nitpicker.cli.diff_html import write_html
-from nitpicker.cli.gate import GATE_EXIT, GateCheck, parse_fail_on
+from nitpicker.cli.export_output import check_output, export_findings, load_suppressions
+from nitpicker.cli.gate import (
+    GATE_EXIT,
+    GateCount,
+    check_gateable,
+    gate_findings,
+    parse_fail_on,
+    print_gate,
+)
 from nitpicker.cli.output import fail, replaced_text_file
 from nitpicker.query.connection import ArchiveOpenError
 from nitpicker.query.diff import (
     CATEGORIES,
-    GATES,
     DiffInputError,
     UrlMap,
     compare_archives,
@@ -43,15 +52,15 @@ DIFF_SCHEMA_VERSION = 1
 """``schema`` of the JSON report: raised when a field changes meaning or goes away (new
 categories and fields may be added without raising it)."""
 
-FORMATS = ("text", "json", "html")
+FORMATS = ("text", "json", "html", *EXPORT_FORMATS)
 
 
 class _Tally:
     """Counts and the first items of each category, from one pass over its rows."""
 
-    def __init__(self, keep: int, gates: GateCheck | None = None) -> None:
+    def __init__(self, keep: int, gates: GateCount | None = None) -> None:
         self.keep = keep
-        self.gates = gates or GateCheck([])
+        self.gates = gates or GateCount([])
         self.counts: dict[str, int] = {}
         self.first: dict[str, list[dict[str, Any]]] = {}
 
@@ -62,7 +71,7 @@ class _Tally:
             count += 1
             if len(first) < self.keep:
                 first.append(item)
-            self.gates.see(name, item)
+            self.gates.see_item(name, item, format_item)
             yield item
         self.counts[name] = count
         self.first[name] = first
@@ -134,8 +143,10 @@ def diff(
     new: Annotated[Path, typer.Argument(metavar="NEW", help="The later archive (.nitpicker).",
                                         show_default=False)],
     format_: Annotated[str, typer.Option("--format", "-f", help="text (a summary), json "
-                                         "(every item) or html (every item, one "
-                                         "self-contained page with charts).")] = "text",
+                                         "(every item), html (every item, one "
+                                         "self-contained page with charts), or NEW's findings "
+                                         "marked new or unchanged: sarif, junit, markdown, "
+                                         "github (as nitpicker export).")] = "text",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to "
                                                 "this file (default: stdout).",
                                                 show_default=False)] = None,
@@ -144,11 +155,18 @@ def diff(
     url_map: Annotated[str | None, typer.Option("--map", help="OLD_PREFIX=NEW_PREFIX: compare "
                                                 "OLD URLs with this prefix as NEW spells them.",
                                                 show_default=False)] = None,
-    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 1 when one of these "
-                                                "(comma-separated) is not empty: "
-                                                + ", ".join(GATES) + " (new-violations:"
-                                                "SEVERITY: that severity or worse).",
-                                                show_default=False)] = None,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Exit 3 when one of these "
+                                                "gates (comma-separated) trips: new-broken-"
+                                                "links, new-4xx, new-5xx, removed-pages, "
+                                                "new-violations:SEVERITY, or on NEW's findings "
+                                                "broken-links, 4xx, 5xx, issues:PRIORITY, "
+                                                "violations:SEVERITY, check:ID; NAME>N trips "
+                                                "over N.", show_default=False)] = None,
+    suppressions: Annotated[Path | None, typer.Option("--suppressions", help="The accepted "
+                                                      "findings the gates do not count "
+                                                      "(default: .nitpicker-baseline.json when "
+                                                      "there is one).",
+                                                      show_default=False)] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Tracebacks on errors.")] = False,
 ) -> None:
     """Compare two archives of a site: pages added and removed, changed titles, statuses and
@@ -156,7 +174,7 @@ def diff(
     lost their alt text, new trap-cap firings, analyzer findings new, fixed and persisting,
     and changed plugin values.
 
-    Both archives are opened read-only. Exit 1 when a --fail-on gate trips, or on bad input.
+    Both archives are opened read-only. Exit 3 when a --fail-on gate trips, 1 on bad input.
 
     Example: nitpicker diff last-week.nitpicker today.nitpicker --fail-on
     new-broken-links,new-violations:error
@@ -168,37 +186,54 @@ def diff(
             raise ValueError(f"--limit must not be negative, got {limit}")
         gates = parse_fail_on(fail_on)
         mapping = UrlMap.parse(url_map) if url_map is not None else None
-        if output is not None and not output.parent.is_dir():
-            raise ValueError(f"Output directory does not exist: {output.parent}")
-        if output is not None and output.is_dir():
-            raise ValueError(f"Output is a directory: {output}")
-        if output is not None and output.resolve() in (old.resolve(), new.resolve()):
-            raise ValueError(f"Output would overwrite an archive compared: {output}")
+        check_output(output, [old, new], "an archive compared")
         comparison = compare_archives(old, new, url_map=mapping)
     except (ValueError, ArchiveOpenError, DiffInputError) as exc:
         fail(str(exc), verbose_detail=traceback.format_exc() if verbose else None)
+    check = GateCount(gates, load_suppressions(suppressions) if (
+        gates or format_ in EXPORT_FORMATS) else None)
     with comparison:
+        try:
+            if check.absolute:
+                check_gateable(new)
+        except (ArchiveOpenError, UncheckedArchiveError) as exc:
+            fail(str(exc))
         note = no_common_note(comparison)
         if note and (format_ != "text" or output is not None):
             print(f"Note: {note}", file=sys.stderr)
-        check = GateCheck(gates)
-        tally = _Tally(limit if format_ == "text" else 0, check)
-        try:
-            with _output(output) as out:
-                if format_ == "json":
-                    write_json(comparison, out, tally)
-                elif format_ == "html":
-                    write_html(comparison, out, tally.read)
-                else:
-                    write_text(comparison, out, tally, limit)
-        except BrokenPipeError:  # stdout closed early (| head): the rest is not wanted
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise typer.Exit(GATE_EXIT if gates else 0) from None
-        except OSError as exc:
-            fail(f"Cannot write {output}: {exc.strerror}",
-                 verbose_detail=traceback.format_exc() if verbose else None)
-    tripped = check.tripped(format_item)
-    for line in tripped:
-        print(line, file=sys.stderr)
-    if tripped:
-        raise typer.Exit(GATE_EXIT)
+        if format_ in EXPORT_FORMATS:
+            export_findings(format_, new, output, suppressions=check.suppressions, old=old,
+                            url_map=mapping, verbose=verbose)
+            for category in check.categories:
+                for item in comparison.items(category):
+                    check.see_item(category, item, format_item)
+        else:
+            _write_report(comparison, format_, output, _Tally(
+                limit if format_ == "text" else 0, check), limit, gated=bool(gates),
+                verbose=verbose)
+    try:
+        gate_findings(new, check)
+    except (ArchiveOpenError, UncheckedArchiveError) as exc:
+        fail(str(exc))
+    code = print_gate(check)
+    if code:
+        raise typer.Exit(code)
+
+
+def _write_report(comparison: ArchiveDiff, format_: str, output: Path | None, tally: _Tally,
+                  limit: int, *, gated: bool, verbose: bool) -> None:
+    """The text, JSON or HTML report, to stdout or ``output``."""
+    try:
+        with _output(output) as out:
+            if format_ == "json":
+                write_json(comparison, out, tally)
+            elif format_ == "html":
+                write_html(comparison, out, tally.read)
+            else:
+                write_text(comparison, out, tally, limit)
+    except BrokenPipeError:  # stdout closed early (| head): the rest is not wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(GATE_EXIT if gated else 0) from None
+    except OSError as exc:
+        fail(f"Cannot write {output}: {exc.strerror}",
+             verbose_detail=traceback.format_exc() if verbose else None)

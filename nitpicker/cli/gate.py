@@ -1,145 +1,109 @@
-"""The CI gate: ``--fail-on`` categories of a comparison that must stay empty.
+"""The CI gate of ``--fail-on``, as ``crawl``, ``pipeline``, ``check`` and ``diff`` run it.
 
-One gate is a name of :data:`~nitpicker.query.diff.GATES` (``new-broken-links``, ``new-4xx``,
-``new-5xx``, ``removed-pages``, ``new-violations``); ``new-violations:SEVERITY`` counts only
-the new findings of that severity or worse (:data:`~nitpicker.query.diff.SEVERITY_RANKS`:
-``critical`` > ``error`` = ``serious`` > ``warning`` = ``moderate`` > ``info`` = ``minor``).
+The gate names and how they count are :mod:`nitpicker.ci.gates` (absolute gates such as
+``broken-links``, ``5xx``, ``issues:high`` or ``check:ID`` over one archive's findings;
+``new-*`` gates over a comparison with a baseline archive; ``NAME>N`` thresholds). The
+accepted findings are :mod:`nitpicker.ci.suppressions`. ``crawl --fail-on …`` and
+``pipeline`` call :func:`run_gate` once the archive is closed; ``check`` once the checks ran;
+``diff`` counts the comparison's items as its report reads them (:class:`GateCount`), then
+calls :func:`gate_findings` for the absolute gates::
 
-``nitpicker diff`` feeds the items it reads for its report to a :class:`GateCheck`;
-``nitpicker crawl --baseline OLD --fail-on …`` and ``nitpicker pipeline`` call
-:func:`run_gate` once the new archive is closed::
-
-    gates = parse_fail_on("new-broken-links,new-violations:error")   # ValueError: bad name
+    gates = parse_fail_on("broken-links,new-violations:error")   # ValueError: bad name
     code = run_gate(Path("last.nitpicker"), Path("today.nitpicker"), gates)  # 0 or GATE_EXIT
 
-:func:`run_gate` reads only the categories its gates name, prints one ``Gate tripped: …`` line
-per tripped gate to stderr and returns :data:`GATE_EXIT` when any tripped. It raises
-:class:`~nitpicker.query.ArchiveOpenError` / :class:`~nitpicker.query.DiffInputError` for
-archives that cannot be compared (the caller prints the one line).
+:func:`run_gate` reads only what its gates name, prints one ``Gate tripped: …`` line per
+tripped gate to stderr (and what the suppressions accepted) and returns :data:`GATE_EXIT`
+when any tripped. It raises :class:`~nitpicker.query.ArchiveOpenError` /
+:class:`~nitpicker.query.DiffInputError` for archives that cannot be read or compared, and
+:class:`UncheckedArchiveError` for one the site checks never ran on (the caller prints the
+one line).
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Final
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
+from nitpicker.ci.gates import GATE_EXIT, Gate, GateCount, parse_fail_on
+from nitpicker.ci.source import UncheckedArchiveError, unchecked
 from nitpicker.cli.diff_format import format_item
-from nitpicker.query.diff import GATES, SEVERITY_RANKS, compare_archives, severity_rank
+from nitpicker.query.connection import open_archive
+from nitpicker.query.diff import compare_archives
+from nitpicker.query.findings import findings_checked, iter_findings
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Iterable
 
+    from nitpicker.ci.suppressions import Suppressions
     from nitpicker.query.diff import UrlMap
 
-__all__ = ["GATE_EXIT", "Gate", "GateCheck", "parse_fail_on", "run_gate"]
-
-GATE_EXIT: Final = 1
-"""The exit code when a ``--fail-on`` gate trips."""
-
-SAMPLE: Final = 3
-"""Items named per tripped gate."""
-
-_SEVERITY_GATES: Final = frozenset({"new-violations"})
+__all__ = ["GATE_EXIT", "Gate", "GateCount", "UncheckedArchiveError", "check_gateable",
+           "combined_exit", "gate_findings", "parse_fail_on", "print_gate", "run_gate"]
 
 
-@dataclass(frozen=True)
-class Gate:
-    """One ``--fail-on`` name: the category it watches, and the least severity it counts."""
-
-    name: str
-    """As typed (``new-violations:error``)."""
-    category: str
-    min_rank: int | None = None
-
-    def counts(self, item: dict[str, Any]) -> bool:
-        return self.min_rank is None or severity_rank(item.get("severity")) >= self.min_rank
+def check_gateable(archive: str | os.PathLike[str]) -> None:
+    """:class:`UncheckedArchiveError` unless the archive has findings to gate on (checked
+    before a command writes anything)."""
+    conn = open_archive(Path(archive))
+    try:
+        if not findings_checked(conn):
+            raise unchecked(archive)
+    finally:
+        conn.close()
 
 
-def _gate(text: str) -> Gate:
-    base, sep, severity = text.partition(":")
-    if base not in GATES:
-        raise ValueError(f"Invalid --fail-on: {text!r}. Must be one of: {', '.join(GATES)} "
-                         "(new-violations:SEVERITY for that severity or worse)")
-    if not sep:
-        return Gate(text, GATES[base])
-    if base not in _SEVERITY_GATES:
-        raise ValueError(f"Invalid --fail-on: {text!r}. Only new-violations takes a severity")
-    rank = SEVERITY_RANKS.get(severity.lower())
-    if rank is None:
-        raise ValueError(f"Invalid --fail-on: {text!r}. The severity must be one of: "
-                         f"{', '.join(SEVERITY_RANKS)}")
-    return Gate(text, GATES[base], rank)
+def gate_findings(archive: str | os.PathLike[str], count: GateCount) -> None:
+    """Feed the archive's findings to the absolute gates of ``count`` (none: nothing read)."""
+    if not count.absolute:
+        return
+    conn = open_archive(Path(archive))
+    try:
+        if not findings_checked(conn):
+            raise unchecked(archive)
+        for finding in iter_findings(conn):
+            count.see_finding(finding)
+    finally:
+        conn.close()
 
 
-def parse_fail_on(text: str | None) -> list[Gate]:
-    """The gates of ``--fail-on`` (comma-separated, repeats dropped; ``None``, the option not
-    given: none); ``ValueError`` naming a bad one, or a value that names none (``''``,
-    ``','``: a gate that would silently check nothing)."""
-    if text is None:
-        return []
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if not names:
-        raise ValueError(f"Invalid --fail-on: {text!r}. Name at least one of: "
-                         f"{', '.join(GATES)}")
-    return [_gate(name) for name in dict.fromkeys(names)]
-
-
-@dataclass
-class _Tripped:
-    count: int = 0
-    first: list[dict[str, Any]] = field(default_factory=list)
-
-
-class GateCheck:
-    """The gates' counts and first items, from the items of a comparison as they are read."""
-
-    def __init__(self, gates: Sequence[Gate]) -> None:
-        self.gates = list(gates)
-        self._found = {gate.name: _Tripped() for gate in self.gates}
-        self._by_category: dict[str, list[Gate]] = {}
-        for gate in self.gates:
-            self._by_category.setdefault(gate.category, []).append(gate)
-
-    @property
-    def categories(self) -> list[str]:
-        """The categories the gates watch."""
-        return list(self._by_category)
-
-    def see(self, category: str, item: dict[str, Any]) -> None:
-        for gate in self._by_category.get(category, ()):
-            if gate.counts(item):
-                found = self._found[gate.name]
-                found.count += 1
-                if len(found.first) < SAMPLE:
-                    found.first.append(item)
-
-    def tripped(self, describe: Callable[[str, dict[str, Any]], str]) -> list[str]:
-        """One line per tripped gate: its name, its count and its first items
-        (``describe(category, item)``)."""
-        lines = []
-        for gate in self.gates:
-            found = self._found[gate.name]
-            if not found.count:
-                continue
-            shown = "; ".join(describe(gate.category, item) for item in found.first)
-            more = found.count - len(found.first)
-            lines.append(f"Gate tripped: {gate.name}: {found.count} ({shown}"
-                         f"{f'; … and {more} more' if more > 0 else ''})")
-        return lines
-
-
-def run_gate(old: str | os.PathLike[str], new: str | os.PathLike[str], gates: Iterable[Gate],
-             *, url_map: UrlMap | None = None, err: IO[str] | None = None) -> int:
-    """Compare ``new`` with the baseline ``old`` on the gates' categories only; print what
-    tripped (to ``err``, default stderr) and return :data:`GATE_EXIT` or 0."""
-    check = GateCheck(list(gates))
-    with compare_archives(old, new, url_map=url_map) as diff:
-        for category in check.categories:
-            for item in diff.items(category):
-                check.see(category, item)
-    lines = check.tripped(format_item)
+def print_gate(count: GateCount, *, err: IO[str] | None = None, silent: bool = False) -> int:
+    """Print the tripped gates (and, unless ``silent``, what the suppressions accepted; an
+    expired one always): :data:`GATE_EXIT` when one tripped, else 0."""
+    out = err or sys.stderr
+    for line in count.note_lines():
+        if not silent or line.startswith("Expired: "):
+            print(line, file=out)
+    lines = count.tripped_lines()
     for line in lines:
-        print(line, file=err or sys.stderr)
+        print(line, file=out)
     return GATE_EXIT if lines else 0
+
+
+def run_gate(old: str | os.PathLike[str] | None, new: str | os.PathLike[str],
+             gates: Iterable[Gate], *, url_map: UrlMap | None = None,
+             suppressions: Suppressions | None = None, err: IO[str] | None = None,
+             silent: bool = False) -> int:
+    """The gates on ``new``: its findings for the absolute ones, its comparison with the
+    baseline ``old`` (needed only by ``new-*`` gates) for the others. Prints what tripped (to
+    ``err``, default stderr) and returns :data:`GATE_EXIT` or 0."""
+    count = GateCount(list(gates), suppressions)
+    if count.categories:
+        if old is None:
+            raise ValueError("the new-* gates need a baseline archive")
+        with compare_archives(old, new, url_map=url_map) as diff:
+            for category in count.categories:
+                for item in diff.items(category):
+                    count.see_item(category, item, format_item)
+    gate_findings(new, count)
+    return print_gate(count, err=err, silent=silent)
+
+
+def combined_exit(run_code: int, gate_code: int) -> int:
+    """The exit code of a command that ran (``run_code``) and then gated: a failure of its
+    own (1) wins, then a tripped gate (:data:`GATE_EXIT`), then ``run_code`` (2: only
+    out-of-scope URLs failed)."""
+    if run_code == 1:
+        return run_code
+    return gate_code or run_code

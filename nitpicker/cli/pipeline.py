@@ -56,13 +56,15 @@ def pipeline(
     archive: Annotated[str | None, typer.Option("--archive", help="Archive path (.nitpicker is appended); default: named after the site, as crawl's --output.", show_default=False)] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Log every request and page error; show tracebacks.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="No step headings, progress displays or summaries.")] = False,
-    baseline: Annotated[Path | None, typer.Option("--baseline", help="Once the report is written, compare the new archive with this earlier one and exit 1 when a --fail-on category is not empty.", show_default=False)] = None,
-    fail_on: Annotated[str | None, typer.Option("--fail-on", help="With --baseline: the categories that fail the pipeline (comma-separated), as nitpicker diff --fail-on takes them.", show_default=False)] = None,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="The earlier archive the new-* gates of --fail-on compare the new archive with.", show_default=False)] = None,
+    fail_on: Annotated[str | None, typer.Option("--fail-on", help="Once the report is written, exit 3 when one of these gates (comma-separated) trips, as crawl --fail-on takes them (violations:SEVERITY counts the analysis too).", show_default=False)] = None,
+    suppressions: Annotated[Path | None, typer.Option("--suppressions", help="The accepted findings the gates do not count (default: .nitpicker-baseline.json when there is one).", show_default=False)] = None,
 ) -> None:
     """Crawl a website, run the analyzer plugins over it and write its report, in one command.
 
     Without --format, --output or --sheet the report step is skipped. Exit 2 (and no analysis)
-    when only out-of-scope URLs failed, 1 when an in-scope URL failed (--strict: any URL).
+    when only out-of-scope URLs failed, 1 when an in-scope URL failed (--strict: any URL), 3
+    when a --fail-on gate tripped.
 
     Example: nitpicker pipeline https://example.com/ --format html -o report.html
     """
@@ -73,7 +75,7 @@ def pipeline(
         fail(str(exc))
     path = Path(config.output)
     try:
-        gates = baseline_gates(baseline, fail_on)
+        gates = baseline_gates(baseline, fail_on, suppressions)
         if baseline is not None:
             check_baseline(baseline, path)
     except ValueError as exc:
@@ -114,9 +116,8 @@ def pipeline(
     else:
         _heading("report", silent)
         write_planned(report, path, silent=silent, verbose=verbose, announce=not silent)
-    code = final_exit(crawl=crawl_code, analyze=analyze_code)
-    if baseline is not None and gates:
-        code = gate_after_crawl(baseline, path, gates, silent=silent) or code
+    code = gate_after_crawl(gates, path, final_exit(crawl=crawl_code, analyze=analyze_code),
+                            silent=silent)
     if not code:
         _heading("done", silent)
     raise typer.Exit(code)

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["FINDING_FINGERPRINT_FUNCTION", "VIOLATION_FINGERPRINT_FUNCTION", "check_locator", "finding_fingerprint", "locator",
-           "markup_outline", "register_fingerprint", "violation_fingerprint"]
+__all__ = ["FINDING_FINGERPRINT_FUNCTION", "VIOLATION_FINGERPRINT_FUNCTION", "check_locator",
+           "finding_fingerprint", "fingerprint_hex", "locator", "markup_outline",
+           "register_fingerprint", "violation_fingerprint"]
 
 FINDING_FINGERPRINT_FUNCTION: Final = "nitpicker_finding_fingerprint"
 """The SQL name of :func:`finding_fingerprint` (``rule, url, locator``)."""
@@ -76,6 +77,14 @@ def finding_fingerprint(rule: str | None, url: str | None, where: str | None) ->
     text = "\0".join((rule or "", url or "", where or ""))
     digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
+
+
+def fingerprint_hex(fingerprint: int | None) -> str:
+    """A stored fingerprint as users read it: 16 hex digits (``''`` for ``None``: a violation
+    written before its fingerprint was, until ``nitpicker check``)."""
+    if fingerprint is None:
+        return ""
+    return int(fingerprint).to_bytes(8, "big", signed=True).hex()
 
 
 def violation_fingerprint(validator: str | None, rule: str | None, url: str | None,

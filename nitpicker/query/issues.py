@@ -31,6 +31,7 @@ from nitpicker.query._common import (
     paged,
 )
 from nitpicker.query.checks import CATEGORIES, CHECKS, PRIORITIES, check_by_id
+from nitpicker.query.fingerprint import fingerprint_hex
 
 if TYPE_CHECKING:
     import sqlite3
@@ -216,7 +217,7 @@ def issue_urls(conn: sqlite3.Connection, issue_id: str, *, limit: int = 100,
                                 {"rule": issue_id, "limit": limit, "offset": offset}, offset)
     items: list[IssueFinding] = [
         {"url": url, "element": element, "location": location, "snippet": snippet,
-         "message": message, "fingerprint": _hex(fingerprint)}
+         "message": message, "fingerprint": fingerprint_hex(fingerprint)}
         for url, element, location, snippet, message, fingerprint in rows]
     return paged(items, total, limit, offset)
 
@@ -224,12 +225,6 @@ def issue_urls(conn: sqlite3.Connection, issue_id: str, *, limit: int = 100,
 def _unknown(issue_id: str) -> str:
     return (f"Unknown issue id: {issue_id!r}. An id is a check's (links/broken-internal) or an "
             "analyzer's validator/rule (axe/image-alt): the ids are in nitpicker query FILE issues")
-
-
-def _hex(fingerprint: int | None) -> str:
-    if fingerprint is None:  # a violation written before 0017, until nitpicker check
-        return ""
-    return int(fingerprint).to_bytes(8, "big", signed=True).hex()
 
 
 def page_issues(conn: sqlite3.Connection, url: str) -> list[PageIssue] | None:
