@@ -27,8 +27,8 @@ from nitpicker.policy.urls import frontier_key, natural_order_key
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping
 
+    from nitpicker.archive.frontier_port import FrontierPort
     from nitpicker.archive.writer import ArchiveWriter
-    from nitpicker.crawl.frontier_port import FrontierPort
     from nitpicker.items import ConsoleRecord, LinkRecord, PageItem, ResourceRecord
     from nitpicker.policy.extract import JsonLdBlock
 

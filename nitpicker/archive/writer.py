@@ -10,7 +10,7 @@ page is lost and none is recorded twice.
 connection, the lock, the open batch, the crawl's stored information, the size budget, the
 close. Its parts write by concept, through the same connection and under the same mutex:
 
-- ``writer.frontier`` (a :class:`~nitpicker.crawl.frontier_port.FrontierPort`; here
+- ``writer.frontier`` (a :class:`~nitpicker.archive.frontier_port.FrontierPort`; here
   :class:`~nitpicker.archive.frontier_store.FrontierStore`): the frontier rows — add, lease,
   acknowledge, release, pending count;
 - ``writer.runs`` (:class:`~nitpicker.archive.run_log.RunLog`): the run rows, lost runs,
@@ -41,8 +41,8 @@ from nitpicker.archive.schema import SchemaError, check_archive, migrate
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from nitpicker.archive.frontier_port import FrontierPort
     from nitpicker.crawl.config import CrawlConfig
-    from nitpicker.crawl.frontier_port import FrontierPort
 
 __all__ = ["ArchiveError", "ArchiveWriter", "check_archive_file"]
 
