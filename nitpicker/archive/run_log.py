@@ -21,7 +21,7 @@ from nitpicker.archive.connection import now, serialised
 from nitpicker.archive.lock import pid_alive
 
 if TYPE_CHECKING:
-    from nitpicker.archive.writer import ArchiveWriter
+    from nitpicker.archive.batch import Batch
     from nitpicker.crawl.inventory import InventorySeed
 
 __all__ = ["RunLog"]
@@ -30,7 +30,7 @@ __all__ = ["RunLog"]
 class RunLog:
     """Starts and ends this process's run; records the trap cap's firings."""
 
-    def __init__(self, archive: ArchiveWriter) -> None:
+    def __init__(self, archive: Batch) -> None:
         self._conn = archive.conn
         self._mutex = archive.mutex
         self._begin = archive.begin

@@ -77,7 +77,7 @@ class ArchiveWriter:
         self.budget = SizeBudget(conn)
         self.frontier: FrontierPort = self.make_frontier()
         self.runs = RunLog(self)
-        self.pages = PageRecorder(self)
+        self.pages = PageRecorder(self, self.frontier, self.budget)
         self._after_commit: Callable[[], None] | None = None
 
     def use_frontier(self, frontier: FrontierPort, after_commit: Callable[[], None]) -> None:
