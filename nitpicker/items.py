@@ -9,14 +9,13 @@ from http import HTTPStatus
 from nitpicker.policy.extract import JsonLdBlock, PageMeta
 from nitpicker.policy.extract.target import charset_of
 from nitpicker.policy.follow import FollowMode  # the mode of a LinkRecord, defined with the rules
+from nitpicker.policy.urls import MAX_URL_LENGTH
 
 __all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord",
            "MissedPrediction", "PageItem", "Redirect", "RedirectKind", "ResourceRecord",
            "answered_link", "status_phrase", "too_long_stand_in"]
 
 
-MAX_URL_LENGTH = 8190
-"""The longest URL recorded as it is (the original's ``string(8190)`` column)."""
 
 
 def too_long_stand_in(url: str) -> str:

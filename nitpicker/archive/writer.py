@@ -27,7 +27,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from nitpicker import __version__
 from nitpicker.archive.budget import SizeBudget
@@ -42,9 +42,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from nitpicker.archive.frontier_port import FrontierPort
-    from nitpicker.crawl.config import CrawlConfig
 
-__all__ = ["ArchiveError", "ArchiveWriter", "check_archive_file"]
+__all__ = ["ArchiveError", "ArchiveWriter", "CrawlOptions", "check_archive_file"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +56,29 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 class ArchiveError(Exception):
     """The archive cannot be created or opened for writing; the message says why."""
+
+
+class CrawlOptions(Protocol):
+    """What the archive's ``info`` row keeps of a crawl's options (a
+    :class:`~nitpicker.crawl.config.CrawlConfig`): the file, the name, the roots, every option
+    as JSON."""
+
+    @property
+    def output(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def roots(self) -> tuple[str, ...]: ...
+
+    @property
+    def list_mode(self) -> bool: ...
+
+    def to_json(self) -> str: ...
 
 
 class ArchiveWriter:
@@ -98,7 +120,7 @@ class ArchiveWriter:
     # -- opening ----------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, config: CrawlConfig) -> ArchiveWriter:
+    def create(cls, config: CrawlOptions) -> ArchiveWriter:
         """Create a new archive at ``config.output``; refuses to overwrite a file."""
         path = Path(config.output)
         lock = ArchiveLock(path)
@@ -165,7 +187,7 @@ class ArchiveWriter:
     # -- the crawl's information ------------------------------------------------------------
 
     @serialised
-    def update_info(self, config: CrawlConfig) -> None:
+    def update_info(self, config: CrawlOptions) -> None:
         """Store the crawl's (changed) roots and options, e.g. after ``--append``."""
         self.begin()
         self.conn.execute(

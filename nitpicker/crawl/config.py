@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nitpicker import __version__
-from nitpicker.items import MAX_URL_LENGTH
 from nitpicker.messages import shown_integer
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern
 from nitpicker.policy.request_headers import (
@@ -26,9 +25,9 @@ from nitpicker.policy.request_headers import (
     HeaderError,
     credentials_of,
     parse_header,
-    shown_url,
 )
-from nitpicker.policy.urls import is_valid_hostname, parse_url
+from nitpicker.policy.roots import InvalidRoot, root_url
+from nitpicker.policy.urls import parse_url
 from nitpicker.policy.userinfo import typed_url
 
 if TYPE_CHECKING:
@@ -326,23 +325,13 @@ def _check_positive(name: str, value: float | None, high: float) -> None:
 
 
 def validate_url(url: str, *, disable_queries: bool = False) -> str:
-    """The normalised form of an http(s) URL; ``ConfigError`` naming it otherwise.
-
-    A host that cannot be one (``exa mple.com``) is refused, and so is a URL longer than
-    the archive keeps (``MAX_URL_LENGTH``, the guard a link that long meets). Credentials
-    typed raw are read as a browser's address bar reads them (:func:`typed_url`).
-    """
-    parsed = parse_url(typed_url(url), disable_queries=disable_queries)
-    if parsed is None or not parsed.is_http or not is_valid_hostname(parsed.hostname):
-        raise ConfigError(
-            f'Invalid URL: "{shown_url(url)}". Please provide a valid URL (e.g., https://example.com)'
-        )
-    if len(parsed.url) > MAX_URL_LENGTH:
-        raise ConfigError(
-            f'URL too long ({len(parsed.url)} characters, at most {MAX_URL_LENGTH}): '
-            f'"{shown_url(url)[:100]}…"'
-        )
-    return parsed.url
+    """The normalised form of an http(s) URL; ``ConfigError`` naming it otherwise
+    (:func:`~nitpicker.policy.roots.root_url`: a host that cannot be one, a URL longer than
+    the archive keeps, credentials typed raw)."""
+    try:
+        return root_url(url, disable_queries=disable_queries)
+    except InvalidRoot as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def default_output_path(first_url: str, cwd: Path | None = None, now: datetime | None = None) -> Path:
