@@ -38,6 +38,8 @@ WRONG = [
     pytest.param("layers", {"nitpicker/query/wrong.py":
                             "from nitpicker.archive.writer import ArchiveWriter\n"},
                  "nitpicker.query.wrong -> nitpicker.archive.writer", id="query-imports-writer"),
+    pytest.param("layers", {"nitpicker/unplaced.py": "class Unplaced(Exception): ...\n"},
+                 "- nitpicker.unplaced", id="a-module-on-no-layer"),
     pytest.param("archive-file", {"nitpicker/archive/schema.py":
                                   "\nfrom nitpicker.archive.connection import connect\n"},
                  "nitpicker.archive.schema -> nitpicker.archive.connection",
