@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # the Node tools of the analyze plugins (package.json, package-lock.json), installed by npm ci
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install system crawl test docs bench bench-analyze clean
+.PHONY: install system crawl layers test docs bench bench-analyze clean
 
 install: $(STAMP) $(NODE_STAMP)
 
@@ -49,10 +49,17 @@ else
 	@$(VENV)/bin/nitpicker crawl $(URL) $(ARGS)
 endif
 
-# ruff (lint) first, then two pytest runs: the crawler's tests under the Twisted asyncio reactor, then the MCP
-# server's (anyio) tests without it. Any non-zero exit — pytest's 5 (no tests) too — fails. The first
-# run builds the manual strictly and crawls it with nitpicker (tests/test_docs.py, docs/crawl_check.py).
-test: install
+# The layer contract (.importlinter; docs/ARCHITECTURE.md, "The layers"): each layer imports only
+# the layers below it, the query library no crawler, the core no bundled plugin or reporter, no
+# cycles. It reads the imports, it runs nothing: about a second.
+layers: install
+	$(VENV)/bin/lint-imports --no-cache
+
+# The layer contract and ruff (lint) first, then two pytest runs: the crawler's tests under the
+# Twisted asyncio reactor, then the MCP server's (anyio) tests without it. Any non-zero exit —
+# pytest's 5 (no tests) too — fails. The first run builds the manual strictly and crawls it with
+# nitpicker (tests/test_docs.py, docs/crawl_check.py).
+test: install layers
 	$(VENV)/bin/ruff check nitpicker plugins tests bench fixtures docs
 	$(PY) -m pytest
 	$(PY) -m pytest -p no:twisted -o addopts="" -q tests/mcp

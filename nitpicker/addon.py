@@ -25,7 +25,7 @@ class Addon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         set_defaults(settings, priority=_ADDON)
-        settings.set("SCHEDULER", "nitpicker.crawl.frontier.FrontierScheduler", priority=_ADDON)
+        settings.set("SCHEDULER", "nitpicker.crawl.scheduler.FrontierScheduler", priority=_ADDON)
         settings["SPIDER_MIDDLEWARES"].update(
             {
                 "nitpicker.middlewares.follow.FollowMiddleware": 500,

@@ -4,40 +4,18 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from enum import IntEnum
 from http import HTTPStatus
 
 from nitpicker.policy.extract import JsonLdBlock, PageMeta
 from nitpicker.policy.extract.target import charset_of
+from nitpicker.policy.follow import FollowMode  # the mode of a LinkRecord, defined with the rules
+from nitpicker.policy.urls import MAX_URL_LENGTH
 
 __all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord",
            "MissedPrediction", "PageItem", "Redirect", "RedirectKind", "ResourceRecord",
            "answered_link", "status_phrase", "too_long_stand_in"]
 
 
-class FollowMode(IntEnum):
-    """What the crawl does with a discovered URL."""
-
-    FULL = 0
-    """In scope: fetch, extract, follow its links."""
-    METADATA = 1
-    """Fetch status, headers and the title from the first bytes; follow nothing."""
-    STUB = 2
-    """Recorded as a row, never fetched (``--no-fetch-external``, non-HTTP schemes)."""
-    EXCLUDED = 3
-    """Recorded as skipped (``--exclude``, ``--exclude-url``)."""
-    CAPPED = 5
-    """Found on a page of a capped trap signature (``--dedupe-cap``): a row, not queued."""
-    INVALID = 4
-    """A URL the archive cannot hold (longer than ``MAX_URL_LENGTH``): an error row, never
-    fetched."""
-    PREDICTED = 6
-    """A page predicted ahead of a page's pager links (:mod:`nitpicker.policy.pagination`): a
-    frontier row only, fetched like ``FULL``; recorded only when it answers as a page."""
-
-
-MAX_URL_LENGTH = 8190
-"""The longest URL recorded as it is (the original's ``string(8190)`` column)."""
 
 
 def too_long_stand_in(url: str) -> str:

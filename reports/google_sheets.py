@@ -1,5 +1,8 @@
 """The Google Sheets reporter (``nitpicker report FILE --sheet URL``), through gspread.
 
+Found as the others are, in the ``nitpicker.report`` entry-point group, by the name ``sheets``
+(:func:`open_spreadsheet`); its errors are the host's ``ReportError``.
+
 One tab per sheet, added to the spreadsheet the URL names with a grid of the sheet's size: its
 header row, then the rows in chunks of 2,500 (``values.update`` into the chunk's own rows,
 RAW), each chunk followed by one ``batchUpdate`` holding one ``updateCells`` for the whole
@@ -37,6 +40,8 @@ from gspread.utils import extract_id_from_url, quote
 from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
 from nitpicker_reports.sheets_network import NETWORK_ERRORS, network_failure, timeout_setting
 
+from nitpicker.report import ReportError
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
@@ -48,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["API_URL_VARIABLE", "GOOGLE_API", "IN_FLIGHT", "IN_FLIGHT_VARIABLE",
            "MAX_CELL_CHARS", "SCOPES", "SheetsError", "SheetsReporter", "client_from_credentials",
-           "client_from_service_account", "fitted", "in_flight_setting"]
+           "client_from_service_account", "fitted", "in_flight_setting", "open_spreadsheet"]
 
 GOOGLE_API: Final = "https://sheets.googleapis.com"
 API_URL_VARIABLE: Final = "NITPICKER_SHEETS_API_URL"
@@ -68,7 +73,7 @@ MAX_CELL_CHARS: Final = 50_000
 _TRUNCATED: Final = "… [truncated: {} characters]"
 
 
-class SheetsError(Exception):
+class SheetsError(ReportError):
     """A Sheets report cannot be written: one line naming the fix."""
 
 
@@ -159,6 +164,15 @@ def _explain(exc: APIError, url: str, account: str, personal: bool = False) -> S
         return SheetsError(f"Spreadsheet not found or not shared with {account}: share {url}"
                            " with that address as an editor")
     return SheetsError(f"Google Sheets answered {exc.code}: {message}")
+
+
+def open_spreadsheet(url: str, credentials: Path,
+                     on_wait: Callable[[float, int], None] | None = None) -> SheetsReporter:
+    """The reporter of ``report --sheet URL --credentials FILE``: the ``sheets`` entry point of
+    the ``nitpicker.report`` group (:func:`nitpicker.report.open_spreadsheet`). A bad setting,
+    URL or credentials file is a :class:`SheetsError`."""
+    in_flight = in_flight_setting()
+    return SheetsReporter(client_from_credentials(credentials, on_wait), url, in_flight)
 
 
 class SheetsReporter:

@@ -12,36 +12,18 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Final, TextIO
 
-from nitpicker_reports.svg import bar_chart
-
 from nitpicker.query import crawl_info
 from nitpicker.query.report import charts
+from nitpicker.report.html_page import STYLE, table_cell
+from nitpicker.report.svg import bar_chart
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from nitpicker.query.report import Cell, Sheet
+    from nitpicker.query.report import Sheet
     from nitpicker.report import ReportSource
 
-__all__ = ["CHART_IDS", "STYLE", "HtmlReporter", "table_cell"]
-
-STYLE: Final = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222}
-h1{font-size:1.4rem}h2{font-size:1.15rem;margin-top:2rem}
-nav a{margin-right:.8rem}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(560px,1fr));gap:1rem}
-svg.chart{max-width:100%;height:auto}
-figure{margin:0;border:1px solid #ddd;padding:.5rem}figcaption{font-weight:600}
-svg.chart rect{fill:#3b6fb6}svg.chart text{font-size:12px;fill:#222}
-svg.chart text.empty{fill:#777;font-style:italic}
-.table-wrap{overflow:auto;max-height:70vh;border:1px solid #ddd}
-table{border-collapse:collapse;font-size:12px}
-th{position:sticky;top:0;background:#eee;text-align:left}
-th,td{border:1px solid #ddd;padding:2px 6px;white-space:nowrap;max-width:40em;
-overflow:hidden;text-overflow:ellipsis;vertical-align:top}
-td.error{background:#e60000;color:#fff}td.error a{color:#fff}
-td[title]{text-decoration:underline dotted}
-"""
+__all__ = ["CHART_IDS", "HtmlReporter"]
 
 CHART_IDS: Final = (
     "chart-status",
@@ -144,26 +126,9 @@ def _table(out: TextIO, sheet: Sheet, source: ReportSource) -> None:
     out.write("</tr></thead><tbody>")
     out.writelines(
         "".join(
-            "<tr>" + "".join(_cell(c) for i, c in enumerate(row) if i not in hidden) + "</tr>"
+            "<tr>" + "".join(table_cell(c) for i, c in enumerate(row) if i not in hidden) + "</tr>"
             for row in chunk
         )
         for chunk in source.rows(sheet)
     )
     out.write("</tbody></table></div></section>")
-
-
-def _cell(cell: Cell) -> str:
-    attrs = ' class="error"' if cell.error else ""
-    if cell.note:
-        attrs += f' title="{escape(cell.note)}"'
-    text = "" if cell.value is None else escape(str(cell.value))
-    link = cell.link or (cell.value if isinstance(cell.value, str) else None)
-    if link and link.startswith(("http://", "https://")):  # every web URL is a link here
-        text = f'<a href="{escape(link)}">{text}</a>'
-    return f"<td{attrs}>{text}</td>"
-
-
-def table_cell(cell: Cell) -> str:
-    """One cell as the report's tables write it (``<td>``: red when an error, its note the
-    tooltip, a web URL a link): for other pages in the report's look (``nitpicker diff``)."""
-    return _cell(cell)

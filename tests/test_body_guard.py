@@ -11,8 +11,7 @@ from scrapy.exceptions import NotConfigured, StopDownload
 from scrapy.http import Headers
 from scrapy.utils.test import get_crawler
 
-from nitpicker.crawl.frontier import META_MODE
-from nitpicker.crawl.meta import META_PREFLIGHT
+from nitpicker.crawl.meta import META_MODE, META_PREFLIGHT
 from nitpicker.items import FollowMode
 from nitpicker.middlewares.body import BodyGuard
 from tests.components import unit_crawler

@@ -17,6 +17,7 @@ from nitpicker.crawl.config import (
     resolve_output_path,
     validate_url,
 )
+from nitpicker.crawl.spider_args import config_from_spider_args
 from nitpicker.items import MAX_URL_LENGTH
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS
 
@@ -177,7 +178,7 @@ def test_validate_url_applies_the_overlong_url_guard() -> None:
 
 def spider(tmp_path: Path, **args: str) -> CrawlConfig:
     args.setdefault("output", str(tmp_path / "out"))
-    return CrawlConfig.from_spider_args(args)
+    return config_from_spider_args(args)
 
 
 def test_spider_args_roots_and_output(tmp_path: Path) -> None:
@@ -290,7 +291,7 @@ def test_spider_args_missing_roots(tmp_path: Path, roots: str | None) -> None:
 
 def test_spider_args_default_output_in_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    config = CrawlConfig.from_spider_args({"roots": "http://example.com/"})
+    config = config_from_spider_args({"roots": "http://example.com/"})
     path = Path(config.output)
     assert path.parent == tmp_path
     assert re.fullmatch(r"example\.com-\d{17}\.nitpicker", path.name)

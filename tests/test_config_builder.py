@@ -18,6 +18,7 @@ from nitpicker.crawl.config_builder import (
     resume_config,
 )
 from nitpicker.crawl.session import CrawlSession
+from nitpicker.crawl.spider_args import config_from_spider_args
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def test_single_is_ignored_in_list_mode_with_a_warning(tmp_path: Path) -> None:
 
 
 def test_spider_arguments_go_the_same_way(tmp_path: Path) -> None:
-    from_args = CrawlConfig.from_spider_args({
+    from_args = config_from_spider_args({
         "roots": ROOT, "output": str(tmp_path / "a"), "excludes": "/a/*,/b/*",
         "exclude_urls": "https://ads.test/", "single": "true"})
     from_cli = new_config(given(roots=(ROOT,), output=str(tmp_path / "a"),
@@ -109,26 +110,26 @@ def test_a_resume_refuses_an_option_that_changes_the_crawl(
 
 def test_spider_arguments_resume_an_archive(tmp_path: Path) -> None:
     path = archive(tmp_path, roots=(ROOT, f"{ROOT}blog/"), dedupe_cap=5)
-    config = CrawlConfig.from_spider_args({"resume": "true", "output": str(path),
-                                           "parallels": "3"})
+    config = config_from_spider_args({"resume": "true", "output": str(path),
+                                      "parallels": "3"})
     assert (config.roots, config.dedupe_cap, config.parallels) == ((ROOT, f"{ROOT}blog/"), 5, 3)
     # the archive's roots (some of them) may be given again; the same options too
-    again = CrawlConfig.from_spider_args({"resume": "true", "output": str(path),
-                                          "roots": "http://SITE.test/", "dedupe_cap": "5"})
+    again = config_from_spider_args({"resume": "true", "output": str(path),
+                                     "roots": "http://SITE.test/", "dedupe_cap": "5"})
     assert again == dataclasses.replace(config, parallels=10)
     with pytest.raises(ConfigError, match="^roots cannot change with resume: .*roots=http"):
-        CrawlConfig.from_spider_args({"resume": "true", "output": str(path),
-                                      "roots": "http://other.test/"})
+        config_from_spider_args({"resume": "true", "output": str(path),
+                                 "roots": "http://other.test/"})
     with pytest.raises(ConfigError, match="^sitemap cannot change with resume"):
-        CrawlConfig.from_spider_args({"resume": "true", "output": str(path), "sitemap": "no"})
+        config_from_spider_args({"resume": "true", "output": str(path), "sitemap": "no"})
     with pytest.raises(ConfigError, match="missing crawl argument: -a output=FILE"):
-        CrawlConfig.from_spider_args({"resume": "true", "roots": ROOT})
+        config_from_spider_args({"resume": "true", "roots": ROOT})
 
 
 def test_append_is_not_a_spider_argument(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="append is not a crawl argument: .*--append"):
-        CrawlConfig.from_spider_args({"roots": ROOT, "output": str(tmp_path / "a"),
-                                      "append": f"{ROOT}docs/"})
+        config_from_spider_args({"roots": ROOT, "output": str(tmp_path / "a"),
+                                 "append": f"{ROOT}docs/"})
 
 
 # -- an append --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 
 from nitpicker.crawl.config import ConfigError
 from nitpicker.crawl.inventory import is_resource_path, read_inventory
+from nitpicker.crawl.spider_args import config_from_spider_args
 from tests.helpers import Archive, run
 
 if TYPE_CHECKING:
@@ -134,17 +135,16 @@ def test_inventory_cannot_change_on_resume(site: FixtureSite, tmp_path: Path) ->
 
 
 def test_spider_argument_inventory(site: FixtureSite, tmp_path: Path) -> None:
-    from nitpicker.crawl.config import CrawlConfig
 
     inventory = write_inventory(tmp_path, site)
-    config = CrawlConfig.from_spider_args({"roots": site.url("/inventory/"),
-                                           "output": str(tmp_path / "x"),
-                                           "inventory": str(inventory)})
+    config = config_from_spider_args({"roots": site.url("/inventory/"),
+                                      "output": str(tmp_path / "x"),
+                                      "inventory": str(inventory)})
     assert config.inventory == str(inventory)
     assert site.url("/inventory/unlinked") in config.inventory_urls
     with pytest.raises(ConfigError, match="unknown crawl argument 'inventory_urls'"):
-        CrawlConfig.from_spider_args({"roots": site.url("/"), "output": str(tmp_path / "y"),
-                                      "inventory_urls": site.url("/about")})
+        config_from_spider_args({"roots": site.url("/"), "output": str(tmp_path / "y"),
+                                 "inventory_urls": site.url("/about")})
 
 
 def test_one_url_in_both_schemes_is_one_page_in_the_roots_scheme(site: FixtureSite,

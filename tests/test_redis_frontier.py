@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from nitpicker.archive.frontier_port import FrontierPort, FrontierUnavailable
 from nitpicker.archive.frontier_store import FrontierStore
 from nitpicker.archive.shared_frontier import SharedFrontierStore
 from nitpicker.archive.writer import ArchiveWriter
-from nitpicker.crawl.frontier_port import FrontierPort, FrontierUnavailable
 from nitpicker.crawl.redis_frontier import (
     FrontierSettings,
     RedisFrontier,

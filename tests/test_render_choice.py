@@ -11,8 +11,10 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
 
-from nitpicker.crawl.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE
 from nitpicker.crawl.meta import (
+    META_DEPTH,
+    META_FRONTIER_ID,
+    META_MODE,
     META_PREDICTED,
     META_PREFLIGHT,
     META_RENDER,

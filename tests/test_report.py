@@ -610,6 +610,9 @@ def test_report_default_path_and_exit_1_when_it_exists(archive_path: Path,
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--format", "pdf"], "Error: Unknown report format: 'pdf' (choose from csv, html, xlsx)"),
+    # the Sheets reporter is in the group too, but writes a spreadsheet (--sheet), not a file
+    (["--format", "sheets"],
+     "Error: Unknown report format: 'sheets' (choose from csv, html, xlsx)"),
     (["--only", "Nope"], "Error: Unknown sheet 'Nope'"),
     (["-o", "/nonexistent-dir/r.xlsx"], "Error: Output directory not found: /nonexistent-dir"),
 ])

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from nitpicker.crawl.config import ConfigError, CrawlConfig
+from nitpicker.crawl.spider_args import config_from_spider_args
 from nitpicker.policy.request_headers import (
     HeaderError,
     RequestHeaders,
@@ -136,15 +137,15 @@ def test_one_root_with_two_credentials_is_refused() -> None:
 
 
 def test_spider_arguments_one_header_a_line() -> None:
-    config = CrawlConfig.from_spider_args({
+    config = config_from_spider_args({
         "roots": "http://alice:pw@example.com/", "output": "/tmp/unused.nitpicker",
         "header": "X-A: 1, 2\r\nX-B: 3\n",
     })
     assert config.request_headers == (("X-A", "1, 2"), ("X-B", "3"))
     assert config.credentials == (("http://example.com/", "alice", "pw"),)
     with pytest.raises(ConfigError, match="unknown crawl argument 'credentials'"):
-        CrawlConfig.from_spider_args({"roots": "http://example.com/", "credentials": "x",
-                                      "output": "/tmp/unused.nitpicker"})
+        config_from_spider_args({"roots": "http://example.com/", "credentials": "x",
+                                 "output": "/tmp/unused.nitpicker"})
     with pytest.raises(ConfigError, match='must be "Name: value"'):
-        CrawlConfig.from_spider_args({"roots": "http://example.com/", "headers": "X-A 1",
-                                      "output": "/tmp/unused.nitpicker"})
+        config_from_spider_args({"roots": "http://example.com/", "headers": "X-A 1",
+                                 "output": "/tmp/unused.nitpicker"})

@@ -11,7 +11,7 @@ import pytest
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
-from nitpicker.crawl.frontier import META_DEPTH, META_MODE
+from nitpicker.crawl.meta import META_DEPTH, META_MODE
 from nitpicker.items import FollowMode
 from nitpicker.middlewares.root_redirect import RootRedirectMiddleware
 from tests.components import ROOT, open_session, unit_crawler

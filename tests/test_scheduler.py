@@ -1,16 +1,24 @@
-"""FrontierScheduler (nitpicker/crawl/frontier.py): requests leased from the archive's frontier, on a
+"""FrontierScheduler (nitpicker/crawl/scheduler.py): requests leased from the archive's frontier, on a
 real crawl session over a real SQLite archive (``tests/components.py``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.utils.misc import load_object
 
-from nitpicker.crawl.frontier import META_DEPTH, META_FRONTIER_ID, META_MODE, FrontierScheduler
+from nitpicker.cli.runner import scrapy_settings
+from nitpicker.cli.worker_process import worker_settings
+from nitpicker.crawl.meta import META_DEPTH, META_FRONTIER_ID, META_MODE
+from nitpicker.crawl.scheduler import FrontierScheduler
 from nitpicker.crawl.session import crawl_session
+from nitpicker.crawl.shared_scheduler import SharedFrontierScheduler
 from nitpicker.items import FollowMode
 from nitpicker.policy.urls import frontier_key
+from nitpicker.spiders.site import SiteSpider
 from tests.components import unit_crawler
 
 if TYPE_CHECKING:
@@ -83,3 +91,18 @@ def test_a_halted_run_starts_nothing_more(tmp_path: Path) -> None:
     scheduler.session.halt("max_duration")
     assert scheduler.next_request() is None
     assert not scheduler.has_pending_requests()
+
+
+@pytest.mark.parametrize(("settings_of", "scheduler"), [
+    ("single crawl", FrontierScheduler),
+    ("worker of --workers N", SharedFrontierScheduler),
+])
+def test_the_settings_of_a_crawl_name_its_scheduler(settings_of: str,
+                                                    scheduler: type[FrontierScheduler]) -> None:
+    """A worker's process names the shared scheduler over the add-on's (the scheduler does not
+    pick its variant, which would import it back)."""
+    settings = worker_settings(False) if scheduler is SharedFrontierScheduler \
+        else scrapy_settings(False)
+    crawler = Crawler(SiteSpider, settings)
+    crawler._apply_settings()  # the add-on's settings, as a crawl applies them
+    assert load_object(crawler.settings["SCHEDULER"]) is scheduler

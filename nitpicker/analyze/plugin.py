@@ -24,9 +24,12 @@ The host's promises to a plugin:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
+
+# The records a plugin reads and gives back live below the archive, which stores them; they are
+# part of this contract, and imported from here by plugins.
+from nitpicker.findings import Findings, PageUrl, PageValue, Snapshot, Violation
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -42,8 +45,6 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "nitpicker.analyze"
 
-Scalar = str | int | float | bool | None
-
 
 class PluginSetupError(Exception):
     """What the user must fix before a plugin can run: a setting's type or value (``setting``
@@ -57,69 +58,6 @@ class PluginSetupError(Exception):
         super().__init__(message)
         #: the setting at fault, if one is
         self.setting = setting
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """One archived page as a plugin sees it: its final URL and its HTML snapshot.
-
-    ``resources``: the URLs of the page's sub-resources (stylesheets, scripts, images …) that
-    the crawl recorded, on a host the crawl crawled (one with an internal page): the only URLs
-    a plugin that loads the snapshot in a browser may fetch while it is offline (the default).
-    The archive keeps no bodies of sub-resources.
-    """
-
-    page_id: int
-    url: str
-    html: str
-    resources: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class PageUrl:
-    """One URL of the archive as ``each_url`` sees it: fetched, not a redirect source."""
-
-    page_id: int
-    url: str
-    is_external: bool
-
-
-@dataclass(frozen=True, slots=True)
-class PageValue:
-    """One cell of a plugin's per-page table (SPEC §7.1 ``TableValue``)."""
-
-    value: Scalar
-    note: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """One finding on one page (SPEC §7.1 ``Violation``).
-
-    ``severity`` is the plugin's own word (axe's impacts, ``error``/``warning``/``info``);
-    ``location`` is ``"line:col"`` in the snapshot when the plugin knows it, else ``None``;
-    ``element`` names the element found at fault when the plugin can (a CSS selector), else
-    ``None``: it is what the finding's fingerprint follows across crawls
-    (:mod:`nitpicker.query.fingerprint`), so give it when the ``code`` quotes more than the
-    element itself.
-    """
-
-    validator: str
-    severity: str
-    rule: str
-    message: str
-    url: str
-    code: str = ""
-    location: str | None = None
-    element: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Findings:
-    """What one plugin found on one page: table cells keyed by header key, and violations."""
-
-    values: Mapping[str, PageValue] = field(default_factory=dict)
-    violations: Sequence[Violation] = ()
 
 
 @runtime_checkable

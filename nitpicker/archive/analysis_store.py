@@ -38,11 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from nitpicker.analyze.plugin import Findings, PageUrl, Snapshot
 from nitpicker.archive.connection import connect, now
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
 from nitpicker.archive.writer import ArchiveError, check_archive_file
+from nitpicker.findings import Findings, PageUrl, Snapshot
 from nitpicker.query.fingerprint import violation_fingerprint
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from nitpicker.policy.urls import frontier_key
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from nitpicker.archive.writer import ArchiveWriter
+    from nitpicker.archive.batch import Batch
 
 __all__ = ["DONE", "LEASED", "PENDING", "FrontierEntry", "FrontierStore"]
 
@@ -40,7 +40,7 @@ class FrontierStore:
     :class:`~nitpicker.archive.shared_frontier.SharedFrontierStore`); one writer owns every
     lease."""
 
-    def __init__(self, archive: ArchiveWriter) -> None:
+    def __init__(self, archive: Batch) -> None:
         self._conn = archive.conn
         self._mutex = archive.mutex
         self._begin = archive.begin

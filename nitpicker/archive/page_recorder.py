@@ -27,8 +27,9 @@ from nitpicker.policy.urls import frontier_key, natural_order_key
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping
 
-    from nitpicker.archive.writer import ArchiveWriter
-    from nitpicker.crawl.frontier_port import FrontierPort
+    from nitpicker.archive.batch import Batch
+    from nitpicker.archive.budget import SizeBudget
+    from nitpicker.archive.frontier_port import FrontierPort
     from nitpicker.items import ConsoleRecord, LinkRecord, PageItem, ResourceRecord
     from nitpicker.policy.extract import JsonLdBlock
 
@@ -57,18 +58,18 @@ class _PreparedPage(NamedTuple):
 class PageRecorder:
     """Records pages, their child rows and sitemap listings; numbers pages in URL order."""
 
-    def __init__(self, archive: ArchiveWriter) -> None:
+    def __init__(self, archive: Batch, frontier: FrontierPort, budget: SizeBudget) -> None:
         self._archive = archive
         self._conn = archive.conn
         self._mutex = archive.mutex
         self._begin = archive.begin
-        self._frontier: FrontierPort = archive.frontier
-        self._checks_leases = archive.frontier.checks_leases
-        self._budget = archive.budget
+        self._frontier = frontier
+        self._checks_leases = frontier.checks_leases
+        self._budget = budget
         self._ids: OrderedDict[str, int] = OrderedDict()
 
     def use_frontier(self, frontier: FrontierPort) -> None:
-        """Acknowledge and queue in ``frontier`` (:meth:`ArchiveWriter.use_frontier`)."""
+        """Acknowledge and queue in ``frontier`` (:meth:`~nitpicker.archive.writer.ArchiveWriter.use_frontier`)."""
         self._frontier = frontier
         self._checks_leases = frontier.checks_leases
 

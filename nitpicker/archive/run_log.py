@@ -15,22 +15,43 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from nitpicker.archive.connection import now, serialised
 from nitpicker.archive.lock import pid_alive
 
 if TYPE_CHECKING:
-    from nitpicker.archive.writer import ArchiveWriter
-    from nitpicker.crawl.inventory import InventorySeed
+    from collections.abc import Collection
 
-__all__ = ["RunLog"]
+    from nitpicker.archive.batch import Batch
+
+__all__ = ["InventoryCounts", "RunLog"]
+
+
+class InventoryCounts(Protocol):
+    """What an ``--inventory`` file seeded, as its audit record counts it (the crawl's
+    :class:`~nitpicker.crawl.inventory.InventorySeed`)."""
+
+    @property
+    def urls(self) -> int: ...
+
+    @property
+    def new_pages(self) -> int: ...
+
+    @property
+    def new_resources(self) -> int: ...
+
+    @property
+    def scope_skipped(self) -> int: ...
+
+    @property
+    def excluded(self) -> Collection[str]: ...
 
 
 class RunLog:
     """Starts and ends this process's run; records the trap cap's firings."""
 
-    def __init__(self, archive: ArchiveWriter) -> None:
+    def __init__(self, archive: Batch) -> None:
         self._conn = archive.conn
         self._mutex = archive.mutex
         self._begin = archive.begin
@@ -99,7 +120,7 @@ class RunLog:
 
     @serialised
     def record_inventory_run(self, path: str, label: str, sha256: str, lines_read: int,
-                             seed: InventorySeed) -> None:
+                             seed: InventoryCounts) -> None:
         """The audit record of an ``--inventory`` file, in the open batch (with its rows)."""
         self._begin()
         self._conn.execute(

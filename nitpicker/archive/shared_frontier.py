@@ -20,8 +20,8 @@ from nitpicker.archive.connection import serialised
 from nitpicker.archive.frontier_store import DONE, LEASED, PENDING, FrontierStore
 
 if TYPE_CHECKING:
+    from nitpicker.archive.batch import Batch
     from nitpicker.archive.frontier_store import FrontierEntry
-    from nitpicker.archive.writer import ArchiveWriter
 
 __all__ = ["SharedFrontierStore"]
 
@@ -36,7 +36,7 @@ class SharedFrontierStore(FrontierStore):
 
     checks_leases: ClassVar[bool] = True
 
-    def __init__(self, archive: ArchiveWriter, owner: str, lease_seconds: float) -> None:
+    def __init__(self, archive: Batch, owner: str, lease_seconds: float) -> None:
         super().__init__(archive)
         self.owner = owner
         self.lease_seconds = lease_seconds

@@ -40,7 +40,7 @@ from nitpicker.archive.transfer import (
     write_archive,
     write_info,
 )
-from nitpicker.crawl.config import ConfigError, validate_url
+from nitpicker.policy.roots import InvalidRoot, root_url
 
 if TYPE_CHECKING:
     import sqlite3
@@ -106,9 +106,9 @@ def split_archive(path: Path, scopes: list[str], output: Path) -> SplitResult:
         raise TransferError("split needs at least one scope URL")
     disable_queries = bool(source.config.get("disable_queries"))
     try:
-        roots = list(dict.fromkeys(validate_url(scope, disable_queries=disable_queries)
+        roots = list(dict.fromkeys(root_url(scope, disable_queries=disable_queries)
                                    for scope in scopes))
-    except ConfigError as exc:
+    except InvalidRoot as exc:
         raise TransferError(f"scope: {exc}") from exc
     scope = ScopeTest(roots, disable_queries=disable_queries)
     result = SplitResult(roots=roots)

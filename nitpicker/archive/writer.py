@@ -10,7 +10,7 @@ page is lost and none is recorded twice.
 connection, the lock, the open batch, the crawl's stored information, the size budget, the
 close. Its parts write by concept, through the same connection and under the same mutex:
 
-- ``writer.frontier`` (a :class:`~nitpicker.crawl.frontier_port.FrontierPort`; here
+- ``writer.frontier`` (a :class:`~nitpicker.archive.frontier_port.FrontierPort`; here
   :class:`~nitpicker.archive.frontier_store.FrontierStore`): the frontier rows — add, lease,
   acknowledge, release, pending count;
 - ``writer.runs`` (:class:`~nitpicker.archive.run_log.RunLog`): the run rows, lost runs,
@@ -27,7 +27,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from nitpicker import __version__
 from nitpicker.archive.budget import SizeBudget
@@ -41,10 +41,9 @@ from nitpicker.archive.schema import SchemaError, check_archive, migrate
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from nitpicker.crawl.config import CrawlConfig
-    from nitpicker.crawl.frontier_port import FrontierPort
+    from nitpicker.archive.frontier_port import FrontierPort
 
-__all__ = ["ArchiveError", "ArchiveWriter", "check_archive_file"]
+__all__ = ["ArchiveError", "ArchiveWriter", "CrawlOptions", "check_archive_file"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +56,29 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 class ArchiveError(Exception):
     """The archive cannot be created or opened for writing; the message says why."""
+
+
+class CrawlOptions(Protocol):
+    """What the archive's ``info`` row keeps of a crawl's options (a
+    :class:`~nitpicker.crawl.config.CrawlConfig`): the file, the name, the roots, every option
+    as JSON."""
+
+    @property
+    def output(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def roots(self) -> tuple[str, ...]: ...
+
+    @property
+    def list_mode(self) -> bool: ...
+
+    def to_json(self) -> str: ...
 
 
 class ArchiveWriter:
@@ -77,7 +99,7 @@ class ArchiveWriter:
         self.budget = SizeBudget(conn)
         self.frontier: FrontierPort = self.make_frontier()
         self.runs = RunLog(self)
-        self.pages = PageRecorder(self)
+        self.pages = PageRecorder(self, self.frontier, self.budget)
         self._after_commit: Callable[[], None] | None = None
 
     def use_frontier(self, frontier: FrontierPort, after_commit: Callable[[], None]) -> None:
@@ -98,7 +120,7 @@ class ArchiveWriter:
     # -- opening ----------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, config: CrawlConfig) -> ArchiveWriter:
+    def create(cls, config: CrawlOptions) -> ArchiveWriter:
         """Create a new archive at ``config.output``; refuses to overwrite a file."""
         path = Path(config.output)
         lock = ArchiveLock(path)
@@ -165,7 +187,7 @@ class ArchiveWriter:
     # -- the crawl's information ------------------------------------------------------------
 
     @serialised
-    def update_info(self, config: CrawlConfig) -> None:
+    def update_info(self, config: CrawlOptions) -> None:
         """Store the crawl's (changed) roots and options, e.g. after ``--append``."""
         self.begin()
         self.conn.execute(

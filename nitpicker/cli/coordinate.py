@@ -13,8 +13,8 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from nitpicker.archive.frontier_port import FrontierUnavailable
 from nitpicker.cli.output import fail
-from nitpicker.crawl.frontier_port import FrontierUnavailable
 from nitpicker.crawl.redis_frontier import (
     RedisFrontier,
     connect_frontier,

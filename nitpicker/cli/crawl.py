@@ -225,8 +225,8 @@ def _crawl_shared(options: GivenOptions, urls: list[str], frontier: str | None, 
                   others: dict[str, object], verbose: bool, silent: bool) -> None:
     """``--frontier``: one worker of a distributed crawl, or (``--coordinate``) its
     coordinator (:mod:`nitpicker.cli.coordinate`). Exits."""
+    from nitpicker.archive.frontier_port import FrontierUnavailable
     from nitpicker.cli.runner import run_crawl
-    from nitpicker.crawl.frontier_port import FrontierUnavailable
     from nitpicker.crawl.redis_frontier import (
         connect_frontier,
         crawl_id,

@@ -1,7 +1,6 @@
 """``nitpicker diff --format html``: the comparison as one self-contained page (no script, no
-network), in the HTML report's look: its style sheet, its SVG bar charts
-(:func:`nitpicker_reports.svg.bar_chart`) and its table cells
-(:func:`nitpicker_reports.html.table_cell`).
+network), in the HTML report's look (:mod:`nitpicker.report.html_page`): its style sheet, its
+table cells and its SVG bar charts (:func:`nitpicker.report.svg.bar_chart`).
 
 At the top, two charts: the count of every category with items, and the findings new, fixed
 and persisting. Then one table per category with every item. The tables are streamed into a
@@ -16,12 +15,11 @@ import tempfile
 from html import escape
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from nitpicker_reports.html import STYLE, table_cell
-from nitpicker_reports.svg import bar_chart
-
 from nitpicker.cli.diff_format import findings_note, no_common_note
 from nitpicker.query.diff import CATEGORIES
 from nitpicker.query.report import Cell
+from nitpicker.report.html_page import STYLE, table_cell
+from nitpicker.report.svg import bar_chart
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

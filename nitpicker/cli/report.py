@@ -30,6 +30,7 @@ from nitpicker.report import (
     ReportSource,
     check_output,
     load_reporter,
+    open_spreadsheet,
     write_report,
 )
 from nitpicker.report.collector import collecting_less
@@ -38,11 +39,10 @@ from nitpicker.report.host import stopping_on_sigterm
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from nitpicker_reports.google_sheets import SheetsReporter
     from rich.progress import Progress, TaskID
 
     from nitpicker.query.report import Sheet
-    from nitpicker.report import Reporter
+    from nitpicker.report import Reporter, SpreadsheetReporter
 
 __all__ = ["ReportFlags", "ReportPlan", "app", "plan_report", "report", "write_planned"]
 
@@ -104,7 +104,7 @@ class ReportPlan:
     limit: int | None = None
     reporter: Reporter | None = None
     path: Path | None = None
-    spreadsheet: SheetsReporter | None = None
+    spreadsheet: SpreadsheetReporter | None = None
     waits: _WaitLine = field(default_factory=_WaitLine)
     urls: list[str] | None = None
     """``--urls``: the report of these URLs' rows only (``None``: every row)."""
@@ -187,21 +187,14 @@ def _choose(names: list[str] | None, all_: bool, dedupe_resources: bool, *,
 
 def _plan_sheets(url: str, credentials: Path, sheets: list[Sheet],
                  limit: int | None) -> ReportPlan:
-    """``--sheet URL``: the report as new tabs of a Google spreadsheet."""
-    try:
-        from nitpicker_reports.google_sheets import (
-            SheetsError,
-            SheetsReporter,
-            client_from_credentials,
-            in_flight_setting,
-        )
-    except ImportError as exc:
-        fail(f"--sheet needs gspread and google-auth-oauthlib: pip install nitpicker ({exc})")
+    """``--sheet URL``: the report as new tabs of a Google spreadsheet, by the reporter the
+    ``nitpicker.report`` group names ``sheets`` (:func:`~nitpicker.report.open_spreadsheet`)."""
     waits = _WaitLine()
     try:
-        in_flight = in_flight_setting()
-        spreadsheet = SheetsReporter(client_from_credentials(credentials, waits), url, in_flight)
-    except SheetsError as exc:
+        spreadsheet = open_spreadsheet(url, credentials, waits)
+    except ImportError as exc:
+        fail(f"--sheet needs gspread and google-auth-oauthlib: pip install nitpicker ({exc})")
+    except ReportError as exc:
         fail(str(exc))
     return ReportPlan(sheets, limit, spreadsheet=spreadsheet, waits=waits)
 
@@ -266,8 +259,6 @@ def _open(file: Path) -> sqlite3.Connection:
 
 
 def _to_sheets(plan: ReportPlan, source: ReportSource, silent: bool) -> None:
-    from nitpicker_reports.google_sheets import SheetsError
-
     reporter = plan.spreadsheet
     assert reporter is not None  # a spreadsheet's plan
     try:
@@ -282,7 +273,7 @@ def _to_sheets(plan: ReportPlan, source: ReportSource, silent: bool) -> None:
             raise  # nothing was written
         interrupted(f"Interrupted: {reporter.sent_rows} rows were sent; the spreadsheet's new"
                     " tabs are incomplete: remove them before reporting into it again")
-    except SheetsError as exc:
+    except ReportError as exc:
         sent = f" ({reporter.sent_rows} rows sent before it stopped)" if reporter.sent_rows \
             else ""
         fail(f"{exc}{sent}")

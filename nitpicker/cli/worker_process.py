@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from nitpicker.crawl.session import CrawlSession
     from nitpicker.crawl.worker_role import WorkerRole
 
-__all__ = ["REPORT_EVERY", "WorkerReport", "run_worker"]
+__all__ = ["REPORT_EVERY", "WorkerReport", "run_worker", "worker_settings"]
 
 REPORT_EVERY = 0.25
 
@@ -47,6 +47,17 @@ def _report(session: CrawlSession | None, *, final: bool, error: str | None = No
     }
 
 
+def worker_settings(verbose: bool) -> Any:
+    """A single crawl's settings (:func:`~nitpicker.cli.runner.scrapy_settings`), the scheduler
+    the worker's variant: it leases from the frontier the other workers lease from too."""
+    from nitpicker.cli.runner import scrapy_settings
+    from nitpicker.crawl.shared_scheduler import SCHEDULER
+
+    settings = scrapy_settings(verbose)
+    settings.set("SCHEDULER", SCHEDULER, priority="project")  # over the add-on's
+    return settings
+
+
 def run_worker(config: CrawlConfig, role: WorkerRole, pipe: Connection, verbose: bool) -> None:
     """The worker's life: crawl until the shared frontier is done, report, exit."""
     os.setpgid(0, 0)
@@ -54,11 +65,10 @@ def run_worker(config: CrawlConfig, role: WorkerRole, pipe: Connection, verbose:
     from scrapy.crawler import CrawlerProcess
     from twisted.internet import task
 
-    from nitpicker.cli.runner import scrapy_settings
     from nitpicker.crawl.session import crawl_session
     from nitpicker.spiders.site import SiteSpider
 
-    process = CrawlerProcess(scrapy_settings(verbose))
+    process = CrawlerProcess(worker_settings(verbose))
     crawler = process.create_crawler(SiteSpider)
     errors: list[str] = []
 

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
-from nitpicker.crawl.config import ConfigError, CrawlConfig
+from nitpicker.crawl.config import ConfigError
+from nitpicker.crawl.spider_args import config_from_spider_args
 
 if TYPE_CHECKING:
     import argparse
@@ -43,7 +44,7 @@ class Command(ScrapyCrawlCommand):
                 arguments = dict(opts.spargs)
                 frontier = arguments.pop("frontier", None)
                 try:
-                    CrawlConfig.from_spider_args(arguments)
+                    config_from_spider_args(arguments)
                     if frontier:
                         check_frontier_url(frontier)
                 except ConfigError as exc:

@@ -1,7 +1,7 @@
 """CrawlConfig: every crawl option, parsed once and validated.
 
 The CLI builds a ``CrawlConfig`` from its flags; ``scrapy crawl site -a key=value`` and a
-Scrapyd job build one from string arguments with :meth:`CrawlConfig.from_spider_args`; both go
+Scrapyd job build one from string arguments (:mod:`nitpicker.crawl.spider_args`); both go
 through :mod:`nitpicker.crawl.config_builder` (new crawl, resume, append). The spider keeps this one
 frozen object in its crawl session and projects the options components use into settings.
 """
@@ -18,17 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nitpicker import __version__
-from nitpicker.items import MAX_URL_LENGTH
 from nitpicker.messages import shown_integer
-from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern, split_globs
+from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern
 from nitpicker.policy.request_headers import (
     Credentials,
     HeaderError,
     credentials_of,
     parse_header,
-    shown_url,
 )
-from nitpicker.policy.urls import is_valid_hostname, parse_url
+from nitpicker.policy.roots import InvalidRoot, root_url
+from nitpicker.policy.urls import parse_url
 from nitpicker.policy.userinfo import typed_url
 
 if TYPE_CHECKING:
@@ -256,52 +255,12 @@ class CrawlConfig:
         values.update(overrides)
         return cls(**values)
 
-    @classmethod
-    def from_spider_args(cls, args: dict[str, Any]) -> CrawlConfig:
-        """Build from ``scrapy crawl site -a key=value`` strings (comma-separated lists).
-
-        ``name`` and keys starting with ``_`` (Scrapyd's ``_job``) are Scrapy's, not crawl
-        options: they are left out.
-        With ``resume=true``, ``output`` names the archive and its stored options are used
-        (:func:`nitpicker.crawl.config_builder.resume_config`).
-        """
-        known = {f.name: f for f in dataclasses.fields(cls)}
-        values: dict[str, Any] = {}
-        for raw_key, raw in args.items():
-            if raw_key == "name" or raw_key.startswith("_"):
-                continue
-            key = _ARGUMENT_ALIASES.get(raw_key, raw_key.replace("-", "_"))
-            # what the inventory holds comes from inventory=FILE; credentials from roots
-            if key not in known or key in (*_INVENTORY_READ, "credentials"):
-                raise ConfigError(f"unknown crawl argument {raw_key!r}")
-            values[key] = _coerce(key, raw, known[key].type)
-        from nitpicker.crawl.config_builder import GivenOptions, new_config, resume_config
-
-        options = GivenOptions(values, frozenset(values))
-        if "append" in values:
-            raise ConfigError("append is not a crawl argument: add roots to an archive with "
-                              "nitpicker crawl --append FILE URL… (it keeps a backup)")
-        if "retry_failed" in values:
-            raise ConfigError("retry_failed is not a crawl argument: fetch an archive's failed "
-                              "URLs again with nitpicker crawl --retry-failed FILE")
-        if values.get("resume"):
-            if not values.get("output"):
-                raise ConfigError("missing crawl argument: -a output=FILE (the archive to resume)")
-            return resume_config(Path(resolve_output_path(values["output"], "")), options)
-        if not values.get("roots"):
-            raise ConfigError("missing crawl argument: -a roots=URL[,URL…]")
-        return new_config(options)
-
 
 _INVENTORY_READ = ("inventory_urls", "inventory_lines", "inventory_sha256")
 """What is read from ``--inventory FILE`` when the config is built, never stored."""
 
 SECRET_OPTIONS = ("headers", "credentials")
 """Options whose values the archive does not keep (:meth:`CrawlConfig.to_json`)."""
-
-_ARGUMENT_ALIASES = {"header": "headers"}
-"""``-a header=…`` is ``-a headers=…``."""
-
 
 def stored_secret_names(config_json: str) -> tuple[list[str], dict[str, str]]:
     """What an archive's stored config says of its secrets: the ``--header`` names, and
@@ -366,53 +325,13 @@ def _check_positive(name: str, value: float | None, high: float) -> None:
 
 
 def validate_url(url: str, *, disable_queries: bool = False) -> str:
-    """The normalised form of an http(s) URL; ``ConfigError`` naming it otherwise.
-
-    A host that cannot be one (``exa mple.com``) is refused, and so is a URL longer than
-    the archive keeps (``MAX_URL_LENGTH``, the guard a link that long meets). Credentials
-    typed raw are read as a browser's address bar reads them (:func:`typed_url`).
-    """
-    parsed = parse_url(typed_url(url), disable_queries=disable_queries)
-    if parsed is None or not parsed.is_http or not is_valid_hostname(parsed.hostname):
-        raise ConfigError(
-            f'Invalid URL: "{shown_url(url)}". Please provide a valid URL (e.g., https://example.com)'
-        )
-    if len(parsed.url) > MAX_URL_LENGTH:
-        raise ConfigError(
-            f'URL too long ({len(parsed.url)} characters, at most {MAX_URL_LENGTH}): '
-            f'"{shown_url(url)[:100]}…"'
-        )
-    return parsed.url
-
-
-def _coerce(key: str, raw: Any, annotation: Any) -> Any:
-    if not isinstance(raw, str):
-        return tuple(raw) if isinstance(raw, list) else raw
-    kind = str(annotation)
-    if kind == "bool":
-        lowered = raw.strip().lower()
-        if lowered in ("1", "true", "yes", "on"):
-            return True
-        if lowered in ("0", "false", "no", "off", ""):
-            return False
-        raise ConfigError(f"argument {key}: expected true or false, got {raw!r}")
-    if kind in ("float", "float | None"):
-        try:
-            return float(raw)
-        except ValueError as exc:
-            raise ConfigError(f"argument {key}: expected a number, got {raw!r}") from exc
-    if kind in ("int", "int | None"):
-        try:
-            return int(raw)
-        except ValueError as exc:
-            raise ConfigError(f"argument {key}: expected a number, got {raw!r}") from exc
-    if kind.startswith("tuple"):
-        if key == "excludes":
-            return tuple(split_globs(raw))
-        if key == "headers":  # a value may hold commas: one header a line
-            return tuple(line.removesuffix("\r") for line in raw.split("\n") if line.strip())
-        return tuple(v.strip() for v in raw.split(",") if v.strip())
-    return raw
+    """The normalised form of an http(s) URL; ``ConfigError`` naming it otherwise
+    (:func:`~nitpicker.policy.roots.root_url`: a host that cannot be one, a URL longer than
+    the archive keeps, credentials typed raw)."""
+    try:
+        return root_url(url, disable_queries=disable_queries)
+    except InvalidRoot as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def default_output_path(first_url: str, cwd: Path | None = None, now: datetime | None = None) -> Path:

@@ -3,7 +3,7 @@
 Every entry point hands what the user typed to this module as :class:`GivenOptions` (the
 values in ``CrawlConfig`` field names, which of them were given, and how the user wrote each):
 ``nitpicker crawl`` from its flags, ``scrapy crawl site -a key=value`` and Scrapyd jobs from
-their arguments (:meth:`CrawlConfig.from_spider_args`). Here, and only here:
+their arguments (:func:`~nitpicker.crawl.spider_args.config_from_spider_args`). Here, and only here:
 
 - a new crawl's options become a config (:func:`new_config`): excludes split, the built-in
   excluded URLs added once, the default User-Agent, the archive path resolved; the roots are

@@ -15,7 +15,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Final
 
-from nitpicker.crawl.frontier_port import FrontierUnavailable
+from nitpicker.archive.frontier_port import FrontierUnavailable
 
 __all__ = [
     "ERROR_CODES",

@@ -56,7 +56,7 @@ __all__ = [
 META_FRONTIER_ID = "nitpicker_frontier_id"
 #: Link depth from a root.
 META_DEPTH = "nitpicker_depth"
-#: The :class:`~nitpicker.items.FollowMode` of the request (full or metadata-only).
+#: The :class:`~nitpicker.policy.follow.FollowMode` of the request (full or metadata-only).
 META_MODE = "nitpicker_mode"
 #: A URL predicted ahead of a page's pager links (:mod:`nitpicker.middlewares.pagination`):
 #: recorded only when it answers as a page.

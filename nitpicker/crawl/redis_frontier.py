@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from nitpicker.archive.connection import serialised
+from nitpicker.archive.frontier_port import FrontierUnavailable
 from nitpicker.archive.frontier_store import remember_missed
 from nitpicker.crawl import redis_lua
-from nitpicker.crawl.frontier_port import FrontierUnavailable
 from nitpicker.items import FollowMode
 
 if TYPE_CHECKING:
@@ -54,8 +54,8 @@ if TYPE_CHECKING:
 
     import redis
 
+    from nitpicker.archive.frontier_port import LeasedEntry
     from nitpicker.archive.writer import ArchiveWriter
-    from nitpicker.crawl.frontier_port import LeasedEntry
 
 __all__ = ["FrontierCounts", "FrontierSettings", "RedisFrontier", "check_frontier_url",
            "connect_frontier", "crawl_id",

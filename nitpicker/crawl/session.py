@@ -163,7 +163,7 @@ class CrawlSession:
     def _join_shared_frontier(self) -> RedisFrontier:
         """Reach the shared frontier and join its crawl, before the shard is created: Redis
         unreachable, or holding another crawl under the name, writes nothing."""
-        from nitpicker.crawl.frontier_port import FrontierUnavailable
+        from nitpicker.archive.frontier_port import FrontierUnavailable
         from nitpicker.crawl.redis_frontier import RedisFrontier, connect_frontier
 
         settings = self.shared_frontier

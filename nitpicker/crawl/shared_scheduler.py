@@ -1,6 +1,6 @@
 """SharedFrontierScheduler: the frontier scheduler of one worker of ``--workers N``.
 
-As :class:`~nitpicker.crawl.frontier.FrontierScheduler`, with the frontier shared by N processes:
+As :class:`~nitpicker.crawl.scheduler.FrontierScheduler`, with the frontier shared by N processes:
 
 - rows are leased under this worker's token, within the shared ``--max-pages`` budget
   (:class:`~nitpicker.crawl.worker_role.LeaseBudget`); the leases are renewed while it lives;
@@ -12,7 +12,8 @@ As :class:`~nitpicker.crawl.frontier.FrontierScheduler`, with the frontier share
   transaction holds the other workers back for long, and picks up roots another worker added
   (a redirecting root) into this worker's scope.
 
-Made by :meth:`FrontierScheduler.from_crawler` when the crawl session has a worker role.
+The ``SCHEDULER`` of a worker's crawl (:data:`SCHEDULER`, set by
+:func:`nitpicker.cli.worker_process.run_worker`), in place of the add-on's.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from twisted.internet import task
 from nitpicker.archive.shared_frontier import SharedFrontierStore
 from nitpicker.archive.shared_writer import SharedArchiveWriter
 from nitpicker.crawl.failure import classify_exception
-from nitpicker.crawl.frontier import LEASE_BATCH, FrontierScheduler
+from nitpicker.crawl.scheduler import LEASE_BATCH, FrontierScheduler
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -38,9 +39,12 @@ if TYPE_CHECKING:
     from nitpicker.crawl.session import CrawlSession
     from nitpicker.crawl.worker_role import WorkerRole
 
-__all__ = ["LOOK_AGAIN", "TICK", "SharedFrontierScheduler"]
+__all__ = ["LOOK_AGAIN", "SCHEDULER", "TICK", "SharedFrontierScheduler"]
 
 logger = logging.getLogger(__name__)
+
+SCHEDULER = "nitpicker.crawl.shared_scheduler.SharedFrontierScheduler"
+"""The ``SCHEDULER`` setting of a worker's crawl."""
 
 TICK = 0.1
 """Seconds between two ticks: commit, renew, look for work."""

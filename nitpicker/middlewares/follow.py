@@ -57,7 +57,7 @@ class FollowMiddleware:
     def _decide_redirect(self, link: LinkRecord) -> None:
         """The mode of a handed-over redirect's target, as a link to it would get."""
         session = self.session
-        parsed = parse_url(link.url, disable_queries=session.policy.config.disable_queries)
+        parsed = parse_url(link.url, disable_queries=session.config.disable_queries)
         if parsed is None:
             link.mode, link.is_external = FollowMode.STUB, True
         else:
@@ -69,7 +69,7 @@ class FollowMiddleware:
         if session.scope_version != self._scope_version:
             self._decisions.clear()
             self._scope_version = session.scope_version
-        disable_queries = policy.config.disable_queries
+        disable_queries = session.config.disable_queries
         decisions = self._decisions
         invalid = FollowMode.INVALID
         for link in item.links:

@@ -21,6 +21,7 @@ from urllib.parse import urljoin, urlsplit
 from w3lib.url import safe_url_string
 
 __all__ = [
+    "MAX_URL_LENGTH",
     "OrderParts",
     "ParsedUrl",
     "frontier_key",
@@ -32,6 +33,9 @@ __all__ = [
     "parse_url",
     "url_prefix_key",
 ]
+
+MAX_URL_LENGTH = 8190
+"""The longest URL recorded as it is (the original's ``string(8190)`` column)."""
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _DROPPED_PARAMS = frozenset({"phpsessid"})

@@ -1,4 +1,8 @@
-"""Reporter discovery, the source a reporter reads, and the all-or-nothing write."""
+"""Reporter discovery, the source a reporter reads, and the all-or-nothing write.
+
+A reporter of files (``--format``) is found by its format's name; the one that writes into an
+online spreadsheet (``--sheet URL``) by the name :data:`SHEETS`, in the same group.
+"""
 
 from __future__ import annotations
 
@@ -19,12 +23,17 @@ if TYPE_CHECKING:
 
     from nitpicker.query.report import Chunk, Row, Sheet, SheetSpec
 
-__all__ = ["REPORT_GROUP", "ReportError", "ReportSource", "Reporter", "available_formats",
-           "check_output", "load_reporter", "stopping_on_sigterm", "write_report"]
+__all__ = ["REPORT_GROUP", "SHEETS", "ReportError", "ReportSource", "Reporter",
+           "SpreadsheetReporter", "available_formats", "check_output", "load_reporter",
+           "open_spreadsheet", "stopping_on_sigterm", "write_report"]
 
 logger = logging.getLogger(__name__)
 
 REPORT_GROUP: Final = "nitpicker.report"
+
+SHEETS: Final = "sheets"
+"""The entry point of the reporter that writes into an online spreadsheet (``report --sheet URL``)
+rather than a file: not a format. Its object opens one (:func:`open_spreadsheet`)."""
 
 
 class ReportError(Exception):
@@ -39,6 +48,29 @@ class Reporter(Protocol):
 
     def write(self, source: ReportSource, path: Path) -> None:
         """Write the report to ``path`` (which does not exist yet)."""
+
+
+class SpreadsheetReporter(Protocol):
+    """What the ``sheets`` reporter is: it writes the sheets as new tabs of the spreadsheet at
+    :attr:`url`, and says how far it got (a write stopped half-way leaves tabs behind)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def sent_rows(self) -> int:
+        """Rows sent so far."""
+
+    @property
+    def tabs_added(self) -> int:
+        """Tabs added so far."""
+
+    def check(self, source: ReportSource) -> None:
+        """Before anything is written: the spreadsheet is reachable and has none of the tabs
+        (:class:`ReportError` otherwise)."""
+
+    def write(self, source: ReportSource) -> None:
+        """Write the sheets (:class:`ReportError` when the spreadsheet refuses them)."""
 
 
 @dataclass
@@ -90,18 +122,33 @@ class ReportSource:
 
 
 def available_formats() -> list[str]:
-    """The formats of every installed reporter, sorted."""
-    return sorted(ep.name for ep in entry_points(group=REPORT_GROUP))
+    """The formats of every installed reporter of files, sorted."""
+    return sorted(ep.name for ep in entry_points(group=REPORT_GROUP) if ep.name != SHEETS)
 
 
 def load_reporter(fmt: str) -> Reporter:
     """The reporter registered for ``fmt``; an unknown format names the installed ones."""
-    found = [ep for ep in entry_points(group=REPORT_GROUP) if ep.name == fmt]
+    found = [ep for ep in entry_points(group=REPORT_GROUP) if ep.name == fmt != SHEETS]
     if not found:
         choices = ", ".join(available_formats()) or "none installed"
         raise ReportError(f"Unknown report format: {fmt!r} (choose from {choices})")
     factory = found[0].load()
     reporter: Reporter = factory()
+    return reporter
+
+
+def open_spreadsheet(url: str, credentials: Path,
+                     on_wait: Callable[[float, int], None]) -> SpreadsheetReporter:
+    """The reporter of ``report --sheet URL``: the :data:`SHEETS` entry point's object called
+    with the spreadsheet's URL, the credentials file and ``on_wait(seconds, status)`` (told of
+    each back-off). :class:`ReportError` when none is installed or it refuses them (a bad URL,
+    credentials); ``ImportError`` when its libraries are missing."""
+    found = [ep for ep in entry_points(group=REPORT_GROUP) if ep.name == SHEETS]
+    if not found:
+        raise ReportError(f"--sheet: no spreadsheet reporter is installed (an entry point "
+                          f"{SHEETS!r} in the group {REPORT_GROUP!r})")
+    opener = found[0].load()
+    reporter: SpreadsheetReporter = opener(url, credentials, on_wait)
     return reporter
 
 

@@ -38,6 +38,7 @@ from nitpicker.crawl.meta import (
 )
 from nitpicker.crawl.redis_frontier import crawl_id
 from nitpicker.crawl.session import CrawlSession
+from nitpicker.crawl.spider_args import config_from_spider_args
 from nitpicker.default_settings import set_defaults
 from nitpicker.items import (
     MAX_URL_LENGTH,
@@ -115,7 +116,7 @@ class SiteSpider(Spider):
         self._job = str(kwargs.get("_job") or "")
         spider_args = {k: v for k, v in kwargs.items() if not k.startswith("_")}
         self._output_given = config is not None or bool(spider_args.get("output"))
-        self.config = config if config is not None else CrawlConfig.from_spider_args(spider_args)
+        self.config = config if config is not None else config_from_spider_args(spider_args)
         self.session = CrawlSession(self.config)
         self.session.lock = archive_lock  # held by the caller (an append), or None
         self.session.role = worker_role  # one of --workers N, or None

@@ -13,7 +13,7 @@ path asks which one it is.
 
 Entries are ``(key, url, depth, mode)``: the protocol-agnostic frontier key
 (:func:`nitpicker.policy.urls.frontier_key`), the normalised URL, its depth and its
-:class:`~nitpicker.items.FollowMode`. A leased entry is ``(frontier id, url, depth, mode)``.
+:class:`~nitpicker.policy.follow.FollowMode`. A leased entry is ``(frontier id, url, depth, mode)``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Inline SVG bar charts for the HTML report: no script, no network, readable without CSS."""
+"""Inline SVG bar charts for the report's HTML pages (the html reporter's, ``nitpicker diff --format
+html``): no script, no network, readable without CSS."""
 
 from __future__ import annotations
 

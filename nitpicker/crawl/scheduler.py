@@ -7,7 +7,9 @@ leased row. Requests the engine hands back (redirect hops, retries) are kept in 
 they belong to a row that is already leased, and a leased row goes back to pending on
 resume. While the session is paused (a network outage) it hands out nothing. Enabled by the
 add-on as ``SCHEDULER``; it opens the crawl session
-(:func:`~nitpicker.crawl.session.crawl_session`) when the spider opens.
+(:func:`~nitpicker.crawl.session.crawl_session`) when the spider opens. A worker of
+``--workers N`` has its variant instead,
+:class:`~nitpicker.crawl.shared_scheduler.SharedFrontierScheduler` (its process's settings name it).
 """
 
 from __future__ import annotations
@@ -48,12 +50,7 @@ class FrontierScheduler(BaseScheduler):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FrontierScheduler:
-        session = crawl_session(crawler)
-        if session.role is not None and cls is FrontierScheduler:  # one of --workers N
-            from nitpicker.crawl.shared_scheduler import SharedFrontierScheduler
-
-            return SharedFrontierScheduler(crawler, session)
-        return cls(crawler, session)
+        return cls(crawler, crawl_session(crawler))
 
     def open(self, spider: Spider) -> None:
         self.session.open()
