@@ -306,7 +306,7 @@ def _run_with_progress(source: ReportSource, progress: tuple[Progress, TaskID],
 
 
 def _write(writer: Reporter, source: ReportSource, path: Path, silent: bool) -> None:
-    check_output(path)  # before the progress line: one line, nothing else
+    check_output(path, writer)  # before the progress line: one line, nothing else
     if silent:
         write_report(writer, source, path)
         return

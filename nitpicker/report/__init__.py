@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from nitpicker.report.host import (
     REPORT_GROUP,
+    FilesReporter,
     Reporter,
     ReportError,
     ReportSource,
     available_formats,
     check_output,
+    files_path,
     load_reporter,
     write_report,
 )
 
-__all__ = ["REPORT_GROUP", "ReportError", "ReportSource", "Reporter", "available_formats",
-           "check_output", "load_reporter", "write_report"]
+__all__ = ["REPORT_GROUP", "FilesReporter", "ReportError", "ReportSource", "Reporter",
+           "available_formats", "check_output", "files_path", "load_reporter", "write_report"]
