@@ -174,8 +174,8 @@ def test_the_folder_beside_is_never_overwritten(small: Path, tmp_path: Path) -> 
                "--silent", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        f"Error: Output path exists, not overwritten: {tmp_path / 'report-tables'} (the folder"
-        " of the report's tables beside report.html)"]
+        (f"Error: Output path exists, not overwritten: {tmp_path / 'report-tables'} (the folder"
+        " of the report's tables beside report.html)")]
     assert not (tmp_path / "report.html").exists()
     assert [p.name for p in (tmp_path / "report-tables").iterdir()] == ["mine.txt"]
 
@@ -236,7 +236,7 @@ def test_xlsx_is_formatted_to_hand_over(small: Path, tmp_path: Path) -> None:
         assert sheet.freeze_panes is not None and int(sheet.freeze_panes[1:]) >= 2, sheet.title
         assert sheet.auto_filter.ref == f"A1:{get_column_letter(columns)}{rows}", sheet.title
         widths = {}
-        for key, dimension in sheet.column_dimensions.items():
+        for dimension in sheet.column_dimensions.values():
             for column in range(dimension.min or 0, (dimension.max or 0) + 1):
                 widths[column] = dimension.width
         assert all(widths.get(c) for c in range(1, columns + 1)), (sheet.title, widths)
