@@ -64,6 +64,12 @@ def issue_anchor(issue_id: str) -> str:
     return "issue-" + re.sub(r"[^a-z0-9-]+", "-", issue_id.lower())
 
 
+def _count(number: object, noun: str) -> str:
+    """``1 URL``, ``3 URLs``, ``1,200 findings``."""
+    value = int(str(number or 0))
+    return f"{value:,} {noun}{'' if value == 1 else 's'}"
+
+
 def _badge(priority: str) -> str:
     return f'<span class="priority p-{escape(priority)}">{escape(priority)}</span>'
 
@@ -102,7 +108,8 @@ def write_summary(out: IO[str], source: ReportSource, issues: Sequence[Sequence[
         out.write("<h3>Top issues</h3><ol>")
         out.writelines(
             f'<li>{_badge(str(row[0]))} <a href="#{issue_anchor(str(row[2]))}">'
-            f"{escape(str(row[1]))}</a> · {row[4]:,} URLs</li>" for row in issues[:TOP_ISSUES])
+            f"{escape(str(row[1]))}</a> · {_count(row[4], 'URL')}</li>"
+            for row in issues[:TOP_ISSUES])
         out.write("</ol>")
     out.write("</section>")
 
@@ -140,7 +147,7 @@ def write_issues(out: IO[str], source: ReportSource, issues: Sequence[Sequence[V
     if len(issues) > MAX_ISSUES:
         out.write("<p>And these, in " + beside.link(FINDINGS_FILE) + ":</p><ul>")
         out.writelines(f"<li>{_badge(str(row[0]))} {escape(str(row[1]))} ·"
-                       f" <code>{escape(str(row[2]))}</code> · {row[4]:,} URLs</li>"
+                       f" <code>{escape(str(row[2]))}</code> · {_count(row[4], 'URL')}</li>"
                        for row in issues[MAX_ISSUES:])
         out.write("</ul>")
     out.write("</section>")
@@ -153,7 +160,7 @@ def _issue(out: IO[str], source: ReportSource, row: Sequence[Value], beside: Bes
         f'<article class="issue" id="{issue_anchor(str(issue_id))}">'
         f"<h3>{_badge(str(priority))} {escape(str(title))}</h3>"
         f'<p class="meta"><code>{escape(str(issue_id))}</code> · {escape(str(category))} ·'
-        f" {urls:,} URLs · {findings:,} findings · {escape(str(origin))}</p>"
+        f" {_count(urls, 'URL')} · {_count(findings, 'finding')} · {escape(str(origin))}</p>"
         f"<p><strong>Why it matters.</strong> {escape(str(why))}</p>"
         f"<p><strong>How to fix.</strong> {escape(str(fix))}</p>")
     listed = issue_urls(source.conn, str(issue_id), limit=ISSUE_FINDINGS)
@@ -165,8 +172,9 @@ def _issue(out: IO[str], source: ReportSource, row: Sequence[Value], beside: Bes
             f"<td>{escape(item['message'])}</td></tr>" for item in listed["items"])
         out.write("</tbody></table></div>")
     if listed["total"] > len(listed["items"]) and beside is not None:
-        out.write(f'<p class="cut">And {listed["total"] - len(listed["items"]):,} more'
-                  f" findings, in {beside.link(FINDINGS_FILE)}.</p>")
+        left = listed["total"] - len(listed["items"])
+        out.write(f'<p class="cut">And {left:,} more {"finding" if left == 1 else "findings"},'
+                  f" in {beside.link(FINDINGS_FILE)}.</p>")
     out.write("</article>")
 
 
