@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, cast
 
 if TYPE_CHECKING:
     import sqlite3
@@ -191,7 +191,7 @@ def write_report(reporter: Reporter, source: ReportSource, path: Path) -> None:
         if files is None or partial_files is None:
             reporter.write(source, partial)
         else:
-            beside: FilesReporter = reporter  # type: ignore[assignment]  # it has files_path
+            beside = cast("FilesReporter", reporter)  # it has files_path
             beside.write_beside(source, partial, partial_files, files.name)
         for taken in (path, files):
             if taken is not None and (taken.exists() or taken.is_symlink()):
