@@ -4,13 +4,16 @@ against a bare baseline, at two archive sizes.
 The archive is the synthetic one of ``bench/query_latency.py`` (``build_archive``: sections of
 pages, navigation and other anchors, externals, 404s, redirects, images, resources), with
 ``--nav`` navigation links a page, plus violations in the analysis tables (three on every
-tenth in-scope page) and a response time on every fetched page (``0014_response_time``).
+tenth in-scope page), a response time on every fetched page (``0014_response_time``) and the
+site checks run (the Issues sheet).
 
 The bare baseline reads every sheet's rows with one plain SQL statement each (the same rows,
 in the same order, the same number of columns; the cells the archive holds as they are, no
 note, no red rule, no per-row look-up) and writes them with the same writer and the same
 formats: for XLSX, XlsxWriter in ``constant_memory`` mode with the header format, the frozen
-panes and the URL columns as the same ``HYPERLINK()`` formulas; for Sheets, the same
+panes (the header row at least), the column widths measured on the first rows, an autofilter,
+the Issues' priority formats and the URL columns as the same ``HYPERLINK()`` formulas (issue
+26); for Sheets, the same
 ``SheetsReporter`` requests (a tab, the header, the rows in chunks of 2,500, the tab's
 formatting) through the same gspread client into the same fake (``fixtures/sheets_fake.py``,
 started here on 127.0.0.1, counting rows instead of keeping them). Each run is its own process
@@ -48,6 +51,8 @@ sys.path.insert(0, str(ROOT))
 
 import query_latency
 
+from nitpicker.archive.check_store import record_checks
+
 SHEET_ID = "1BenchBenchBenchBenchBenchBenchBenchBench00"
 SHEET_URL = f"https://docs.google.com/spreadsheets/d/{SHEET_ID}/edit"
 
@@ -57,6 +62,8 @@ _INTERNAL = ("+p.scraped = 1 AND +p.is_external = 0 AND +p.content_type = 'text/
              " AND +p.redirect_dest_id IS NULL")
 
 BASE_SQL: dict[str, str] = {
+    "Issues": "SELECT min(priority), rule, rule, min(category), count(DISTINCT url), count(*),"
+              " min(source), '', '' FROM findings GROUP BY rule ORDER BY 1, 5 DESC, 2",
     "Page List": f"SELECT p.title, p.title, p.url, '', '', '', '', '', '', '', '', '', '', '',"
                  " '', p.status, '', p.lang, '', '', '', '', '', p.description, p.keywords,"
                  " p.noindex, p.nofollow, p.noarchive, p.canonical, p.alternate,"
@@ -93,7 +100,8 @@ BASE_SQL: dict[str, str] = {
 """Each sheet's rows, plain: the same rows in the same order as the report's builders."""
 
 LINK_COLUMNS: dict[str, tuple[int, ...]] = {"Page List": (2, 32), "Links": (0,)}
-"""The columns the report writes as links (URL, og:url; the Links URL)."""
+"""The columns the report writes as links by a mark (URL, og:url; the Links URL), besides
+each spec's ``url_columns``."""
 
 
 # -- the archive --------------------------------------------------------------------------------
@@ -120,6 +128,8 @@ def build(path: Path, pages: int, per_page: int, nav: int) -> None:
                                     ("error", "html-has-lang"))])
         conn.execute("UPDATE pages SET response_time_ms = 20 + (id * 37) % 900"
                      " WHERE scraped = 1 AND status IS NOT NULL")
+    conn.isolation_level = None
+    record_checks(conn)  # the Issues sheet's findings, as at the end of a crawl
     conn.close()
 
 
@@ -135,8 +145,10 @@ def _specs(conn: sqlite3.Connection) -> dict[str, Any]:
 def bare_xlsx(archive: str, out: str) -> None:
     """Plain SQL, XlsxWriter in constant_memory mode, the report's formats."""
     import xlsxwriter
+    from nitpicker_reports.xlsx import ReportWorksheet, column_widths
 
     from nitpicker.query import open_archive
+    from nitpicker.query.report.issues_sheet import PRIORITY_COLOURS
 
     conn = open_archive(Path(archive))
     workbook = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_urls": False,
@@ -144,17 +156,25 @@ def bare_xlsx(archive: str, out: str) -> None:
                                          "strings_to_formulas": False})
     header = workbook.add_format({"bold": True, "bg_color": "#EEEEEE"})
     link = workbook.add_format({"font_color": "#1155CC", "underline": 1})
+    priorities = {name: workbook.add_format({"bg_color": bg, "font_color": fg, "bold": True})
+                  for name, (bg, fg) in PRIORITY_COLOURS.items()}
     for name, spec in _specs(conn).items():
-        worksheet = workbook.add_worksheet(name)
-        if spec.freeze_rows or spec.freeze_cols:
-            worksheet.freeze_panes(spec.freeze_rows, spec.freeze_cols)
-        for column in spec.hidden_columns:
-            worksheet.set_column(column, column, None, None, {"hidden": True})
+        # the report's worksheet class: its formulas stored as written (upstream runs some
+        # thirty regular expressions over each, most of a linked cell's cost)
+        worksheet = workbook.add_worksheet(name, worksheet_class=ReportWorksheet)
+        worksheet.freeze_panes(max(1, spec.freeze_rows), spec.freeze_cols)
+        hidden = set(spec.hidden_columns)
         worksheet.write_row(0, 0, spec.headers, header)
-        links = LINK_COLUMNS.get(name, ())
+        links = (*LINK_COLUMNS.get(name, ()), *spec.url_columns)
         cursor = conn.execute(BASE_SQL[name])
         number = 1
+        first = True
         while rows := cursor.fetchmany(2500):
+            if first:
+                for column, width in enumerate(column_widths(spec.headers, rows)):
+                    worksheet.set_column(column, column, width, None,
+                                         {"hidden": True} if column in hidden else None)
+                first = False
             for row in rows:
                 worksheet.write_row(number, 0, row)
                 for column in links:
@@ -163,7 +183,10 @@ def bare_xlsx(archive: str, out: str) -> None:
                         quoted = '"' + url.replace('"', '""') + '"'
                         worksheet.write_formula(number, column, f"=HYPERLINK({quoted},{quoted})",
                                                 link, url)
+                if spec.priority_column is not None and row[0] in priorities:
+                    worksheet.write_string(number, 0, row[0], priorities[row[0]])
                 number += 1
+        worksheet.autofilter(0, 0, number - 1, len(spec.headers) - 1)
     workbook.close()
 
 

@@ -1,12 +1,14 @@
-"""Regenerate the manual's screenshot of the HTML report, ``docs/images/report.png``.
+"""Regenerate the manual's screenshots of the HTML report, ``docs/images/report.png`` and
+``docs/images/report-html.png``.
 
 A real run: the fixture site served on 127.0.0.1 (port 8811, as in the manual's transcripts),
 ``nitpicker pipeline`` over six of its sections (rendered in Chromium, analysed with axe and
 markuplint, reported as HTML) in a temporary directory, then the report opened in headless
-Chromium (Playwright) at 1200×900 and its first screen saved. The pipeline's own output is
+Chromium (Playwright) at 1200×900: its first screen (the executive summary) saved as
+``report.png``, its issues (``#issues``) as ``report-html.png``. The pipeline's own output is
 printed: it is the transcript of ``docs/guide/pipeline.md``.
 
-    .venv/bin/python docs/screenshots.py [OUTPUT.png]
+    .venv/bin/python docs/screenshots.py [OUTPUT.png [ISSUES.png]]
 
 Needs what ``make install`` sets up: Chromium and the analyzers' Node tools.
 """
@@ -48,8 +50,8 @@ def run_pipeline(site: FixtureSite, workdir: Path) -> Path:
     return workdir / "report.html"
 
 
-def screenshot(report: Path, output: Path) -> None:
-    """The report's first screen in headless Chromium."""
+def screenshot(report: Path, output: Path, issues: Path) -> None:
+    """The report's first screen, and its issues', in headless Chromium."""
     from playwright.sync_api import sync_playwright
 
     chromium = find_chromium()
@@ -61,15 +63,19 @@ def screenshot(report: Path, output: Path) -> None:
         page = browser.new_page(viewport=VIEWPORT)
         page.goto(report.resolve().as_uri())
         page.screenshot(path=str(output), full_page=False)
+        page.goto(report.resolve().as_uri() + "#issues")
+        page.screenshot(path=str(issues), full_page=False)
         browser.close()
 
 
 def main(argv: list[str]) -> int:
     output = Path(argv[0]) if argv else ROOT / "docs" / "images" / "report.png"
+    issues = Path(argv[1]) if len(argv) > 1 else ROOT / "docs" / "images" / "report-html.png"
     with FixtureSite(port=PORT) as site, tempfile.TemporaryDirectory() as workdir:
         report = run_pipeline(site, Path(workdir))
-        screenshot(report, output.resolve())
-    print(f"Screenshot written: {output} ({output.stat().st_size} bytes)")
+        screenshot(report, output.resolve(), issues.resolve())
+    for written in (output, issues):
+        print(f"Screenshot written: {written} ({written.stat().st_size} bytes)")
     return 0
 
 

@@ -34,7 +34,7 @@ __all__ = ["ELEMENT_HEADERS", "count_words", "element_values", "no_element_value
            "visible_text"]
 
 ELEMENT_HEADERS: Final = {
-    "words": "Words",
+    "words": "Word count",
     "buttons": "Button count",
     "iframes": "Iframe count",
     "videos": "Video count",

@@ -92,7 +92,7 @@ AUDIT = """async ([locale, rules]) => {
 
 
 class AxePlugin:
-    label = "axe: アクセシビリティチェック"
+    label = "axe: accessibility check"
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = {}

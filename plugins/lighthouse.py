@@ -73,7 +73,7 @@ def score_value(score: float) -> int:
 
 
 class LighthousePlugin:
-    label = "Lighthouse: パフォーマンス監査"
+    label = "Lighthouse: performance audit"
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = dict(CATEGORIES)

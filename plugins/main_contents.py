@@ -7,7 +7,9 @@ The main content is the first element, in document order, that matches any of
 ``.main-content``, ``#main_content``, ``.main_content``, ``#mainContent``, ``.mainContent``.
 
 Cells: ``element`` (Main element: the tag with its id and classes, e.g. ``div#content``),
-``wordCount`` (Word count: the characters of its text, whitespace removed), ``headings``
+``words`` (Word count: the words of its visible text, :mod:`~nitpicker_plugins._main_elements`),
+``wordCount`` (Characters: the characters of its text, whitespace removed; the original's
+"Word count", under its key), ``headings``
 (Heading count: ``h1``–``h6``), ``images`` (Image count: ``img``, ``input[type=image]``),
 ``table`` (Table count; its note one line per table, ``| rows | cols | thead | tfoot |
 merged |`` with ``o``/``x`` for yes/no). The headings' and images' notes list them, and
@@ -43,12 +45,16 @@ DEFAULT_SELECTORS: Final = (
 
 HEADERS: Final = {
     "element": "Main element",
-    "wordCount": "Word count",
+    "words": "Word count",
+    "wordCount": "Characters",
     "headings": "Heading count",
     "images": "Image count",
     "table": "Table count",
-    **ELEMENT_HEADERS,
+    **{key: title for key, title in ELEMENT_HEADERS.items() if key != "words"},
 }
+"""Header keys (stable: the stored values') and column titles. ``words`` is the Word count;
+``wordCount``, the original's figure under the original's key, is its characters (issue 26:
+a column is called what it counts)."""
 
 _WHITESPACE: Final = re.compile(r"\s+")
 _TABLES: Final = compile_selector("table", "tables")
@@ -101,7 +107,7 @@ class MainContentsPlugin:
     """Finds the main content element and counts its words, headings, images and tables."""
 
     label = "Main content"
-    version = "1.1"
+    version = "1.2"
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = dict(HEADERS)

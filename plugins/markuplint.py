@@ -51,7 +51,7 @@ VERSION = "1"
 
 
 class MarkuplintPlugin:
-    label = "markuplint: HTMLマークアップ検証"
+    label = "markuplint: HTML markup validation"
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = {"markuplint": "markuplint"}

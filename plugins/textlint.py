@@ -73,7 +73,7 @@ _SEVERITIES = {"warning", "error"}
 
 
 class TextlintPlugin:
-    label = "textlint: テキスト校正"
+    label = "textlint: text proofreading"
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = {}

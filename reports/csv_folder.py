@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from pathlib import Path
 
+    from nitpicker.query.report import Chunk, SheetSpec
     from nitpicker.report import ReportSource
 
-__all__ = ["FORMULA_STARTS", "CsvReporter", "file_name", "neutralised"]
+__all__ = ["FORMULA_STARTS", "CsvReporter", "chunk_rows", "file_name", "header_row",
+           "neutralised"]
 
 FORMULA_STARTS: Final = frozenset("=+-@\t\r")
 """The first characters a spreadsheet may read a cell as a formula by (OWASP)."""
@@ -59,17 +61,27 @@ class CsvReporter:
             spec = sheet.spec(source.conn)
             with (path / file_name(spec.name)).open("w", encoding="utf-8", newline="") as out:
                 writer = csv.writer(out)
-                noted = set(spec.note_columns)
-                writer.writerow(neutralised(_with_notes(
-                    list(spec.headers), noted, [f"{h} note" for h in spec.headers])))
+                writer.writerow(header_row(spec))
                 for chunk in source.chunks(sheet):
-                    if not noted:  # the values as they are (csv writes None as "")
-                        writer.writerows(_rows(chunk.values))
-                        continue
-                    writer.writerows(_rows(
-                        _with_notes(["" if c.value is None else c.value for c in row], noted,
-                                    [c.note or "" for c in row]) for row in chunk.cells()
-                    ))
+                    writer.writerows(chunk_rows(spec, chunk))
+
+
+def header_row(spec: SheetSpec) -> list[Any]:
+    """A sheet's header row as its CSV file begins (a ``<header> note`` after each noted
+    column)."""
+    noted = set(spec.note_columns)
+    return neutralised(_with_notes(list(spec.headers), noted,
+                                   [f"{h} note" for h in spec.headers]))
+
+
+def chunk_rows(spec: SheetSpec, chunk: Chunk) -> Iterable[list[Any]]:
+    """A chunk's rows as the sheet's CSV file holds them: the values (``None`` written as
+    ``""`` by :mod:`csv`), formulas neutralised, the noted columns' notes after them."""
+    noted = set(spec.note_columns)
+    if not noted:  # the values as they are
+        return _rows(chunk.values)
+    return _rows(_with_notes(["" if c.value is None else c.value for c in row], noted,
+                             [c.note or "" for c in row]) for row in chunk.cells())
 
 
 def _with_notes(values: list[Any], noted: set[int], notes: list[str]) -> list[Any]:

@@ -40,6 +40,7 @@ from gspread.utils import extract_id_from_url, quote
 from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
 from nitpicker_reports.sheets_network import NETWORK_ERRORS, network_failure, timeout_setting
 
+from nitpicker.query.report.issues_sheet import PRIORITY_COLOURS
 from nitpicker.report import ReportError
 
 if TYPE_CHECKING:
@@ -307,7 +308,28 @@ class SheetsReporter:
                           "endIndex": column + 1},
                 "properties": {"hiddenByUser": True}, "fields": "hiddenByUser"}}
             for column in spec.hidden_columns)
+        if spec.priority_column is not None:
+            requests.extend(_priority_rules(tab, spec.priority_column))
         self.client.batch_update(self.id, {"requests": requests})
+
+
+def _colour(hex_rgb: str) -> dict[str, float]:
+    """``#RRGGBB`` as the Sheets API's colour (0–1 a channel)."""
+    return {name: int(hex_rgb[i:i + 2], 16) / 255
+            for name, i in (("red", 1), ("green", 3), ("blue", 5))}
+
+
+def _priority_rules(tab: int, column: int) -> list[dict[str, Any]]:
+    """One conditional format a priority over the column below the header: its cells coloured
+    as the other formats colour them, whatever the rows (one request entry each)."""
+    return [{"addConditionalFormatRule": {"index": 0, "rule": {
+        "ranges": [{"sheetId": tab, "startRowIndex": 1, "startColumnIndex": column,
+                    "endColumnIndex": column + 1}],
+        "booleanRule": {
+            "condition": {"type": "TEXT_EQ", "values": [{"userEnteredValue": priority}]},
+            "format": {"backgroundColor": _colour(background),
+                       "textFormat": {"bold": True, "foregroundColor": _colour(text)}}},
+    }}} for priority, (background, text) in PRIORITY_COLOURS.items()]
 
 
 RED_FORMAT: Final = {"backgroundColor": RED, "textFormat": {"foregroundColor": WHITE}}

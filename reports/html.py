@@ -1,10 +1,16 @@
-"""The ``html`` reporter: one self-contained HTML file (no script, no CDN, no network).
+"""The ``html`` reporter: a report to hand a client (issue 26), bounded in size.
 
-At the top, inline SVG charts: status codes, pages by depth, response sizes, response times
-(request to response headers, migration ``0014_response_time``; empty for an older archive),
-top violations by rule and by page (empty when the archive was never analysed), pages with
-the most broken links. Then one table per sheet, streamed row by row into the file: red cells
-for errors, links as links, notes as the cell's tooltip (``title``).
+On top, the **executive summary** (the site, when it was crawled, its pages, the issues by
+priority, a score per category, the top issues) and the **issues**, each with why it matters,
+how to fix it and its first findings (:mod:`nitpicker_reports.html_audit`: the Issues sheet).
+Then inline SVG charts: status codes, pages by depth, response sizes, response times (request
+to response headers, migration ``0014_response_time``; empty for an older archive), top
+violations by rule and by page (empty when the archive was never analysed), pages with the
+most broken links. Then one table per sheet (:mod:`nitpicker_reports.html_tables`): red cells
+for errors, links as links, notes as the cell's tooltip (``title``), the first rows only,
+the whole of a longer table as a CSV file in the folder ``<name>-tables/`` beside the report,
+linked. No script, no CDN, nothing fetched when it opens: a report whose tables are shown
+whole is one file.
 """
 
 from __future__ import annotations
@@ -12,18 +18,25 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Final, TextIO
 
+from nitpicker_reports.html_audit import AUDIT_STYLE, write_issues, write_summary
+from nitpicker_reports.html_tables import Beside, anchor, write_table
+from nitpicker_reports.html_tables import table_cell as _table_cell
+
 from nitpicker.query import crawl_info
 from nitpicker.query.report import charts
-from nitpicker.report.html_page import STYLE, table_cell
+from nitpicker.report.html_page import STYLE as PAGE_STYLE
 from nitpicker.report.svg import bar_chart
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from nitpicker.query.report import Sheet
+    from nitpicker.query.report import Cell, Sheet, Value
     from nitpicker.report import ReportSource
 
-__all__ = ["CHART_IDS", "HtmlReporter"]
+__all__ = ["CHART_IDS", "STYLE", "HtmlReporter", "table_cell"]
+
+STYLE: Final = PAGE_STYLE + AUDIT_STYLE
+"""The report host's page style (:mod:`nitpicker.report.html_page`) and the audit's."""
 
 CHART_IDS: Final = (
     "chart-status",
@@ -36,36 +49,65 @@ CHART_IDS: Final = (
 )
 
 
+ISSUES_SHEET: Final = "Issues"
+"""The sheet the executive summary's top issues and the Issues section show."""
+
+
 class HtmlReporter:
     """``nitpicker report FILE --format html``."""
 
     def default_path(self, archive: Path) -> Path:
         return archive.with_suffix(".html")
 
+    def files_path(self, path: Path) -> Path:
+        """The folder of the tables too long to show whole: ``report-tables/`` beside
+        ``report.html``."""
+        return path.with_name(f"{path.stem}-tables")
+
     def write(self, source: ReportSource, path: Path) -> None:
+        files = self.files_path(path)
+        self.write_beside(source, path, files, files.name)
+
+    def write_beside(self, source: ReportSource, path: Path, files: Path, files_href: str
+                     ) -> None:
+        beside = Beside(files, files_href)
+        tables = [sheet for sheet in source.sheets if sheet.name != ISSUES_SHEET]
+        issues = _issue_rows(source)
         with path.open("w", encoding="utf-8") as out:
-            _head(out, source)
+            _head(out, source, tables, issues is not None)
+            write_summary(out, source, issues)
+            if issues is not None:
+                write_issues(out, source, issues, beside)
             _charts(out, source)
-            for sheet in source.sheets:
-                _table(out, sheet, source)
+            for sheet in tables:
+                write_table(out, sheet, source, beside)
             out.write("</body></html>\n")
+        beside.finish()
 
 
-def _anchor(name: str) -> str:
-    return "sheet-" + name.lower().replace(" ", "-")
+def _issue_rows(source: ReportSource) -> list[list[Value]] | None:
+    """The Issues sheet's rows (``None``: the sheet is not reported)."""
+    for sheet in source.sheets:
+        if sheet.name == ISSUES_SHEET:
+            return [list(row) for chunk in source.chunks(sheet) for row in chunk.values]
+    return None
 
 
-def _head(out: TextIO, source: ReportSource) -> None:
+def _head(out: TextIO, source: ReportSource, tables: list[Sheet], issues: bool) -> None:
     info = crawl_info(source.conn)
-    title = f"nitpicker report: {info.base_url}"
+    title = f"Site audit: {info.base_url}"
     out.write(
         f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
-        f"<h1>{escape(title)}</h1><p>Crawled {escape(info.created_at)} · roots: "
-        f'{escape(", ".join(info.roots))}</p><nav><a href="#charts">Charts</a>'
+        f"<h1>{escape(title)}</h1><p>Crawled from {escape(', '.join(info.roots))} by"
+        ' nitpicker.</p><nav><a href="#overview">Executive summary</a>'
     )
+    if issues:
+        out.write('<a href="#issues">Issues</a>')
+    out.write('<a href="#charts">Charts</a>')
     out.writelines(
-        f'<a href="#{_anchor(sheet.name)}">{escape(sheet.name)}</a>' for sheet in source.sheets
+        f'<a href="#{anchor(sheet.name)}">{escape(sheet.name)}</a>' for sheet in tables
     )
     out.write("</nav>")
 
@@ -113,22 +155,7 @@ def _charts(out: TextIO, source: ReportSource) -> None:
     out.write("</div></section>")
 
 
-def _table(out: TextIO, sheet: Sheet, source: ReportSource) -> None:
-    spec = sheet.spec(source.conn)
-    hidden = set(spec.hidden_columns)
-    out.write(
-        f'<section id="{_anchor(spec.name)}"><h2>{escape(spec.name)}</h2>'
-        '<div class="table-wrap"><table><thead><tr>'
-    )
-    out.write(
-        "".join(f"<th>{escape(h)}</th>" for i, h in enumerate(spec.headers) if i not in hidden)
-    )
-    out.write("</tr></thead><tbody>")
-    out.writelines(
-        "".join(
-            "<tr>" + "".join(table_cell(c) for i, c in enumerate(row) if i not in hidden) + "</tr>"
-            for row in chunk
-        )
-        for chunk in source.rows(sheet)
-    )
-    out.write("</tbody></table></div></section>")
+def table_cell(cell: Cell) -> str:
+    """One cell as the report's tables write it (``<td>``: red when an error, its note the
+    tooltip, a web URL a link): for other pages in the report's look (``nitpicker diff``)."""
+    return _table_cell(cell)

@@ -6,6 +6,11 @@ kept a row: memory stays flat however large the archive. Headers bold; the red e
 sheet spec. A sheet longer than Excel's 1,048,576 rows goes on in ``<name> 2``, ``<name> 3``, …
 with the same header.
 
+A workbook to hand over (issue 26): every worksheet has its header row frozen (at least) and an
+autofilter over its rows; its column widths are set from the header and the first rows
+(:func:`column_widths`); the spec's URL columns are links; the Issues sheet's priorities are
+coloured (:data:`~nitpicker.query.report.issues_sheet.PRIORITY_COLOURS`).
+
 Two decisions keep it streamed (XlsxWriter holds every ``write_url`` hyperlink and every cell
 comment in memory until the workbook closes, and Excel caps a worksheet at 65,530 hyperlinks):
 
@@ -30,8 +35,10 @@ import xlsxwriter
 from xlsxwriter.utility import xl_rowcol_to_cell
 from xlsxwriter.worksheet import CellFormulaTuple, Worksheet
 
+from nitpicker.query.report.issues_sheet import PRIORITY_COLOURS
+
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
     from pathlib import Path
 
     from xlsxwriter.format import Format
@@ -39,7 +46,8 @@ if TYPE_CHECKING:
     from nitpicker.query.report import Chunk, SheetSpec, Value
     from nitpicker.report import ReportSource
 
-__all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter", "is_web_url"]
+__all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter", "column_widths",
+           "is_web_url"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +62,13 @@ MAX_ROWS: Final = 1_048_576
 
 NOTES: Final = "Notes"
 NOTES_HEADERS: Final = ("Sheet", "Cell", "Note")
+NOTES_WIDTHS: Final = [28.0, 12.0, 80.0]
+
+MIN_WIDTH: Final = 6
+MAX_WIDTH: Final = 60
+"""A column's width in characters: its header's and its first rows' longest text, within these."""
+WIDTH_SAMPLE: Final = 500
+"""The rows a column's width is measured on (the first chunk's first ones)."""
 
 
 class XlsxReporter:
@@ -79,8 +94,10 @@ class XlsxReporter:
                 sheets = [(sheet, _Part(workbook, sheet.spec(source.conn), formats,
                                         self.max_rows)) for sheet in source.sheets]
                 notes = _Part(workbook, _notes_spec(), formats, self.max_rows)
+                notes.use_widths(NOTES_WIDTHS)
                 for sheet, part in sheets:
                     _write_sheet(part, source.chunks(sheet), notes, formats)
+                notes.finish()
             except BaseException:
                 _abandon(workbook)
                 raise
@@ -129,6 +146,9 @@ class _Formats:
         self.link = workbook.add_format({"font_color": "#1155CC", "underline": 1})
         self.error_link = workbook.add_format({"bg_color": ERROR_BACKGROUND,
                                                "font_color": "#FFFFFF", "underline": 1})
+        self.priority = {name: workbook.add_format({"bg_color": background, "bold": True,
+                                                    "font_color": text})
+                         for name, (background, text) in PRIORITY_COLOURS.items()}
 
 
 class _Part:
@@ -139,21 +159,43 @@ class _Part:
         self.workbook, self.spec, self.formats, self.limit = workbook, spec, formats, limit
         self.number = 1
         self.name = spec.name
+        self.widths: list[float] | None = None
         self.worksheet = self._new(self.name)
         self.row = 1
 
     def _new(self, name: str) -> Worksheet:
         worksheet = self.workbook.add_worksheet(name, worksheet_class=ReportWorksheet)
-        if self.spec.freeze_rows or self.spec.freeze_cols:
-            worksheet.freeze_panes(self.spec.freeze_rows, self.spec.freeze_cols)
-        for column in self.spec.hidden_columns:
-            worksheet.set_column(column, column, None, None, {"hidden": True})
+        worksheet.freeze_panes(max(1, self.spec.freeze_rows), self.spec.freeze_cols)
+        self._set_columns(worksheet)
         worksheet.write_row(0, 0, self.spec.headers, self.formats.header)
         return worksheet
+
+    def _set_columns(self, worksheet: Worksheet) -> None:
+        """Widths (once measured) and hidden columns; XlsxWriter writes them when it closes."""
+        hidden = set(self.spec.hidden_columns)
+        for column in range(len(self.spec.headers)):
+            width = self.widths[column] if self.widths is not None else None
+            if width is not None or column in hidden:
+                worksheet.set_column(column, column, width, None,
+                                     {"hidden": True} if column in hidden else None)
+
+    def measure(self, rows: Sequence[Sequence[Value]]) -> None:
+        """Set the column widths from the header and ``rows`` (the first ones)."""
+        self.use_widths(column_widths(self.spec.headers, rows))
+
+    def use_widths(self, widths: list[float]) -> None:
+        """Set the column widths, of this part and the parts after it."""
+        self.widths = widths
+        self._set_columns(self.worksheet)
+
+    def finish(self) -> None:
+        """The autofilter over the rows of the current part, header included."""
+        self.worksheet.autofilter(0, 0, max(0, self.row - 1), len(self.spec.headers) - 1)
 
     def next_row(self) -> int:
         """The row to write next (a new part begins when this one is full)."""
         if self.row == self.limit:
+            self.finish()
             self.number += 1
             self.name = f"{self.spec.name} {self.number}"
             self.worksheet = self._new(self.name)
@@ -161,6 +203,21 @@ class _Part:
         row = self.row
         self.row += 1
         return row
+
+
+def column_widths(headers: Sequence[str], rows: Sequence[Sequence[Value]]) -> list[float]:
+    """Each column's width in characters: the longest of its header and its values in the
+    first :data:`WIDTH_SAMPLE` of ``rows`` (a value's first line), plus a margin, between
+    :data:`MIN_WIDTH` and :data:`MAX_WIDTH`."""
+    longest = [len(header) + 3 for header in headers]  # the autofilter's button
+    for row in rows[:WIDTH_SAMPLE]:
+        for column, value in enumerate(row[:len(longest)]):
+            if value is None:
+                continue
+            text = value if isinstance(value, str) else str(value)
+            size = len(text.partition("\n")[0]) + 1
+            longest[column] = max(longest[column], size)
+    return [float(min(MAX_WIDTH, max(MIN_WIDTH, size))) for size in longest]
 
 
 def _quoted(text: str) -> str:
@@ -175,7 +232,12 @@ def _ref(sheet: str, row: int, column: int) -> tuple[str, str]:
 
 def _write_sheet(part: _Part, chunks: Iterator[Chunk], notes: _Part,
                  formats: _Formats) -> None:
+    spec = part.spec
+    urls = spec.url_columns
+    priority = spec.priority_column
     for chunk in chunks:
+        if part.widths is None:
+            part.measure(chunk.values)
         marks = chunk.marks
         left = len(marks)
         next_mark = 0
@@ -184,12 +246,31 @@ def _write_sheet(part: _Part, chunks: Iterator[Chunk], notes: _Part,
             # every value in one call (the cells of a row stay in memory until the next row
             # begins: a red, linked or noted cell is then written again over its plain value)
             part.worksheet.write_row(number, 0, values)
+            if urls:
+                _write_links(part.worksheet, number, values, urls, formats)
+            if priority is not None and values[priority] in formats.priority:
+                part.worksheet.write_string(number, priority, str(values[priority]),
+                                            formats.priority[str(values[priority])])
             while next_mark < left and marks[next_mark][0] == index:
                 _row, column, note, link, error = marks[next_mark]
                 next_mark += 1
                 if note or link or error:
                     _write_cell(part, number, column, values[column], note, link, error,
                                 notes, formats)
+    if part.widths is None:
+        part.measure(())
+    part.finish()
+
+
+def _write_links(worksheet: Worksheet, row: int, values: Sequence[Value],
+                 columns: tuple[int, ...], formats: _Formats) -> None:
+    """The web URLs of ``columns`` as links to themselves (a mark may write a cell again)."""
+    for column in columns:
+        url = values[column]
+        if isinstance(url, str) and len(url) <= MAX_FORMULA_TEXT and is_web_url(url):
+            quoted = _quoted(url)
+            worksheet.write_formula(row, column, f"=HYPERLINK({quoted},{quoted})",
+                                    formats.link, url)
 
 
 def is_web_url(url: str) -> bool:

@@ -95,12 +95,15 @@ def test_main_contents_rows_of_every_page(archive: Path, site: FixtureSite) -> N
     assert done.returncode == 0, done.stderr
     assert "main-contents: 5 pages, 0 violations, 55 values, 0 errors" in done.stderr
     answer = query(archive, "page-values", "--plugin", "main-contents")
-    assert answer["headers"] == {"element": "Main element", "wordCount": "Word count",
-                                 "headings": "Heading count", "images": "Image count",
-                                 "table": "Table count", "words": "Words",
+    assert answer["headers"] == {"element": "Main element", "words": "Word count",
+                                 "wordCount": "Characters", "headings": "Heading count",
+                                 "images": "Image count", "table": "Table count",
                                  "buttons": "Button count", "iframes": "Iframe count",
                                  "videos": "Video count", "audios": "Audio count",
                                  "canvases": "Canvas count"}
+    assert list(answer["headers"]) == ["element", "words", "wordCount", "headings", "images",
+                                       "table", "buttons", "iframes", "videos", "audios",
+                                       "canvases"]  # the columns' order
     rows = {item["url"].removeprefix(site.base_url): item["values"] for item in answer["items"]}
     assert list(rows) == list(PAGES)
     plain = {path: {k: c["value"] for k, c in cells.items()} for path, cells in rows.items()}
@@ -152,7 +155,10 @@ def test_main_contents_words_and_the_elements_of_a_page(site: FixtureSite,
     assert reported.returncode == 0, reported.stderr
     with (tmp_path / "media-csv" / "page-list.csv").open(encoding="utf-8", newline="") as handle:
         (row,) = csv.DictReader(handle)
-    assert (row["Words"], row["Button count"], row["Canvas count"]) == ("15", "3", "2")
+    # issue 26: "Word count" counts words; the characters are a column of their own
+    assert (row["Word count"], row["Characters"], row["Button count"], row["Canvas count"]) == (
+        "15", "84", "3", "2")
+    assert "Words" not in row
     assert row["Iframe count note"].endswith("| https://www.youtube.com/embed/abc | Intro video | 560 | 315 |")
 
 

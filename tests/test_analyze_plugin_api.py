@@ -78,3 +78,23 @@ def test_a_pip_installed_plugin_runs(crawled: Path, site: FixtureSite, tmp_path:
         ("/contents/", "Contents Top"), ("/contents/role-main", "Role Main"),
         ("/contents/with-main", "With Main")]
     assert violations["items"][0]["message"] == "Title longer than 8 characters"
+
+
+BUNDLED_LABELS = {
+    "axe": "axe: accessibility check",
+    "lighthouse": "Lighthouse: performance audit",
+    "main-contents": "Main content",
+    "markuplint": "markuplint: HTML markup validation",
+    "search": "Keyword search",
+    "textlint": "textlint: text proofreading",
+}
+
+
+def test_the_bundled_plugins_labels_are_english() -> None:
+    """Issue 26: labels in English throughout; the choice and the progress line show them."""
+    from nitpicker.analyze.discovery import discover, load_plugin
+
+    points = discover()
+    labels = {name: str(load_plugin(points[name], {}).label) for name in BUNDLED_LABELS}
+    assert labels == BUNDLED_LABELS
+    assert all(label.isascii() for label in labels.values())

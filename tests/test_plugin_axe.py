@@ -47,7 +47,7 @@ def by_rule(findings: Any) -> dict[str, Any]:
 
 def test_factory_builds_a_plugin_of_the_contract(plugin: axe.AxePlugin) -> None:
     assert isinstance(plugin, AnalyzePlugin)
-    assert plugin.label == "axe: アクセシビリティチェック"
+    assert plugin.label == "axe: accessibility check"
     assert plugin.headers == {}
     assert plugin.version.startswith("2+axe-core-4.")
 

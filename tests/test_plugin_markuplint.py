@@ -42,7 +42,7 @@ def plugin() -> Iterator[markuplint.MarkuplintPlugin]:
 
 def test_factory_builds_a_plugin_of_the_contract(plugin: markuplint.MarkuplintPlugin) -> None:
     assert isinstance(plugin, AnalyzePlugin)
-    assert plugin.label == "markuplint: HTMLマークアップ検証"
+    assert plugin.label == "markuplint: HTML markup validation"
     assert plugin.headers == {"markuplint": "markuplint"}
     assert plugin.version.startswith("1+markuplint-4.")
 

@@ -41,7 +41,7 @@ def plugin() -> Iterator[textlint.TextlintPlugin]:
 
 def test_factory_builds_a_plugin_of_the_contract(plugin: textlint.TextlintPlugin) -> None:
     assert isinstance(plugin, AnalyzePlugin)
-    assert plugin.label == "textlint: テキスト校正"
+    assert plugin.label == "textlint: text proofreading"
     assert plugin.headers == {}
     assert plugin.version.startswith("1+textlint-15.")
 

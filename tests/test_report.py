@@ -1,5 +1,5 @@
 """``nitpicker report`` and the report's row builders (nitpicker.query.report) over a crawl of
-the fixture site: the nine sheets and their headers, the cell rules, the XLSX read back with
+the fixture site: the ten sheets and their headers, the cell rules, the XLSX read back with
 openpyxl, the CSV folder, the HTML opened in headless Chromium, and the bad-input rules."""
 
 from __future__ import annotations
@@ -39,8 +39,11 @@ if TYPE_CHECKING:
 ROOTS = ("/recursive/", "/redirect/", "/meta/", "/error-status/", "/files/", "/resources/",
          "/errors/")
 
-#: SPEC §8.2: every sheet's header texts, in order (Page List: before the plugin columns).
+#: Every sheet's header texts, in order: the Issues (issue 26), then SPEC §8.2's nine (Page
+#: List: before the plugin columns).
 EXPECTED_HEADERS = {
+    "Issues": ["Priority", "Issue", "ID", "Category", "URLs", "Findings", "Source",
+               "Why it matters", "How to fix"],
     "Page List": [
         "Title", "Full Title", "URL", "Protocol", "Domain",
         *(f"path{n}" for n in range(1, 11)),
@@ -145,7 +148,7 @@ def by_url(rows: list[list[Cell]], column: int, suffix: str) -> list[Cell]:
 # -- the row builders -------------------------------------------------------------------------
 
 
-def test_the_nine_sheets_in_order_with_their_exact_headers(conn: sqlite3.Connection) -> None:
+def test_the_ten_sheets_in_order_with_their_exact_headers(conn: sqlite3.Connection) -> None:
     assert list(SHEET_NAMES) == list(EXPECTED_HEADERS)
     for sheet in SHEETS:
         spec = sheet.spec(conn)
@@ -832,10 +835,11 @@ def _invoke(args: list[str], answer: str | None, terminal: bool,
 
 
 @pytest.mark.parametrize(("args", "answer", "terminal", "written"), [
-    ([], "1 3\n", True, ["Page List", "Resources"]),
+    ([], "2 4\n", True, ["Page List", "Resources"]),
+    ([], "1\n", True, ["Issues"]),  # the Issues first (issue 26)
     ([], "Links, Summary\n", True, ["Links", "Summary"]),
     ([], "\n", True, list(SHEET_NAMES)),  # Enter: every sheet
-    ([], "12\n4\n", True, ["Images"]),  # not a choice: asked again
+    ([], "12\n5\n", True, ["Images"]),  # not a choice: asked again
     (["--all"], None, True, list(SHEET_NAMES)),
     (["--only", "Links"], None, True, ["Links"]),
     ([], None, False, list(SHEET_NAMES)),  # not a terminal: every sheet, nothing asked

@@ -143,7 +143,8 @@ def test_csv_text_cells_never_start_a_formula(formulas_path: Path, tmp_path: Pat
         ("Links", "Page Title"), ("Images", "Alternative Text"),
         ("Discrepancies", "Left"), ("Discrepancies", "Right"),
         ("Referrers Relational Table", "Referrer Content"),
-        *(("Violations", h) for h in ("Validator", "Severity", "Rule", "Code", "Message"))}
+        *(("Violations", h) for h in ("Validator", "Severity", "Rule", "Code", "Message")),
+        ("Issues", "Issue"), ("Issues", "ID")}  # an analyzer's validator/rule
     (top,) = [r for r in written["Page List"][1:] if r[2].endswith("/formulas/")]
     row = dict(zip(written["Page List"][0], top, strict=True))
     assert row["'=EVIL()"] == "'=IMPORTXML(A1,\"//a\")" and row["'=EVIL() note"] == "'+note"
@@ -364,7 +365,7 @@ def _base(archive: Path) -> str:
 
 def test_urls_keeps_the_rows_of_the_listed_pages(formulas_path: Path, tmp_path: Path) -> None:
     """--urls: every sheet keeps the rows about a listed page (by the column of LISTED_BY;
-    Resources: what a listed page loaded), the Summary is the archive's; a listed URL the
+    Resources: what a listed page loaded), the Summary and the Issues are the archive's; a listed URL the
     archive lacks is one warning line. CSV, XLSX and HTML."""
     base = _base(formulas_path)
     urls, listed = _url_file(tmp_path, base)
@@ -382,7 +383,7 @@ def test_urls_keeps_the_rows_of_the_listed_pages(formulas_path: Path, tmp_path: 
     assert loaded  # the image of /formulas/
     for name in SHEET_NAMES:
         header, *rows = every[name]
-        if name == "Summary":
+        if name in ("Summary", "Issues"):  # the archive's, whatever is listed
             kept = rows
         elif name == "Resources":
             kept = [row for row in rows if row[0] in loaded]

@@ -44,8 +44,9 @@ from nitpicker.query.report import (
     select_sheets,
 )
 from nitpicker.query.report.cells import stream
+from nitpicker.query.report.issues_sheet import PRIORITY_COLOURS
 from nitpicker.report import ReportSource
-from tests.helpers import ROOT, crawl
+from tests.helpers import ROOT, crawl, run
 from tests.test_report import EXPECTED_HEADERS, PLUGIN_HEADERS, ROOTS, _store_page_values
 
 if TYPE_CHECKING:
@@ -141,9 +142,19 @@ def test_formatting_requests(archive_path: Path, key_file: Path, fake: FakeSheet
     _report(archive_path, key_file)
     requests = [req for r in fake.requests if r.path.endswith(":batchUpdate")
                 for req in r.body["requests"]]
-    page_list_id = next(req["addSheet"]["properties"]["title"] for req in requests
-                        if "addSheet" in req)
-    assert page_list_id == "Page List"
+    tabs = [req["addSheet"]["properties"]["title"] for req in requests if "addSheet" in req]
+    assert tabs == list(SHEET_NAMES)
+    assert tabs[0] == "Issues"  # the audit first (issue 26)
+    rules = [req["addConditionalFormatRule"]["rule"] for req in requests
+             if "addConditionalFormatRule" in req]
+    assert fake.entries["Issues"]["addConditionalFormatRule"] == 5
+    assert {rule["booleanRule"]["condition"]["values"][0]["userEnteredValue"]: (
+        rule["ranges"], rule["booleanRule"]["format"]["backgroundColor"]) for rule in rules} == {
+        priority: ([{"sheetId": fake.state.tab_ids["Issues"], "startRowIndex": 1,
+                     "startColumnIndex": 0, "endColumnIndex": 1}],
+                   {"red": int(bg[1:3], 16) / 255, "green": int(bg[3:5], 16) / 255,
+                    "blue": int(bg[5:7], 16) / 255})
+        for priority, (bg, _text) in PRIORITY_COLOURS.items()}
     red = fake.red_cells("Page List")
     assert red and all(fake.formats["Page List"][cell] == {
         "backgroundColor": {"red": 0.9, "green": 0.0, "blue": 0.0},
@@ -217,11 +228,20 @@ def test_report_sheet_on_the_command_line(archive_path: Path, key_file: Path,
                 env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert list(fake.tabs) == ["Sheet1", *SHEET_NAMES]
+    # the Issues tab first, one row an issue, as nitpicker query FILE issues lists them
+    header, *rows = fake.tabs["Issues"]
+    assert header == EXPECTED_HEADERS["Issues"]
+    listed = json.loads(run("query", str(archive_path), "issues", "--limit", "1000",
+                            cwd=tmp_path).stdout)
+    assert listed["items"]
+    assert rows == [[i["priority"], i["title"], i["id"], i["category"], i["urls"],
+                     i["findings"], i["source"], i["explanation"], i["fix"]]
+                    for i in listed["items"]]
     again = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(key_file), env=env,
                  cwd=tmp_path)
     assert again.returncode == 1
     assert again.stderr.strip().splitlines() == [
-        ("Error: The spreadsheet already has a tab named 'Page List': remove or rename it,"
+        ("Error: The spreadsheet already has a tab named 'Issues': remove or rename it,"
         " or report into another spreadsheet")]
 
 

@@ -143,7 +143,7 @@ def _plan_report(flags: ReportFlags, archive: Path) -> ReportPlan | None:
             fail(f"-o is the archive this pipeline writes: {plan.path} (the report needs "
                  "another path, or the archive another --archive)")
         try:
-            check_output(plan.path)
+            check_output(plan.path, plan.reporter)
         except ReportError as exc:
             fail(str(exc))
     return plan

@@ -1,8 +1,8 @@
 """``nitpicker report FILE --format xlsx|csv|html [-o PATH]``: the audit report as a local file.
 
-The nine sheets of SPEC §8.2 (:mod:`nitpicker.query.report`) written by the reporter of the
-format (:mod:`nitpicker.report`, the bundled ones in ``reports/``). The archive is opened
-read-only; an archive a crawl is still writing is refused. The output path is never
+The Issues sheet (issue 26) and the nine sheets of SPEC §8.2 (:mod:`nitpicker.query.report`)
+written by the reporter of the format (:mod:`nitpicker.report`, the bundled ones in
+``reports/``). The archive is opened read-only; an archive a crawl is still writing is refused. The output path is never
 overwritten, and a report that fails half-way is removed.
 """
 
@@ -56,7 +56,8 @@ class ReportFlags:
 
     format_: Annotated[str | None, typer.Option(
         "--format", "-f", help="Report format: xlsx (one workbook, the default), csv (a folder"
-        " of one file per sheet) or html (one self-contained file with charts).",
+        " of one file per sheet) or html (an executive summary, the issues, charts and the"
+        " tables' first rows; longer tables as CSV files beside it).",
         show_default=False)] = None
     sheet_url: Annotated[str | None, typer.Option(
         "--sheet", "-S", help="Write the report into this Google Sheets spreadsheet instead"
@@ -131,8 +132,8 @@ def report(
     silent: Annotated[bool, typer.Option("--silent", help="No progress line.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Tracebacks on errors.")] = False,
 ) -> None:
-    """Write the report of an archive: Page List, Links, Resources, Images, Violations,
-    Discrepancies, Summary and the two relational tables.
+    """Write the report of an archive: Issues (the audit, first), Page List, Links, Resources,
+    Images, Violations, Discrepancies, Summary and the two relational tables.
 
     Example: nitpicker report site.nitpicker --format html -o report.html
     """
@@ -297,7 +298,7 @@ def _run_with_progress(source: ReportSource, progress: tuple[Progress, TaskID],
 
 
 def _write(writer: Reporter, source: ReportSource, path: Path, silent: bool) -> None:
-    check_output(path)  # before the progress line: one line, nothing else
+    check_output(path, writer)  # before the progress line: one line, nothing else
     if silent:
         write_report(writer, source, path)
         return

@@ -12,17 +12,19 @@ from __future__ import annotations
 from nitpicker.report.host import (
     REPORT_GROUP,
     SHEETS,
+    FilesReporter,
     Reporter,
     ReportError,
     ReportSource,
     SpreadsheetReporter,
     available_formats,
     check_output,
+    files_path,
     load_reporter,
     open_spreadsheet,
     write_report,
 )
 
-__all__ = ["REPORT_GROUP", "SHEETS", "ReportError", "ReportSource", "Reporter",
-           "SpreadsheetReporter", "available_formats", "check_output", "load_reporter",
-           "open_spreadsheet", "write_report"]
+__all__ = ["REPORT_GROUP", "SHEETS", "FilesReporter", "ReportError", "ReportSource", "Reporter",
+           "SpreadsheetReporter", "available_formats", "check_output", "files_path",
+           "load_reporter", "open_spreadsheet", "write_report"]

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, cast
 
 if TYPE_CHECKING:
     import sqlite3
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 
     from nitpicker.query.report import Chunk, Row, Sheet, SheetSpec
 
-__all__ = ["REPORT_GROUP", "SHEETS", "ReportError", "ReportSource", "Reporter",
-           "SpreadsheetReporter", "available_formats", "check_output", "load_reporter",
-           "open_spreadsheet", "stopping_on_sigterm", "write_report"]
+__all__ = ["REPORT_GROUP", "SHEETS", "FilesReporter", "ReportError", "ReportSource", "Reporter",
+           "SpreadsheetReporter", "available_formats", "check_output", "files_path",
+           "load_reporter", "open_spreadsheet", "stopping_on_sigterm", "write_report"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +71,27 @@ class SpreadsheetReporter(Protocol):
 
     def write(self, source: ReportSource) -> None:
         """Write the sheets (:class:`ReportError` when the spreadsheet refuses them)."""
+
+
+class FilesReporter(Reporter, Protocol):
+    """A reporter that may write a folder of files beside its report (the HTML report's
+    tables too long to show whole, as CSV files it links to)."""
+
+    def files_path(self, path: Path) -> Path:
+        """The folder beside the report at ``path`` that its files go in."""
+
+    def write_beside(self, source: ReportSource, path: Path, files: Path, files_href: str
+                     ) -> None:
+        """Write the report to ``path`` and, when it needs any, its files into the folder
+        ``files`` (created by the reporter; neither exists yet); the report links to them
+        as ``files_href/<name>`` (the folder's name once in place)."""
+
+
+def files_path(reporter: Reporter, path: Path) -> Path | None:
+    """The folder of files the reporter may write beside the report at ``path`` (``None``:
+    it writes none)."""
+    beside = getattr(reporter, "files_path", None)
+    return beside(path) if callable(beside) else None
 
 
 @dataclass
@@ -163,12 +184,17 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def check_output(path: Path) -> None:
-    """Refuse an output path that exists (never overwritten) or whose directory does not."""
+def check_output(path: Path, reporter: Reporter | None = None) -> None:
+    """Refuse an output path that exists (never overwritten) or whose directory does not;
+    with ``reporter``, the folder of files it may write beside it too."""
     if path.exists() or path.is_symlink():
         raise ReportError(f"Output path exists, not overwritten: {path}")
     if not path.parent.is_dir():
         raise ReportError(f"Output directory not found: {path.parent}")
+    files = files_path(reporter, path) if reporter is not None else None
+    if files is not None and (files.exists() or files.is_symlink()):
+        raise ReportError(f"Output path exists, not overwritten: {files} (the folder of the"
+                          f" report's tables beside {path.name})")
 
 
 def _stop(_signum: int, _frame: object) -> None:
@@ -192,21 +218,37 @@ def stopping_on_sigterm() -> Iterator[None]:
 
 
 def write_report(reporter: Reporter, source: ReportSource, path: Path) -> None:
-    """Write the report into a hidden partial path beside ``path``, then move it into place.
+    """Write the report into a hidden partial path beside ``path``, then move it into place
+    (and the folder of files a :class:`FilesReporter` wrote beside it, first).
 
-    An existing ``path`` is never overwritten (``ReportError``). Whatever stops the write (an
-    error, Ctrl-C, SIGTERM under :func:`stopping_on_sigterm`) removes the partial report:
-    nothing half-written is left behind.
+    An existing ``path`` (or folder) is never overwritten (``ReportError``). Whatever stops
+    the write (an error, Ctrl-C, SIGTERM under :func:`stopping_on_sigterm`) removes the partial
+    report and its files: nothing half-written is left behind.
     """
-    check_output(path)
+    check_output(path, reporter)
+    files = files_path(reporter, path)
     partial = _partial_path(path)
-    _remove(partial)
+    partial_files = _partial_path(files) if files is not None else None
+    for stale in (partial, partial_files):
+        if stale is not None:
+            _remove(stale)
+    moved: Path | None = None
     try:
-        reporter.write(source, partial)
-        if path.exists():
-            raise ReportError(f"Output path appeared while writing, not overwritten: {path}")
+        if files is None or partial_files is None:
+            reporter.write(source, partial)
+        else:
+            beside = cast("FilesReporter", reporter)  # it has files_path
+            beside.write_beside(source, partial, partial_files, files.name)
+        for taken in (path, files):
+            if taken is not None and (taken.exists() or taken.is_symlink()):
+                raise ReportError(f"Output path appeared while writing, not overwritten: {taken}")
+        if files is not None and partial_files is not None and partial_files.exists():
+            partial_files.rename(files)
+            moved = files
         partial.rename(path)
     except BaseException:
-        _remove(partial)
+        for left in (partial, partial_files, moved):
+            if left is not None:
+                _remove(left)
         raise
     logger.debug("report written to %s", path)

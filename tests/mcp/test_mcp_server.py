@@ -550,7 +550,8 @@ async def test_page_values_and_violations_of_an_analysed_archive(
     try:
         values = await ok(client, "get_page_values", archive_id=archive_id,
                           plugin="main-contents", url_pattern="%/recursive/%", limit=2)
-        assert values["headers"]["wordCount"] == "Word count"
+        assert values["headers"]["wordCount"] == "Characters"
+        assert values["headers"]["words"] == "Word count"
         assert values["total"] == 4
         assert [item["url"] for item in values["items"]] == [
             site.url("/recursive/"), site.url("/recursive/page-a")]

@@ -1,4 +1,5 @@
-"""The report's sheets (SPEC §8.2): their specs and row builders, streamed from the archive.
+"""The report's sheets (the Issues, then SPEC §8.2's nine): their specs and row builders,
+streamed from the archive.
 
 Every writer (XLSX, CSV, HTML, Google Sheets) takes its rows from here, so a row holds the
 same cells whatever the format::
@@ -45,6 +46,7 @@ from nitpicker.query.report.findings import (
     violations_count,
     violations_rows,
 )
+from nitpicker.query.report.issues_sheet import ISSUES, issues_count, issues_rows
 from nitpicker.query.report.links import (
     LINKS,
     REFERRERS_TABLE,
@@ -122,6 +124,7 @@ def _fixed(spec: SheetSpec) -> Callable[..., SheetSpec]:
 
 
 SHEETS: Final = (
+    Sheet("Issues", _fixed(ISSUES), issues_count, issues_rows),
     Sheet("Page List", page_list_spec, page_list_count, page_list_rows, listable=True),
     Sheet("Links", _fixed(LINKS), links_count, links_rows, listable=True),
     Sheet("Resources", _fixed(RESOURCES), resources_count, resources_rows, listable=True),
@@ -135,7 +138,7 @@ SHEETS: Final = (
     Sheet("Resources Relational Table", _fixed(RESOURCES_TABLE), resources_table_count,
           resources_table_rows, listable=True),
 )
-"""The nine sheets, in the order of SPEC §8.2."""
+"""The ten sheets: the Issues first (issue 26), then the nine of SPEC §8.2 in its order."""
 
 SHEET_NAMES: Final = tuple(sheet.name for sheet in SHEETS)
 
@@ -145,7 +148,7 @@ DEDUPED_RESOURCES: Final = Sheet("Resources", _fixed(RESOURCES_DEDUPED), deduped
 
 
 def select_sheets(names: list[str] | None, *, dedupe_resources: bool = False) -> list[Sheet]:
-    """The sheets named (all nine when ``None``), in report order; an unknown name raises.
+    """The sheets named (all ten when ``None``), in report order; an unknown name raises.
 
     ``dedupe_resources``: the Resources sheet folds the URLs differing only in query values.
     """

@@ -125,6 +125,9 @@ class SheetSpec:
 
     ``note_columns``: the columns whose notes a format without notes (CSV) shows in a column
     of their own, ``<header> note``, right after them (the plugin columns).
+    ``url_columns``: the columns holding URLs, which a format with links makes links of
+    (XLSX; HTML links every web URL), without a mark a cell. ``priority_column``: the column
+    holding an issue's priority, coloured by it where a format has colours.
     """
 
     name: str
@@ -133,6 +136,8 @@ class SheetSpec:
     freeze_cols: int = 0
     hidden_columns: tuple[int, ...] = field(default=())
     note_columns: tuple[int, ...] = field(default=())
+    url_columns: tuple[int, ...] = field(default=())
+    priority_column: int | None = None
 
 
 def is_error_status(status: int | None) -> bool:

@@ -29,12 +29,14 @@ IMAGES: Final = SheetSpec(
     "Images",
     ("Page URL", "Image path (src)", "Image Path (currentSrc)", "Alternative Text",
      "Displayed Width", "Displayed Height", "Lazy Loading", "Source Code"),
+    url_columns=(0, 1),
 )
 VIOLATIONS: Final = SheetSpec(
-    "Violations", ("Validator", "Severity", "Rule", "Code", "Message", "URL"),
+    "Violations", ("Validator", "Severity", "Rule", "Code", "Message", "URL"), url_columns=(5,),
 )
 DISCREPANCIES: Final = SheetSpec(
     "Discrepancies", ("Type", "Left URL", "Left", "Right", "Right URL", "Note"),
+    url_columns=(1, 4),
 )
 SUMMARY: Final = SheetSpec("Summary", ("Metric", "Value"), freeze_rows=1)
 

@@ -144,7 +144,8 @@ def page_list_spec(conn: sqlite3.Connection, *, listed: bool = False) -> SheetSp
     hidden = tuple(range(_PATH_COLUMN + deepest, _PATH_COLUMN + MAX_PATHS))
     headers = (*HEADERS, *(column.title for column in plugin_columns(conn)))
     return SheetSpec("Page List", headers, freeze_rows=1, freeze_cols=1, hidden_columns=hidden,
-                     note_columns=tuple(range(len(HEADERS), len(headers))))
+                     note_columns=tuple(range(len(HEADERS), len(headers))),
+                     url_columns=(HEADERS.index("canonical"),))
 
 
 def path_cells(url: str) -> list[Cell]:

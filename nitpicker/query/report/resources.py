@@ -30,6 +30,7 @@ __all__ = ["RESOURCES", "RESOURCES_TABLE", "resources_count", "resources_rows",
 RESOURCES: Final = SheetSpec(
     "Resources",
     ("URL", "Status Code", "Status Text", "Content Type", "Content Length", "Referrers"),
+    url_columns=(0,),
 )
 
 RESOURCES_TABLE: Final = SheetSpec(
