@@ -1,8 +1,28 @@
-"""Shared test fixtures: the fixture website. (Helpers live in ``tests/helpers.py``.)"""
+"""Shared test fixtures (the fixture website, the diff crawls, the fake Google Sheets), and how
+the suite is split: the markers each test gets from its module and fixtures, and the groups
+pytest-xdist keeps on one worker. (Helpers live in ``tests/helpers.py``.)
+
+Markers (``pyproject.toml`` declares them; README, "Development"):
+
+- ``integration``: the test crawls, serves or starts a process (nitpicker, Chromium, Node,
+  Redis, Scrapyd). Given here to every test of :data:`INTEGRATION_MODULES` and to every test
+  using a fixture of :data:`INTEGRATION_FIXTURES`, so a new test gets it without saying so.
+  ``make check`` leaves these out.
+- ``smoke``: one of the few end-to-end tests ``make check`` runs all the same (in the module).
+- ``slow``: more than ~5 s alone (in the module). Sent to the workers first, so that no worker
+  ends the run alone on one.
+
+Groups: ``make test`` runs pytest-xdist with ``--dist loadgroup``. A test using a module-scoped
+fixture of its module runs on the worker that has the module's other such tests (the fixture,
+usually a crawl, is made once, not once a worker); a test using an expensive session fixture
+of this file joins that fixture's group (:data:`SESSION_GROUPS`). Every other test goes to
+whichever worker is free.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import signal
 import sqlite3
@@ -12,6 +32,7 @@ from typing import Any
 
 import pytest
 
+from fixtures.sheets_fake import FakeSheets
 from fixtures.site import FixtureSite
 
 # A test run started in the background of a non-interactive shell (``cmd &``) inherits SIGINT
@@ -20,7 +41,67 @@ from fixtures.site import FixtureSite
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 from nitpicker.archive.writer import ArchiveWriter
-from tests.helpers import ChangesCrawls, run, run_with_probe, writer_config
+from tests.helpers import (
+    SHEET_ACCOUNT,
+    SHEET_ID,
+    ChangesCrawls,
+    run,
+    run_with_probe,
+    writer_config,
+)
+
+# -- markers and xdist groups -----------------------------------------------------------------
+
+#: Modules whose tests crawl, serve or start processes without needing a fixture of
+#: :data:`INTEGRATION_FIXTURES` (their own servers, subprocesses, signals): all ``integration``.
+INTEGRATION_MODULES = frozenset({
+    "test_append", "test_auth_crawl", "test_crawl_compare", "test_distributed", "test_hostile",
+    "test_inventory", "test_kill_resume", "test_plugin_markuplint_engine", "test_plugin_node",
+    "test_resume_options", "test_retry_failed", "test_runs", "test_scrapy_entry", "test_stop",
+    "test_trapcap_crawl", "test_workers",
+})
+
+#: Fixtures that serve the fixture site, crawl it, or start a server: a test using one (or a
+#: fixture that uses one) is ``integration``.
+INTEGRATION_FIXTURES = frozenset({
+    "site", "changes_crawls", "analysed_changes", "redis_server", "fake", "key_file",
+})
+
+#: Session fixtures of this file that cost a crawl: the xdist group of the tests using them.
+SESSION_GROUPS = {"changes_crawls": "changes", "analysed_changes": "changes"}
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark ``item`` ``integration`` by its module or fixtures, and put it in its xdist group."""
+    names = set(getattr(item, "fixturenames", ()))
+    if item.path.stem in INTEGRATION_MODULES or names & INTEGRATION_FIXTURES:
+        item.add_marker(pytest.mark.integration)
+    group = next((SESSION_GROUPS[name] for name in sorted(names) if name in SESSION_GROUPS),
+                 None) or _module_group(item)
+    if group:
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _module_group(item: pytest.Item) -> str | None:
+    """The item's module when it uses a module- or class-scoped fixture defined there."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    module = item.nodeid.split("::", 1)[0]
+    for definitions in info.name2fixturedefs.values():
+        used = definitions[-1]
+        if used.scope in ("module", "class") and used.baseid.startswith(module):
+            return module
+    return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``slow`` tests first (a stable sort: the rest keep pytest's order)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+# -- fixtures --------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -69,3 +150,34 @@ def analysed_changes(changes_crawls: ChangesCrawls,
                                 cwd=directory)
         assert result.returncode == 0, result.stderr
     return ChangesCrawls(directory, changes_crawls.base, changes_crawls.moved_base)
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSheets]:
+    """The local fake of the Google Sheets v4 API (``fixtures/sheets_fake.py``) holding
+    :data:`tests.helpers.SHEET_ID`, its address in the environment the reporter reads."""
+    # imported here, as in key_file: gspread and google-auth take a second to import, and
+    # only the Sheets tests need them
+    from nitpicker_reports.google_sheets import API_URL_VARIABLE
+
+    with FakeSheets(SHEET_ID) as server:
+        monkeypatch.setenv(API_URL_VARIABLE, server.url)
+        yield server
+
+
+@pytest.fixture
+def key_file(fake: FakeSheets, tmp_path: Path) -> Path:
+    """A service-account key the test generates, whose ``token_uri`` is :func:`fake`'s."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    path = tmp_path / "sa.json"
+    path.write_text(json.dumps({
+        "type": "service_account", "project_id": "fake-project", "private_key_id": "k1",
+        "private_key": pem, "client_email": SHEET_ACCOUNT, "client_id": "1",
+        "token_uri": f"{fake.url}/token",
+    }))
+    return path

@@ -26,8 +26,7 @@ from nitpicker.cli.pipeline import STEPS, final_exit
 from nitpicker.query.report import SHEET_NAMES
 from nitpicker.render.chromium import find_chromium
 from tests.fake_plugins import register
-from tests.helpers import ROOT, count, recorded, run
-from tests.test_report_sheets import SHEET_URL, fake, key_file  # noqa: F401 (fixtures)
+from tests.helpers import ROOT, SHEET_URL, count, recorded, run
 
 if TYPE_CHECKING:
     from fixtures.sheets_fake import FakeSheets
