@@ -2,6 +2,8 @@
 #   make crawl [URL=https://example.com/] [ARGS="--max-pages 100"]   install, then crawl
 #   make test                                                        install, then run every test
 # Both install whatever is missing first (virtual environment, Python packages, system packages).
+# While you work:
+#   make check     ruff, the layer contract and the fast tests (≤ 60 s): before every commit
 
 PYTHON ?= python3
 VENV   := .venv
@@ -10,7 +12,7 @@ STAMP  := $(VENV)/.installed
 # the Node tools of the analyze plugins (package.json, package-lock.json), installed by npm ci
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install system crawl test bench bench-analyze clean
+.PHONY: install system crawl check test bench bench-analyze clean
 
 install: $(STAMP) $(NODE_STAMP)
 
@@ -49,12 +51,28 @@ else
 	@$(VENV)/bin/nitpicker crawl $(URL) $(ARGS)
 endif
 
-# ruff (lint) first, then two pytest runs: the crawler's tests under the Twisted asyncio reactor, then the MCP
-# server's (anyio) tests without it. Any non-zero exit — pytest's 5 (no tests) too — fails.
+# What ruff lints (both targets start with it).
+LINTED := nitpicker plugins tests bench fixtures reports
+# pytest-xdist workers of make test. The suite waits on crawls, servers, browsers and
+# subprocesses more than it computes, so more workers than cores (2 here) pay; tests that share
+# a module- or session-scoped crawl stay on one worker (--dist loadgroup, tests/conftest.py).
+TEST_WORKERS ?= 4
+
+# make check: ruff, then the tests that are not marked integration (tests/conftest.py gives the
+# marker by module and fixture) and the few marked smoke, on 2 workers, each failing at 60 s.
+# The layer contract (tests/test_layers.py, once it exists) is a unit test module: it runs here.
+# Any non-zero exit — pytest's 5 (no tests) too — fails.
+check: install
+	$(VENV)/bin/ruff check $(LINTED)
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not integration or smoke" --timeout 60 -o faulthandler_timeout=50
+
+# make test (CI, .ci/run): ruff, then two pytest runs: the crawler's tests under the Twisted
+# asyncio reactor on $(TEST_WORKERS) workers, the 25 slowest printed, then the MCP server's (anyio) tests
+# without the reactor. Any non-zero exit — pytest's 5 (no tests) too — fails.
 test: install
-	$(VENV)/bin/ruff check nitpicker plugins tests bench fixtures
-	$(PY) -m pytest
-	$(PY) -m pytest -p no:twisted -o addopts="" -q tests/mcp
+	$(VENV)/bin/ruff check $(LINTED)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
+	$(PY) -m pytest -p no:twisted -o addopts="" -q --durations=10 tests/mcp
 
 bench: install
 	$(PY) bench/crawl_throughput.py

@@ -26,6 +26,7 @@ import json
 import shutil
 import signal
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,10 +56,12 @@ from tests.helpers import (
 #: Modules whose tests crawl, serve or start processes without needing a fixture of
 #: :data:`INTEGRATION_FIXTURES` (their own servers, subprocesses, signals): all ``integration``.
 INTEGRATION_MODULES = frozenset({
-    "test_append", "test_auth_crawl", "test_crawl_compare", "test_distributed", "test_hostile",
-    "test_inventory", "test_kill_resume", "test_plugin_markuplint_engine", "test_plugin_node",
-    "test_resume_options", "test_retry_failed", "test_runs", "test_scrapy_entry", "test_stop",
-    "test_trapcap_crawl", "test_workers",
+    "test_analyze", "test_append", "test_auth_crawl", "test_cli", "test_crawl_compare",
+    "test_distributed", "test_hostile", "test_inventory", "test_kill_resume",
+    "test_plugin_markuplint_engine", "test_plugin_node", "test_query_cli", "test_query_console",
+    "test_redis_frontier", "test_render", "test_resume_options", "test_retry_failed",
+    "test_runs", "test_scrapy_entry", "test_stop", "test_trapcap_crawl", "test_viewer",
+    "test_workers",
 })
 
 #: Fixtures that serve the fixture site, crawl it, or start a server: a test using one (or a
@@ -93,6 +96,23 @@ def _module_group(item: pytest.Item) -> str | None:
         if used.scope in ("module", "class") and used.baseid.startswith(module):
             return module
     return None
+
+
+@pytest.fixture(autouse=True)
+def _unmarked_tests_start_no_process(request: pytest.FixtureRequest,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test not marked ``integration`` (or ``smoke``) that starts a process fails, naming the
+    marker it lacks: ``make check`` stays the fast tests as tests are added."""
+    if any(request.node.get_closest_marker(name) for name in ("integration", "smoke")):
+        return
+
+    def refused(self: subprocess.Popen[Any], args: Any, *_: Any, **__: Any) -> None:
+        raise AssertionError(
+            f"{request.node.nodeid} starts a process ({args!r}) and is not marked integration:"
+            " add its module to INTEGRATION_MODULES in tests/conftest.py, or mark the test"
+            " @pytest.mark.integration")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refused)
 
 
 @pytest.hookimpl(trylast=True)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from fixtures.site import FixtureSite
 
 
+@pytest.mark.slow
 def test_four_scores_with_notes_then_an_error_page(site: FixtureSite) -> None:
     plugin = lighthouse.create({})
     assert isinstance(plugin, AnalyzePlugin)
