@@ -57,7 +57,7 @@ from tests.helpers import (
 #: :data:`INTEGRATION_FIXTURES` (their own servers, subprocesses, signals): all ``integration``.
 INTEGRATION_MODULES = frozenset({
     "test_analyze", "test_append", "test_auth_crawl", "test_cli", "test_crawl_compare",
-    "test_distributed", "test_hostile", "test_inventory", "test_kill_resume",
+    "test_distributed", "test_hostile", "test_inventory", "test_kill_resume", "test_mcp_server",
     "test_plugin_markuplint_engine", "test_plugin_node", "test_query_cli", "test_query_console",
     "test_redis_frontier", "test_render", "test_resume_options", "test_retry_failed",
     "test_runs", "test_scrapy_entry", "test_stop", "test_trapcap_crawl", "test_viewer",
