@@ -7,7 +7,8 @@ Markers (``pyproject.toml`` declares them; README, "Development"):
 - ``integration``: the test crawls, serves or starts a process (nitpicker, Chromium, Node,
   Redis, Scrapyd). Given here to every test of :data:`INTEGRATION_MODULES` and to every test
   using a fixture of :data:`INTEGRATION_FIXTURES`, so a new test gets it without saying so.
-  ``make check`` leaves these out.
+  ``make check`` leaves these out. A test without it that starts a process fails (and names
+  the marker), so that the unit tests stay fast as tests are added.
 - ``smoke``: one of the few end-to-end tests ``make check`` runs all the same (in the module).
 - ``slow``: more than ~5 s alone (in the module). Sent to the workers first, so that no worker
   ends the run alone on one.
