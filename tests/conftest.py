@@ -57,22 +57,26 @@ from tests.helpers import (
 #: Modules whose tests crawl, serve or start processes without needing a fixture of
 #: :data:`INTEGRATION_FIXTURES` (their own servers, subprocesses, signals): all ``integration``.
 INTEGRATION_MODULES = frozenset({
-    "test_analyze", "test_append", "test_auth_crawl", "test_cli", "test_crawl_compare",
-    "test_distributed", "test_hostile", "test_inventory", "test_kill_resume", "test_mcp_server",
-    "test_plugin_markuplint_engine", "test_plugin_node", "test_query_cli", "test_query_console",
-    "test_redis_frontier", "test_render", "test_resume_options", "test_retry_failed",
-    "test_runs", "test_scrapy_entry", "test_stop", "test_trapcap_crawl", "test_viewer",
-    "test_workers",
+    "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_cli",
+    "test_crawl_compare", "test_distributed", "test_fingerprint", "test_hostile",
+    "test_inventory", "test_issues", "test_kill_resume", "test_mcp_server", "test_outage",
+    "test_output_files", "test_plugin_lighthouse", "test_plugin_markuplint_engine",
+    "test_plugin_node", "test_query_cli", "test_query_console", "test_redis_frontier",
+    "test_render", "test_report_hardening", "test_resume_options", "test_retry_failed",
+    "test_runs", "test_scrapy_entry", "test_stop", "test_trapcap_crawl", "test_url_file",
+    "test_version", "test_viewer", "test_viewer_issues", "test_workers",
 })
 
 #: Fixtures that serve the fixture site, crawl it, or start a server: a test using one (or a
 #: fixture that uses one) is ``integration``.
 INTEGRATION_FIXTURES = frozenset({
-    "site", "changes_crawls", "analysed_changes", "redis_server", "fake", "key_file",
+    "site", "changes_crawls", "analysed_changes", "scope_crawls", "defects", "redis_server",
+    "fake", "key_file",
 })
 
-#: Session fixtures of this file that cost a crawl: the xdist group of the tests using them.
-SESSION_GROUPS = {"changes_crawls": "changes", "analysed_changes": "changes"}
+#: Session fixtures of this file that cost crawls: the xdist group of the tests using them.
+SESSION_GROUPS = {"changes_crawls": "changes", "analysed_changes": "changes",
+                  "scope_crawls": "scope", "defects": "defects"}
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
@@ -87,15 +91,15 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 
 def _module_group(item: pytest.Item) -> str | None:
-    """The item's module when it uses a module- or class-scoped fixture defined there."""
+    """The item's module when it uses a module- or class-scoped fixture of the suite (of its
+    module or of a conftest.py; a plugin's fixtures have no base id)."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
-    module = item.nodeid.split("::", 1)[0]
     for definitions in info.name2fixturedefs.values():
         used = definitions[-1]
-        if used.scope in ("module", "class") and used.baseid.startswith(module):
-            return module
+        if used.scope in ("module", "class") and used.baseid:
+            return item.nodeid.split("::", 1)[0]
     return None
 
 
