@@ -67,8 +67,8 @@ check: install
 	$(PY) -m pytest -n 2 --dist loadgroup -m "not integration or smoke" --timeout 60 -o faulthandler_timeout=50
 
 # make test (CI, .ci/run): ruff, then two pytest runs: the crawler's tests under the Twisted
-# asyncio reactor on $(TEST_WORKERS) workers, the 25 slowest printed, then the MCP server's (anyio) tests
-# without the reactor. Any non-zero exit — pytest's 5 (no tests) too — fails.
+# asyncio reactor on $(TEST_WORKERS) workers, their 25 slowest printed, then the MCP server's
+# (anyio) tests without the reactor. Any non-zero exit — pytest's 5 (no tests) too — fails.
 test: install
 	$(VENV)/bin/ruff check $(LINTED)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
