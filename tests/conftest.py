@@ -58,7 +58,7 @@ from tests.helpers import (
 #: :data:`INTEGRATION_FIXTURES` (their own servers, subprocesses, signals): all ``integration``.
 INTEGRATION_MODULES = frozenset({
     "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_cli",
-    "test_crawl_compare", "test_distributed", "test_fingerprint", "test_hostile",
+    "test_crawl_compare", "test_distributed", "test_docs", "test_fingerprint", "test_hostile",
     "test_inventory", "test_issues", "test_kill_resume", "test_mcp_server", "test_outage",
     "test_output_files", "test_plugin_lighthouse", "test_plugin_markuplint_engine",
     "test_plugin_node", "test_query_cli", "test_query_console", "test_redis_frontier",
