@@ -2,6 +2,8 @@
 #   make crawl [URL=https://example.com/] [ARGS="--max-pages 100"]   install, then crawl
 #   make test                                                        install, then run every test
 # Both install whatever is missing first (virtual environment, Python packages, system packages).
+# While you work:
+#   make check     ruff, the layer contract and the fast tests (≤ 60 s): before every commit
 
 PYTHON ?= python3
 VENV   := .venv
@@ -10,7 +12,7 @@ STAMP  := $(VENV)/.installed
 # the Node tools of the analyze plugins (package.json, package-lock.json), installed by npm ci
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install system crawl layers test docs bench bench-analyze clean
+.PHONY: install system crawl check layers test docs bench bench-analyze clean
 
 install: $(STAMP) $(NODE_STAMP)
 
@@ -49,20 +51,35 @@ else
 	@$(VENV)/bin/nitpicker crawl $(URL) $(ARGS)
 endif
 
+# What ruff lints (both targets start with it).
+LINTED := nitpicker plugins tests bench fixtures reports docs
+# pytest-xdist workers of make test. The suite waits on crawls, servers, browsers and
+# subprocesses more than it computes, so more workers than cores (2 here) pay; tests that share
+# a module- or session-scoped crawl stay on one worker (--dist loadgroup, tests/conftest.py).
+TEST_WORKERS ?= 4
+
 # The layer contract (.importlinter; docs/ARCHITECTURE.md, "The layers"): each layer imports only
 # the layers below it, the query library no crawler, the core no bundled plugin or reporter, no
 # cycles. It reads the imports, it runs nothing: about a second.
 layers: install
 	$(VENV)/bin/lint-imports --no-cache
 
-# The layer contract and ruff (lint) first, then two pytest runs: the crawler's tests under the
-# Twisted asyncio reactor, then the MCP server's (anyio) tests without it. Any non-zero exit —
-# pytest's 5 (no tests) too — fails. The first run builds the manual strictly and crawls it with
-# nitpicker (tests/test_docs.py, docs/crawl_check.py).
+# make check: ruff, the layer contract, then the tests that are not marked integration
+# (tests/conftest.py gives the marker by module and fixture) and the few marked smoke, on 2
+# workers, each failing at 60 s. Any non-zero exit — pytest's 5 (no tests) too — fails.
+check: install layers
+	$(VENV)/bin/ruff check $(LINTED)
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not integration or smoke" --timeout 60 -o faulthandler_timeout=50
+
+# make test (CI, .ci/run): ruff and the layer contract, then two pytest runs: the crawler's
+# tests under the Twisted asyncio reactor on $(TEST_WORKERS) workers, their 25 slowest printed
+# (the first run also builds the manual strictly and crawls it with nitpicker: tests/test_docs.py,
+# docs/crawl_check.py), then the MCP server's (anyio) tests without the reactor. Any non-zero
+# exit — pytest's 5 (no tests) too — fails.
 test: install layers
-	$(VENV)/bin/ruff check nitpicker plugins tests bench fixtures docs
-	$(PY) -m pytest
-	$(PY) -m pytest -p no:twisted -o addopts="" -q tests/mcp
+	$(VENV)/bin/ruff check $(LINTED)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
+	$(PY) -m pytest -p no:twisted -o addopts="" -q --durations=10 tests/mcp
 
 # The manual: the reference pages written from the code, the site built into site/ strictly (a
 # broken link or anchor, a page left out of the navigation: any warning fails), then served on

@@ -3,6 +3,7 @@ data tables and fakes. (``conftest.py`` keeps only fixtures.)"""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -18,6 +19,7 @@ from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
 
 from nitpicker.crawl.config import CrawlConfig
+from nitpicker.policy.extract import PageMeta
 from nitpicker.policy.urls import frontier_key
 from nitpicker.spiders.site import SiteSpider
 
@@ -201,6 +203,18 @@ class FakeDNS:
         return answers
 
 
+# Trap-cap page metadata (tests/test_trapcap.py, tests/test_trapcap_middleware.py).
+def trap_meta(og_url: str = "https://cms.example/list/date/", **fields: str) -> PageMeta:
+    """The one template of a date trap: same title, description, og:title; og:url the list."""
+    values = {"title": "Event archive", "description": "Events by date",
+              "og_title": "Event archive", "og_url": og_url, **fields}
+    return PageMeta(**values)
+
+
+def unique_meta(n: int) -> PageMeta:
+    return PageMeta(title=f"Post {n} title", og_title=f"Post {n} title")
+
+
 # URL joining: bases and the hrefs found on them (tests/test_urls.py, tests/test_links.py).
 BASES = [
     "http://example.com/dir/page.html",
@@ -334,3 +348,99 @@ class Defects:
         if url.startswith(self.external):
             return "(external)" + url.removeprefix(self.external)
         return url.removeprefix(self.base + "/defects/")
+
+
+def changes_diff(base: str, old_base: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every item of every category for ``/changes/`` before → after the flip; NEW's URLs on
+    ``base``, OLD's on ``old_base`` (the same host unless the site moved)."""
+    old = old_base or base
+    return {
+        "pages_added": [{"url": f"{base}/changes/added", "status": 200, "title": "Added"}],
+        "pages_removed": [{"url": f"{old}/changes/removed", "status": 200, "title": "Removed"}],
+        "page_changes": [
+            {"url": f"{base}/changes/retitled", "old_url": f"{old}/changes/retitled",
+             "field": "title", "old": "Old Title", "new": "New Title"},
+            {"url": f"{base}/changes/target", "old_url": f"{old}/changes/target",
+             "field": "status", "old": 200, "new": 404},
+            {"url": f"{base}/changes/target", "old_url": f"{old}/changes/target",
+             "field": "title", "old": "Target", "new": "Gone"},
+        ],
+        "new_4xx": [{"url": f"{base}/changes/target", "old_status": 200, "new_status": 404}],
+        "new_5xx": [],
+        "links_added": [{"source_url": f"{base}/changes/", "dest_url": f"{base}/changes/added"}],
+        "links_removed": [{"source_url": f"{old}/changes/",
+                           "dest_url": f"{old}/changes/removed"}],
+        "links_broken": [{"source_url": f"{base}/changes/linker",
+                          "dest_url": f"{base}/changes/target", "old_status": 200,
+                          "new_status": 404}],
+        "links_fixed": [],
+        "resources_failing": [],
+        "images_lost_alt": [{"page_url": f"{base}/changes/stays",
+                             "src": f"{base}/files/photo.png"}],
+        "trap_caps_new": [],
+        "violations_new": [], "violations_fixed": [], "violations_persisting": [],
+        "values_changed": [],  # not analysed: no findings (tests/test_diff_findings.py)
+    }
+
+
+# -- the report (tests/test_report.py, tests/test_report_sheets.py) ---------------------------
+
+#: The spreadsheet the local fake of Google Sheets (``fake`` in conftest.py) holds, and the
+#: service account of the key ``key_file`` writes.
+SHEET_ID = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+SHEET_URL = f"https://docs.google.com/spreadsheets/d/{SHEET_ID}/edit#gid=0"
+SHEET_ACCOUNT = "nitpicker@fake-project.iam.gserviceaccount.com"
+
+#: The roots of the crawl the report tests read.
+REPORT_ROOTS = ("/recursive/", "/redirect/", "/meta/", "/error-status/", "/files/", "/resources/",
+                "/errors/")
+
+#: SPEC §8.2: every sheet's header texts, in order (Page List: before the plugin columns).
+EXPECTED_HEADERS = {
+    "Issues": ["Priority", "Issue", "ID", "Category", "URLs", "Findings", "Source",
+               "Why it matters", "How to fix"],
+    "Page List": [
+        "Title", "Full Title", "URL", "Protocol", "Domain",
+        *(f"path{n}" for n in range(1, 11)),
+        "Status Code", "Redirect From", "Language", "Internal Links", "Internal Bad Links",
+        "External Links", "External Bad Links", "Internal Referrers", "description",
+        "keywords", "noindex", "nofollow", "noarchive", "canonical", "alternate",
+        "twitter:card", "og:site_name", "og:url", "og:title", "og:description", "og:type",
+        "og:image",
+    ],
+    "Links": ["URL", "Page Title", "Status Code", "Status Text", "Content Type",
+              "Redirect From", "Referrers", "Headers", "Remarks"],
+    "Resources": ["URL", "Status Code", "Status Text", "Content Type", "Content Length",
+                  "Referrers"],
+    "Images": ["Page URL", "Image path (src)", "Image Path (currentSrc)", "Alternative Text",
+               "Displayed Width", "Displayed Height", "Lazy Loading", "Source Code"],
+    "Violations": ["Validator", "Severity", "Rule", "Code", "Message", "URL"],
+    "Discrepancies": ["Type", "Left URL", "Left", "Right", "Right URL", "Note"],
+    "Summary": ["Metric", "Value"],
+    "Referrers Relational Table": ["Link (To)", "Referrer (From)", "Referrer Content",
+                                   "Link Status Code", "Link Status Text", "Link Content Type"],
+    "Resources Relational Table": ["Referred Page (From)", "Resource (To)",
+                                   "Resource Status Code", "Resource Status Text",
+                                   "Resource Content Type", "Resource Size"],
+}
+
+
+#: The plugin columns of the analysed copy (``analysed_path``), after the fixed ones.
+PLUGIN_HEADERS = ["Search: found", "Search: count", "Lint: score"]
+
+
+def store_page_values(conn: sqlite3.Connection, page_id: int) -> None:
+    """Two plugins' runs and values, as ``nitpicker analyze`` stores them (0013_analysis)."""
+    runs = [("search", {"found": "Search: found-old"}), ("lint", {"score": "Lint: score"}),
+            ("search", {"found": "Search: found", "count": "Search: count"})]
+    for plugin, headers in runs:  # search first run first; its latest run's titles count
+        conn.execute(
+            "INSERT INTO analysis_runs(plugin, version, settings_hash, settings, headers, pid,"
+            " started_at, outcome) VALUES (?, '1', 'h', '{}', ?, 1, '2026-12-01', 'finished')",
+            (plugin, json.dumps(headers)))
+    conn.executemany(
+        "INSERT INTO page_values(plugin, page_id, key, phase, value, note)"
+        " VALUES (?, ?, ?, 'page', ?, ?)",
+        [("search", page_id, "found", json.dumps(True), "lorem at line 3"),
+         ("search", page_id, "count", json.dumps(2), None),
+         ("lint", page_id, "score", json.dumps(0.5), "two rules failed")])

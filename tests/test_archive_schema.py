@@ -194,6 +194,7 @@ def test_lock_acquire_and_release(tmp_path: Path) -> None:
     assert lock.holder() is None
 
 
+@pytest.mark.integration  # starts a process
 def test_lock_held_by_a_live_process(tmp_path: Path) -> None:
     archive = tmp_path / "a.nitpicker"
     holder = subprocess.Popen(["sleep", "60"])
@@ -226,6 +227,7 @@ def test_lock_second_acquire_in_the_same_process_is_refused(tmp_path: Path) -> N
         first.release()
 
 
+@pytest.mark.integration  # starts a process
 def test_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     archive = tmp_path / "a.nitpicker"
     gone = subprocess.Popen(["true"])
@@ -304,6 +306,7 @@ def test_reopen_refuses_a_missing_or_foreign_file(tmp_path: Path) -> None:
         ArchiveWriter.reopen(text)
 
 
+@pytest.mark.integration  # starts a process
 def test_close_leaves_a_plain_sqlite_file(tmp_path: Path, writer: ArchiveWriter) -> None:
     path = Path(writer_config(tmp_path).output)
     writer.runs.start("crawl")

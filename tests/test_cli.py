@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 INTEGER_MAX = str(2**63 - 1)
 
 
+@pytest.mark.smoke
 def test_clean_crawl_exits_0_with_default_name_and_summary(site: FixtureSite, tmp_path: Path) -> None:
     result = run("crawl", site.url("/recursive/"), "--retry", "0", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

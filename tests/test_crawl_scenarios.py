@@ -214,6 +214,7 @@ async def test_normalised_variants_are_one_url(site: FixtureSite, tmp_path: Path
     assert len(archive.anchors_of(site.url("/norm/"))) == 3
 
 
+@pytest.mark.smoke
 @pytest_twisted.ensureDeferred
 async def test_error_statuses_and_fetch_errors(site: FixtureSite, tmp_path: Path) -> None:
     archive = await crawl(tmp_path, [site.url("/error-status/"), site.url("/errors/")])

@@ -15,39 +15,7 @@ import pytest
 from nitpicker.query import ArchiveOpenError, DiffInputError, UrlMap, compare_archives
 from nitpicker.query.diff import CATEGORIES, CATEGORY_NAMES, summarise_diff
 from tests.helpers import ChangesCrawls as Crawls
-
-
-def expected(base: str, old_base: str | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Every item of every category for ``/changes/`` before → after the flip; NEW's URLs on
-    ``base``, OLD's on ``old_base`` (the same host unless the site moved)."""
-    old = old_base or base
-    return {
-        "pages_added": [{"url": f"{base}/changes/added", "status": 200, "title": "Added"}],
-        "pages_removed": [{"url": f"{old}/changes/removed", "status": 200, "title": "Removed"}],
-        "page_changes": [
-            {"url": f"{base}/changes/retitled", "old_url": f"{old}/changes/retitled",
-             "field": "title", "old": "Old Title", "new": "New Title"},
-            {"url": f"{base}/changes/target", "old_url": f"{old}/changes/target",
-             "field": "status", "old": 200, "new": 404},
-            {"url": f"{base}/changes/target", "old_url": f"{old}/changes/target",
-             "field": "title", "old": "Target", "new": "Gone"},
-        ],
-        "new_4xx": [{"url": f"{base}/changes/target", "old_status": 200, "new_status": 404}],
-        "new_5xx": [],
-        "links_added": [{"source_url": f"{base}/changes/", "dest_url": f"{base}/changes/added"}],
-        "links_removed": [{"source_url": f"{old}/changes/",
-                           "dest_url": f"{old}/changes/removed"}],
-        "links_broken": [{"source_url": f"{base}/changes/linker",
-                          "dest_url": f"{base}/changes/target", "old_status": 200,
-                          "new_status": 404}],
-        "links_fixed": [],
-        "resources_failing": [],
-        "images_lost_alt": [{"page_url": f"{base}/changes/stays",
-                             "src": f"{base}/files/photo.png"}],
-        "trap_caps_new": [],
-        "violations_new": [], "violations_fixed": [], "violations_persisting": [],
-        "values_changed": [],  # not analysed: no findings (tests/test_diff_findings.py)
-    }
+from tests.helpers import changes_diff
 
 
 def all_items(old: Path, new: Path, url_map: UrlMap | None = None
@@ -59,7 +27,7 @@ def all_items(old: Path, new: Path, url_map: UrlMap | None = None
 def test_the_changed_site_gives_exactly_the_expected_diff(changes_crawls: Crawls) -> None:
     common, items = all_items(changes_crawls.old, changes_crawls.new)
     assert common == 5  # top, stays, retitled, linker, target
-    assert items == expected(changes_crawls.base)
+    assert items == changes_diff(changes_crawls.base)
 
 
 def test_the_diff_the_other_way_round_swaps_added_and_removed_and_fixes_the_link(
@@ -86,7 +54,7 @@ def test_map_matches_a_site_crawled_under_another_host(changes_crawls: Crawls) -
     url_map = UrlMap(f"{changes_crawls.base}/", f"{changes_crawls.moved_base}/")
     common, items = all_items(changes_crawls.old, changes_crawls.moved, url_map)
     assert common == 5
-    assert items == expected(changes_crawls.moved_base, old_base=changes_crawls.base)
+    assert items == changes_diff(changes_crawls.moved_base, old_base=changes_crawls.base)
 
 
 def test_without_the_map_a_moved_site_has_no_urls_in_common(changes_crawls: Crawls) -> None:
@@ -149,7 +117,7 @@ def test_an_archive_without_the_trap_events_table_compares(changes_crawls: Crawl
     conn.commit()
     conn.close()
     _, items = all_items(older, changes_crawls.new)
-    assert items == expected(changes_crawls.base)
+    assert items == changes_diff(changes_crawls.base)
 
 
 def copy_with(source: Path, target: Path, *statements: tuple[str, tuple[Any, ...]]) -> Path:

@@ -15,8 +15,7 @@ from nitpicker.query import UrlMap, compare_archives
 from nitpicker.query.diff import CATEGORY_NAMES
 from nitpicker.query.diff_findings import severity_rank
 from nitpicker.query.fingerprint import locator, violation_fingerprint
-from tests.helpers import ChangesCrawls
-from tests.test_diff import expected
+from tests.helpers import ChangesCrawls, changes_diff
 
 FINDINGS = ("violations_new", "violations_fixed", "violations_persisting", "values_changed")
 
@@ -191,7 +190,7 @@ def test_done_when_the_whole_diff_of_the_analysed_crawls_is_exactly_expected(
     with compare_archives(analysed_changes.old, analysed_changes.new) as diff:
         assert diff.common_pages == 5
         items = {name: list(diff.items(name)) for name in CATEGORY_NAMES}
-    want = {name: value for name, value in expected(base).items() if name not in FINDINGS}
+    want = {name: value for name, value in changes_diff(base).items() if name not in FINDINGS}
     assert {name: value for name, value in items.items() if name not in FINDINGS} == want
     for name, violations in expected_violations().items():
         assert short(items[name], base) == violations, name

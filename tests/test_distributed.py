@@ -27,7 +27,7 @@ import requests
 from fixtures.site import FixtureSite
 from tests.helpers import run
 from tests.redis_server import RedisServer, free_port, running_redis
-from tests.test_scrapy_entry import BIN_DIR, Scrapyd, _build_egg, _tail, running_scrapyd
+from tests.scrapyd_server import BIN_DIR, Scrapyd, build_egg, running_scrapyd, tail
 
 NITPICKER = BIN_DIR / "nitpicker"
 ROOTS = ("/wide/", "/redirect/", "/recursive/")
@@ -88,7 +88,7 @@ def single(roots: list[str], tmp_path_factory: pytest.TempPathFactory) -> Sets:
 def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Scrapyd]]:
     """Two Scrapyd nodes on loopback ports, the project egg deployed to each."""
     base = tmp_path_factory.mktemp("nodes")
-    egg = _build_egg(base)
+    egg = build_egg(base)
     with ExitStack() as stack:
         servers = [stack.enter_context(running_scrapyd(base / f"node{n}")) for n in range(2)]
         for server in servers:
@@ -145,7 +145,7 @@ def wait_finished(node: Scrapyd, job: str) -> None:
         if found is not None and found[0] == "finished":
             return
         time.sleep(0.25)
-    raise AssertionError(f"job {job} did not finish\n{_tail(node.job_log(job), 60)}")
+    raise AssertionError(f"job {job} did not finish\n{tail(node.job_log(job), 60)}")
 
 
 def wait_for(condition: Any, what: str, timeout: float = 60) -> None:
@@ -163,7 +163,7 @@ def finish_coordinator(process: subprocess.Popen[str]) -> str:
     except subprocess.TimeoutExpired:
         process.kill()
         _, err = process.communicate()
-        raise AssertionError(f"the coordinator did not see the crawl end:\n{_tail(err)}") from None
+        raise AssertionError(f"the coordinator did not see the crawl end:\n{tail(err)}") from None
     assert process.returncode == 0, err
     assert "pending 0, leased 0, done" in err, err
     return err
@@ -199,7 +199,7 @@ def test_two_scrapyd_nodes_crawl_shards_that_merge_into_the_single_crawl(
             for node, shard in zip(nodes, shards, strict=True)]
     for node, job in zip(nodes, jobs, strict=True):
         wait_finished(node, job)
-        assert "Spider closed (finished)" in node.job_log(job), _tail(node.job_log(job))
+        assert "Spider closed (finished)" in node.job_log(job), tail(node.job_log(job))
         assert job_log_errors(node, job) == []
     err = finish_coordinator(coord)
     assert f"{merged}: 2 shard(s)" in err, err
@@ -241,7 +241,7 @@ def test_redis_restarted_mid_crawl(dsite: FixtureSite, roots: list[str], single:
     redis_server.restart(down_for=1.0)
     for node, job in zip(nodes, jobs, strict=True):
         wait_finished(node, job)
-        assert "Spider closed (finished)" in node.job_log(job), _tail(node.job_log(job))
+        assert "Spider closed (finished)" in node.job_log(job), tail(node.job_log(job))
     finish_coordinator(coord)
     assert_same(merged_sets(shards, tmp_path / "merged"), single)
 

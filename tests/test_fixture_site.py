@@ -75,6 +75,8 @@ def sent_eventually(site: FixtureSite, path: str, expected: int, limit: float = 
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[FixtureSite]:
+    """A server of this module's own (not conftest's shared ``site``): these tests read its
+    request log and byte counts, which a download another module left running would change."""
     with FixtureSite() as s:
         yield s
 
@@ -484,6 +486,7 @@ def test_stop_closes_port() -> None:
     conn.close()
 
 
+@pytest.mark.integration  # starts a process
 def test_module_entry_point() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "fixtures.site", "--port", "0"],

@@ -256,6 +256,7 @@ async def test_defaults_bound_huge_bodies_bombs_drops_and_redirect_loops(
     assert rss_growth < RSS_BOUND_MB
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_default_timeout_bounds_tarpit_and_drip(hostile: HostileSite, tmp_path: Path) -> None:
     """The real DOWNLOAD_TIMEOUT (30 s) ends a silent connection and a 1-byte/s body alike:

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from fixtures.site import WIDE_MAX, FixtureSite
 from tests.helpers import kill_after, recorded
 
@@ -40,6 +42,7 @@ def snapshot(path: Path) -> dict[str, tuple[object, ...]]:
         conn.close()
 
 
+@pytest.mark.slow
 def test_sigkill_twice_then_resume_equals_uninterrupted_crawl(tmp_path: Path) -> None:
     with FixtureSite(delay=0.01) as site:
         root = site.url("/wide/")
@@ -70,6 +73,7 @@ def test_sigkill_twice_then_resume_equals_uninterrupted_crawl(tmp_path: Path) ->
     assert len(runs) == 3
 
 
+@pytest.mark.slow
 def test_sigint_closes_the_archive_resumable(tmp_path: Path) -> None:
     with FixtureSite(delay=0.02) as site:
         archive = tmp_path / "interrupted.nitpicker"
@@ -92,6 +96,7 @@ def test_sigint_closes_the_archive_resumable(tmp_path: Path) -> None:
     assert len([v for v in snapshot(archive).values() if v[2] == 1]) == 121
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_points_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     import collections
     import random

@@ -26,8 +26,7 @@ from nitpicker.cli.pipeline import STEPS, final_exit
 from nitpicker.query.report import SHEET_NAMES
 from nitpicker.render.chromium import find_chromium
 from tests.fake_plugins import register
-from tests.helpers import ROOT, count, recorded, run
-from tests.test_report_sheets import SHEET_URL, fake, key_file  # noqa: F401 (fixtures)
+from tests.helpers import ROOT, SHEET_URL, count, recorded, run
 
 if TYPE_CHECKING:
     from fixtures.sheets_fake import FakeSheets
@@ -42,6 +41,7 @@ def headings(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if "[pipeline]" in line]
 
 
+@pytest.mark.smoke
 def test_pipeline_writes_the_html_report_of_the_fixture_site(site: FixtureSite,
                                                              tmp_path: Path) -> None:
     result = run("pipeline", site.url("/recursive/"), *FAST, "--format", "html",
@@ -182,6 +182,7 @@ def test_the_baseline_gate_trips_after_the_report(site: FixtureSite, tmp_path: P
     assert (tmp_path / "fewer.html").stat().st_size > 0  # the report was written first
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_the_crawl_stops_the_pipeline(site: FixtureSite, tmp_path: Path) -> None:
     """The crawl stops as ``crawl``'s does (closed, resumable); no analysis, no report, 130."""
     archive = tmp_path / "site.nitpicker"

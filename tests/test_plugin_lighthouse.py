@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from nitpicker.policy.netguard import IPAddress, Refusal
 
 
+@pytest.mark.slow
 def test_four_scores_with_notes_then_an_error_page(site: FixtureSite) -> None:
     plugin = lighthouse.create({})
     assert isinstance(plugin, AnalyzePlugin)

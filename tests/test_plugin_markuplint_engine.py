@@ -45,6 +45,7 @@ def violations(plugin: markuplint.MarkuplintPlugin, page: Snapshot) -> list[tupl
     return [(v.severity, v.rule, v.message, v.location) for v in findings.violations]
 
 
+@pytest.mark.slow
 def test_pages_linted_by_one_process_match_a_process_per_page() -> None:
     """Five different pages, twice over, through one plugin (2 threads, an engine kept in
     each) against each page linted by a fresh process of its own."""

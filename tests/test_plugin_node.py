@@ -116,6 +116,7 @@ def test_the_start_up_is_not_counted_against_a_page_timeout(tmp_path: Path) -> N
         worker.close()
 
 
+@pytest.mark.slow
 def test_a_worker_that_hangs_is_killed_and_replaced(echo: Path) -> None:
     worker = NodeWorker(str(echo), {"prefix": ""}, name="echo", timeout=10)
     try:

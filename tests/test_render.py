@@ -95,6 +95,7 @@ async def test_resources_and_referrers_match_what_the_page_loads(
     assert headers[0]["value"].startswith("text/css")
 
 
+@pytest.mark.smoke
 @pytest_twisted.ensureDeferred
 async def test_rendered_and_plain_crawls_record_the_same_page(site: FixtureSite, tmp_path: Path) -> None:
     columns = ("status", "is_target", "is_external", "content_type", "title", "description",
@@ -117,6 +118,7 @@ async def test_rendered_and_plain_crawls_record_the_same_page(site: FixtureSite,
     assert await record(True) == await record(False)
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_hanging_script_is_bounded_and_crawl_goes_on(site: FixtureSite, tmp_path: Path) -> None:
     archive = await crawl(
@@ -158,6 +160,7 @@ def _recorded(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_browser_crash_mid_crawl_does_not_lose_the_crawl(site: FixtureSite, tmp_path: Path) -> None:
     archive = tmp_path / "crash.nitpicker"
     proc = _crawl_process(site.url("/wide/"), "-o", "crash", "--max-pages", "30", "-P", "2",

@@ -138,6 +138,7 @@ async def test_a_pooled_page_whose_renderer_crashed_is_replaced(
     assert _images(archive, site.url("/render/lazy")) == {1280: LAZY_PAGE_IMAGES, 320: LAZY_PAGE_IMAGES}
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_the_snapshot_waits_for_requests_made_after_load(
     site: FixtureSite, tmp_path: Path
@@ -188,6 +189,7 @@ async def test_a_resource_from_the_browser_cache_is_recorded_for_every_page(
     assert archive.rows("SELECT status FROM resources WHERE url = ?", background)[0]["status"] == 200
 
 
+@pytest.mark.slow
 @pytest_twisted.ensureDeferred
 async def test_a_rendered_page_runs_no_script_while_it_waits_for_its_next_url(
     site: FixtureSite, tmp_path: Path

@@ -28,7 +28,15 @@ from nitpicker.query.report.page_list import (
 )
 from nitpicker.render.chromium import find_chromium
 from nitpicker.report import ReportError, ReportSource, write_report
-from tests.helpers import ROOT, crawl, run
+from tests.helpers import (
+    EXPECTED_HEADERS,
+    PLUGIN_HEADERS,
+    REPORT_ROOTS,
+    ROOT,
+    crawl,
+    run,
+    store_page_values,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -36,66 +44,11 @@ if TYPE_CHECKING:
     from fixtures.site import FixtureSite
     from nitpicker.query.report import SheetSpec
 
-ROOTS = ("/recursive/", "/redirect/", "/meta/", "/error-status/", "/files/", "/resources/",
-         "/errors/")
-
-#: Every sheet's header texts, in order: the Issues (issue 26), then SPEC §8.2's nine (Page
-#: List: before the plugin columns).
-EXPECTED_HEADERS = {
-    "Issues": ["Priority", "Issue", "ID", "Category", "URLs", "Findings", "Source",
-               "Why it matters", "How to fix"],
-    "Page List": [
-        "Title", "Full Title", "URL", "Protocol", "Domain",
-        *(f"path{n}" for n in range(1, 11)),
-        "Status Code", "Redirect From", "Language", "Internal Links", "Internal Bad Links",
-        "External Links", "External Bad Links", "Internal Referrers", "description",
-        "keywords", "noindex", "nofollow", "noarchive", "canonical", "alternate",
-        "twitter:card", "og:site_name", "og:url", "og:title", "og:description", "og:type",
-        "og:image",
-    ],
-    "Links": ["URL", "Page Title", "Status Code", "Status Text", "Content Type",
-              "Redirect From", "Referrers", "Headers", "Remarks"],
-    "Resources": ["URL", "Status Code", "Status Text", "Content Type", "Content Length",
-                  "Referrers"],
-    "Images": ["Page URL", "Image path (src)", "Image Path (currentSrc)", "Alternative Text",
-               "Displayed Width", "Displayed Height", "Lazy Loading", "Source Code"],
-    "Violations": ["Validator", "Severity", "Rule", "Code", "Message", "URL"],
-    "Discrepancies": ["Type", "Left URL", "Left", "Right", "Right URL", "Note"],
-    "Summary": ["Metric", "Value"],
-    "Referrers Relational Table": ["Link (To)", "Referrer (From)", "Referrer Content",
-                                   "Link Status Code", "Link Status Text", "Link Content Type"],
-    "Resources Relational Table": ["Referred Page (From)", "Resource (To)",
-                                   "Resource Status Code", "Resource Status Text",
-                                   "Resource Content Type", "Resource Size"],
-}
-
-
-#: The plugin columns of the analysed copy (``analysed_path``), after the fixed ones.
-PLUGIN_HEADERS = ["Search: found", "Search: count", "Lint: score"]
-
-
 @pytest_twisted.async_fixture(scope="module")
 async def archive_path(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    archive = await crawl(tmp_path_factory.mktemp("report"), [site.url(r) for r in ROOTS])
+    archive = await crawl(tmp_path_factory.mktemp("report"), [site.url(r) for r in REPORT_ROOTS])
     archive.conn.close()
     return archive.path
-
-
-def _store_page_values(conn: sqlite3.Connection, page_id: int) -> None:
-    """Two plugins' runs and values, as ``nitpicker analyze`` stores them (0013_analysis)."""
-    runs = [("search", {"found": "Search: found-old"}), ("lint", {"score": "Lint: score"}),
-            ("search", {"found": "Search: found", "count": "Search: count"})]
-    for plugin, headers in runs:  # search first run first; its latest run's titles count
-        conn.execute(
-            "INSERT INTO analysis_runs(plugin, version, settings_hash, settings, headers, pid,"
-            " started_at, outcome) VALUES (?, '1', 'h', '{}', ?, 1, '2026-12-01', 'finished')",
-            (plugin, json.dumps(headers)))
-    conn.executemany(
-        "INSERT INTO page_values(plugin, page_id, key, phase, value, note)"
-        " VALUES (?, ?, ?, 'page', ?, ?)",
-        [("search", page_id, "found", json.dumps(True), "lorem at line 3"),
-         ("search", page_id, "count", json.dumps(2), None),
-         ("lint", page_id, "score", json.dumps(0.5), "two rules failed")])
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +66,7 @@ def analysed_path(archive_path: Path, tmp_path_factory: pytest.TempPathFactory) 
             " code, url) VALUES (?, 'axe', 'page', 'axe', 'error', ?, ?, ?, ?)",
             [(page_id, "image-alt", "Images need alt", "<img>", url),
              (page_id, "html-has-lang", "No lang", "<html>", url)])
-        _store_page_values(conn, page_id)
+        store_page_values(conn, page_id)
     conn.close()
     return copy
 
@@ -421,7 +374,7 @@ def test_discrepancies_have_six_cells_and_a_type(conn: sqlite3.Connection) -> No
 def test_charts(conn: sqlite3.Connection) -> None:
     statuses = dict(charts.status_distribution(conn))
     assert statuses["404"] == 1 and statuses["500"] == 1 and statuses["200"] > 10
-    assert dict(charts.pages_by_depth(conn))["0"] == len(ROOTS)
+    assert dict(charts.pages_by_depth(conn))["0"] == len(REPORT_ROOTS)
     assert dict(charts.broken_links_by_source(conn))
     assert sum(n for _, n in charts.size_distribution(conn)) > 0
     # every in-scope HTML page of the crawl was timed (0014_response_time)

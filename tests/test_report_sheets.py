@@ -20,8 +20,6 @@ import requests
 
 pytest.importorskip("gspread")
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from nitpicker_reports.google_sheets import (
     API_URL_VARIABLE,
     IN_FLIGHT_VARIABLE,
@@ -46,8 +44,17 @@ from nitpicker.query.report import (
 from nitpicker.query.report.cells import stream
 from nitpicker.query.report.issues_sheet import PRIORITY_COLOURS
 from nitpicker.report import ReportSource
-from tests.helpers import ROOT, crawl, run
-from tests.test_report import EXPECTED_HEADERS, PLUGIN_HEADERS, ROOTS, _store_page_values
+from tests.helpers import (
+    EXPECTED_HEADERS,
+    PLUGIN_HEADERS,
+    REPORT_ROOTS,
+    ROOT,
+    SHEET_ACCOUNT,
+    SHEET_URL,
+    crawl,
+    run,
+    store_page_values,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -55,37 +62,13 @@ if TYPE_CHECKING:
 
     from fixtures.site import FixtureSite
 
-SHEET_ID = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
-SHEET_URL = f"https://docs.google.com/spreadsheets/d/{SHEET_ID}/edit#gid=0"
-ACCOUNT = "nitpicker@fake-project.iam.gserviceaccount.com"
 
 
 @pytest_twisted.async_fixture(scope="module")
 async def archive_path(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    archive = await crawl(tmp_path_factory.mktemp("sheets"), [site.url(r) for r in ROOTS])
+    archive = await crawl(tmp_path_factory.mktemp("sheets"), [site.url(r) for r in REPORT_ROOTS])
     archive.conn.close()
     return archive.path
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeSheets]:
-    with FakeSheets(SHEET_ID) as server:
-        monkeypatch.setenv(API_URL_VARIABLE, server.url)
-        yield server
-
-
-@pytest.fixture
-def key_file(fake: FakeSheets, tmp_path: Path) -> Path:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption()).decode()
-    path = tmp_path / "sa.json"
-    path.write_text(json.dumps({
-        "type": "service_account", "project_id": "fake-project", "private_key_id": "k1",
-        "private_key": pem, "client_email": ACCOUNT, "client_id": "1",
-        "token_uri": f"{fake.url}/token",
-    }))
-    return path
 
 
 def _report(archive_path: Path, key_file: Path, chunk_rows: int = 2500,
@@ -204,7 +187,7 @@ def test_429_is_waited_out(archive_path: Path, key_file: Path, fake: FakeSheets)
 def test_not_shared_names_the_account(archive_path: Path, key_file: Path,
                                       fake: FakeSheets) -> None:
     fake.fail_next(403, "The caller does not have permission")
-    with pytest.raises(SheetsError, match=f"not shared with {ACCOUNT}"):
+    with pytest.raises(SheetsError, match=f"not shared with {SHEET_ACCOUNT}"):
         _report(archive_path, key_file)
 
 
@@ -471,7 +454,7 @@ def analysed_sheets_path(archive_path: Path, tmp_path_factory: pytest.TempPathFa
     with conn:
         (page_id,) = conn.execute("SELECT id FROM pages WHERE url LIKE '%/meta/minimal'"
                                   ).fetchone()
-        _store_page_values(conn, page_id)
+        store_page_values(conn, page_id)
     conn.close()
     return copy
 

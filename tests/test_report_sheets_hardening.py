@@ -36,14 +36,11 @@ from fixtures.sheets_fake import MAX_CELL_CHARS
 from nitpicker.query import open_archive
 from nitpicker.query.report import select_sheets
 from nitpicker.report import ReportSource
-from tests.helpers import ROOT
+from tests.helpers import ROOT, SHEET_URL
+from tests.helpers import SHEET_ACCOUNT as ACCOUNT
 from tests.test_report_sheets import (  # noqa: F401  (fixtures)
-    ACCOUNT,
-    SHEET_URL,
     _cli,
     archive_path,
-    fake,
-    key_file,
 )
 
 if TYPE_CHECKING:
@@ -136,7 +133,7 @@ def test_the_timeout_setting_refuses_bad_values(raw: str) -> None:
 
 
 def test_a_bad_timeout_on_the_command_line(archive_path: Path, key_file: Path,  # noqa: F811
-                                           fake: FakeSheets, tmp_path: Path) -> None:  # noqa: F811
+                                           fake: FakeSheets, tmp_path: Path) -> None:
     done = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(key_file),
                 env={API_URL_VARIABLE: fake.url, TIMEOUT_VARIABLE: "soon"}, cwd=tmp_path)
     assert done.returncode == 1
@@ -184,7 +181,7 @@ def test_an_oauth_client_file_of_the_wrong_shape(archive_path: Path,  # noqa: F8
 
 
 def test_a_huge_value_is_cut_to_what_a_cell_holds(archive_path: Path, key_file: Path,  # noqa: F811
-                                                  fake: FakeSheets, tmp_path: Path) -> None:  # noqa: F811
+                                                  fake: FakeSheets, tmp_path: Path) -> None:
     """A 300,000-character title (in the Page List's Title and Full Title, the title's note, the
     Links sheet) and description: every cell and note at most 50,000 characters, cut with a
     visible marker; the fake refuses longer ones with Google's 400, as Google does."""
@@ -223,8 +220,8 @@ def test_a_huge_value_is_cut_to_what_a_cell_holds(archive_path: Path, key_file: 
     assert links[1] == full
 
 
-def test_the_fake_refuses_a_cell_past_50000_characters(key_file: Path,  # noqa: F811
-                                                        fake: FakeSheets) -> None:  # noqa: F811
+def test_the_fake_refuses_a_cell_past_50000_characters(key_file: Path,
+                                                        fake: FakeSheets) -> None:
     client = client_from_credentials(key_file)
     client.batch_update(fake_id := SHEET_URL.split("/d/")[1].split("/")[0], {"requests": [
         {"addSheet": {"properties": {"title": "Long"}}}]})
@@ -240,7 +237,7 @@ def test_the_fake_refuses_a_cell_past_50000_characters(key_file: Path,  # noqa: 
 
 
 def test_sigterm_half_way_says_what_was_sent(archive_path: Path, key_file: Path,  # noqa: F811
-                                             fake: FakeSheets, tmp_path: Path) -> None:  # noqa: F811
+                                             fake: FakeSheets, tmp_path: Path) -> None:
     """SIGTERM stops a Sheets report as Ctrl-C does, exit 130, saying that the tabs written
     so far are incomplete (nothing local to remove)."""
     fake.state.delay = 0.2  # every answer takes a while: the report is stopped half-way
@@ -271,7 +268,7 @@ def test_sigterm_half_way_says_what_was_sent(archive_path: Path, key_file: Path,
 
 
 def test_urls_into_a_spreadsheet(archive_path: Path, key_file: Path,  # noqa: F811
-                                 fake: FakeSheets, tmp_path: Path) -> None:  # noqa: F811
+                                 fake: FakeSheets, tmp_path: Path) -> None:
     """--urls with --sheet: the tabs hold the listed pages' rows only, grids sized to them."""
     conn = sqlite3.connect(archive_path)
     try:

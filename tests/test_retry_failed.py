@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -138,6 +139,26 @@ def test_nothing_failed_but_capped_pages_says_so(tmp_path: Path, site: FixtureSi
     assert sha256(archive) == before
 
 
+@pytest.fixture(scope="module")
+def bad_input_archives(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The archives the bad-input cases name, crawled once (each case works on a copy)."""
+    directory = tmp_path_factory.mktemp("bad-input")
+    assert run("crawl", site.url("/errors/"), "-o", "base", "--retry", "0", "--silent",
+               cwd=directory).returncode == 1
+    assert run("crawl", site.url("/errors/"), "-o", "stopped", "--max-pages", "1", "--silent",
+               cwd=directory).returncode == 0
+    # stopped.nitpicker has a failed URL too, so only its pending rows refuse it
+    conn = sqlite3.connect(directory / "stopped.nitpicker")
+    with conn:
+        conn.execute("INSERT INTO pages(url, scraped, is_external, depth, status)"
+                     " VALUES ('http://localhost:1/x', 1, 1, 1, -1)")
+    conn.close()
+    assert run("crawl", site.url("/about"), "-o", "clean", "--silent",
+               cwd=directory).returncode == 0
+    (directory / "text.nitpicker").write_text("not sqlite")
+    return directory
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -156,22 +177,11 @@ def test_nothing_failed_but_capped_pages_says_so(tmp_path: Path, site: FixtureSi
          "URL(s) not crawled yet: finish its crawl with --resume first"),
     ],
 )
-def test_retry_failed_bad_input(site: FixtureSite, tmp_path: Path, args: list[str],
+def test_retry_failed_bad_input(bad_input_archives: Path, tmp_path: Path, args: list[str],
                                 message: str) -> None:
-    assert run("crawl", site.url("/errors/"), "-o", "base", "--retry", "0", "--silent",
-               cwd=tmp_path).returncode == 1
-    assert run("crawl", site.url("/errors/"), "-o", "stopped", "--max-pages", "1", "--silent",
-               cwd=tmp_path).returncode == 0
-    # stopped.nitpicker has a failed URL too, so only its pending rows refuse it
-    conn = sqlite3.connect(tmp_path / "stopped.nitpicker")
-    with conn:
-        conn.execute("INSERT INTO pages(url, scraped, is_external, depth, status)"
-                     " VALUES ('http://localhost:1/x', 1, 1, 1, -1)")
-    conn.close()
-    assert run("crawl", site.url("/about"), "-o", "clean", "--silent",
-               cwd=tmp_path).returncode == 0
-    (tmp_path / "text.nitpicker").write_text("not sqlite")
+    shutil.copytree(bad_input_archives, tmp_path, dirs_exist_ok=True)
     before = {p.name: sha256(p) for p in tmp_path.glob("*.nitpicker")}
+    assert len(before) == 4
     result = run("crawl", *args, cwd=tmp_path)
     assert result.returncode == 1
     assert message in result.stderr

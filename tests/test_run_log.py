@@ -7,6 +7,8 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from nitpicker.archive import ArchiveWriter
 from tests.helpers import writer_config
 
@@ -33,6 +35,7 @@ def test_start_and_end_are_committed_at_once(tmp_path: Path, writer: ArchiveWrit
                             "database or disk is full", "crawl", 1)]
 
 
+@pytest.mark.integration  # starts a process
 def test_mark_lost_fails_the_runs_of_dead_processes_only(
     tmp_path: Path, writer: ArchiveWriter
 ) -> None:

@@ -387,6 +387,7 @@ START_DELAYS = (0.3, 0.8, 1.5, 2.5, 4.0, 6.0)
 (the start-up takes seconds), the later ones while Scrapy sets up or the crawl runs."""
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_start_up_is_one_line_and_exit_130(tmp_path: Path) -> None:
     """Ctrl-C before the crawl ran printed a ``KeyboardInterrupt`` traceback (or
     ``Error: KeyboardInterrupt``, or nothing at all with exit 130 or -2). Now it is one line and

@@ -297,6 +297,7 @@ def quiet_after(hit: Hit, hits: list[Hit], margin: float = 0.2) -> list[Hit]:
     return [h for h in hits if hit.answered + margin < h.arrived < hit.answered + 0.95]
 
 
+@pytest.mark.integration  # crawls a server of its own
 @pytest_twisted.ensureDeferred
 async def test_429_storm_waits_for_retry_after(tmp_path: Path, probes: list[ProbeThrottle]) -> None:
     with ThrottleSite(STORM) as site:
@@ -325,6 +326,7 @@ async def test_429_storm_waits_for_retry_after(tmp_path: Path, probes: list[Prob
     assert probes[0].stats.get_value("nitpicker/throttle/retry_after") == 4
 
 
+@pytest.mark.integration  # crawls a server of its own
 @pytest_twisted.ensureDeferred
 async def test_without_the_throttle_a_429_is_retried_at_once(tmp_path: Path) -> None:
     """The control: Scrapy alone ignores Retry-After, so the test above can fail."""
@@ -345,6 +347,7 @@ BAD_ROUTES = {
 }
 
 
+@pytest.mark.integration  # crawls a server of its own
 @pytest.mark.parametrize("kind", sorted(BAD_ROUTES))
 @pytest_twisted.ensureDeferred
 async def test_trouble_shrinks_to_the_floor(
@@ -373,6 +376,7 @@ async def test_trouble_shrinks_to_the_floor(
     assert probes[0].stats.get_value("nitpicker/throttle/shrink") == 2
 
 
+@pytest.mark.integration  # crawls a server of its own
 @pytest_twisted.ensureDeferred
 async def test_clean_fast_responses_grow_back_to_the_ceiling(
     tmp_path: Path, probes: list[ProbeThrottle], caplog: pytest.LogCaptureFixture

@@ -25,19 +25,9 @@ from nitpicker.policy.trapcap import (
     title_has_ordinal,
 )
 from nitpicker.query.trap_events import list_trap_events
+from tests.helpers import trap_meta, unique_meta
 
 HOST = "https://cms.example"
-
-
-def trap_meta(og_url: str = f"{HOST}/list/date/", **fields: str) -> PageMeta:
-    """The one template of a date trap: same title, description, og:title; og:url the list."""
-    values = {"title": "Event archive", "description": "Events by date",
-              "og_title": "Event archive", "og_url": og_url, **fields}
-    return PageMeta(**values)
-
-
-def unique_meta(n: int) -> PageMeta:
-    return PageMeta(title=f"Post {n} title", og_title=f"Post {n} title")
 
 
 # -- the policy ------------------------------------------------------------------------------

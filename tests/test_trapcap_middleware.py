@@ -17,7 +17,7 @@ from nitpicker.policy.extract import PageMeta
 from nitpicker.policy.signature import page_signature
 from nitpicker.policy.urls import frontier_key
 from tests.components import open_session, unit_crawler
-from tests.test_trapcap import trap_meta, unique_meta
+from tests.helpers import trap_meta, unique_meta
 
 if TYPE_CHECKING:
     from nitpicker.crawl.session import CrawlSession

@@ -148,6 +148,7 @@ def test_json_is_the_same_data_by_parameter_or_accept(viewer: Viewer, path: str)
     assert by_parameter.json() == by_accept.json()
 
 
+@pytest.mark.smoke
 def test_summary_json(viewer: Viewer, archive: Path, site: FixtureSite) -> None:
     data = viewer.get("/a/0/?format=json").json()
     conn = open_archive(archive)

@@ -264,6 +264,7 @@ def test_max_pages_is_one_budget_for_all_workers(tmp_path: Path) -> None:
     assert fetched == 30
 
 
+@pytest.mark.slow
 def test_parallels_and_interval_hold_for_the_host_across_workers(tmp_path: Path) -> None:
     # More routes than one lease (32 rows), so that both workers fetch at once.
     routes = {f"/slow/{n}": Route(pause=0.2) for n in range(80)}

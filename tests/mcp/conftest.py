@@ -60,12 +60,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="session")
-def site() -> Iterator[FixtureSite]:
-    with FixtureSite() as server:
-        yield server
-
-
 def _crawl(output: Path, roots: list[str], *options: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "nitpicker.cli", "crawl", *roots, "--no-render", "--silent",
