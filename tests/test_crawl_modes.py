@@ -7,6 +7,7 @@ flag of ``crawl`` is a row of the flag table, declared nowhere else."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,7 +27,7 @@ from nitpicker.crawl.modes import (
     mode,
     refusal,
 )
-from tests.helpers import run
+from tests.helpers import ROOT, run
 
 if TYPE_CHECKING:
     from nitpicker.crawl.modes import Mode, Rule
@@ -238,6 +239,21 @@ def test_the_help_lists_every_mode_in_the_tables_words(tmp_path: Path) -> None:
     assert ("append: --append FILE URL… add the URLs as new roots to this archive and crawl on; "
             "not with --retry-failed, --workers, --output, --resume, --list, --list-file, "
             "--single, --diff, --frontier") in flat
+
+
+def test_the_guide_lists_every_mode_with_the_flags_the_table_gives_it() -> None:
+    """``docs/guide/crawl.md``'s Modes table: one row a mode, written as the help writes it,
+    its *not with* and *needs* columns the table's."""
+    guide = (ROOT / "docs" / "guide" / "crawl.md").read_text()
+    rows = re.findall(r"^\| ([a-z-]+) \| `([^`]*)` \| [^|]* \| ([^|]*) \| ([^|]*) \|$", guide,
+                      re.MULTILINE)
+    assert [row[0] for row in rows] == list(HELP_ORDER)
+    for name, usage, refused, needs in rows:
+        row = mode(name)
+        assert usage == row.usage.format_map(_Spelled()), name
+        assert re.findall(r"`([^`]+)`", refused) == [_spelled(n) for n in row.not_with()], name
+        needed = [_spelled(n) for rule in row.rules if rule.needs for n in rule.flags]
+        assert re.findall(r"`([^`]+)`", needs) == [n for n in needed if n != "URLs"], name
 
 
 def _spelled(name: str) -> str:

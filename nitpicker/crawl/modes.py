@@ -2,7 +2,8 @@
 
 A mode is a way a crawl runs — a fresh crawl, ``--resume``, ``--append``, ``--retry-failed``,
 ``--diff``, ``--frontier``, ``--coordinate`` — or a modifier of one (``--list``, ``--single``,
-``--workers``, ``--baseline``, ``--merge``). One row each: the flags that select it, its line
+``--workers``, ``--baseline``, ``--merge``). (A recrawl is not one yet: it would be a row, its
+flag a row of the flag table.) One row each: the flags that select it, its line
 in the help, its rules (the flags it refuses, the flags it needs) and, for a way a crawl runs,
 the builder its config comes from. From this table, and nowhere else:
 
@@ -12,8 +13,8 @@ the builder its config comes from. From this table, and nowhere else:
 - the mode that runs (:func:`chosen_mode`) and its config (:meth:`Mode.build`);
 - the modes in ``nitpicker crawl --help`` (:func:`modes_help`).
 
-A flag (:mod:`nitpicker.crawl.flags`) counts as given when its value is not its default
-(``--workers 1`` is not given). Two facts are not flags: ``urls``, a positional URL given, and
+A flag (:mod:`nitpicker.crawl.flags`) counts as given when its value is neither its default
+nor empty (``--workers 1`` and ``-o ''`` are not given). Two facts are not flags: ``urls``, a positional URL given, and
 ``bare_urls``, a URL given without credentials (a mode that takes its roots from the archive
 takes back only a root crawled with credentials, given again with them).
 """
@@ -126,7 +127,7 @@ class Mode:
 
     @property
     def flag(self) -> str:
-        """How a message names the mode: its first flag's spelling."""
+        """How a message names the mode (``{mode}``): its first flag's spelling."""
         return spelling(self.selected_by[0]) if self.selected_by else "a crawl"
 
     @property
