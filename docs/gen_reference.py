@@ -56,9 +56,14 @@ def code(text: str) -> str:
 
 
 def paragraphs(text: str) -> list[str]:
-    """A docstring as Markdown paragraphs; ``Example: CMD`` becomes a shell block."""
+    """A docstring as Markdown paragraphs; ``Example: CMD`` becomes a shell block, a block
+    that starts with ``\\b`` (kept as written) a text block."""
     out = []
     for block in inspect.cleandoc(text).split("\n\n"):
+        if block.startswith("\b\n"):  # kept as written (click's and Typer's \b): a text block
+            kept = block.removeprefix("\b\n")
+            out.append(f"```text\n{kept}\n```")
+            continue
         block = " ".join(line.strip() for line in block.splitlines())
         if block.startswith("Example: "):
             out.append(f"Example:\n\n```sh\n{block.removeprefix('Example: ')}\n```")

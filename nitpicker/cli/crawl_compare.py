@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
 
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.ci.suppressions import SuppressionsError, find_suppressions
@@ -17,7 +19,7 @@ from nitpicker.cli.gate import (
     parse_fail_on,
     run_gate,
 )
-from nitpicker.cli.output import replaced_text_file
+from nitpicker.cli.output import fail, replaced_text_file
 from nitpicker.query import ArchiveOpenError, DiffInputError, open_archive
 from nitpicker.query.url_list import html_page_urls
 
@@ -28,9 +30,27 @@ if TYPE_CHECKING:
     from nitpicker.cli.gate import Gate
 
 __all__ = ["URL_LIST_NAMES", "CrawlGate", "baseline_gates", "check_baseline",
-           "gate_after_crawl", "write_url_lists"]
+           "gate_after_crawl", "url_lists", "write_url_lists"]
 
 URL_LIST_NAMES = ("a.txt", "b.txt")
+
+
+def url_lists(paths: list[str]) -> NoReturn:
+    """``--diff A B`` (SPEC §3.15.5): a.txt and b.txt, a pointer to ``nitpicker diff``, exit.
+    (The flags it is not used with are refused by the modes table.)"""
+    if len(paths) != 2:
+        fail("--diff takes exactly two file paths to compare")
+    first, second = Path(paths[0]), Path(paths[1])
+    try:
+        counts = write_url_lists(first, second, Path.cwd())
+    except ArchiveOpenError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"Cannot write {exc.filename}: {exc.strerror}")
+    print(f"Wrote a.txt ({counts[0]} URLs of {first}) and b.txt ({counts[1]} URLs of "
+          f"{second}). For what changed between the two crawls (pages, links, metadata, "
+          f"findings): nitpicker diff {first} {second}")
+    raise typer.Exit(0)
 
 
 def write_url_lists(first: Path, second: Path, directory: Path) -> list[int]:

@@ -1,5 +1,7 @@
 """``nitpicker crawl`` over an existing archive: ``--append`` (a backup, the crawl, the
-archive restored when it fails) and ``--retry-failed`` (its plan; nothing to retry is exit 0)."""
+archive restored when it fails) and ``--retry-failed`` (its plan; nothing to retry is exit 0).
+The flags either is not combined with are refused before, by the modes table
+(:mod:`nitpicker.crawl.modes`)."""
 
 from __future__ import annotations
 
@@ -8,26 +10,24 @@ from typing import TYPE_CHECKING
 import typer
 
 from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
-from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.crawl_compare import check_baseline
-from nitpicker.cli.crawl_ready import check_ready, exit_code, has_credentials
+from nitpicker.cli.crawl_flags import build_config
+from nitpicker.cli.crawl_ready import INPUT_ERRORS, check_ready, exit_code
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.crawl.config import ConfigError, CrawlConfig
-from nitpicker.crawl.config_builder import append_config, retry_failed_config
-from nitpicker.render.chromium import BrowserMissingError
+from nitpicker.crawl.modes import mode
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from nitpicker.cli.crawl_flags import CrawlFlags
     from nitpicker.crawl.config_builder import GivenOptions
 
 __all__ = ["crawl_append", "retry_failed"]
 
 
-def crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
-                  list_urls: list[str] | None, list_file: Path | None, single: bool,
-                  resume: Path | None, output: str | None, verbose: bool, silent: bool,
-                  baseline: Path | None = None) -> int:
+def crawl_append(path: Path, options: GivenOptions, flags: CrawlFlags, *, verbose: bool,
+                 silent: bool, baseline: Path | None = None) -> int:
     """``--append FILE URL…``: crawl on with more roots; the archive is restored on failure.
 
     The archive's lock is taken before the backup and held until the backup is restored or
@@ -37,21 +37,13 @@ def crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
     from nitpicker.crawl.append import AppendError, ArchiveBackup
 
     try:
-        if output:
-            raise ConfigError("--output flag is not supported with --append. "
-                              "The archive path is the file being appended.")
-        if resume is not None:
-            raise ConfigError("--resume and --append cannot be used together. "
-                              "Pick the existing-archive mode that fits your task.")
-        if list_urls or list_file or single:
-            raise ConfigError("--append cannot be combined with --list, --list-file or --single")
         path = path.expanduser().resolve()
         check_archive_file(path)
         if baseline is not None:
             check_baseline(baseline, path)
-        config = append_config(path, urls, options)
+        config = build_config(mode("append"), options, flags, archive=path)
         check_ready(config)
-    except (ConfigError, ArchiveError, ArchiveLockError, BrowserMissingError, ValueError) as exc:
+    except (*INPUT_ERRORS, ValueError) as exc:
         fail(str(exc))
     lock = ArchiveLock(path)
     try:
@@ -88,21 +80,16 @@ def crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
     return exit_code(result.counters, strict=config.strict)
 
 
-def retry_failed(path: Path, options: GivenOptions, *, urls: list[str], others: bool,
-                  silent: bool) -> CrawlConfig:
+def retry_failed(path: Path, options: GivenOptions, flags: CrawlFlags, *,
+                 silent: bool) -> CrawlConfig:
     """``--retry-failed FILE``: the run's config; exit 0 at once when nothing failed."""
     from nitpicker.crawl.retry import retry_plan
     from nitpicker.query import open_archive
 
-    if others or not all(has_credentials(url) for url in urls):
-        raise ConfigError("--retry-failed takes no URLs and no --output, --resume, --list or "
-                          "--list-file: the archive holds the crawl (only a root crawled with "
-                          "credentials is given again, with them)")
-    if urls:
-        options = options.with_values(roots=tuple(urls))
     path = path.expanduser().resolve()
     check_archive_file(path)
-    config = retry_failed_config(path, options)  # a flag that would change the crawl: refused
+    # a flag that would change the crawl: refused
+    config = build_config(mode("retry-failed"), options, flags, archive=path)
     conn = open_archive(path)
     try:
         plan = retry_plan(conn)

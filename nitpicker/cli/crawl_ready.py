@@ -1,5 +1,5 @@
 """What ``nitpicker crawl`` checks around a run: the list file and the archive before it,
-the exit code after it (shared with ``pipeline``)."""
+the summary and the exit code after it (shared with ``pipeline``)."""
 
 from __future__ import annotations
 
@@ -7,18 +7,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
+from nitpicker.archive.writer import ArchiveError
+from nitpicker.cli.output import fail, print_summary
 from nitpicker.crawl.config import ConfigError
-from nitpicker.policy.request_headers import credentials_of
-from nitpicker.policy.urls import parse_url
-from nitpicker.policy.userinfo import typed_url
-from nitpicker.render.chromium import require_chromium
+from nitpicker.query import ArchiveOpenError
+from nitpicker.render.chromium import BrowserMissingError, require_chromium
 from nitpicker.url_file import UrlFileError, read_url_lines
 
 if TYPE_CHECKING:
+    from nitpicker.cli.runner import CrawlResult
     from nitpicker.crawl.config import CrawlConfig
     from nitpicker.crawl.session import CrawlCounters
 
-__all__ = ["check_ready", "check_writable", "exit_code", "has_credentials", "read_list_file"]
+__all__ = ["INPUT_ERRORS", "check_ready", "check_writable", "crawl_outcome", "exit_code",
+           "read_list_file"]
+
+INPUT_ERRORS = (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError,
+                BrowserMissingError)
+"""What a crawl's bad input raises before anything is written: one ``Error:`` line each."""
 
 
 def read_list_file(path: Path) -> list[str]:
@@ -47,9 +53,19 @@ def check_ready(config: CrawlConfig) -> None:
         require_chromium()
 
 
-def has_credentials(url: str) -> bool:
-    parsed = parse_url(typed_url(url))
-    return parsed is not None and credentials_of(parsed) is not None
+def crawl_outcome(config: CrawlConfig, result: CrawlResult, *, verbose: bool,
+                  silent: bool) -> int:
+    """After a new crawl or a resume: the summary, and the exit code (:func:`exit_code`).
+
+    A crawl that could not run or a failed run is one ``Error:`` line and exit 1 (raised).
+    """
+    if result.failure is not None:
+        fail(result.failure, verbose_detail=result.traceback if verbose else None)
+    if not silent:
+        print_summary(Path(config.output), result)
+    if result.run_failure is not None:
+        fail(result.run_failure.message)
+    return exit_code(result.counters, strict=config.strict)
 
 
 def check_writable(config: CrawlConfig) -> None:

@@ -5,7 +5,8 @@ typer.Option(...)] = default``). A command takes a bundle as one parameter
 (``options: CrawlOptions``); :func:`with_bundles` shows Typer the bundle's fields as the
 command's own options and hands the command one bundle instance. So ``nitpicker pipeline``
 takes exactly the options of ``crawl``, ``analyze`` and ``report``, with the same names, help and
-defaults, and a new crawl option reaches both commands.
+defaults, and a new crawl option reaches both commands. (``crawl``'s bundles are made from its
+flag table, :mod:`nitpicker.cli.crawl_flags`.)
 """
 
 from __future__ import annotations
