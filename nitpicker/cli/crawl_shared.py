@@ -28,8 +28,8 @@ def crawl_shared(chosen: Mode, options: GivenOptions, flags: CrawlFlags,
     """The worker, or (the ``coordinate`` mode) the coordinator; exits."""
     if chosen.name == "coordinate":
         _coordinate(chosen, options, flags, run)
-    from nitpicker.cli.runner import run_crawl
     from nitpicker.archive.frontier_port import FrontierUnavailable
+    from nitpicker.cli.runner import run_crawl
     from nitpicker.crawl.redis_frontier import (
         connect_frontier,
         crawl_id,
