@@ -160,9 +160,11 @@ def test_deny_private_networks_refuses_even_the_pages_own_host(
                "--deny-private-networks", cwd=archive.parent, timeout=300)
     assert done.returncode == 0, done.stderr
     assert other.taken() == []
-    assert site.taken() == []
+    assert site.taken() == []  # the page's own stylesheet not fetched either
     found = findings(archive)
-    assert FAINT not in found  # no stylesheet at all: browser defaults
+    # (not ``FAINT not in found``: without the stylesheet axe judges the paragraph's contrast
+    # "needs review" (incomplete), which is stored as a finding until issue 29 keeps axe's
+    # violations and its needs-review apart; the empty request log above is the evidence)
     assert ("video-caption", (f'<video src="http://127.0.0.1:{other.port}/video.mp4" '
                              'title="video"></video>')) in found  # axe did run
 
