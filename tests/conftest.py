@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import shutil
 import signal
 import sqlite3
@@ -112,6 +113,16 @@ def _module_group(item: pytest.Item) -> str | None:
         if used.scope in ("module", "class") and used.baseid:
             return item.nodeid.split("::", 1)[0]
     return None
+
+
+@pytest.fixture(autouse=True)
+def _nitpicker_loggers_enabled() -> None:
+    """A ``logging.config.dictConfig`` run earlier in this worker (a server started in
+    process) disables every logger that existed then: the tests that read nitpicker's log
+    records (``caplog``) would see none, depending on which tests ran before on the worker."""
+    for name, logger in list(logging.root.manager.loggerDict.items()):
+        if name.startswith("nitpicker") and isinstance(logger, logging.Logger):
+            logger.disabled = False
 
 
 @pytest.fixture(autouse=True)
