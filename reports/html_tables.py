@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import csv
 import re
+from dataclasses import replace
 from html import escape
 from typing import IO, TYPE_CHECKING, Final
 
 from nitpicker_reports.csv_folder import chunk_rows, file_name, header_row
+
+from nitpicker.report.html_page import table_cell as page_cell
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -117,14 +120,10 @@ def capped_note(note: str) -> str:
 
 
 def table_cell(cell: Cell) -> str:
-    """One cell as the report's tables write it (``<td>``: red when an error, its note the
-    tooltip, a web URL a link)."""
-    attrs = ' class="error"' if cell.error else ""
+    """One cell as the report's tables write it (:func:`nitpicker.report.html_page.table_cell`:
+    red when an error, its note the tooltip, a web URL a link), its note capped
+    (:func:`capped_note`)."""
     if cell.note:
-        attrs += f' title="{escape(capped_note(cell.note))}"'
-    text = "" if cell.value is None else escape(str(cell.value))
-    link = cell.link or (cell.value if isinstance(cell.value, str) else None)
-    if link and link.startswith(("http://", "https://")):  # every web URL is a link here
-        text = f'<a href="{escape(link)}">{text}</a>'
-    return f"<td{attrs}>{text}</td>"
+        cell = replace(cell, note=capped_note(cell.note))
+    return page_cell(cell)
 
