@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -71,6 +72,12 @@ _LIMIT = 10 ** (MAX_DIGITS - 1)
 """The first number too long to predict."""
 
 _DIGIT = re.compile(r"\d")
+_INTEGER_TOKEN = re.compile(r"[/?&=][0-9]+(?:[/?&]|$)")
+"""What every integer token of a normalised URL looks like in it: ASCII digits after a ``/``
+(a path segment), ``?`` or ``&`` (a query value without a key) or ``=`` (a query value), up to
+a ``/``, ``?``, ``&`` or the end. A URL without such a run has no page number (most links of
+a page: ``/news/123.html``, ``/a/b-2/``) and is not taken apart; one with it may still have
+none (``?a=b=5``), which :func:`_decompose` and :func:`_integer` decide."""
 _SCIENTIFIC = re.compile(r"\d[eE][+-]?\d")
 """Scientific notation (``1.5e+32``, ``2E10``), as a runaway counter leaks it into URLs."""
 
@@ -144,18 +151,26 @@ def _integer(token: str) -> int | None:
     return int(token)
 
 
-def _numbered(parts: _Parts) -> Iterable[tuple[str, int]]:
-    """(shape, number) for each integer token of ``parts``."""
+@lru_cache(maxsize=4096)
+def _numbered(url: str) -> tuple[_Parts | None, tuple[tuple[str, int, int], ...]]:
+    """``url`` taken apart, and (shape, number, token index) for each of its integer tokens.
+
+    Cached: a page's navigation and pager links are on many pages, and this is the costly part
+    of :func:`predict` (the result is a pure function of ``url``)."""
+    parts = _decompose(url)
+    if parts is None:
+        return None, ()
+    found = []
     for index, token in enumerate(parts.tokens):
         number = _integer(token)
         if number is not None:
-            yield parts.with_token(index, "{n}"), number
+            found.append((parts.with_token(index, "{n}"), number, index))
+    return parts, tuple(found)
 
 
 def shapes(url: str) -> list[str]:
     """The series ``url`` can belong to: one shape per integer token."""
-    parts = _decompose(url)
-    return [shape for shape, _ in _numbered(parts)] if parts is not None else []
+    return [shape for shape, _, _ in _numbered(url)[1]]
 
 
 def predict(page_url: str, links: Iterable[str], count: int,
@@ -172,22 +187,17 @@ def predict(page_url: str, links: Iterable[str], count: int,
         return []
     series: dict[str, tuple[_Parts, int, set[int]]] = {}
     own: dict[str, int] = {}
-    digit = _DIGIT.search
-    # A digit after the origin (the slash after the host; a port's digits are before it).
-    candidates = [url for url in dict.fromkeys(links) if digit(url, url.find("/", 8))]
+    integer_token = _INTEGER_TOKEN.search
+    # An integer token after the origin (the slash after the host; a port's digits are
+    # before it).
+    candidates = [url for url in dict.fromkeys(links) if integer_token(url, url.find("/", 8))]
     if not candidates:
         return []
     for position, url in enumerate((page_url, *candidates)):
         if position and url == page_url:
             continue
-        parts = _decompose(url)
-        if parts is None:
-            continue
-        for index, token in enumerate(parts.tokens):
-            number = _integer(token)
-            if number is None:
-                continue
-            shape = parts.with_token(index, "{n}")
+        parts, numbered = _numbered(url)
+        for shape, number, index in numbered:
             entry = series.get(shape)
             if entry is None:
                 series[shape] = (parts, index, {number})
