@@ -17,6 +17,23 @@ __all__ = ["Addon"]
 
 _ADDON = "addon"
 
+_OFF_UNLESS: dict[str, tuple[str, str]] = {
+    "scrapy.extensions.remote_control.RemoteControl": ("EXTENSIONS", "REMOTE_CONTROL_ENABLED"),
+    "scrapy.extensions.telnet.TelnetConsole": ("EXTENSIONS", "TELNETCONSOLE_ENABLED"),
+    "scrapy.extensions.memdebug.MemoryDebugger": ("EXTENSIONS", "MEMDEBUG_ENABLED"),
+    "scrapy.extensions.throttle.AutoThrottle": ("EXTENSIONS", "AUTOTHROTTLE_ENABLED"),
+    "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": (
+        "DOWNLOADER_MIDDLEWARES", "COOKIES_ENABLED"),
+    "scrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware": (
+        "DOWNLOADER_MIDDLEWARES", "HTTPCACHE_ENABLED"),
+}
+"""Scrapy components that do nothing unless their setting is on: (the component list, the
+setting). Scrapy imports a component's module before the component refuses itself
+(``NotConfigured``): the remote control imports aiohttp (~8 MB, 80 ms), the cookies
+middleware tldextract, requests and urllib3 (~3 MB, 50 ms). Left out of the ``*_BASE`` list
+while their setting is off, they are never imported (a ``None`` in ``EXTENSIONS`` would not
+do: Scrapy loads every key of it to compare it with the base's)."""
+
 
 class Addon:
     """Registers the frontier scheduler, policies, predictive pagination, body guard, graceful
@@ -103,3 +120,11 @@ class Addon:
             "LOG_LEVEL": "INFO",
         }.items():
             settings.set(name, value, priority=_ADDON)
+        for components in ("EXTENSIONS", "DOWNLOADER_MIDDLEWARES"):
+            base = settings.getdict(f"{components}_BASE")
+            off = {component for component, (where, enabled) in _OFF_UNLESS.items()
+                   if where == components and component in base
+                   and not settings.getbool(enabled)}
+            if off:
+                settings.set(f"{components}_BASE",
+                             {k: v for k, v in base.items() if k not in off}, priority=_ADDON)
