@@ -52,6 +52,13 @@ def urls(page: str, links: list[str], count: int = 3) -> list[str]:
         # A key without a value is kept as written.
         (f"{H}/q", [f"{H}/q?flag&p=1", f"{H}/q?flag&p=2"],
          [f"{H}/q?flag&p=3", f"{H}/q?flag&p=4", f"{H}/q?flag&p=5"]),
+        # A page number with no key, the last pair, next to digits that are no token: every
+        # place a number can be is seen among links that have none (the links are scanned
+        # for integer tokens before any is taken apart).
+        (f"{H}/q", [f"{H}/a_1.html", f"{H}/q?x=a1&2", f"{H}/b-2/c", f"{H}/q?x=a1&3"],
+         [f"{H}/q?x=a1&4", f"{H}/q?x=a1&5", f"{H}/q?x=a1&6"]),
+        (f"{H}/", [f"{H}/1/2/a", f"{H}/1/3/a", f"{H}/v2/x"],
+         [f"{H}/1/4/a", f"{H}/1/5/a", f"{H}/1/6/a"]),
     ],
 )
 def test_predicts_the_pages_ahead(page: str, links: list[str], expected: list[str]) -> None:

@@ -42,6 +42,7 @@ bound.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -72,7 +73,7 @@ _LIMIT = 10 ** (MAX_DIGITS - 1)
 """The first number too long to predict."""
 
 _DIGIT = re.compile(r"\d")
-_INTEGER_TOKEN = re.compile(r"[/?&=][0-9]+(?:[/?&]|$)")
+_INTEGER_TOKEN = re.compile(r"[/?&=][0-9]+(?=[/?&\n]|$)")
 """What every integer token of a normalised URL looks like in it: ASCII digits after a ``/``
 (a path segment), ``?`` or ``&`` (a query value without a key) or ``=`` (a query value), up to
 a ``/``, ``?``, ``&`` or the end. A URL without such a run has no page number (most links of
@@ -168,6 +169,25 @@ def _numbered(url: str) -> tuple[_Parts | None, tuple[tuple[str, int, int], ...]
     return parts, tuple(found)
 
 
+def _with_integer_tokens(urls: list[str]) -> list[str]:
+    """Those of ``urls`` (normalised) that may hold an integer token, in their order: one scan
+    of them all by :data:`_INTEGER_TOKEN` (a URL holds no newline), not one search a URL."""
+    joined = "\n".join(urls)
+    starts: list[int] = []
+    offset = 0
+    for url in urls:
+        starts.append(offset)
+        offset += len(url) + 1
+    found: list[str] = []
+    last = -1
+    for match in _INTEGER_TOKEN.finditer(joined):
+        index = bisect_right(starts, match.start()) - 1
+        if index != last:
+            found.append(urls[index])
+            last = index
+    return found
+
+
 def shapes(url: str) -> list[str]:
     """The series ``url`` can belong to: one shape per integer token."""
     return [shape for shape, _, _ in _numbered(url)[1]]
@@ -187,10 +207,7 @@ def predict(page_url: str, links: Iterable[str], count: int,
         return []
     series: dict[str, tuple[_Parts, int, set[int]]] = {}
     own: dict[str, int] = {}
-    integer_token = _INTEGER_TOKEN.search
-    # An integer token after the origin (the slash after the host; a port's digits are
-    # before it).
-    candidates = [url for url in dict.fromkeys(links) if integer_token(url, url.find("/", 8))]
+    candidates = _with_integer_tokens(list(dict.fromkeys(links)))
     if not candidates:
         return []
     for position, url in enumerate((page_url, *candidates)):
