@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from requests import Response
 
-    from nitpicker.query.report import Chunk, Mark, SheetSpec, Value
+    from nitpicker.query.report_rows import Chunk, Mark, SheetSpec, Value
     from nitpicker.report import ReportSource
 
 __all__ = ["API_URL_VARIABLE", "GOOGLE_API", "IN_FLIGHT", "IN_FLIGHT_VARIABLE",

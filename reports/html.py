@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Final, TextIO
 from nitpicker_reports.svg import bar_chart
 
 from nitpicker.query import crawl_info
-from nitpicker.query.report import charts
+from nitpicker.query.report_rows import charts
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from nitpicker.query.report import Cell, Sheet
+    from nitpicker.query.report_rows import Cell, Sheet
     from nitpicker.report import ReportSource
 
 __all__ = ["CHART_IDS", "STYLE", "HtmlReporter", "table_cell"]

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from xlsxwriter.format import Format
 
-    from nitpicker.query.report import Chunk, SheetSpec, Value
+    from nitpicker.query.report_rows import Chunk, SheetSpec, Value
     from nitpicker.report import ReportSource
 
 __all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter", "is_web_url"]
@@ -96,7 +96,7 @@ def _abandon(workbook: xlsxwriter.Workbook) -> None:
 
 
 def _notes_spec() -> SheetSpec:
-    from nitpicker.query.report import SheetSpec
+    from nitpicker.query.report_rows import SheetSpec
 
     return SheetSpec(NOTES, NOTES_HEADERS, freeze_rows=1)
 

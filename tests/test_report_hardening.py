@@ -28,7 +28,7 @@ import pytest_twisted
 from nitpicker_reports.csv_folder import file_name
 
 from nitpicker.query import open_archive
-from nitpicker.query.report import SHEET_NAMES, select_sheets
+from nitpicker.query.report_rows import SHEET_NAMES, select_sheets
 from tests import nonfinite_plugin
 from tests.helpers import ROOT, count, crawl, run
 from tests.test_viewer import Viewer

@@ -34,7 +34,7 @@ from nitpicker_reports.google_sheets import (
 
 from fixtures.sheets_fake import FakeSheets
 from nitpicker.query import open_archive
-from nitpicker.query.report import (
+from nitpicker.query.report_rows import (
     SHEET_NAMES,
     SHEETS,
     Cell,
@@ -43,7 +43,7 @@ from nitpicker.query.report import (
     SheetSpec,
     select_sheets,
 )
-from nitpicker.query.report.cells import stream
+from nitpicker.query.report_rows.cells import stream
 from nitpicker.report import ReportSource
 from tests.helpers import ROOT, crawl
 from tests.test_report import EXPECTED_HEADERS, PLUGIN_HEADERS, ROOTS, _store_page_values

@@ -21,7 +21,7 @@ from nitpicker_reports.svg import bar_chart
 
 from nitpicker.cli.diff_format import findings_note, no_common_note
 from nitpicker.query.diff import CATEGORIES
-from nitpicker.query.report import Cell
+from nitpicker.query.report_rows import Cell
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

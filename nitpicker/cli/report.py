@@ -1,6 +1,6 @@
 """``nitpicker report FILE --format xlsx|csv|html [-o PATH]``: the audit report as a local file.
 
-The nine sheets of SPEC §8.2 (:mod:`nitpicker.query.report`) written by the reporter of the
+The nine sheets of SPEC §8.2 (:mod:`nitpicker.query.report_rows`) written by the reporter of the
 format (:mod:`nitpicker.report`, the bundled ones in ``reports/``). The archive is opened
 read-only; an archive a crawl is still writing is refused. The output path is never
 overwritten, and a report that fails half-way is removed.
@@ -24,7 +24,7 @@ from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
 from nitpicker.cli.url_file import missing_warning, read_url_file
 from nitpicker.query import ArchiveOpenError, open_archive
-from nitpicker.query.report import SHEET_NAMES, list_pages, select_sheets
+from nitpicker.query.report_rows import SHEET_NAMES, list_pages, select_sheets
 from nitpicker.report import (
     ReportError,
     ReportSource,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from nitpicker_reports.google_sheets import SheetsReporter
     from rich.progress import Progress, TaskID
 
-    from nitpicker.query.report import Sheet
+    from nitpicker.query.report_rows import Sheet
     from nitpicker.report import Reporter
 
 __all__ = ["ReportFlags", "ReportPlan", "app", "plan_report", "report", "write_planned"]

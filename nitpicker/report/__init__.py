@@ -3,7 +3,7 @@
 Reporters are discovered through the ``nitpicker.report`` entry-point group, the bundled ones
 (``xlsx``, ``csv``, ``html`` in the top-level ``reports/`` directory, installed as
 ``nitpicker_reports``) exactly like a third party's. Every reporter takes its rows from
-:mod:`nitpicker.query.report`.
+:mod:`nitpicker.query.report_rows`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterator
 
-    from nitpicker.query.report import Chunk, Row, Sheet, SheetSpec
+    from nitpicker.query.report_rows import Chunk, Row, Sheet, SheetSpec
 
 __all__ = ["REPORT_GROUP", "ReportError", "ReportSource", "Reporter", "available_formats",
            "check_output", "load_reporter", "stopping_on_sigterm", "write_report"]
@@ -47,7 +47,7 @@ class ReportSource:
 
     ``limit`` caps the rows of every sheet (``--limit``; ``None``: all of them). ``listed``:
     the report is of the listed pages only (``--urls``: the sheets are their
-    :meth:`~nitpicker.query.report.Sheet.listed` ones; a reporter's own figures, the HTML
+    :meth:`~nitpicker.query.report_rows.Sheet.listed` ones; a reporter's own figures, the HTML
     charts, follow it).
     """
 
@@ -76,7 +76,7 @@ class ReportSource:
                 return
 
     def rows(self, sheet: Sheet) -> Iterator[list[Row]]:
-        """The same rows as lists of cells (:class:`~nitpicker.query.report.Cell`)."""
+        """The same rows as lists of cells (:class:`~nitpicker.query.report_rows.Cell`)."""
         for chunk in self.chunks(sheet):
             yield chunk.cells()
 

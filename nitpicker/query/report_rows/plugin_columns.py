@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-    from nitpicker.query.report.cells import Mark, Value
+    from nitpicker.query.report_rows.cells import Mark, Value
 
 __all__ = ["PluginColumn", "add_plugin_values", "plugin_columns"]
 

@@ -12,8 +12,8 @@ from dataclasses import astuple, fields
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.query._common import INTERNAL_HTML
-from nitpicker.query.report.cells import CHUNK_ROWS, Chunk, SheetSpec, stream
-from nitpicker.query.report.listed import listed_filter
+from nitpicker.query.report_rows.cells import CHUNK_ROWS, Chunk, SheetSpec, stream
+from nitpicker.query.report_rows.listed import listed_filter
 from nitpicker.query.summary import summary
 from nitpicker.query.violations import has_violations_table
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.query._common import INTERNAL_HTML
-from nitpicker.query.report.listed import listed_filter
+from nitpicker.query.report_rows.listed import listed_filter
 from nitpicker.query.violations import has_violations_table
 
 if TYPE_CHECKING:
