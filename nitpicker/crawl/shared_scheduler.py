@@ -27,8 +27,8 @@ from twisted.internet import task
 
 from nitpicker.archive.shared_frontier import SharedFrontierStore
 from nitpicker.archive.shared_writer import SharedArchiveWriter
-from nitpicker.crawl.failure import classify_exception
 from nitpicker.crawl.frontier import LEASE_BATCH, FrontierScheduler
+from nitpicker.crawl.run_failure import classify_exception
 
 if TYPE_CHECKING:
     from scrapy import Request
