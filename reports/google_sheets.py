@@ -37,6 +37,8 @@ from gspread.utils import extract_id_from_url, quote
 from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
 from nitpicker_reports.sheets_network import NETWORK_ERRORS, network_failure, timeout_setting
 
+from nitpicker.errors import UserError
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
@@ -68,7 +70,7 @@ MAX_CELL_CHARS: Final = 50_000
 _TRUNCATED: Final = "… [truncated: {} characters]"
 
 
-class SheetsError(Exception):
+class SheetsError(UserError):
     """A Sheets report cannot be written: one line naming the fix."""
 
 

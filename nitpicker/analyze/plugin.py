@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from nitpicker.errors import UserError
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "AnalyzePlugin",
@@ -45,7 +47,7 @@ ENTRY_POINT_GROUP = "nitpicker.analyze"
 Scalar = str | int | float | bool | None
 
 
-class PluginSetupError(Exception):
+class PluginSetupError(UserError):
     """What the user must fix before a plugin can run: a setting's type or value (``setting``
     names it), or a tool that is not installed (the message says how to install it).
 

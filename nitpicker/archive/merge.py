@@ -38,13 +38,14 @@ from nitpicker.archive.schema import (
     check_archive,
     migrate,
 )
+from nitpicker.errors import UserError
 
 __all__ = ["MERGED_TABLES", "MergeError", "MergeResult", "merge_shards"]
 
 logger = logging.getLogger(__name__)
 
 
-class MergeError(Exception):
+class MergeError(UserError):
     """The shards cannot be merged; the message (one line) names them."""
 
 

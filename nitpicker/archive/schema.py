@@ -11,6 +11,8 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import Final
 
+from nitpicker.errors import UserError
+
 __all__ = [
     "MIGRATIONS",
     "SchemaError",
@@ -21,7 +23,7 @@ __all__ = [
 ]
 
 
-class SchemaError(Exception):
+class SchemaError(UserError):
     """The file is not a nitpicker archive, or was written by a newer version."""
 
 

@@ -29,6 +29,7 @@ from nitpicker.archive import merge
 from nitpicker.archive.connection import connect, now
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import MIGRATIONS, applied_migrations, migrate
+from nitpicker.errors import UserError
 from nitpicker.policy.scope import Scope
 from nitpicker.policy.urls import parse_url
 from nitpicker.query import ArchiveOpenError, crawl_info, latest_run, open_archive
@@ -53,7 +54,7 @@ _TEMP_TABLES = ("incoming", "taken", "idmap", "resource_had_headers")
 """The temporary tables of one source's pass (``resource_had_headers`` is the merge's)."""
 
 
-class TransferError(Exception):
+class TransferError(UserError):
     """The archives cannot be combined or split; the message (one line) says why."""
 
 

@@ -37,6 +37,7 @@ from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.page_recorder import PageRecorder
 from nitpicker.archive.run_log import RunLog
 from nitpicker.archive.schema import SchemaError, check_archive, migrate
+from nitpicker.errors import UserError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,7 +56,7 @@ _DEFER_FACTOR = 5
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-class ArchiveError(Exception):
+class ArchiveError(UserError):
     """The archive cannot be created or opened for writing; the message says why."""
 
 

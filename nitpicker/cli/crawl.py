@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nitpicker.archive import ArchiveLockError
-from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.crawl_compare import (
     baseline_gates,
     check_baseline,
@@ -30,12 +28,11 @@ from nitpicker.cli.output import fail, print_summary
 from nitpicker.crawl.config import ConfigError, CrawlConfig
 from nitpicker.crawl.config_builder import GivenOptions, new_config, resume_config
 from nitpicker.query import ArchiveOpenError, DiffInputError
-from nitpicker.render.chromium import BrowserMissingError
 
 if TYPE_CHECKING:
     from nitpicker.cli.runner import CrawlResult
 
-__all__ = ["INPUT_ERRORS", "CrawlFlags", "app", "check_ready", "crawl", "crawl_outcome",
+__all__ = ["CrawlFlags", "app", "check_ready", "crawl", "crawl_outcome",
            "exit_code", "new_crawl_config"]
 
 app = typer.Typer()
@@ -153,7 +150,7 @@ def crawl(
         if baseline is not None:
             check_baseline(baseline, Path(config.output))
         workers = _check_workers(workers, config, retry_failed=retry_failed is not None)
-    except (*INPUT_ERRORS, ValueError) as exc:
+    except ValueError as exc:  # a ConfigError too; the other UserErrors: the group's line
         fail(str(exc))
     if workers > 1:
         from nitpicker.cli.workers import run_workers
@@ -169,15 +166,10 @@ def crawl(
     raise typer.Exit(code)
 
 
-INPUT_ERRORS = (ConfigError, ArchiveError, ArchiveOpenError, ArchiveLockError,
-                BrowserMissingError)
-"""What a crawl's bad input raises before anything is written: one ``Error:`` line each."""
-
-
 def new_crawl_config(ctx: typer.Context, flags: CrawlFlags, output: str | None) -> CrawlConfig:
     """The config of a new crawl from this command line (``pipeline``), ready to run.
 
-    Raises one of :data:`INPUT_ERRORS` for bad input, before anything is written.
+    Raises a :class:`~nitpicker.errors.UserError` for bad input, before anything is written.
     """
     config = _build_config(given_options(ctx), urls=flags.urls or [],
                            list_urls=flags.list_urls or [], list_file=flags.list_file,
@@ -211,8 +203,6 @@ def _url_lists(paths: list[str], others: dict[str, object]) -> None:
     first, second = Path(paths[0]), Path(paths[1])
     try:
         counts = write_url_lists(first, second, Path.cwd())
-    except ArchiveOpenError as exc:
-        fail(str(exc))
     except OSError as exc:
         fail(f"Cannot write {exc.filename}: {exc.strerror}")
     print(f"Wrote a.txt ({counts[0]} URLs of {first}) and b.txt ({counts[1]} URLs of "
@@ -247,11 +237,8 @@ def _crawl_shared(options: GivenOptions, urls: list[str], frontier: str | None, 
 
         if merge and not output:
             fail("--merge needs -o FILE (the merged archive)")
-        try:
-            config = _build_config(options, urls=urls, list_urls=[], list_file=None,
-                                   resume=None, output=None)
-        except ConfigError as exc:
-            fail(str(exc))
+        config = _build_config(options, urls=urls, list_urls=[], list_file=None,
+                               resume=None, output=None)
         merged = None
         if output:
             merged = Path(output if output.endswith(".nitpicker") else output + ".nitpicker")
@@ -264,8 +251,6 @@ def _crawl_shared(options: GivenOptions, urls: list[str], frontier: str | None, 
         settings = parse_frontier_url(frontier, crawl_id(config.roots))
     except ValueError as exc:  # ConfigError too
         fail(str(exc) if isinstance(exc, ConfigError) else f"--frontier: {exc}")
-    except INPUT_ERRORS as exc:
-        fail(str(exc))
     try:
         connect_frontier(settings).close()  # unreachable: one line, before anything is written
     except FrontierUnavailable as exc:

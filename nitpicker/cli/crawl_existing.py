@@ -7,14 +7,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
-from nitpicker.archive.writer import ArchiveError
+from nitpicker.archive import ArchiveLock, check_archive_file
 from nitpicker.cli.crawl_compare import check_baseline
 from nitpicker.cli.crawl_ready import check_ready, exit_code, has_credentials
 from nitpicker.cli.output import fail, print_summary
 from nitpicker.crawl.config import ConfigError, CrawlConfig
 from nitpicker.crawl.config_builder import append_config, retry_failed_config
-from nitpicker.render.chromium import BrowserMissingError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,7 +32,7 @@ def crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
     discarded: an append that finds the archive held changes nothing.
     """
     from nitpicker.cli.runner import run_crawl
-    from nitpicker.crawl.append import AppendError, ArchiveBackup
+    from nitpicker.crawl.append import ArchiveBackup
 
     try:
         if output:
@@ -51,20 +49,14 @@ def crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
             check_baseline(baseline, path)
         config = append_config(path, urls, options)
         check_ready(config)
-    except (ConfigError, ArchiveError, ArchiveLockError, BrowserMissingError, ValueError) as exc:
+    except ValueError as exc:  # a ConfigError, or a --baseline that is the archive
         fail(str(exc))
     lock = ArchiveLock(path)
-    try:
-        lock.acquire()
-    except ArchiveLockError as exc:
-        fail(str(exc))
+    lock.acquire()
     try:
         backup = ArchiveBackup(path, lock)
         try:
-            try:
-                backup.take()
-            except AppendError as exc:
-                fail(str(exc))
+            backup.take()
             result = run_crawl(config, verbose=verbose, silent=silent, lock=lock)
         except KeyboardInterrupt:  # before the crawl started: the archive is as it was
             backup.discard()
@@ -75,10 +67,7 @@ def crawl_append(path: Path, urls: list[str], options: GivenOptions, *,
             if run_failure else None
         )
         if problem is not None:
-            try:
-                backup.restore(problem)
-            except AppendError as exc:
-                fail(str(exc))
+            backup.restore(problem)
             fail(f"append failed, the archive was restored as it was: {problem}")
         backup.discard()
     finally:

@@ -21,11 +21,9 @@ from nitpicker.cli.diff_format import findings_note, format_item, no_common_note
 from nitpicker.cli.diff_html import write_html
 from nitpicker.cli.gate import GATE_EXIT, GateCheck, parse_fail_on
 from nitpicker.cli.output import fail, replaced_text_file
-from nitpicker.query.connection import ArchiveOpenError
 from nitpicker.query.diff import (
     CATEGORIES,
     GATES,
-    DiffInputError,
     UrlMap,
     compare_archives,
 )
@@ -175,7 +173,7 @@ def diff(
         if output is not None and output.resolve() in (old.resolve(), new.resolve()):
             raise ValueError(f"Output would overwrite an archive compared: {output}")
         comparison = compare_archives(old, new, url_map=mapping)
-    except (ValueError, ArchiveOpenError, DiffInputError) as exc:
+    except ValueError as exc:
         fail(str(exc), verbose_detail=traceback.format_exc() if verbose else None)
     with comparison:
         note = no_common_note(comparison)

@@ -23,10 +23,9 @@ from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
 from nitpicker.cli.url_file import missing_warning, read_url_file
-from nitpicker.query import ArchiveOpenError, open_archive
+from nitpicker.query import open_archive
 from nitpicker.query.report_rows import SHEET_NAMES, list_pages, select_sheets
 from nitpicker.report import (
-    ReportError,
     ReportSource,
     check_output,
     load_reporter,
@@ -159,10 +158,7 @@ def plan_report(flags: ReportFlags, archive: Path, *, all_sheets: bool = False,
         if flags.format_ is not None or flags.output is not None:
             fail("--sheet writes to Google Sheets: leave out --format and --output")
         return _plan_sheets(flags.sheet_url, flags.credentials, sheets, flags.limit)
-    try:
-        reporter = load_reporter(flags.format_ or "xlsx")
-    except ReportError as exc:
-        fail(str(exc))
+    reporter = load_reporter(flags.format_ or "xlsx")
     path = flags.output if flags.output is not None else reporter.default_path(archive)
     return ReportPlan(sheets, flags.limit, reporter=reporter, path=path)
 
@@ -190,7 +186,6 @@ def _plan_sheets(url: str, credentials: Path, sheets: list[Sheet],
     """``--sheet URL``: the report as new tabs of a Google spreadsheet."""
     try:
         from nitpicker_reports.google_sheets import (
-            SheetsError,
             SheetsReporter,
             client_from_credentials,
             in_flight_setting,
@@ -198,11 +193,8 @@ def _plan_sheets(url: str, credentials: Path, sheets: list[Sheet],
     except ImportError as exc:
         fail(f"--sheet needs gspread and google-auth-oauthlib: pip install nitpicker ({exc})")
     waits = _WaitLine()
-    try:
-        in_flight = in_flight_setting()
-        spreadsheet = SheetsReporter(client_from_credentials(credentials, waits), url, in_flight)
-    except SheetsError as exc:
-        fail(str(exc))
+    in_flight = in_flight_setting()
+    spreadsheet = SheetsReporter(client_from_credentials(credentials, waits), url, in_flight)
     return ReportPlan(sheets, limit, spreadsheet=spreadsheet, waits=waits)
 
 
@@ -248,8 +240,6 @@ def _write_source(plan: ReportPlan, source: ReportSource, *, silent: bool, verbo
     assert plan.reporter is not None and plan.path is not None  # a local file's plan
     try:
         _write(plan.reporter, source, plan.path, silent)
-    except ReportError as exc:
-        fail(str(exc))
     except OSError as exc:
         fail(f"Cannot write the report to {plan.path}: {exc.strerror or exc}",
              verbose_detail=traceback.format_exc() if verbose else None)
@@ -259,10 +249,7 @@ def _open(file: Path) -> sqlite3.Connection:
     holder = ArchiveLock(file).live_holder_info()
     if holder is not None:
         fail(f"Archive is being written by {holder.describe()}: {file}; wait for it to finish")
-    try:
-        return open_archive(file)
-    except ArchiveOpenError as exc:
-        fail(str(exc))
+    return open_archive(file)
 
 
 def _to_sheets(plan: ReportPlan, source: ReportSource, silent: bool) -> None:

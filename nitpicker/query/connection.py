@@ -6,13 +6,14 @@ import sqlite3
 from pathlib import Path
 
 from nitpicker.archive.schema import SchemaError, check_archive
+from nitpicker.errors import UserError
 
 __all__ = ["ArchiveOpenError", "open_archive"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-class ArchiveOpenError(Exception):
+class ArchiveOpenError(UserError):
     """The path is missing, not an archive, corrupt, or from a newer nitpicker."""
 
 

@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 from typing_extensions import TypedDict
 
 from nitpicker.archive.lock import ArchiveLock
+from nitpicker.errors import UserError
 from nitpicker.query import diff_findings
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.diff_categories import (
@@ -101,7 +102,7 @@ __all__ = [
 ]
 
 
-class DiffInputError(Exception):
+class DiffInputError(UserError):
     """The two archives cannot be compared: the same file twice, or one is being written."""
 
 

@@ -13,6 +13,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
+from nitpicker.errors import UserError
+
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterator
@@ -27,7 +29,7 @@ logger = logging.getLogger(__name__)
 REPORT_GROUP: Final = "nitpicker.report"
 
 
-class ReportError(Exception):
+class ReportError(UserError):
     """A report cannot be written (unknown format, output path taken, …): one line for a user."""
 
 
