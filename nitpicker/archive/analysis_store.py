@@ -39,10 +39,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from nitpicker.analyze.plugin import Findings, PageUrl, Snapshot
-from nitpicker.archive.connection import connect, now
+from nitpicker.archive.connection import ArchiveError, check_archive_file, now, open_archive
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
-from nitpicker.archive.writer import ArchiveError, check_archive_file
 from nitpicker.query.fingerprint import violation_fingerprint
 
 if TYPE_CHECKING:
@@ -242,7 +241,7 @@ class AnalysisStore:
                 f"{path}: cannot take the archive lock ({exc})")
             raise ArchiveError(reason) from exc
         try:
-            reader = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            reader = open_archive(path)
             try:
                 snapshots = int(reader.execute(_COUNT_SNAPSHOTS).fetchone()[0])
             except sqlite3.DatabaseError as exc:
@@ -254,7 +253,7 @@ class AnalysisStore:
                     f"{path}: the archive has no HTML snapshot to analyse (no internal HTML "
                     "page was crawled)")
             try:
-                conn = connect(path)
+                conn = open_archive(path, write=True)
             except sqlite3.Error as exc:  # WAL mode needs its files: a full disk
                 reader.close()
                 raise ArchiveError(write_failure(path, exc)) from exc

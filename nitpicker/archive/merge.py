@@ -29,13 +29,11 @@ from pathlib import Path
 from typing import Final
 
 from nitpicker.archive.check_store import record_checks
-from nitpicker.archive.connection import connect
+from nitpicker.archive.connection import ArchiveOpenError, open_archive, read_only_uri
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import (
     MIGRATIONS,
-    SchemaError,
     applied_migrations,
-    check_archive,
     migrate,
 )
 from nitpicker.errors import UserError
@@ -139,18 +137,15 @@ def _shard_info(shard: Path) -> tuple[list[str], dict[str, object]]:
         raise MergeError(f"{shard}: still being written (PID {holder}): merge it once its "
                          "worker has ended")
     try:
-        conn = sqlite3.connect(f"{shard.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise MergeError(f"{shard}: cannot open ({exc})") from exc
+        conn = open_archive(shard)
+    except ArchiveOpenError as exc:
+        raise MergeError(str(exc)) from exc
     try:
-        check_archive(conn)
         applied = set(applied_migrations(conn))
         missing = [name for name, _ in MIGRATIONS if name not in applied]
         if missing:
             raise MergeError(f"{shard}: written by an older nitpicker (schema lacks {missing[0]})")
         roots, config = conn.execute("SELECT roots, config FROM info WHERE id = 1").fetchone()
-    except SchemaError as exc:
-        raise MergeError(f"{shard}: {exc}") from exc
     except sqlite3.DatabaseError as exc:
         raise MergeError(f"{shard}: not a nitpicker archive ({exc})") from exc
     finally:
@@ -174,7 +169,7 @@ def _columns(conn: sqlite3.Connection, table: str, *, skip: tuple[str, ...] = ()
 
 def _build(shards: list[Path], path: Path, roots: list[str], *,
            keep_first: bool) -> MergeResult:
-    conn = connect(path)
+    conn = open_archive(path, write=True)
     result = MergeResult()
     try:
         migrate(conn)
@@ -183,7 +178,7 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
         unknown = sorted(tables - MERGED_TABLES)
         if unknown:
             raise MergeError(f"the merge does not know the table {unknown[0]!r} of this schema")
-        conn.execute("ATTACH DATABASE ? AS s", (f"{shards[0].resolve().as_uri()}?mode=ro",))
+        conn.execute("ATTACH DATABASE ? AS s", (read_only_uri(shards[0]),))
         conn.execute("INSERT INTO main.info SELECT * FROM s.info")
         conn.execute("UPDATE main.info SET roots = ?, config = json_set(config, '$.roots', json(?))",
                      (json.dumps(roots), json.dumps(roots)))
@@ -211,7 +206,7 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
 def _merge_one(conn: sqlite3.Connection, shard: Path, result: MergeResult, *,
                keep_first: bool) -> None:
     """Copy one shard into the merged archive (one transaction)."""
-    conn.execute("ATTACH DATABASE ? AS s", (f"{shard.resolve().as_uri()}?mode=ro",))
+    conn.execute("ATTACH DATABASE ? AS s", (read_only_uri(shard),))
     try:
         conn.execute("BEGIN")
         _merge_pages(conn, shard, result)

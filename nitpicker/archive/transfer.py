@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from nitpicker import __version__
 from nitpicker.archive import merge
-from nitpicker.archive.connection import connect, now
+from nitpicker.archive.connection import ArchiveOpenError, now, open_archive, read_only_uri
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import MIGRATIONS, applied_migrations, migrate
 from nitpicker.errors import UserError
 from nitpicker.policy.scope import Scope
 from nitpicker.policy.urls import parse_url
-from nitpicker.query import ArchiveOpenError, crawl_info, latest_run, open_archive
+from nitpicker.query import crawl_info, latest_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -131,7 +131,7 @@ def write_archive(output: Path, build: Callable[[sqlite3.Connection], None]) -> 
         raise TransferError(f"Output directory not found: {output.parent}")
     partial = output.with_name(f".{output.name}.{os.getpid()}.partial")
     try:
-        conn = connect(partial)
+        conn = open_archive(partial, write=True)
         try:
             migrate(conn)
             _check_tables(conn)
@@ -176,7 +176,7 @@ def write_info(conn: sqlite3.Connection, output: Path, roots: list[str],
 def attached(conn: sqlite3.Connection, source: Path) -> Iterator[None]:
     """``source`` attached read-only as ``s`` for one pass in one transaction; the pass's
     temporary tables dropped after it, committed or not."""
-    conn.execute("ATTACH DATABASE ? AS s", (f"{source.resolve().as_uri()}?mode=ro",))
+    conn.execute("ATTACH DATABASE ? AS s", (read_only_uri(source),))
     try:
         conn.execute("BEGIN")
         yield

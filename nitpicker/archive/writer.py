@@ -31,13 +31,19 @@ from typing import TYPE_CHECKING
 
 from nitpicker import __version__
 from nitpicker.archive.budget import SizeBudget
-from nitpicker.archive.connection import connect, now, serialised, sorting_on_disk
+from nitpicker.archive.connection import (
+    ArchiveError,
+    check_archive_file,
+    now,
+    open_archive,
+    serialised,
+    sorting_on_disk,
+)
 from nitpicker.archive.frontier_store import FrontierStore
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.page_recorder import PageRecorder
 from nitpicker.archive.run_log import RunLog
-from nitpicker.archive.schema import SchemaError, check_archive, migrate
-from nitpicker.errors import UserError
+from nitpicker.archive.schema import SchemaError, migrate
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -45,7 +51,7 @@ if TYPE_CHECKING:
     from nitpicker.crawl.config import CrawlConfig
     from nitpicker.crawl.frontier_port import FrontierPort
 
-__all__ = ["ArchiveError", "ArchiveWriter", "check_archive_file"]
+__all__ = ["ArchiveWriter"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,11 +59,6 @@ _INBOUND_INDEX = "anchors_href_page"
 _CREATE_INBOUND_INDEX = f"CREATE INDEX IF NOT EXISTS {_INBOUND_INDEX} ON anchors(href_id, page_id)"
 _DEFER_FACTOR = 5
 """Defer the inbound-link index when the run may add a fifth or more of the pages there are."""
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-class ArchiveError(UserError):
-    """The archive cannot be created or opened for writing; the message says why."""
 
 
 class ArchiveWriter:
@@ -110,7 +111,7 @@ class ArchiveWriter:
                     f"Output file already exists: {path} (use --resume to continue it, "
                     "or choose another --output)"
                 )
-            conn = connect(path)
+            conn = open_archive(path, write=True)
             migrate(conn)
             conn.execute(
                 "INSERT INTO info(id, version, name, base_url, roots, from_list, config, created_at)"
@@ -148,7 +149,7 @@ class ArchiveWriter:
             owned = lock = ArchiveLock(path)
             lock.acquire()
         try:
-            conn = connect(path)
+            conn = open_archive(path, write=True)
             try:
                 migrate(conn)
             except SchemaError as exc:
@@ -352,27 +353,3 @@ class ArchiveWriter:
         finally:
             if self._lock is not None:
                 self._lock.release()
-
-
-def check_archive_file(path: Path) -> None:
-    """Raise ``ArchiveError`` unless ``path`` is an archive this version can write.
-
-    Read only: the file is opened read-only for :func:`check_archive`, the check ``query``
-    makes too, and nothing is written to it.
-    """
-    if not path.exists():
-        raise ArchiveError(f"Archive not found: {path}")
-    if not path.is_file():
-        raise ArchiveError(f"Not an archive file: {path}")
-    with path.open("rb") as handle:
-        if handle.read(16) != _SQLITE_MAGIC:
-            raise ArchiveError(f"Not a nitpicker archive: {path}")
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        check_archive(conn)
-    except SchemaError as exc:
-        raise ArchiveError(f"{path}: {exc}") from exc
-    except sqlite3.DatabaseError as exc:
-        raise ArchiveError(f"{path}: corrupt archive ({exc})") from exc
-    finally:
-        conn.close()

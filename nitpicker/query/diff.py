@@ -61,10 +61,10 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 from typing_extensions import TypedDict
 
+from nitpicker.archive.connection import ArchiveOpenError, open_archive, read_only_uri
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.errors import UserError
 from nitpicker.query import diff_findings
-from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.diff_categories import (
     _BY_NAME,
     _COMMON_SQL,
@@ -334,7 +334,7 @@ def compare_archives(old: str | os.PathLike[str], new: str | os.PathLike[str], *
     try:
         for schema, path in (("old", old_path), ("new", new_path)):
             conn.execute(f"ATTACH DATABASE ? AS {schema}",  # schema from this tuple only
-                         (f"{path.resolve().as_uri()}?mode=ro",))
+                         (read_only_uri(path),))
         return ArchiveDiff(conn, old_side, new_side, url_map)
     except sqlite3.DatabaseError as exc:
         conn.close()
