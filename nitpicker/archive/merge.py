@@ -31,14 +31,10 @@ from typing import Final
 from nitpicker.archive.check_store import record_checks
 from nitpicker.archive.connection import ArchiveOpenError, open_archive, read_only_uri
 from nitpicker.archive.lock import ArchiveLock
-from nitpicker.archive.schema import (
-    MIGRATIONS,
-    applied_migrations,
-    migrate,
-)
+from nitpicker.archive.schema import SchemaError, check_complete, migrate
 from nitpicker.errors import UserError
 
-__all__ = ["MERGED_TABLES", "MergeError", "MergeResult", "merge_shards"]
+__all__ = ["MERGED_TABLES", "MergeError", "MergeResult", "merge_shards", "unknown_table"]
 
 logger = logging.getLogger(__name__)
 
@@ -141,11 +137,10 @@ def _shard_info(shard: Path) -> tuple[list[str], dict[str, object]]:
     except ArchiveOpenError as exc:
         raise MergeError(str(exc)) from exc
     try:
-        applied = set(applied_migrations(conn))
-        missing = [name for name, _ in MIGRATIONS if name not in applied]
-        if missing:
-            raise MergeError(f"{shard}: written by an older nitpicker (schema lacks {missing[0]})")
+        check_complete(conn)
         roots, config = conn.execute("SELECT roots, config FROM info WHERE id = 1").fetchone()
+    except SchemaError as exc:
+        raise MergeError(f"{shard}: {exc}") from exc
     except sqlite3.DatabaseError as exc:
         raise MergeError(f"{shard}: not a nitpicker archive ({exc})") from exc
     finally:
@@ -161,6 +156,15 @@ def _shard_info(shard: Path) -> tuple[list[str], dict[str, object]]:
     return [str(root) for root in root_list], options
 
 
+def unknown_table(conn: sqlite3.Connection) -> str | None:
+    """The first table of ``conn``'s schema that the row copying does not know (a migration
+    added it and :data:`MERGED_TABLES` was not told), or ``None``."""
+    tables = {row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+    unknown = sorted(tables - MERGED_TABLES)
+    return unknown[0] if unknown else None
+
+
 def _columns(conn: sqlite3.Connection, table: str, *, skip: tuple[str, ...] = ()) -> list[str]:
     """The merged archive's columns of ``table`` (identifiers from this version's schema)."""
     return [f'"{row[1]}"' for row in conn.execute(f"PRAGMA main.table_info({table})")
@@ -173,11 +177,9 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
     result = MergeResult()
     try:
         migrate(conn)
-        tables = {row[0] for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
-        unknown = sorted(tables - MERGED_TABLES)
-        if unknown:
-            raise MergeError(f"the merge does not know the table {unknown[0]!r} of this schema")
+        unknown = unknown_table(conn)
+        if unknown is not None:
+            raise MergeError(f"the merge does not know the table {unknown!r} of this schema")
         conn.execute("ATTACH DATABASE ? AS s", (read_only_uri(shards[0]),))
         conn.execute("INSERT INTO main.info SELECT * FROM s.info")
         conn.execute("UPDATE main.info SET roots = ?, config = json_set(config, '$.roots', json(?))",

@@ -18,6 +18,7 @@ __all__ = [
     "SchemaError",
     "applied_migrations",
     "check_archive",
+    "check_complete",
     "check_readable",
     "migrate",
 ]
@@ -551,6 +552,15 @@ def check_archive(conn: sqlite3.Connection) -> None:
         raise SchemaError(_NO_CRAWL_INFO) from exc
     if not row[0]:
         raise SchemaError(_NO_CRAWL_INFO)
+
+
+def check_complete(conn: sqlite3.Connection) -> None:
+    """Raise ``SchemaError`` unless the archive has every migration of this version: what
+    copies rows table by table (``merge``, ``concat``, ``split``) needs its whole schema."""
+    applied = set(applied_migrations(conn))
+    missing = [name for name, _ in MIGRATIONS if name not in applied]
+    if missing:
+        raise SchemaError(f"written by an older nitpicker (schema lacks {missing[0]})")
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:

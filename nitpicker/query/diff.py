@@ -65,6 +65,7 @@ from nitpicker.archive.connection import ArchiveOpenError, open_archive, read_on
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.errors import UserError
 from nitpicker.query import diff_findings
+from nitpicker.query._common import has_tables
 from nitpicker.query.diff_categories import (
     _BY_NAME,
     _COMMON_SQL,
@@ -185,15 +186,9 @@ class ArchiveDiff:
     def close(self) -> None:
         self._conn.close()
 
-    def _has_table(self, schema: str, table: str) -> bool:
-        row = self._conn.execute(  # the schema name comes from a constant, never from input
-            f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = ?",
-            (table,)).fetchone()
-        return row is not None
-
     def _has_findings(self) -> bool:
-        return all(self._has_table(db, table) for db in ("old", "new")
-                   for table in ("analysis_runs", "violations", "page_values"))
+        return all(has_tables(self._conn, "analysis_runs", "violations", "page_values", schema=db)
+                   for db in ("old", "new"))
 
     def _prepare_findings(self) -> None:
         if not self._findings_ready:
@@ -214,18 +209,19 @@ class ArchiveDiff:
         """The analyzer plugins run on the ``old`` or ``new`` archive (sorted)."""
         if side not in ("old", "new"):
             raise ValueError(f"Invalid side: {side!r}. Must be old or new")
-        if not self._has_table(side, "analysis_runs"):
+        if not has_tables(self._conn, "analysis_runs", schema=side):
             return []
         return [row[0] for row in self._conn.execute(  # side: one of two constants
             f"SELECT DISTINCT plugin FROM {side}.analysis_runs ORDER BY plugin")]
 
     def _sql(self, category: Category) -> str | None:
-        if not all(self._has_table(schema, table) for schema, table in category.needs):
+        if not all(has_tables(self._conn, table, schema=schema)
+                   for schema, table in category.needs):
             return None
         if category.findings:
             self._prepare_findings()
         if category.name == "trap_caps_new":
-            seen = _TRAP_CAPS_SEEN if self._has_table("old", "trap_events") else ""
+            seen = _TRAP_CAPS_SEEN if has_tables(self._conn, "trap_events", schema="old") else ""
             return category.sql.format(where=seen)
         return category.sql
 

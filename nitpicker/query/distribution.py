@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import TypedDict
 
-from nitpicker.query._common import INTERNAL_HTML, fetch_all
-from nitpicker.query.violations import has_violations_table
+from nitpicker.query._common import INTERNAL_HTML, fetch_all, has_tables
 
 if TYPE_CHECKING:
     import sqlite3
@@ -50,5 +49,5 @@ def get_distributions(conn: sqlite3.Connection) -> Distributions:
                                       for t, n in fetch_all(conn, _CONTENT_TYPE_SQL)]
     validator: list[LabelCount] = (
         [{"label": v, "count": n} for v, n in fetch_all(conn, _VALIDATOR_SQL)]
-        if has_violations_table(conn) else [])
+        if has_tables(conn, "violations") else [])
     return {"depth": depth, "content_type": content_type, "validator": validator}

@@ -28,6 +28,7 @@ from nitpicker.query._common import (
     fetch_counted,
     fetch_one,
     find_page_id,
+    has_tables,
     paged,
 )
 from nitpicker.query.checks import CATEGORIES, CHECKS, PRIORITIES, check_by_id
@@ -35,7 +36,7 @@ from nitpicker.query.checks import CATEGORIES, CHECKS, PRIORITIES, check_by_id
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["IssueFinding", "IssueItem", "IssuesOverview", "PageIssue", "has_findings",
+__all__ = ["IssueFinding", "IssueItem", "IssuesOverview", "PageIssue",
            "issue_urls", "issues_overview", "page_issues"]
 
 
@@ -98,7 +99,6 @@ _PRIORITY_RANK: Final = "CASE priority " + " ".join(
     f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(PRIORITIES)) + " END"
 """``critical`` 0 … ``info`` 4 (names from the constant, never input)."""
 
-_HAS_VIEW_SQL: Final = "SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = 'findings'"
 _CHECKED_AT_SQL: Final = "SELECT max(ended_at) FROM check_runs"
 
 _OVERVIEW_SQL: Final = f"""SELECT rule, min(source), min({_PRIORITY_RANK}), min(category),
@@ -116,11 +116,6 @@ _ISSUE_EXISTS_SQL: Final = "SELECT 1 FROM findings WHERE rule = :rule LIMIT 1"
 _PAGE_FINDINGS_SQL: Final = f"""SELECT rule, {_PRIORITY_RANK}, category, element, location,
         snippet, message FROM findings WHERE page_id = ?
     ORDER BY {_PRIORITY_RANK}, rule, element, location, source_id"""
-
-
-def has_findings(conn: sqlite3.Connection) -> bool:
-    """Whether the archive has the findings model (migration ``0020_findings``)."""
-    return fetch_one(conn, _HAS_VIEW_SQL) is not None
 
 
 def _analyzer_texts(source: str, message: str) -> tuple[str, str]:
@@ -168,7 +163,7 @@ def issues_overview(conn: sqlite3.Connection, *, priority: str | None = None,
     check_paging(limit, offset)
     if priority is not None:
         check_choice("priority", priority, PRIORITIES)
-    if not has_findings(conn):
+    if not has_tables(conn, "findings"):  # the findings model: migration 0020_findings
         return {"checked_at": None, "by_priority": dict.fromkeys(PRIORITIES, 0), "items": [],
                 "total": 0, "offset": offset, "limit": limit}
     row = fetch_one(conn, _CHECKED_AT_SQL)
@@ -206,7 +201,7 @@ def issue_urls(conn: sqlite3.Connection, issue_id: str, *, limit: int = 100,
     each finding says. ``ValueError`` for an id that is no check and no rule of the archive's
     findings."""
     check_paging(limit, offset)
-    if not has_findings(conn):
+    if not has_tables(conn, "findings"):  # the findings model: migration 0020_findings
         if check_by_id(issue_id) is None:
             raise ValueError(_unknown(issue_id))
         return paged([], 0, limit, offset)
@@ -237,7 +232,7 @@ def page_issues(conn: sqlite3.Connection, url: str) -> list[PageIssue] | None:
     found = find_page_id(conn, url)
     if found is None:
         return None
-    if not has_findings(conn):
+    if not has_tables(conn, "findings"):  # the findings model: migration 0020_findings
         return []
     issues: list[PageIssue] = []
     for rule, rank, category, element, location, snippet, message in fetch_all(

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from nitpicker.query._common import INTERNAL_HTML
+from nitpicker.query._common import INTERNAL_HTML, has_migration, has_tables
 from nitpicker.query.report_rows.listed import listed_filter
-from nitpicker.query.violations import has_violations_table
 
 if TYPE_CHECKING:
     import sqlite3
@@ -59,7 +58,6 @@ _DEPTH: Final = (_depth(""), _depth(_LISTED))
 _SIZES: Final = (_sizes(""), _sizes(_LISTED))
 _RESPONSE_TIMES: Final = (_response_times(""), _response_times(_LISTED))
 
-_HAS_RESPONSE_TIME: Final = "SELECT 1 FROM migrations WHERE name = '0014_response_time'"
 
 def _broken_by_source(listed: str) -> str:
     return f"""SELECT s.url, count(*) FROM anchors a
@@ -110,7 +108,7 @@ def response_time_distribution(conn: sqlite3.Connection, *, listed: bool = False
     """In-scope HTML pages per response time bucket (request to response headers; a rendered
     page: its HTML preflight's). Empty when no page was timed (an archive before
     ``0014_response_time``)."""
-    if conn.execute(_HAS_RESPONSE_TIME).fetchone() is None:
+    if not has_migration(conn, "0014_response_time"):
         return []
     labels = [label for _, label in RESPONSE_TIME_BUCKETS] + ["≥ 5 s"]
     return [(labels[b], int(n)) for b, n in conn.execute(_RESPONSE_TIMES[listed])]
@@ -125,7 +123,7 @@ def broken_links_by_source(conn: sqlite3.Connection, limit: int = 20, *,
 def top_violation_rules(conn: sqlite3.Connection, limit: int = 20, *,
                         listed: bool = False) -> list[Bar]:
     """The most frequent ``validator: rule`` pairs; empty when never analysed."""
-    if not has_violations_table(conn):
+    if not has_tables(conn, "violations"):
         return []
     return [(r, int(n)) for r, n in conn.execute(_VIOLATION_RULES[listed], (limit,))]
 
@@ -133,6 +131,6 @@ def top_violation_rules(conn: sqlite3.Connection, limit: int = 20, *,
 def top_violation_pages(conn: sqlite3.Connection, limit: int = 20, *,
                         listed: bool = False) -> list[Bar]:
     """The pages with the most violations; empty when never analysed."""
-    if not has_violations_table(conn):
+    if not has_tables(conn, "violations"):
         return []
     return [(u, int(n)) for u, n in conn.execute(_VIOLATION_PAGES[listed], (limit,))]
