@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 
 from nitpicker_reports.svg import bar_chart
 
-from nitpicker.query import crawl_info
-from nitpicker.query.report_rows import charts
+from nitpicker.query import charts, crawl_info
 
 if TYPE_CHECKING:
     from pathlib import Path

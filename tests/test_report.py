@@ -17,8 +17,8 @@ import pytest
 import pytest_twisted
 
 from nitpicker.archive.schema import migrate
-from nitpicker.query import open_archive
-from nitpicker.query.report_rows import SHEET_NAMES, SHEETS, Cell, Chunk, charts, select_sheets
+from nitpicker.query import charts, open_archive
+from nitpicker.query.report_rows import SHEET_NAMES, SHEETS, Cell, Chunk, select_sheets
 from nitpicker.query.report_rows.page_list import (
     HEADERS,
     is_bad_link,

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
-from nitpicker.query.report_rows import charts
 from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
@@ -74,7 +73,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 __all__ = ["CHUNK_ROWS", "DEDUPED_RESOURCES", "NOTE_LINES", "SHEETS", "SHEET_NAMES", "Cell",
-           "Chunk", "Mark", "Row", "Sheet", "SheetSpec", "Value", "charts", "list_pages",
+           "Chunk", "Mark", "Row", "Sheet", "SheetSpec", "Value", "list_pages",
            "select_sheets"]
 
 
