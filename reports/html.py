@@ -90,7 +90,7 @@ def _head(out: TextIO, source: ReportSource) -> None:
 def _charts(out: TextIO, source: ReportSource) -> None:
     conn, listed = source.conn, source.listed
     figures = (
-        ("chart-status", "Status codes (recorded URLs)",
+        ("chart-status", "Status codes (pages)",
          charts.status_distribution(conn, listed=listed), ""),
         ("chart-depth", "In-scope pages by depth", charts.pages_by_depth(conn, listed=listed),
          ""),

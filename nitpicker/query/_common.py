@@ -24,6 +24,7 @@ __all__ = [
     "INTEGER_RANGES",
     "INTERNAL_HTML",
     "INTERNAL_HTML_INDEXED",
+    "LISTED_TABLE",
     "PAGE_LIST_BASE",
     "SQLITE_INTEGER_MAX",
     "STATUS_RANGE",
@@ -40,6 +41,7 @@ __all__ = [
     "has_migration",
     "has_tables",
     "like_escape",
+    "listed_filter",
     "paged",
     "register_functions",
     "url_candidates",
@@ -71,6 +73,16 @@ PAGE_LIST_BASE = (
     " AND (+p.content_type IS NULL OR +p.content_type = 'text/html')"
 )
 """The page list (SPEC §5): every dealt-with URL but redirect sources and known non-HTML."""
+
+LISTED_TABLE: Final = "temp.report_listed"
+"""The ids of the pages ``report --urls`` lists (one column, ``id``), kept in the reading
+connection's temporary database by :func:`nitpicker.query.report_rows.listed.list_pages`."""
+
+
+def listed_filter(column: str) -> str:
+    """The SQL condition: ``column`` (a page id, ``p.id``) is a listed page's (``column`` is a
+    constant of a query module, never input)."""
+    return f"{column} IN (SELECT id FROM {LISTED_TABLE})"
 
 
 class Paged(TypedDict, Generic[T]):

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import astuple, fields
 from typing import TYPE_CHECKING, Final
 
-from nitpicker.query._common import INTERNAL_HTML, has_tables
+from nitpicker.query._common import INTERNAL_HTML, has_tables, listed_filter
 from nitpicker.query.report_rows.cells import CHUNK_ROWS, Chunk, SheetSpec, stream
-from nitpicker.query.report_rows.listed import listed_filter
 from nitpicker.query.summary import summary
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ import json
 import json.scanner
 from typing import TYPE_CHECKING, Any, Final
 
+from nitpicker.query._common import listed_filter
 from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
@@ -22,7 +23,6 @@ from nitpicker.query.report_rows.cells import (
     joined_note,
     stream,
 )
-from nitpicker.query.report_rows.listed import listed_filter
 
 if TYPE_CHECKING:
     import sqlite3

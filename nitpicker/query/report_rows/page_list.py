@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from nitpicker.query._common import INTERNAL_HTML
+from nitpicker.query._common import INTERNAL_HTML, listed_filter
 from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
@@ -29,7 +29,6 @@ from nitpicker.query.report_rows.cells import (
     note_of,
     stream,
 )
-from nitpicker.query.report_rows.listed import listed_filter
 from nitpicker.query.report_rows.plugin_columns import add_plugin_values, plugin_columns
 
 if TYPE_CHECKING:

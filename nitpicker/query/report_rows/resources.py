@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from nitpicker.query._common import listed_filter
 from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
@@ -18,7 +19,6 @@ from nitpicker.query.report_rows.cells import (
     joined_note,
     stream,
 )
-from nitpicker.query.report_rows.listed import listed_filter
 
 if TYPE_CHECKING:
     import sqlite3

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from nitpicker.query._common import listed_filter
 from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
@@ -28,7 +29,6 @@ from nitpicker.query.report_rows.cells import (
     note_of,
     stream,
 )
-from nitpicker.query.report_rows.listed import listed_filter
 from nitpicker.query.report_rows.resources import RESOURCES
 
 if TYPE_CHECKING:
