@@ -35,7 +35,7 @@ from crawl_throughput import start_server
 from measuring import median, nitpicker_command
 
 from nitpicker.archive.check_store import record_checks
-from nitpicker.archive.connection import open_archive
+from nitpicker.archive.connection import connect
 from nitpicker.query.checks import CHECKS
 
 
@@ -52,7 +52,7 @@ def _time_checks(archive: Path, workdir: Path, repeat: int) -> tuple[list[float]
     for n in range(repeat):
         copy = workdir / f"copy-{n}.nitpicker"
         shutil.copyfile(archive, copy)
-        conn = open_archive(copy, write=True)
+        conn = connect(copy)
         started = time.perf_counter()
         last = started
 

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from nitpicker.archive.connection import open_archive
 from nitpicker.archive.schema import migrate
 from nitpicker.query import charts, get_summary
+from nitpicker.query.connection import open_archive
 from nitpicker.report import ReportSource
 from nitpicker.viewer.views import OpenArchive, summary_view
 

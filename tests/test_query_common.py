@@ -83,5 +83,6 @@ def test_no_other_query_module_probes_the_schema() -> None:
     probing = sorted(
         path.relative_to(ROOT).as_posix()
         for path in (ROOT / "nitpicker" / "query").rglob("*.py")
-        if path.name != "_common.py" and PROBE.search(path.read_text(encoding="utf-8")))
+        if path.name not in ("_common.py", "connection.py")  # the opener: is it locked?
+        and PROBE.search(path.read_text(encoding="utf-8")))
     assert probing == []

@@ -1,5 +1,5 @@
-"""The ``.nitpicker`` archive: the one opener (``open_archive``), schema and migrations, the
-crawl-time writer and its parts (frontier store, run log, page recorder), the lock."""
+"""The ``.nitpicker`` archive: schema and migrations, the crawl-time writer and its parts
+(frontier store, run log, page recorder), the lock."""
 
 from __future__ import annotations
 
@@ -7,25 +7,18 @@ import importlib
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from nitpicker.archive.connection import (
-        ArchiveError,
-        ArchiveOpenError,
-        check_archive_file,
-        open_archive,
-    )
     from nitpicker.archive.frontier_store import FrontierEntry, FrontierStore
     from nitpicker.archive.lock import ArchiveLock, ArchiveLockError
     from nitpicker.archive.page_recorder import PageRecorder
     from nitpicker.archive.run_log import RunLog
     from nitpicker.archive.schema import MIGRATIONS, SchemaError
-    from nitpicker.archive.writer import ArchiveWriter
+    from nitpicker.archive.writer import ArchiveError, ArchiveWriter, check_archive_file
 
 __all__ = [
     "MIGRATIONS",
     "ArchiveError",
     "ArchiveLock",
     "ArchiveLockError",
-    "ArchiveOpenError",
     "ArchiveWriter",
     "FrontierEntry",
     "FrontierStore",
@@ -33,7 +26,6 @@ __all__ = [
     "RunLog",
     "SchemaError",
     "check_archive_file",
-    "open_archive",
 ]
 
 _HOMES: Final = {
@@ -41,8 +33,7 @@ _HOMES: Final = {
     "ArchiveLock": "lock", "ArchiveLockError": "lock",
     "PageRecorder": "page_recorder", "RunLog": "run_log",
     "MIGRATIONS": "schema", "SchemaError": "schema",
-    "ArchiveError": "connection", "ArchiveOpenError": "connection",
-    "check_archive_file": "connection", "open_archive": "connection", "ArchiveWriter": "writer",
+    "ArchiveError": "writer", "ArchiveWriter": "writer", "check_archive_file": "writer",
 }
 """Where each name lives. The names are imported when first used (PEP 562): a reader that
 needs only the schema or the lock (``nitpicker report``, the query library) does not import

@@ -38,10 +38,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from nitpicker.analyze.plugin import Findings, PageUrl, Snapshot
-from nitpicker.archive.connection import ArchiveError, check_archive_file, now, open_archive
+from nitpicker.archive.connection import connect, now
 from nitpicker.archive.disk_full import is_disk_full, write_failure
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
+from nitpicker.archive.writer import ArchiveError, check_archive_file
+from nitpicker.query.connection import open_archive
 from nitpicker.query.fingerprint import violation_fingerprint
 
 if TYPE_CHECKING:
@@ -203,7 +205,7 @@ class AnalysisStore:
                     f"{path}: the archive has no HTML snapshot to analyse (no internal HTML "
                     "page was crawled)")
             try:
-                conn = open_archive(path, write=True)
+                conn = connect(path)
             except sqlite3.Error as exc:  # WAL mode needs its files: a full disk
                 reader.close()
                 raise ArchiveError(write_failure(path, exc)) from exc

@@ -23,9 +23,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from nitpicker.archive.connection import ArchiveError, check_archive_file, now, open_archive
+from nitpicker.archive.connection import connect, now
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
+from nitpicker.archive.writer import ArchiveError, check_archive_file
 from nitpicker.query._common import register_functions
 from nitpicker.query.checks import CHECKS, Check
 from nitpicker.query.fingerprint import (
@@ -122,7 +123,7 @@ class CheckStore:
         except OSError as exc:  # a read-only directory: no lock can be taken
             raise ArchiveError(f"{path}: cannot take the archive lock ({exc})") from exc
         try:
-            conn = open_archive(path, write=True)
+            conn = connect(path)
             try:
                 migrate(conn)
             except SchemaError as exc:

@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Final
 
 from nitpicker.archive.check_store import record_checks
-from nitpicker.archive.connection import ArchiveOpenError, open_archive, read_only_uri
+from nitpicker.archive.connection import connect
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, check_complete, migrate
 from nitpicker.errors import UserError
+from nitpicker.query.connection import ArchiveOpenError, open_archive, read_only_uri
 
 __all__ = ["MERGED_TABLES", "MergeError", "MergeResult", "merge_shards", "unknown_table"]
 
@@ -173,7 +174,7 @@ def _columns(conn: sqlite3.Connection, table: str, *, skip: tuple[str, ...] = ()
 
 def _build(shards: list[Path], path: Path, roots: list[str], *,
            keep_first: bool) -> MergeResult:
-    conn = open_archive(path, write=True)
+    conn = connect(path)
     result = MergeResult()
     try:
         migrate(conn)

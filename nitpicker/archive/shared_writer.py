@@ -21,15 +21,10 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 
-from nitpicker.archive.connection import (
-    ArchiveError,
-    check_archive_file,
-    open_archive,
-    serialised,
-)
+from nitpicker.archive.connection import connect, serialised
 from nitpicker.archive.schema import SchemaError, check_readable
 from nitpicker.archive.shared_frontier import SharedFrontierStore
-from nitpicker.archive.writer import ArchiveWriter
+from nitpicker.archive.writer import ArchiveError, ArchiveWriter, check_archive_file
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -75,7 +70,7 @@ class SharedArchiveWriter(ArchiveWriter):
     def attach(cls, path: Path, *, owner: str, lease_seconds: float) -> SharedArchiveWriter:
         """Open the archive the coordinator created (and holds the lock of) as one worker."""
         check_archive_file(path)
-        conn = open_archive(path, write=True)
+        conn = connect(path)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         try:
             check_readable(conn)

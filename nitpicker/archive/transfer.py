@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from nitpicker import __version__
 from nitpicker.archive import merge
-from nitpicker.archive.connection import ArchiveOpenError, now, open_archive, read_only_uri
+from nitpicker.archive.connection import connect, now
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, check_complete, migrate
 from nitpicker.errors import UserError
 from nitpicker.policy.scope import Scope
 from nitpicker.policy.urls import parse_url
-from nitpicker.query import crawl_info, latest_run
+from nitpicker.query import ArchiveOpenError, crawl_info, latest_run, open_archive
+from nitpicker.query.connection import read_only_uri
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -129,7 +130,7 @@ def write_archive(output: Path, build: Callable[[sqlite3.Connection], None]) -> 
         raise TransferError(f"Output directory not found: {output.parent}")
     partial = output.with_name(f".{output.name}.{os.getpid()}.partial")
     try:
-        conn = open_archive(partial, write=True)
+        conn = connect(partial)
         try:
             migrate(conn)
             _check_tables(conn)

@@ -31,19 +31,14 @@ from typing import TYPE_CHECKING
 
 from nitpicker import __version__
 from nitpicker.archive.budget import SizeBudget
-from nitpicker.archive.connection import (
-    ArchiveError,
-    check_archive_file,
-    now,
-    open_archive,
-    serialised,
-    sorting_on_disk,
-)
+from nitpicker.archive.connection import connect, now, serialised, sorting_on_disk
 from nitpicker.archive.frontier_store import FrontierStore
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.page_recorder import PageRecorder
 from nitpicker.archive.run_log import RunLog
 from nitpicker.archive.schema import SchemaError, migrate
+from nitpicker.errors import UserError
+from nitpicker.query.connection import ArchiveOpenError, open_archive
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,7 +46,7 @@ if TYPE_CHECKING:
     from nitpicker.crawl.config import CrawlConfig
     from nitpicker.crawl.frontier_port import FrontierPort
 
-__all__ = ["ArchiveWriter"]
+__all__ = ["ArchiveError", "ArchiveWriter", "check_archive_file"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +54,10 @@ _INBOUND_INDEX = "anchors_href_page"
 _CREATE_INBOUND_INDEX = f"CREATE INDEX IF NOT EXISTS {_INBOUND_INDEX} ON anchors(href_id, page_id)"
 _DEFER_FACTOR = 5
 """Defer the inbound-link index when the run may add a fifth or more of the pages there are."""
+
+
+class ArchiveError(UserError):
+    """The archive cannot be created or opened for writing; the message says why."""
 
 
 class ArchiveWriter:
@@ -111,7 +110,7 @@ class ArchiveWriter:
                     f"Output file already exists: {path} (use --resume to continue it, "
                     "or choose another --output)"
                 )
-            conn = open_archive(path, write=True)
+            conn = connect(path)
             migrate(conn)
             conn.execute(
                 "INSERT INTO info(id, version, name, base_url, roots, from_list, config, created_at)"
@@ -149,7 +148,7 @@ class ArchiveWriter:
             owned = lock = ArchiveLock(path)
             lock.acquire()
         try:
-            conn = open_archive(path, write=True)
+            conn = connect(path)
             try:
                 migrate(conn)
             except SchemaError as exc:
@@ -353,3 +352,15 @@ class ArchiveWriter:
         finally:
             if self._lock is not None:
                 self._lock.release()
+
+
+def check_archive_file(path: Path) -> None:
+    """Raise ``ArchiveError`` unless ``path`` is an archive this version can write.
+
+    The check every reader's opening makes (:func:`~nitpicker.query.connection.open_archive`:
+    read only, nothing is written), made before a writer takes the lock.
+    """
+    try:
+        open_archive(path).close()
+    except ArchiveOpenError as exc:
+        raise ArchiveError(str(exc)) from exc

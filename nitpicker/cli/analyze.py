@@ -28,7 +28,7 @@ from nitpicker.analyze.config import (
 from nitpicker.analyze.discovery import PluginLoadError, discover, load_plugin
 from nitpicker.analyze.runner import PluginRun, RunSummary, analyze_plugin
 from nitpicker.archive.analysis_store import AnalysisStore, write_failure
-from nitpicker.archive.connection import check_archive_file
+from nitpicker.archive.writer import check_archive_file
 from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail

@@ -33,8 +33,8 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.archive.connection import ArchiveError
 from nitpicker.archive.trap_counts import TrapCounts
+from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.runner import CrawlResult
 from nitpicker.crawl.run_failure import RunFailure
 from nitpicker.crawl.session import CrawlCounters, CrawlSession

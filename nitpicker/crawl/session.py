@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nitpicker.archive.connection import ArchiveError
 from nitpicker.archive.worker import ArchiveWorker, yield_to_archive_thread
-from nitpicker.archive.writer import ArchiveWriter
+from nitpicker.archive.writer import ArchiveError, ArchiveWriter
 from nitpicker.crawl.run_failure import RunFailure, classify_exception, outcome_of_close
 from nitpicker.items import FollowMode
 from nitpicker.policy.excludes import Excludes

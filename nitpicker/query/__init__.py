@@ -17,7 +17,6 @@ integer SQLite cannot hold); a URL the archive does not have gives ``None``.
 
 from __future__ import annotations
 
-from nitpicker.archive.connection import ArchiveOpenError, open_archive
 from nitpicker.query._common import (
     INTEGER_RANGES,
     SQLITE_INTEGER_MAX,
@@ -33,6 +32,7 @@ from nitpicker.query.clusters import (
     get_duplicate_clusters,
     list_cluster_pages,
 )
+from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.console import CONSOLE_LEVELS, ConsoleMessage, list_console_messages
 from nitpicker.query.diff import (
     ArchiveDiff,

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nitpicker.archive.connection import ArchiveOpenError, open_archive
 from nitpicker.errors import UserError
+from nitpicker.query.connection import ArchiveOpenError, open_archive
 
 if TYPE_CHECKING:
     import sqlite3

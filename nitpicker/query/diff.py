@@ -61,11 +61,11 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 from typing_extensions import TypedDict
 
-from nitpicker.archive.connection import ArchiveOpenError, open_archive, read_only_uri
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.errors import UserError
 from nitpicker.query import diff_findings
 from nitpicker.query._common import has_tables
+from nitpicker.query.connection import ArchiveOpenError, open_archive, read_only_uri
 from nitpicker.query.diff_categories import (
     _BY_NAME,
     _COMMON_SQL,

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from nitpicker.archive.connection import ArchiveOpenError
 from nitpicker.query.archives import ArchiveRegistry, UnknownArchiveError
+from nitpicker.query.connection import ArchiveOpenError
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite

@@ -1,35 +1,34 @@
-"""``nitpicker.archive.connection``: the one way into an archive — :func:`open_archive`,
-read-only and checked, or the writer's connection — and that every caller goes through it."""
+"""``nitpicker.query.connection``: the one way to read an archive — :func:`open_archive`,
+read-only and checked — which every reader uses, and the writers' check before they take the
+lock (the writer's own connection: ``nitpicker.archive.connection.connect``)."""
 
 from __future__ import annotations
 
 import ast
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from nitpicker.archive.connection import (
-    ArchiveError,
-    ArchiveOpenError,
-    check_archive_file,
-    open_archive,
-    read_only_uri,
-)
+from nitpicker.archive.connection import connect
 from nitpicker.archive.schema import migrate
+from nitpicker.archive.writer import ArchiveError, check_archive_file
+from nitpicker.query.connection import ArchiveOpenError, open_archive, read_only_uri
 from tests.helpers import run
 
 ROOT = Path(__file__).resolve().parent.parent
 
 OTHER_CONNECTIONS = {
-    "nitpicker/archive/connection.py": "the opener itself",
+    "nitpicker/query/connection.py": "the opener itself",
+    "nitpicker/archive/connection.py": "the writer's connection, once the file is checked",
     "nitpicker/archive/trap_counts.py": "the trap cap's scratch file of --workers N, no archive",
     "nitpicker/query/diff.py": "an in-memory connection both archives are attached to",
 }
 
 
 def _archive(path: Path) -> Path:
-    conn = open_archive(path, write=True)
+    conn = connect(path)
     migrate(conn)
     conn.execute("INSERT INTO info(id, version, name, base_url, roots, from_list, config,"
                  " created_at) VALUES (1, '0', 'x', 'https://x.example/', '[]', 0, '{}', '')")
@@ -38,8 +37,8 @@ def _archive(path: Path) -> Path:
 
 
 def test_no_module_but_the_opener_connects_to_a_file() -> None:
-    """Every reader and writer of an archive opens it with ``open_archive``: no second
-    opener with its own checks (or none)."""
+    """Every reader of an archive opens it with ``open_archive`` (and every writer checks it
+    so): no second opener with its own checks (or none)."""
     found = {}
     for folder in ("nitpicker", "plugins", "reports"):
         for path in (ROOT / folder).rglob("*.py"):
@@ -61,8 +60,8 @@ def test_the_read_only_variant_never_writes(tmp_path: Path) -> None:
         conn.close()
 
 
-def test_the_write_variant_is_the_writers_connection(tmp_path: Path) -> None:
-    conn = open_archive(_archive(tmp_path / "a.nitpicker"), write=True)
+def test_the_writers_connection(tmp_path: Path) -> None:
+    conn = connect(_archive(tmp_path / "a.nitpicker"))
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.isolation_level is None  # autocommit: the writer begins its own batches
@@ -82,8 +81,8 @@ def test_a_file_that_is_no_archive_is_one_message_naming_it(tmp_path: Path, cont
     with pytest.raises(ArchiveOpenError) as raised:
         open_archive(path)
     assert str(raised.value) == message.format(path=path)
-    with pytest.raises(ArchiveError):  # the writers' check is the same check
-        check_archive_file(path)
+    with pytest.raises(ArchiveError, match=re.escape(message.format(path=path))):
+        check_archive_file(path)  # the writers' check is the same check
 
 
 def test_an_archive_of_a_newer_nitpicker_is_refused(tmp_path: Path) -> None:
