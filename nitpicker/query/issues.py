@@ -36,7 +36,7 @@ from nitpicker.query.checks import CATEGORIES, CHECKS, PRIORITIES, check_by_id
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["IssueFinding", "IssueItem", "IssuesOverview", "PageIssue",
+__all__ = ["IssueFinding", "IssueItem", "IssuesOverview", "PageIssue", "has_findings",
            "issue_urls", "issues_overview", "page_issues"]
 
 
@@ -118,6 +118,11 @@ _PAGE_FINDINGS_SQL: Final = f"""SELECT rule, {_PRIORITY_RANK}, category, element
     ORDER BY {_PRIORITY_RANK}, rule, element, location, source_id"""
 
 
+def has_findings(conn: sqlite3.Connection) -> bool:
+    """Whether the archive has the findings model (migration ``0020_findings``)."""
+    return has_tables(conn, "findings")
+
+
 def _analyzer_texts(source: str, message: str) -> tuple[str, str]:
     """An analyzer rule's explanation (one of its messages) and fix."""
     explanation = (f"Found by the {source} analyzer (nitpicker analyze). One of its findings: "
@@ -163,7 +168,7 @@ def issues_overview(conn: sqlite3.Connection, *, priority: str | None = None,
     check_paging(limit, offset)
     if priority is not None:
         check_choice("priority", priority, PRIORITIES)
-    if not has_tables(conn, "findings"):  # the findings model: migration 0020_findings
+    if not has_findings(conn):
         return {"checked_at": None, "by_priority": dict.fromkeys(PRIORITIES, 0), "items": [],
                 "total": 0, "offset": offset, "limit": limit}
     row = fetch_one(conn, _CHECKED_AT_SQL)
@@ -201,7 +206,7 @@ def issue_urls(conn: sqlite3.Connection, issue_id: str, *, limit: int = 100,
     each finding says. ``ValueError`` for an id that is no check and no rule of the archive's
     findings."""
     check_paging(limit, offset)
-    if not has_tables(conn, "findings"):  # the findings model: migration 0020_findings
+    if not has_findings(conn):
         if check_by_id(issue_id) is None:
             raise ValueError(_unknown(issue_id))
         return paged([], 0, limit, offset)
@@ -232,7 +237,7 @@ def page_issues(conn: sqlite3.Connection, url: str) -> list[PageIssue] | None:
     found = find_page_id(conn, url)
     if found is None:
         return None
-    if not has_tables(conn, "findings"):  # the findings model: migration 0020_findings
+    if not has_findings(conn):
         return []
     issues: list[PageIssue] = []
     for rule, rank, category, element, location, snippet, message in fetch_all(
