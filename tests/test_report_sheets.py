@@ -32,7 +32,7 @@ from nitpicker_reports.google_sheets import (
 
 from fixtures.sheets_fake import FakeSheets
 from nitpicker.query import open_archive
-from nitpicker.query.report import (
+from nitpicker.query.report_rows import (
     SHEET_NAMES,
     SHEETS,
     Cell,
@@ -41,8 +41,8 @@ from nitpicker.query.report import (
     SheetSpec,
     select_sheets,
 )
-from nitpicker.query.report.cells import stream
-from nitpicker.query.report.issues_sheet import PRIORITY_COLOURS
+from nitpicker.query.report_rows.cells import stream
+from nitpicker.query.report_rows.issues_sheet import PRIORITY_COLOURS
 from nitpicker.report import ReportSource
 from tests.helpers import (
     EXPECTED_HEADERS,

@@ -34,7 +34,7 @@ from nitpicker_reports.sheets_network import TIMEOUT, TIMEOUT_VARIABLE, timeout_
 
 from fixtures.sheets_fake import MAX_CELL_CHARS
 from nitpicker.query import open_archive
-from nitpicker.query.report import select_sheets
+from nitpicker.query.report_rows import select_sheets
 from nitpicker.report import ReportSource
 from tests.helpers import ROOT, SHEET_URL
 from tests.helpers import SHEET_ACCOUNT as ACCOUNT

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from nitpicker.analyze.discovery import BUNDLED
+from nitpicker.errors import UserError
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -66,7 +67,7 @@ OVERRIDE_FLAGS: Final = {
 """The command line's flags by the (plugin, setting) each overrides (:func:`cli_overrides`)."""
 
 
-class ConfigError(Exception):
+class ConfigError(UserError):
     """The config file is malformed or names an unknown plugin; one line, with file and line."""
 
 

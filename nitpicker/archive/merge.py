@@ -31,20 +31,16 @@ from typing import Final
 from nitpicker.archive.check_store import record_checks
 from nitpicker.archive.connection import connect
 from nitpicker.archive.lock import ArchiveLock
-from nitpicker.archive.schema import (
-    MIGRATIONS,
-    SchemaError,
-    applied_migrations,
-    check_archive,
-    migrate,
-)
+from nitpicker.archive.schema import SchemaError, check_complete, migrate
+from nitpicker.errors import UserError
+from nitpicker.query.connection import ArchiveOpenError, open_archive, read_only_uri
 
-__all__ = ["MERGED_TABLES", "MergeError", "MergeResult", "merge_shards"]
+__all__ = ["MERGED_TABLES", "MergeError", "MergeResult", "merge_shards", "unknown_table"]
 
 logger = logging.getLogger(__name__)
 
 
-class MergeError(Exception):
+class MergeError(UserError):
     """The shards cannot be merged; the message (one line) names them."""
 
 
@@ -138,15 +134,11 @@ def _shard_info(shard: Path) -> tuple[list[str], dict[str, object]]:
         raise MergeError(f"{shard}: still being written (PID {holder}): merge it once its "
                          "worker has ended")
     try:
-        conn = sqlite3.connect(f"{shard.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise MergeError(f"{shard}: cannot open ({exc})") from exc
+        conn = open_archive(shard)
+    except ArchiveOpenError as exc:
+        raise MergeError(str(exc)) from exc
     try:
-        check_archive(conn)
-        applied = set(applied_migrations(conn))
-        missing = [name for name, _ in MIGRATIONS if name not in applied]
-        if missing:
-            raise MergeError(f"{shard}: written by an older nitpicker (schema lacks {missing[0]})")
+        check_complete(conn)
         roots, config = conn.execute("SELECT roots, config FROM info WHERE id = 1").fetchone()
     except SchemaError as exc:
         raise MergeError(f"{shard}: {exc}") from exc
@@ -165,6 +157,15 @@ def _shard_info(shard: Path) -> tuple[list[str], dict[str, object]]:
     return [str(root) for root in root_list], options
 
 
+def unknown_table(conn: sqlite3.Connection) -> str | None:
+    """The first table of ``conn``'s schema that the row copying does not know (a migration
+    added it and :data:`MERGED_TABLES` was not told), or ``None``."""
+    tables = {row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+    unknown = sorted(tables - MERGED_TABLES)
+    return unknown[0] if unknown else None
+
+
 def _columns(conn: sqlite3.Connection, table: str, *, skip: tuple[str, ...] = ()) -> list[str]:
     """The merged archive's columns of ``table`` (identifiers from this version's schema)."""
     return [f'"{row[1]}"' for row in conn.execute(f"PRAGMA main.table_info({table})")
@@ -177,12 +178,10 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
     result = MergeResult()
     try:
         migrate(conn)
-        tables = {row[0] for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
-        unknown = sorted(tables - MERGED_TABLES)
-        if unknown:
-            raise MergeError(f"the merge does not know the table {unknown[0]!r} of this schema")
-        conn.execute("ATTACH DATABASE ? AS s", (f"{shards[0].resolve().as_uri()}?mode=ro",))
+        unknown = unknown_table(conn)
+        if unknown is not None:
+            raise MergeError(f"the merge does not know the table {unknown!r} of this schema")
+        conn.execute("ATTACH DATABASE ? AS s", (read_only_uri(shards[0]),))
         conn.execute("INSERT INTO main.info SELECT * FROM s.info")
         conn.execute("UPDATE main.info SET roots = ?, config = json_set(config, '$.roots', json(?))",
                      (json.dumps(roots), json.dumps(roots)))
@@ -210,7 +209,7 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
 def _merge_one(conn: sqlite3.Connection, shard: Path, result: MergeResult, *,
                keep_first: bool) -> None:
     """Copy one shard into the merged archive (one transaction)."""
-    conn.execute("ATTACH DATABASE ? AS s", (f"{shard.resolve().as_uri()}?mode=ro",))
+    conn.execute("ATTACH DATABASE ? AS s", (read_only_uri(shard),))
     try:
         conn.execute("BEGIN")
         _merge_pages(conn, shard, result)

@@ -21,7 +21,6 @@ import typer
 
 from nitpicker.analyze.config import (
     OVERRIDE_FLAGS,
-    ConfigError,
     cli_overrides,
     load_config,
     plugin_name,
@@ -29,11 +28,11 @@ from nitpicker.analyze.config import (
 from nitpicker.analyze.discovery import PluginLoadError, discover, load_plugin
 from nitpicker.analyze.runner import PluginRun, RunSummary, analyze_plugin
 from nitpicker.archive.analysis_store import AnalysisStore, write_failure
-from nitpicker.archive.lock import ArchiveLockError
-from nitpicker.archive.writer import ArchiveError, check_archive_file
+from nitpicker.archive.writer import check_archive_file
 from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
+from nitpicker.errors import UserError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -59,7 +58,7 @@ class AnalysisInterrupted(Exception):
         self.done = done
 
 
-class SelectionError(Exception):
+class SelectionError(UserError):
     """``--plugin`` names a plugin that is not installed, or nothing is left to run."""
 
 
@@ -124,10 +123,7 @@ def analyze(
     """
     verbose = verbose and not silent
     configure_logging(verbose=verbose, silent=silent)
-    try:
-        check_archive_file(file)
-    except ArchiveError as exc:
-        fail(str(exc))
+    check_archive_file(file)
     plan = plan_plugins(flags, interactive=is_terminal(), verbose=verbose,
                         deny_private_networks=deny_private_networks)
     try:
@@ -158,10 +154,7 @@ def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool,
     ``deny_private_networks``: the browsers of the plugins that run one are guarded."""
     points = discover()
     known = list(points)
-    try:
-        config = load_config(Path.cwd(), known)
-    except ConfigError as exc:
-        fail(str(exc))
+    config = load_config(Path.cwd(), known)
     configured = [entry.name for entry in config.plugins]
     overrides = cli_overrides(search_keywords=flags.search_keywords,
                               search_scope=flags.search_scope,
@@ -170,11 +163,8 @@ def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool,
                               deny_private_networks=deny_private_networks)
     interactive = interactive and not flags.all_ and not flags.plugin
     labels = _labels(configured, points, config.settings_of, overrides) if interactive else {}
-    try:
-        names = select_plugins(all_=flags.all_, named=flags.plugin or [], configured=configured,
-                               known=known, interactive=interactive, labels=labels)
-    except SelectionError as exc:
-        fail(str(exc))
+    names = select_plugins(all_=flags.all_, named=flags.plugin or [], configured=configured,
+                           known=known, interactive=interactive, labels=labels)
     if not names:
         fail("No plugins to run: the config enables none and --plugin names none"
              + (f" ({config.source})" if config.source else ""))
@@ -193,10 +183,7 @@ def run_plugins(file: Path, plan: PluginPlan, *, force: bool, silent: bool,
     """Run the plan over the archive ``file``; the exit code (1 when a plugin failed or could
     not be made). A held or unreadable archive is one ``Error:`` line (raised); Ctrl-C or
     SIGTERM raises :class:`AnalysisInterrupted` once the archive is closed."""
-    try:
-        store = AnalysisStore.open(file)
-    except (ArchiveError, ArchiveLockError) as exc:
-        fail(str(exc))
+    store = AnalysisStore.open(file)
     try:
         summaries = _run_all(store, plan.runs, force=force, silent=silent, verbose=verbose)
     except sqlite3.Error as exc:  # a corrupt file, a full disk: the archive's fault

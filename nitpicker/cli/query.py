@@ -32,7 +32,6 @@ from nitpicker.query import (
     MISMATCH_TYPES,
     SORT_FIELDS,
     SORT_ORDERS,
-    ArchiveOpenError,
     check_headers,
     check_integer,
     find_duplicates,
@@ -60,7 +59,7 @@ from nitpicker.query import (
     open_archive,
 )
 from nitpicker.query.checks import PRIORITIES
-from nitpicker.url_file import UrlFileError, read_url_lines
+from nitpicker.url_file import read_url_lines
 
 __all__ = ["QueryGroup", "app"]
 
@@ -95,10 +94,7 @@ def _answer(ctx: typer.Context, call: Callable[..., Any], *, pretty: bool, missi
     _check_integers(**options)
     file = ctx.obj
     assert isinstance(file, Path), file  # set by the group's callback, query()
-    try:
-        conn = open_archive(file)
-    except ArchiveOpenError as exc:
-        fail(str(exc))
+    conn = open_archive(file)
     try:
         result = call(conn, **options)
     except ValueError as exc:
@@ -479,10 +475,7 @@ def match_urls_command(
     Example: nitpicker query site.nitpicker match-urls --urls cms-export.txt --unmatched-only
     """
     _check_integers(limit=limit, offset=offset)  # before the file is read
-    try:
-        entries = [entry for _, entry in read_url_lines(urls, "--urls file")]
-    except UrlFileError as exc:
-        fail(str(exc))
+    entries = [entry for _, entry in read_url_lines(urls, "--urls file")]
     _answer(ctx, match_urls, pretty=pretty, urls=entries, unmatched_only=unmatched_only,
             limit=limit, offset=offset)
 

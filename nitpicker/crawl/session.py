@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from nitpicker.archive.worker import ArchiveWorker, yield_to_archive_thread
 from nitpicker.archive.writer import ArchiveError, ArchiveWriter
-from nitpicker.crawl.failure import RunFailure, classify_exception, outcome_of_close
+from nitpicker.crawl.run_failure import RunFailure, classify_exception, outcome_of_close
 from nitpicker.items import FollowMode
 from nitpicker.policy.excludes import Excludes
 from nitpicker.policy.follow import FollowPolicy

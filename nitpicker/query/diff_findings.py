@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     import sqlite3
 
+from nitpicker.query._common import has_column
 from nitpicker.query.fingerprint import VIOLATION_FINGERPRINT_FUNCTION, register_fingerprint
 
 __all__ = ["SEVERITY_RANKS", "prepare", "severity_rank", "value_item"]
@@ -79,14 +80,8 @@ def prepare(conn: sqlite3.Connection, params: dict[str, Any], old_url_sql: str) 
     conn.execute(_COMPARED_PLUGINS_SQL)
     for db, url in (("old", old_url_sql), ("new", "p.url")):
         conn.execute(_FINDINGS_TABLE_SQL.format(db=db))
-        element = "v.element" if _has_element(conn, db) else "NULL"
+        element = "v.element" if has_column(conn, "violations", "element", schema=db) else "NULL"
         conn.execute(_FINDINGS_FILL_SQL.format(db=db, url=url, element=element), params)
-
-
-def _has_element(conn: sqlite3.Connection, db: str) -> bool:
-    """Whether ``db``'s violations name their element (migration ``0020_findings``)."""
-    return any(row[1] == "element" for row in
-               conn.execute(f"SELECT * FROM pragma_table_info('violations', '{db}')"))
 
 
 def compared_plugins(conn: sqlite3.Connection) -> list[str]:

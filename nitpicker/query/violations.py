@@ -19,6 +19,7 @@ from nitpicker.query._common import (
     fetch_all,
     fetch_one,
     find_page_id,
+    has_tables,
     paged,
 )
 
@@ -30,7 +31,6 @@ __all__ = [
     "ViolationItem",
     "ViolationRule",
     "get_violations",
-    "has_violations_table",
     "list_rule_pages",
     "list_violation_rules",
 ]
@@ -49,13 +49,6 @@ class ViolationItem(TypedDict):
     """``line:col`` in the page's snapshot, when the plugin knows it."""
 
 
-def has_violations_table(conn: sqlite3.Connection) -> bool:
-    """Whether an analyzer has created the ``violations`` table in this archive."""
-    row = fetch_one(conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                    ("violations",))
-    return row is not None
-
-
 def get_violations(
     conn: sqlite3.Connection,
     *,
@@ -69,7 +62,7 @@ def get_violations(
     """Violations ordered by page URL; ``validator``, ``severity``, ``rule`` match exactly;
     ``url``: one page's (none when the archive has no such page)."""
     check_paging(limit, offset)
-    if not has_violations_table(conn):
+    if not has_tables(conn, "violations"):
         return paged([], 0, limit, offset)
     where: list[str] = ["1"]
     params: list[Any] = []
@@ -99,7 +92,6 @@ def get_violations(
     return paged(items, total[0] if total else 0, limit, offset)
 
 
-
 class ViolationRule(TypedDict):
     validator: str
     severity: str
@@ -123,7 +115,7 @@ def list_violation_rules(conn: sqlite3.Connection, *, limit: int = 100, offset: 
     """The rules violated in the archive (by validator and severity), most violations first,
     each with its number of findings and of pages."""
     check_paging(limit, offset)
-    if not has_violations_table(conn):
+    if not has_tables(conn, "violations"):
         return paged([], 0, limit, offset)
     rows = fetch_all(conn, _RULES_SQL, (limit, offset))
     if rows:
@@ -158,7 +150,7 @@ def list_rule_pages(conn: sqlite3.Connection, validator: str, rule: str, *, limi
                     offset: int = 0) -> Paged[RulePage]:
     """The pages where ``validator`` found ``rule`` violated, by URL, with how many times."""
     check_paging(limit, offset)
-    if not has_violations_table(conn):
+    if not has_tables(conn, "violations"):
         return paged([], 0, limit, offset)
     rows = fetch_all(conn, _RULE_PAGES_SQL, (validator, rule, limit, offset))
     if rows:

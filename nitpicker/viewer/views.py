@@ -52,6 +52,7 @@ from nitpicker.query import (
     page_issues,
     summary,
 )
+from nitpicker.query.charts import NEVER_FETCHED
 from nitpicker.query.duplicates import list_duplicate_pages
 from nitpicker.query.page_links import (
     has_page_snapshot,
@@ -133,7 +134,7 @@ def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, 
     runs_page, runs_offset = _section_window(params, "runs")
     runs = list_crawl_runs(archive.conn, limit=PAGE_SIZE, offset=runs_offset)
     chart = bar_chart([
-        ("never" if row["status"] is None else str(row["status"]), row["count"],
+        (NEVER_FETCHED if row["status"] is None else str(row["status"]), row["count"],
          status_colour(row["status"]))
         for row in overview["status_distribution"]
     ])

@@ -11,7 +11,8 @@ import json
 import json.scanner
 from typing import TYPE_CHECKING, Any, Final
 
-from nitpicker.query.report.cells import (
+from nitpicker.query._common import listed_filter
+from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Chunk,
@@ -22,7 +23,6 @@ from nitpicker.query.report.cells import (
     joined_note,
     stream,
 )
-from nitpicker.query.report.listed import listed_filter
 
 if TYPE_CHECKING:
     import sqlite3

@@ -15,8 +15,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from nitpicker.query._common import INTERNAL_HTML
-from nitpicker.query.report.cells import (
+from nitpicker.query._common import INTERNAL_HTML, listed_filter
+from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Cell,
@@ -29,8 +29,7 @@ from nitpicker.query.report.cells import (
     note_of,
     stream,
 )
-from nitpicker.query.report.listed import listed_filter
-from nitpicker.query.report.plugin_columns import add_plugin_values, plugin_columns
+from nitpicker.query.report_rows.plugin_columns import add_plugin_values, plugin_columns
 
 if TYPE_CHECKING:
     import sqlite3
@@ -192,7 +191,7 @@ def is_bad_link(status: int | None, skipped: int) -> bool:
 def page_list_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
                    listed: bool = False) -> Iterator[Chunk]:
     """The Page List rows, ``chunk_rows`` at a time (the plugin columns last); ``listed``: of
-    the listed pages only (:mod:`~nitpicker.query.report.listed`)."""
+    the listed pages only (:mod:`~nitpicker.query.report_rows.listed`)."""
     title_of = _title_lookup(conn)
     columns = plugin_columns(conn)
     facts = _Facts()

@@ -11,11 +11,9 @@ from __future__ import annotations
 from dataclasses import astuple, fields
 from typing import TYPE_CHECKING, Final
 
-from nitpicker.query._common import INTERNAL_HTML
-from nitpicker.query.report.cells import CHUNK_ROWS, Chunk, SheetSpec, stream
-from nitpicker.query.report.listed import listed_filter
+from nitpicker.query._common import INTERNAL_HTML, has_tables, listed_filter
+from nitpicker.query.report_rows.cells import CHUNK_ROWS, Chunk, SheetSpec, stream
 from nitpicker.query.summary import summary
-from nitpicker.query.violations import has_violations_table
 
 if TYPE_CHECKING:
     import sqlite3
@@ -81,7 +79,7 @@ def images_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
 
 
 def violations_count(conn: sqlite3.Connection, *, listed: bool = False) -> int:
-    if not has_violations_table(conn):
+    if not has_tables(conn, "violations"):
         return 0
     sql = (f"SELECT count(*) {_VIOLATIONS_FROM} WHERE {listed_filter('p.id')}" if listed
            else "SELECT count(*) FROM violations")
@@ -92,7 +90,7 @@ def violations_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
                     listed: bool = False) -> Iterator[Chunk]:
     """One row per violation (``listed``: of a listed page); none when the archive was never
     analysed."""
-    if not has_violations_table(conn):
+    if not has_tables(conn, "violations"):
         return
     for chunk in stream(conn, _VIOLATIONS_LISTED if listed else _VIOLATIONS, (), chunk_rows):
         yield Chunk(chunk)
