@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 USER_ERRORS = [
     ("nitpicker.analyze.config", "ConfigError"),
     ("nitpicker.analyze.plugin", "PluginSetupError"),
+    ("nitpicker.ci.source", "UncheckedArchiveError"),
+    ("nitpicker.ci.suppressions", "SuppressionsError"),
     ("nitpicker.archive.lock", "ArchiveLockError"),
     ("nitpicker.archive.merge", "MergeError"),
     ("nitpicker.archive.schema", "SchemaError"),
@@ -96,6 +98,7 @@ def test_the_group_says_any_user_error_in_one_line() -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("args", [
     ["query", "missing.nitpicker", "summary"],  # ArchiveOpenError, out of the query library
     ["concat", "missing.nitpicker", "other.nitpicker", "-o", "out"],  # TransferError

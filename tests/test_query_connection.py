@@ -105,6 +105,7 @@ def test_read_only_uri_names_the_file_read_only(tmp_path: Path) -> None:
         conn.close()
 
 
+@pytest.mark.integration
 def test_merge_says_a_foreign_shard_as_every_reader_does(tmp_path: Path) -> None:
     """``merge`` reads its shards with the one opener: a file that is not an archive is the
     line ``query``, ``diff`` and ``analyze`` give."""
