@@ -54,6 +54,8 @@ OVERRIDE_FLAGS: Final = {
     ("search", "scope"): "--search-scope",
     ("main-contents", "mainContentSelector"): "--main-content-selector",
     ("axe", "lang"): "--axe-lang",
+    ("axe", "preset"): "--axe-preset",
+    ("axe", "tags"): "--axe-tags",
     ("axe", "online"): "--online",
     ("axe", "denyPrivateNetworks"): "--deny-private-networks",
     ("lighthouse", "denyPrivateNetworks"): "--deny-private-networks",
@@ -202,6 +204,7 @@ class _Locator:
 
 def cli_overrides(*, search_keywords: list[str] | None = None, search_scope: str | None = None,
                   main_content_selector: str | None = None, axe_lang: str | None = None,
+                  axe_preset: str | None = None, axe_tags: str | None = None,
                   online: bool = False, deny_private_networks: bool = False
                   ) -> dict[str, dict[str, Any]]:
     """The settings the command line gives, by plugin: only the flags actually given (the two
@@ -220,4 +223,8 @@ def cli_overrides(*, search_keywords: list[str] | None = None, search_scope: str
         overrides.setdefault("main-contents", {})["mainContentSelector"] = main_content_selector
     if axe_lang is not None:
         overrides.setdefault("axe", {})["lang"] = axe_lang
+    if axe_preset is not None:
+        overrides.setdefault("axe", {})["preset"] = axe_preset
+    if axe_tags is not None:  # comma-separated on the command line; an empty one stays bad
+        overrides.setdefault("axe", {})["tags"] = [tag.strip() for tag in axe_tags.split(",")]
     return overrides

@@ -30,6 +30,9 @@ from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "NEEDS_REVIEW",
+    "STATUSES",
+    "VIOLATION",
     "AnalyzePlugin",
     "Findings",
     "PageUrl",
@@ -41,6 +44,13 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "nitpicker.analyze"
+
+VIOLATION = "violation"
+"""A :class:`Violation`'s ``status``: the engine says the rule fails on the page."""
+NEEDS_REVIEW = "needs-review"
+"""A :class:`Violation`'s ``status`` (and its ``severity``): the engine could not decide
+(axe's ``incomplete``); a person must look. Never counted as a failure."""
+STATUSES = (VIOLATION, NEEDS_REVIEW)
 
 Scalar = str | int | float | bool | None
 
@@ -96,8 +106,18 @@ class PageValue:
 class Violation:
     """One finding on one page (SPEC §7.1 ``Violation``).
 
-    ``severity`` is the plugin's own word (axe's impacts, ``error``/``warning``/``info``);
+    ``severity`` is the plugin's own word (axe's impacts, ``error``/``warning``/``info``;
+    :data:`NEEDS_REVIEW` for a finding the engine could not decide);
     ``location`` is ``"line:col"`` in the snapshot when the plugin knows it, else ``None``.
+
+    The optional facts an engine gives beside (axe does; all stored, migration
+    ``0019_violation_details``): ``status`` :data:`VIOLATION` (the engine says the rule
+    fails) or :data:`NEEDS_REVIEW` (it could not tell: a person must look, axe's
+    ``incomplete``); ``impact`` the engine's own weight (axe's ``minor`` … ``critical``, also
+    for a finding that needs review); ``tags`` the engine's classification of the rule (axe's
+    ``wcag2aa``, ``best-practice`` …); ``help_url`` where the rule is explained;
+    ``selector`` the element at fault (a CSS selector); ``summary`` why it fails there, in
+    the engine's words (axe's failure summary: the contrast ratio and the colours).
     """
 
     validator: str
@@ -107,6 +127,12 @@ class Violation:
     url: str
     code: str = ""
     location: str | None = None
+    status: str = "violation"
+    impact: str | None = None
+    tags: tuple[str, ...] = ()
+    help_url: str | None = None
+    selector: str | None = None
+    summary: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

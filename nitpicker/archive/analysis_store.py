@@ -25,7 +25,6 @@ connection, in pages of ``batch`` rows by page id: memory does not grow with the
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import logging
@@ -38,8 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from nitpicker.analyze.plugin import Findings, PageUrl, Snapshot
+from nitpicker.analyze.plugin import Findings, PageUrl, Snapshot, Violation
 from nitpicker.archive.connection import connect, now
+from nitpicker.archive.disk_full import is_disk_full, write_failure
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
 from nitpicker.archive.writer import ArchiveError, check_archive_file
@@ -118,56 +118,6 @@ def settings_hash(settings: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-_LOW_SPACE: Final = 1 << 20
-"""Free bytes under which an I/O error is taken for a full disk: SQLite reports a -shm file it
-could not grow as a "disk I/O error", not as "full"."""
-
-
-def is_disk_full(path: Path, exc: BaseException) -> bool:
-    """Whether ``exc``, raised writing the archive at ``path``, means its disk is full (or the
-    error it was raised while handling did: a ROLLBACK after SQLite rolled back by itself)."""
-    return _full_disk_error(path, exc) is not None
-
-
-def _full_disk_error(path: Path, exc: BaseException) -> BaseException | None:
-    """``exc`` or the first error of its chain that says the disk is full."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if _is_disk_full(path, cause):
-            return cause
-        cause = cause.__cause__ or cause.__context__
-    return None
-
-
-def _is_disk_full(path: Path, exc: BaseException) -> bool:
-    if isinstance(exc, OSError):
-        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
-    if not isinstance(exc, sqlite3.Error):
-        return False
-    name = getattr(exc, "sqlite_errorname", "")
-    if name == "SQLITE_FULL" or "disk is full" in str(exc):
-        return True
-    if not name.startswith("SQLITE_IOERR"):
-        return False
-    try:
-        disk = os.statvfs(path.resolve().parent)
-    except OSError:
-        return False
-    return disk.f_bavail * disk.f_frsize < _LOW_SPACE
-
-
-def write_failure(path: Path, exc: BaseException) -> str:
-    """One line for an archive the analysis could not write: what SQLite or the system said,
-    and for a full disk, so in words with what to do."""
-    full = _full_disk_error(path, exc)
-    if full is not None:
-        return (f"{path}: the disk is full ({full}): the page analyses committed before are "
-                "kept; free some space and run the same command again")
-    return f"{path}: {exc}"
-
-
 @dataclass(frozen=True, slots=True)
 class UnreadableSnapshot:
     """A page whose stored snapshot cannot be read (its blob fails decompression): no plugin
@@ -186,6 +136,15 @@ def _snapshot(page_id: int, url: str, encoding: str, blob: bytes,
         return UnreadableSnapshot(page_id, url, f"the snapshot cannot be read: zlib.error: {exc}")
     return Snapshot(page_id=page_id, url=url, html=data.decode("utf-8", errors="replace"),
                     resources=resources)
+
+
+def _details(violation: Violation) -> tuple[str, str | None, str | None, str | None,
+                                           str | None, str | None]:
+    """The engine's facts beside the rule (migration ``0019_violation_details``): status,
+    impact, tags (a JSON list, ``NULL`` when none), help URL, selector, failure summary."""
+    tags = json.dumps(list(violation.tags), ensure_ascii=False) if violation.tags else None
+    return (violation.status, violation.impact, tags, violation.help_url, violation.selector,
+            violation.summary)
 
 
 def _origin(url: str) -> str:
@@ -403,9 +362,10 @@ class AnalysisStore:
             )
             self.conn.executemany(
                 "INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, code,"
-                " message, url, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " message, url, location, status, impact, tags, help_url, selector, summary)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(item.page_id, key.plugin, phase, v.validator, v.severity, v.rule,
-                  v.code or "", v.message, v.url or item.url, v.location)
+                  v.code or "", v.message, v.url or item.url, v.location, *_details(v))
                  for v in findings.violations],
             )
         self._mark(key, phase, run_id, item.page_id, ok=True)

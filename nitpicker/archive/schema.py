@@ -385,6 +385,26 @@ CREATE INDEX frontier_lease_expires ON frontier(lease_expires) WHERE state = 1
 leases rows under its own owner token and renews them while it lives; a row whose lease expired
 (its worker was killed) is leased again by another. A single-process crawl leaves both NULL."""
 
+_VIOLATION_DETAILS: Final = """
+-- violation: the engine says the rule fails; needs-review: it could not tell (axe's incomplete)
+ALTER TABLE violations ADD COLUMN status TEXT NOT NULL DEFAULT 'violation';
+-- the engine's weight (axe: minor, moderate, serious, critical), for needs-review too
+ALTER TABLE violations ADD COLUMN impact TEXT;
+-- JSON list of the rule's tags (axe: wcag2aa, best-practice, …); NULL when none
+ALTER TABLE violations ADD COLUMN tags TEXT;
+-- where the rule is explained
+ALTER TABLE violations ADD COLUMN help_url TEXT;
+-- the element at fault, a CSS selector (axe's target)
+ALTER TABLE violations ADD COLUMN selector TEXT;
+-- why it fails there, in the engine's words (axe: the contrast ratio and the colours)
+ALTER TABLE violations ADD COLUMN summary TEXT;
+CREATE INDEX violations_status ON violations(status, validator, rule)
+"""
+"""What an engine says beside the rule (issue 29, item 3; the plugin API's optional
+``Violation`` fields): whether it is a failure or needs review, the engine's impact, the rule's
+tags, its help URL, the element's selector and the failure summary. Rows written before are
+violations with the other facts NULL."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -403,6 +423,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0014_response_time", _RESPONSE_TIME),
     ("0015_frontier_lease", _FRONTIER_LEASE),
     ("0016_trap_score", _TRAP_SCORE),
+    ("0019_violation_details", _VIOLATION_DETAILS),
 )
 
 

@@ -93,6 +93,8 @@ class PluginFlags:
     search_scope: Annotated[str | None, typer.Option("--search-scope", help="search: only inside the element this CSS selector finds.", show_default=False)] = None
     main_content_selector: Annotated[str | None, typer.Option("--main-content-selector", help="main-contents: the CSS selector tried first for the main content.", show_default=False)] = None
     axe_lang: Annotated[str | None, typer.Option("--axe-lang", help="axe: the language of its messages (BCP 47, e.g. ja).", show_default=False)] = None
+    axe_preset: Annotated[str | None, typer.Option("--axe-preset", help="axe: which rules: all (axe's defaults, best practices included), wcag-a or wcag-aa (WCAG 2.x rules only).", show_default=False)] = None
+    axe_tags: Annotated[str | None, typer.Option("--axe-tags", help="axe: run the rules with any of these axe tags, comma-separated (e.g. wcag2a,wcag2aa,wcag21aa), instead of the preset's.", show_default=False)] = None
     online: Annotated[bool, typer.Option("--online", help="axe: fetch the stylesheets a snapshot names from any host (offline by default: only the page's own, recorded by the crawl).")] = False
 
 
@@ -166,7 +168,8 @@ def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool,
     overrides = cli_overrides(search_keywords=flags.search_keywords,
                               search_scope=flags.search_scope,
                               main_content_selector=flags.main_content_selector,
-                              axe_lang=flags.axe_lang, online=flags.online,
+                              axe_lang=flags.axe_lang, axe_preset=flags.axe_preset,
+                              axe_tags=flags.axe_tags, online=flags.online,
                               deny_private_networks=deny_private_networks)
     interactive = interactive and not flags.all_ and not flags.plugin
     labels = _labels(configured, points, config.settings_of, overrides) if interactive else {}
@@ -296,9 +299,11 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
     store.close()
     if not silent:
         errors = sum(s.errors for s in summaries)
+        reviews = sum(s.reviews for s in summaries)
         console.print(f"Analysed with {len(summaries)} plugin(s): "
                       f"{sum(s.violations for s in summaries)} violations, "
-                      f"{sum(s.values for s in summaries)} values, {errors} page error(s).")
+                      + (f"{reviews} needing review, " if reviews else "")
+                      + f"{sum(s.values for s in summaries)} values, {errors} page error(s).")
     return summaries
 
 
@@ -312,11 +317,12 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
     skipped = f", {summary.skipped} already analysed" if summary.skipped else ""
     if summary.urls is not None:
         skipped += f", {summary.urls} URLs"
+    reviews = f", {summary.reviews} needing review" if summary.reviews else ""
     console.print(
         f"{escape(summary.name)}: {summary.done} pages{skipped}, {summary.violations} "
-        f"violations, {summary.values} values, {summary.errors} errors in "
+        f"violations{reviews}, {summary.values} values, {summary.errors} errors in "
         f"{summary.elapsed:.1f} s ({summary.rate:.1f} pages/s)")
-    if summary.done and not summary.values and not summary.violations:
+    if summary.done and not summary.values and not summary.violations and not summary.reviews:
         # Violations count as data (the original warned for axe and textlint: SPEC §12 Q11)
         console.print(
             f"[yellow]Note:[/yellow] {escape(summary.name)} produced no data for "

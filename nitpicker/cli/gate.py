@@ -3,7 +3,8 @@
 One gate is a name of :data:`~nitpicker.query.diff.GATES` (``new-broken-links``, ``new-4xx``,
 ``new-5xx``, ``removed-pages``, ``new-violations``); ``new-violations:SEVERITY`` counts only
 the new findings of that severity or worse (:data:`~nitpicker.query.diff.SEVERITY_RANKS`:
-``critical`` > ``error`` = ``serious`` > ``warning`` = ``moderate`` > ``info`` = ``minor``).
+``critical`` > ``error`` = ``serious`` > ``warning`` = ``moderate`` > ``info`` = ``minor`` >
+``needs-review``).
 
 ``nitpicker diff`` feeds the items it reads for its report to a :class:`GateCheck`;
 ``nitpicker crawl --baseline OLD --fail-on …`` and ``nitpicker pipeline`` call

@@ -247,16 +247,17 @@ def violations(
     validator: Annotated[str | None, typer.Option("--validator", help="This validator only.", show_default=False)] = None,
     severity: Annotated[str | None, typer.Option("--severity", help="This severity only.", show_default=False)] = None,
     rule: Annotated[str | None, typer.Option("--rule", help="This rule only.", show_default=False)] = None,
+    status: Annotated[str | None, typer.Option("--status", help="violation (the engine says the rule fails) or needs-review (it could not tell) only.", show_default=False)] = None,
     limit: Limit = None,
     offset: Offset = None,
     pretty: Pretty = False,
 ) -> None:
     """Analyzer findings (empty until an analyzer has written them).
 
-    Example: nitpicker query site.nitpicker violations --validator axe --severity error
+    Example: nitpicker query site.nitpicker violations --validator axe --status violation
     """
     _answer(ctx, get_violations, pretty=pretty, validator=validator, severity=severity,
-            rule=rule, limit=limit, offset=offset)
+            rule=rule, status=status, limit=limit, offset=offset)
 
 
 @app.command()
