@@ -52,6 +52,10 @@ VERSION = "1"
 
 class MarkuplintPlugin:
     label = "markuplint: HTMLマークアップ検証"
+    #: the estimate at the interactive choice (bench/analyze_engines.py: 3.5 pages/s on
+    #: 4 KB pages; a larger page costs more, bench/README.md)
+    seconds_per_page = 0.3
+    startup_seconds = 2.0
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = {"markuplint": "markuplint"}

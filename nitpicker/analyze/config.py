@@ -12,8 +12,9 @@ Every format has the original's shape: ``plugins.analyze.<name>`` is ``true`` (r
 settings), ``false`` (do not run it) or a table of settings, in the order the file lists them.
 A name is ours (``axe``, ``main-contents``) or the original's package name
 (``@nitpicker/analyze-axe``), not both for one plugin. No file, or a file without
-``plugins.analyze`` (or with an empty table), gives the bundled six
-(:data:`~nitpicker.analyze.discovery.BUNDLED`); ``plugins.analyze = false`` gives none.
+``plugins.analyze`` (or with an empty table), gives the bundled plugins
+(:data:`~nitpicker.analyze.discovery.BUNDLED`) but the opt-in ones (Lighthouse:
+:data:`~nitpicker.analyze.discovery.OPT_IN`); ``plugins.analyze = false`` gives none.
 
 The CLI's overrides (``--search-keywords`` …) are shallow-merged over a plugin's file
 settings: a key given on the command line replaces the file's value of that key.
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from nitpicker.analyze.discovery import BUNDLED
+from nitpicker.analyze.discovery import BUNDLED, OPT_IN
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -113,7 +114,8 @@ def load_config(cwd: Path, known: Collection[str]) -> AnalyzeConfig:
 
 
 def _bundled(source: Path | None) -> AnalyzeConfig:
-    return AnalyzeConfig(source, tuple(PluginEntry(name) for name in BUNDLED))
+    return AnalyzeConfig(source, tuple(PluginEntry(name) for name in BUNDLED
+                                       if name not in OPT_IN))
 
 
 def _read(path: Path) -> str:
@@ -151,7 +153,7 @@ def _from_document(path: Path, text: str, document: Any, known: Collection[str]
     if not isinstance(plugins, dict):
         raise ConfigError(f"{where.at('plugins')}: plugins must be a table (an object)")
     analyze = plugins.get("analyze")
-    if analyze is None or analyze == {}:  # absent or an empty table: the bundled six
+    if analyze is None or analyze == {}:  # absent or an empty table: the bundled ones
         return _bundled(path)
     if analyze is False:  # as a plugin's false: do not run them, none of them
         return AnalyzeConfig(path, ())

@@ -405,6 +405,27 @@ CREATE INDEX violations_status ON violations(status, validator, rule)
 tags, its help URL, the element's selector and the failure summary. Rows written before are
 violations with the other facts NULL."""
 
+_PAGE_TEMPLATES: Final = """
+CREATE TABLE templates (
+    id INTEGER PRIMARY KEY,         -- 1, 2, …: most pages first
+    signature TEXT NOT NULL,        -- sha1 of the representative's skeleton (sorted paths)
+    pages INTEGER NOT NULL,
+    example_page_id INTEGER NOT NULL REFERENCES pages(id),  -- the representative page
+    paths INTEGER NOT NULL          -- how many structural paths the representative has
+);
+CREATE TABLE page_templates (
+    page_id INTEGER PRIMARY KEY REFERENCES pages(id),
+    template_id INTEGER REFERENCES templates(id),  -- NULL: no skeleton, in no cluster
+    similarity REAL                 -- Jaccard similarity to the representative, 0..1
+);
+CREATE INDEX page_templates_template ON page_templates(template_id, page_id);
+-- JSON: which pages an analysis run was limited to (--sample, --pages); NULL: every page
+ALTER TABLE analysis_runs ADD COLUMN scope TEXT
+"""
+"""Template clusters (issue 29, items 1 and 2): in-scope HTML pages grouped by their DOM
+skeleton (:mod:`nitpicker.policy.templates`), recorded at the end of a crawl and by
+``nitpicker analyze --sample``; and the page set an analysis run was limited to."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -424,6 +445,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0015_frontier_lease", _FRONTIER_LEASE),
     ("0016_trap_score", _TRAP_SCORE),
     ("0019_violation_details", _VIOLATION_DETAILS),
+    ("0020_page_templates", _PAGE_TEMPLATES),
 )
 
 
