@@ -14,6 +14,7 @@ FILE, no or an unknown sub-command, a flag of another sub-command, a missing req
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Callable
@@ -54,6 +55,7 @@ from nitpicker.query import (
     list_trap_events,
     open_archive,
 )
+from nitpicker.query.templates import list_template_findings, list_template_pages, list_templates
 
 __all__ = ["QueryGroup", "app"]
 
@@ -256,8 +258,9 @@ def violations(
 
     Example: nitpicker query site.nitpicker violations --validator axe --status violation
     """
-    _answer(ctx, get_violations, pretty=pretty, validator=validator, severity=severity,
-            rule=rule, status=status, limit=limit, offset=offset)
+    # not through _answer's options: its integer checks know another --status (pages')
+    _answer(ctx, functools.partial(get_violations, status=status), pretty=pretty,
+            validator=validator, severity=severity, rule=rule, limit=limit, offset=offset)
 
 
 @app.command()
@@ -408,3 +411,51 @@ def json_ld(
     """
     _answer(ctx, list_json_ld, pretty=pretty, type=type_, invalid=invalid, limit=limit,
             offset=offset)
+
+
+@app.command()
+def templates(
+    ctx: typer.Context,
+    examples: Annotated[int | None, typer.Option("--examples", help="Example page URLs per template (default 3).", show_default=False)] = None,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Template clusters: pages grouped by their DOM skeleton, most pages first.
+
+    Example: nitpicker query site.nitpicker templates --examples 5
+    """
+    _answer(ctx, list_templates, pretty=pretty, examples=examples, limit=limit, offset=offset)
+
+
+@app.command()
+def template_pages(
+    ctx: typer.Context,
+    template: Annotated[int, typer.Option("--template", help="The template cluster's number (query templates).", show_default=False)],
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """The pages of one template cluster, with their similarity to its skeleton.
+
+    Example: nitpicker query site.nitpicker template-pages --template 2
+    """
+    _answer(ctx, list_template_pages, pretty=pretty, template=template, limit=limit,
+            offset=offset)
+
+
+@app.command()
+def template_findings(
+    ctx: typer.Context,
+    template: Annotated[int | None, typer.Option("--template", help="This template cluster only.", show_default=False)] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every finding with a selector, grouped by template; not only those on every analysed page of it.")] = False,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """Findings in a template's skeleton, once per template cluster with the pages they affect.
+
+    Example: nitpicker query site.nitpicker template-findings --pretty
+    """
+    _answer(ctx, list_template_findings, pretty=pretty, template=template, everything=all_,
+            limit=limit, offset=offset)

@@ -49,6 +49,7 @@ from nitpicker.query import (
     list_trap_events,
     summary,
 )
+from nitpicker.query.analysis_scope import analysis_scopes
 from nitpicker.query.duplicates import list_duplicate_pages
 from nitpicker.query.page_links import (
     has_page_snapshot,
@@ -59,6 +60,7 @@ from nitpicker.query.page_values import get_page_analysis
 from nitpicker.query.violations import list_rule_pages, list_violation_rules
 from nitpicker.viewer.charts import bar_chart, status_colour
 from nitpicker.viewer.params import BadRequest, NotFound, choice_param, int_param, text_param
+from nitpicker.viewer.templates_view import templates_view
 
 if TYPE_CHECKING:
     import sqlite3
@@ -134,7 +136,9 @@ def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, 
               for name, rows, colour in (("depth", spread["depth"], "#24323f"),
                                          ("content_type", spread["content_type"], "#5c6bc0"),
                                          ("validator", spread["validator"], "#8e24aa"))}
+    sampled = [run for run in analysis_scopes(archive.conn) if run["scope"] is not None]
     return "summary.html", {"summary": overview, "counts": counts, "runs": runs,
+                            "sampled": sampled,
                             "status_chart": dataclasses.asdict(chart),
                             "distributions": spread, "charts": charts, "runs_page": runs_page}
 
@@ -397,5 +401,6 @@ VIEWS: dict[str, View] = {
     "duplicates": duplicates_view,
     "mismatches": mismatches_view,
     "headers": headers_view,
+    "templates": templates_view,
 }
 """Path (after ``/a/<index>/``) → view."""
