@@ -48,6 +48,8 @@ TABLES = {
     "page_console_messages",
     "json_ld_blocks",
     "json_ld_types",
+    "templates",
+    "page_templates",
     "migrations",
 }
 
@@ -133,6 +135,9 @@ CHILD_TABLES = [
     ("page_console_messages", "message_id", "console_messages"),
     ("json_ld_blocks", "page_id", "pages"),
     ("json_ld_types", "block_id", "json_ld_blocks"),
+    ("templates", "example_page_id", "pages"),
+    ("page_templates", "page_id", "pages"),
+    ("page_templates", "template_id", "templates"),
 ]
 
 

@@ -137,6 +137,10 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "trap-events": ok(archive, "trap-events"),
         "console": ok(archive, "console", "--level", "error"),
         "json-ld": ok(archive, "json-ld", "--invalid"),
+        "needs-review": ok(archive, "violations", "--status", "needs-review"),
+        "templates": ok(archive, "templates", "--examples", "1", "--limit", "1"),
+        "template-pages": ok(archive, "template-pages", "--template", "1", "--limit", "1"),
+        "template-findings": ok(archive, "template-findings", "--template", "1", "--all"),
     }
     assert _fingerprint(Path(archive)) == before  # bytes, mtime, and no -wal/-shm/-journal
     assert answers["pages"]["total"] == 30
@@ -162,17 +166,24 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     # a crawl without the browser has no console; the fixture's /query/ pages no JSON-LD
     assert answers["console"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert answers["json-ld"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    assert answers["needs-review"]["total"] == 0
+    # the /query/ pages are bare prose, no layout element: no skeleton, no template cluster
+    # (tests/test_templates.py crawls a templated site)
+    assert answers["templates"] == {"items": [], "total": 0, "offset": 0, "limit": 1}
+    assert answers["template-pages"]["total"] == 0
+    assert answers["template-findings"]["total"] == 0
     assert {name for name in SUBCOMMANDS} == {
         "summary", "pages", "page-detail", "html", "links", "resources", "resource-referrers",
         "images", "violations", "page-values", "duplicates", "mismatches", "headers",
-        "duplicate-clusters", "runs", "trap-events", "console", "json-ld"}
+        "duplicate-clusters", "runs", "trap-events", "console", "json-ld", "templates",
+        "template-pages", "template-findings"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 VALID = ("Valid sub-commands: summary, pages, page-detail, html, links, resources, images, "
          "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
-         "trap-events, console, json-ld")
+         "trap-events, console, json-ld, templates, template-pages, template-findings")
 
 
 def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
@@ -250,7 +261,7 @@ def test_bad_flags(archive: str, args: list[str], message: str) -> None:
 def _required(subcommand: str) -> list[str]:
     """The required flags of ``subcommand``, each with a valid value."""
     values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken",
-              "--plugin": "search"}
+              "--plugin": "search", "--template": "1"}
     flags = [param.opts[0] for param in SUBCOMMANDS[subcommand].params
              if param.required and param.param_type_name == "option"]
     return [token for flag in flags for token in (flag, values[flag])]
@@ -269,9 +280,10 @@ def test_every_integer_option_has_a_range() -> None:
         integers |= {name for name, hint in hints.items()
                      if int in get_args(get_args(hint)[0])}
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
-                        "oversized_threshold", "max_length", "min_count", "sample"}
+                        "oversized_threshold", "max_length", "min_count", "sample", "examples",
+                        "template"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 37  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 46  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)
@@ -337,7 +349,7 @@ FLAGS = {
     "resources": {"--content-type", "--is-external", "--is-internal", *PAGING},
     "images": {"--missing-alt", "--missing-dimensions", "--oversized-threshold", "--oversized",
                "--url-pattern", *PAGING},
-    "violations": {"--validator", "--severity", "--rule", *PAGING},
+    "violations": {"--validator", "--severity", "--rule", "--status", *PAGING},
     "page-values": {"--plugin", "--url-pattern", *PAGING},
     "duplicates": {"--field", *PAGING},
     "mismatches": {"--type", *PAGING},
@@ -348,6 +360,9 @@ FLAGS = {
     "trap-events": PAGING,
     "console": {"--level", "--url", *PAGING},
     "json-ld": {"--type", "--invalid", *PAGING},
+    "templates": {"--examples", *PAGING},
+    "template-pages": {"--template", *PAGING},
+    "template-findings": {"--template", "--all", *PAGING},
 }
 """The flags of each sub-command (besides --pretty and --help): the dispatch table of the one
 ``query`` command of before, which refused the others."""

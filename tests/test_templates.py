@@ -270,3 +270,15 @@ def test_the_viewer_lists_templates_and_says_the_analysis_was_sampled(
     assert "The analysis was limited to some pages" in summary
     assert f"axe on 6 of {PAGES + 1} pages (a sample: 1 per" in summary
     assert requests.get(url + "a/0/templates?template=x", timeout=10).status_code == 400
+
+
+def test_the_report_says_the_analysis_was_sampled(archive: Path) -> None:
+    done = run("analyze", str(archive), "--plugin", "search", "--search-keywords", "page",
+               "--sample", "1", cwd=archive.parent)
+    assert done.returncode == 0, done.stderr
+    done = run("report", str(archive), "--format", "csv", "-o", "report", "--silent",
+               cwd=archive.parent)
+    assert done.returncode == 0, done.stderr
+    summary = (archive.parent / "report" / "summary.csv").read_text(encoding="utf-8-sig")
+    assert (f'analysis sampled: search,"6 of {PAGES + 1} pages, a sample of 1 per template"'
+            in summary.splitlines())

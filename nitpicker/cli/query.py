@@ -249,7 +249,7 @@ def violations(
     validator: Annotated[str | None, typer.Option("--validator", help="This validator only.", show_default=False)] = None,
     severity: Annotated[str | None, typer.Option("--severity", help="This severity only.", show_default=False)] = None,
     rule: Annotated[str | None, typer.Option("--rule", help="This rule only.", show_default=False)] = None,
-    status: Annotated[str | None, typer.Option("--status", help="violation (the engine says the rule fails) or needs-review (it could not tell) only.", show_default=False)] = None,
+    finding_status: Annotated[str | None, typer.Option("--status", help="violation (the engine says the rule fails) or needs-review (it could not tell) only.", show_default=False)] = None,
     limit: Limit = None,
     offset: Offset = None,
     pretty: Pretty = False,
@@ -259,7 +259,7 @@ def violations(
     Example: nitpicker query site.nitpicker violations --validator axe --status violation
     """
     # not through _answer's options: its integer checks know another --status (pages')
-    _answer(ctx, functools.partial(get_violations, status=status), pretty=pretty,
+    _answer(ctx, functools.partial(get_violations, status=finding_status), pretty=pretty,
             validator=validator, severity=severity, rule=rule, limit=limit, offset=offset)
 
 
