@@ -4,9 +4,13 @@ findings of its skeleton reported once per cluster.
 Clusters are recorded at the end of a crawl and by ``nitpicker analyze --sample``
 (:mod:`nitpicker.archive.template_store`); an archive with none gives empty answers.
 
-**Template findings** (:func:`list_template_findings`): an analyzer's findings grouped by
-cluster, validator, rule, status and element (the ``selector`` a plugin names, axe's): on how
-many of the cluster's *analysed* pages (by that plugin) each one is. A finding on every analysed
+**Template findings** (:func:`list_template_findings`): an analyzer's findings that name an
+element (a ``selector``, as axe's do) grouped by cluster, validator, rule, status and element:
+on how many of the cluster's *analysed* pages (by that plugin) each one is. The element is told
+by its markup (the finding's ``code``, axe's HTML of it: one template's logo is the same
+``<img class="logo" …>`` on every page), else by its selector: axe's selector is the shortest
+that is unique *on that page*, so one template's logo is ``img`` on a page with no other image
+and ``.logo`` on the next. A finding on every analysed
 page of its cluster, at least two of them, is *template-level*: it is in the template's
 skeleton, so it affects every page of the cluster (``affects``: the cluster's pages, an
 extrapolation when the analysis was a sample). Findings without a selector (markuplint's,
@@ -102,6 +106,9 @@ class TemplateFinding(TypedDict):
     status: str
     severity: str
     selector: str
+    """One of the element's selectors (axe's differ from page to page: the least)."""
+    code: str
+    """The element's markup (empty when the plugin gives none)."""
     message: str
     found_on: int
     """Pages of the cluster with this finding."""
@@ -123,13 +130,14 @@ _FINDINGS_SQL: Final = """WITH analysed AS (
     GROUP BY pt.template_id, a.plugin
 ), found AS (
     SELECT pt.template_id, v.plugin, v.validator, v.rule, v.status, min(v.severity) AS severity,
-        v.selector, min(v.message) AS message, count(DISTINCT v.page_id) AS pages,
-        min(v.page_id) AS example
+        min(v.selector) AS selector, v.code, min(v.message) AS message,
+        count(DISTINCT v.page_id) AS pages, min(v.page_id) AS example
     FROM violations v JOIN page_templates pt ON pt.page_id = v.page_id
     WHERE v.selector IS NOT NULL AND pt.template_id IS NOT NULL AND v.phase = 'page'
-    GROUP BY pt.template_id, v.plugin, v.validator, v.rule, v.status, v.selector
+    GROUP BY pt.template_id, v.plugin, v.validator, v.rule, v.status,
+        CASE WHEN v.code != '' THEN v.code ELSE v.selector END
 )
-SELECT f.template_id, f.validator, f.rule, f.status, f.severity, f.selector, f.message,
+SELECT f.template_id, f.validator, f.rule, f.status, f.severity, f.selector, f.code, f.message,
     f.pages, a.n, t.pages, p.url, count(*) OVER ()
 FROM found f JOIN analysed a ON a.template_id = f.template_id AND a.plugin = f.plugin
 JOIN templates t ON t.id = f.template_id JOIN pages p ON p.id = f.example
@@ -157,12 +165,12 @@ def list_template_findings(conn: sqlite3.Connection, *, template: int | None = N
                                                   "offset": 0})
         total = len(counted)
     items: list[TemplateFinding] = []
-    for (number, validator, rule, status, severity, selector, message, found_on, analysed,
-         template_pages, example, _) in rows:
+    for (number, validator, rule, status, severity, selector, code, message, found_on,
+         analysed, template_pages, example, _) in rows:
         level = found_on == analysed and analysed >= 2
         items.append({"template": number, "validator": validator, "rule": rule,
                       "status": status, "severity": severity, "selector": selector,
-                      "message": message, "found_on": found_on, "analysed": analysed,
+                      "code": code, "message": message, "found_on": found_on, "analysed": analysed,
                       "template_pages": template_pages, "template_level": level,
                       "affects": template_pages if level else found_on, "example": example})
     return paged(items, total, limit, offset)
