@@ -54,6 +54,13 @@ def body(html: str) -> str:
     # void elements do not unbalance the path
     ('<div class="a"><img class="logo" src="x"><br><div class="b"></div></div>',
      {"body/div.a", "body/div.a/div.b"}),
+    # an id alone does not make a prose element layout (a heading's anchor); a class does,
+    # and digits are masked in classes, never in the tag
+    ('<main><h2 id="installing-2">A</h2><h2 class="title-3">B</h2></main>',
+     {"body/main", "body/main/h2.title-0"}),
+    # a highlighted code block is the page's code: nothing inside pre or code
+    ('<pre class="playground"><code class="hljs"><span class="kw">fn</span></code></pre>',
+     set()),
     ("", set()),
 ])
 def test_skeleton_paths(html: str, paths: set[str]) -> None:

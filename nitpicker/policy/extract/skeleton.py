@@ -5,10 +5,12 @@ is part of the layout, the path of tokens from the body down to it, a token bein
 ``id`` and its sorted ``class`` names (``div#main.col.wide``), each run of digits written
 ``0`` (``post-1234`` and ``post-87`` are one token). An element is part of the layout when it is
 a layout element (``div``, ``section``, ``header``, ``footer``, ``nav``, ``aside``, ``main``,
-``article``, ``form``) or names itself (an ``id`` or a ``class``); a bare prose element (``p``,
-``ul``, ``h2``, ``table``, ``a`` …, neither id nor class) is the page's own content: it and
-everything inside it are left out. Scripts, styles, templates and SVG are left out too. Paths
-stop at :data:`MAX_DEPTH` tokens and the walk at :data:`MAX_ELEMENTS` elements, so a huge page
+``article``, ``form``; its ``id`` is part of its token) or has a ``class``; a prose element
+without one (``p``, ``ul``, ``h2``, ``table``, ``a`` …; an ``id`` alone is most often a
+heading's anchor, ``h2#installing``) is the page's own content: it and everything inside it
+are left out, and so are scripts, styles, SVG and code (``pre``, ``code``: a highlighted
+block's classed ``span`` elements are the page's code, not its template). Digits are masked in
+ids and classes, never in the tag (``h2`` stays ``h2``). Paths stop at :data:`MAX_DEPTH` tokens and the walk at :data:`MAX_ELEMENTS` elements, so a huge page
 costs no more than a large one.
 
 Pages of one template share most of their paths (header, navigation, the content area's
@@ -37,20 +39,25 @@ MAX_ELEMENTS: Final = 20_000
 _LAYOUT: Final = frozenset({"div", "section", "header", "footer", "nav", "aside", "main",
                             "article", "form", "body"})
 _LEFT_OUT: Final = frozenset({"script", "style", "template", "noscript", "svg", "math",
-                              "head", "title", "meta", "link", "base"})
+                              "head", "title", "meta", "link", "base", "pre", "code",
+                              "textarea", "select", "iframe", "object"})
+"""Never the layout, nor anything inside them: a highlighted code block's hundreds of classed
+``span`` elements are one page's code, not its template."""
 _VOID: Final = frozenset({"area", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                           "source", "track", "wbr", "param"})
 _DIGITS = re.compile(r"\d+")
 
 
 def _token(tag: str, attributes: dict[str, str]) -> str | None:
-    """The element's token, or ``None`` when it is content (a bare prose element)."""
-    ident = attributes.get("id", "").strip()
+    """The element's token, or ``None`` when it is content (a prose element without a class:
+    an ``id`` alone does not make one layout, it is most often a heading's anchor slug)."""
     classes = attributes.get("class", "").split()
-    if tag not in _LAYOUT and not ident and not classes:
+    layout = tag in _LAYOUT
+    if not layout and not classes:
         return None
-    token = tag + (f"#{ident}" if ident else "") + "".join(f".{c}" for c in sorted(set(classes)))
-    return _DIGITS.sub("0", token)
+    ident = attributes.get("id", "").strip() if layout else ""
+    named = (f"#{ident}" if ident else "") + "".join(f".{c}" for c in sorted(set(classes)))
+    return tag + _DIGITS.sub("0", named)
 
 
 class _Target:
