@@ -52,9 +52,9 @@ VERSION = "1"
 
 class MarkuplintPlugin:
     label = "markuplint: HTMLマークアップ検証"
-    #: the estimate at the interactive choice (bench/analyze_engines.py: 3.5 pages/s on
-    #: 4 KB pages; a larger page costs more, bench/README.md)
-    seconds_per_page = 0.3
+    #: the estimate at the interactive choice: 1.0 s of CPU a 61 KB documentation page on
+    #: two threads (README, markuplint's "Large pages"; 4 KB pages cost less)
+    seconds_per_page = 0.5
     startup_seconds = 2.0
 
     def __init__(self, settings: Mapping[str, Any]) -> None:

@@ -1,6 +1,6 @@
 """Finding plugins: the entry points of the group ``nitpicker.analyze``.
 
-Every installed distribution may register plugins there (the bundled six do, in
+Every installed distribution may register plugins there (the bundled plugins do, in
 pyproject.toml). Listing them imports nothing; :func:`load_plugin` imports one plugin's module
 and calls its factory, and turns whatever goes wrong into one :class:`PluginLoadError` line
 (a module that is not installed yet, a factory that raises, an object that is not a plugin).
