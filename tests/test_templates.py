@@ -289,3 +289,18 @@ def test_the_report_says_the_analysis_was_sampled(archive: Path) -> None:
     summary = (archive.parent / "report" / "summary.csv").read_text(encoding="utf-8-sig")
     assert (f'analysis sampled: search,"6 of {PAGES + 1} pages, a sample of 1 per template"'
             in summary.splitlines())
+
+
+def test_split_and_merge_compute_the_clusters_afresh(crawled: Path, templated: TemplatedSite,
+                                                     tmp_path: Path) -> None:
+    """The clusters are derived from the snapshots: an archive made by ``split`` (or
+    ``merge``) gets its own, over its own page ids (the source's would name other pages)."""
+    done = run("split", str(crawled), templated.url("/page/"), "-o", "part", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    part = tmp_path / "part.nitpicker"
+    assert count(part, "SELECT count(*) FROM templates") == len(TEMPLATES)
+    assert count(part, "SELECT count(*) FROM page_templates pt JOIN pages p"
+                       " ON p.id = pt.page_id WHERE p.url LIKE '%/page/%'") == PAGES
+    done = run("merge", str(crawled), "-o", "merged", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert count(tmp_path / "merged.nitpicker", "SELECT count(*) FROM templates") == 6

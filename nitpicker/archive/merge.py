@@ -37,6 +37,7 @@ from nitpicker.archive.schema import (
     check_archive,
     migrate,
 )
+from nitpicker.archive.template_store import record_templates
 
 __all__ = ["MERGED_TABLES", "MergeError", "MergeResult", "merge_shards"]
 
@@ -74,9 +75,12 @@ MERGED_TABLES: Final = frozenset({
     "resource_referrers", "resource_headers", "snapshots", "runs", "frontier", "trap_events",
     "console_messages", "page_console_messages", "json_ld_blocks", "json_ld_types",
     "analysis_runs", "analyzed_pages", "page_values", "violations", "plugin_errors",
+    "templates", "page_templates",
 })
-"""Every table the merge carries over (``migrations`` and ``info`` are made afresh). A table
-added to the schema and not here makes the merge refuse: it would be dropped silently."""
+"""Every table the merge carries over (``migrations`` and ``info`` are made afresh; the
+template clusters, ``templates`` and ``page_templates``, are derived: computed afresh over the
+merged snapshots, :func:`~nitpicker.archive.template_store.record_templates`). A table added to
+the schema and not here makes the merge refuse: it would be dropped silently."""
 
 _REPOINT_ROUNDS: Final = 32
 
@@ -189,6 +193,7 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
                 + (f" and {more} more" if more > 0 else "")
                 + " (--keep-first keeps the first shard's copy)")
         _repoint_redirects(conn)
+        record_templates(conn)  # derived from the snapshots: the shards' ids are gone
         result.pages = int(conn.execute("SELECT count(*) FROM pages").fetchone()[0])
         result.recorded = int(conn.execute(
             f"SELECT count(*) FROM pages WHERE {_RANK.format(t='pages')} = 2").fetchone()[0])
