@@ -386,25 +386,16 @@ leases rows under its own owner token and renews them while it lives; a row whos
 (its worker was killed) is leased again by another. A single-process crawl leaves both NULL."""
 
 _VIOLATION_DETAILS: Final = """
--- violation: the engine says the rule fails; needs-review: it could not tell (axe's incomplete)
-ALTER TABLE violations ADD COLUMN status TEXT NOT NULL DEFAULT 'violation';
--- the engine's weight (axe: minor, moderate, serious, critical), for needs-review too
-ALTER TABLE violations ADD COLUMN impact TEXT;
--- JSON list of the rule's tags (axe: wcag2aa, best-practice, …); NULL when none
-ALTER TABLE violations ADD COLUMN tags TEXT;
--- where the rule is explained
-ALTER TABLE violations ADD COLUMN help_url TEXT;
--- the element at fault, a CSS selector (axe's target)
-ALTER TABLE violations ADD COLUMN selector TEXT;
--- why it fails there, in the engine's words (axe: the contrast ratio and the colours)
-ALTER TABLE violations ADD COLUMN summary TEXT;
+ALTER TABLE violations ADD COLUMN status TEXT NOT NULL DEFAULT 'violation' /* or needs-review */;
+ALTER TABLE violations ADD COLUMN impact TEXT /* the engine's weight: axe's minor … critical */;
+ALTER TABLE violations ADD COLUMN tags TEXT /* JSON list of the rule's tags: wcag2aa, … */;
+ALTER TABLE violations ADD COLUMN help_url TEXT /* where the rule is explained */;
+ALTER TABLE violations ADD COLUMN selector TEXT /* the element at fault, a CSS selector */;
+ALTER TABLE violations ADD COLUMN summary TEXT /* why it fails there: a contrast ratio … */;
 CREATE INDEX violations_status ON violations(status, validator, rule)
 """
-"""What an engine says beside the rule (issue 29, item 3; the plugin API's optional
-``Violation`` fields): whether it is a failure or needs review, the engine's impact, the rule's
-tags, its help URL, the element's selector and the failure summary. Rows written before are
-violations with the other facts NULL."""
-
+"""What an engine says beside the rule (issue 29; ``Violation``'s optional fields): needs-review
+is what it could not decide (axe's incomplete). Rows written before: violations, NULL facts."""
 _PAGE_TEMPLATES: Final = """
 CREATE TABLE templates (
     id INTEGER PRIMARY KEY,         -- 1, 2, …: most pages first
@@ -419,13 +410,9 @@ CREATE TABLE page_templates (
     similarity REAL                 -- Jaccard similarity to the representative, 0..1
 );
 CREATE INDEX page_templates_template ON page_templates(template_id, page_id);
--- JSON: which pages an analysis run was limited to (--sample, --pages); NULL: every page
-ALTER TABLE analysis_runs ADD COLUMN scope TEXT
+ALTER TABLE analysis_runs ADD COLUMN scope TEXT /* JSON: --sample, --pages; NULL: every page */
 """
-"""Template clusters (issue 29, items 1 and 2): in-scope HTML pages grouped by their DOM
-skeleton (:mod:`nitpicker.policy.templates`), recorded at the end of a crawl and by
-``nitpicker analyze --sample``; and the page set an analysis run was limited to."""
-
+"""Template clusters (issue 29): pages grouped by DOM skeleton; the pages a run analysed."""
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", _INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
