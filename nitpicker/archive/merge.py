@@ -32,6 +32,7 @@ from nitpicker.archive.check_store import record_checks
 from nitpicker.archive.connection import connect
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, check_complete, migrate
+from nitpicker.archive.template_store import record_templates
 from nitpicker.errors import UserError
 from nitpicker.query.connection import ArchiveOpenError, open_archive, read_only_uri
 
@@ -71,11 +72,13 @@ MERGED_TABLES: Final = frozenset({
     "resource_referrers", "resource_headers", "snapshots", "runs", "frontier", "trap_events",
     "console_messages", "page_console_messages", "json_ld_blocks", "json_ld_types",
     "analysis_runs", "analyzed_pages", "page_values", "violations", "plugin_errors", "outages",
-    "inventory_runs", "check_runs", "check_findings",
+    "inventory_runs", "check_runs", "check_findings", "templates", "page_templates",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
-checks' two are made afresh too: the checks run over the merged archive). A table added to
-the schema and not here makes the merge refuse: it would be dropped silently."""
+checks' two are made afresh too: the checks run over the merged archive; the template clusters,
+``templates`` and ``page_templates``, are derived: computed afresh over the merged snapshots,
+:func:`~nitpicker.archive.template_store.record_templates`). A table added to the schema and
+not here makes the merge refuse: it would be dropped silently."""
 
 _REPOINT_ROUNDS: Final = 32
 
@@ -198,6 +201,7 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
                 + " (--keep-first keeps the first shard's copy)")
         _repoint_redirects(conn)
         record_checks(conn)  # a shard's findings judged its part of the site only
+        record_templates(conn)  # derived from the snapshots: the shards' ids are gone
         result.pages = int(conn.execute("SELECT count(*) FROM pages").fetchone()[0])
         result.recorded = int(conn.execute(
             f"SELECT count(*) FROM pages WHERE {_RANK.format(t='pages')} = 2").fetchone()[0])
