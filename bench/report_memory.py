@@ -137,7 +137,7 @@ def build(path: Path, pages: int, per_page: int, nav: int) -> None:
 
 
 def _specs(conn: sqlite3.Connection) -> dict[str, Any]:
-    from nitpicker.query.report import SHEETS
+    from nitpicker.query.report_rows import SHEETS
 
     return {sheet.name: sheet.spec(conn) for sheet in SHEETS}
 
@@ -148,7 +148,7 @@ def bare_xlsx(archive: str, out: str) -> None:
     from nitpicker_reports.xlsx import ReportWorksheet, column_widths
 
     from nitpicker.query import open_archive
-    from nitpicker.query.report.issues_sheet import PRIORITY_COLOURS
+    from nitpicker.query.report_rows.issues_sheet import PRIORITY_COLOURS
 
     conn = open_archive(Path(archive))
     workbook = xlsxwriter.Workbook(out, {"constant_memory": True, "strings_to_urls": False,
@@ -195,7 +195,7 @@ def bare_sheets(archive: str, key: str) -> None:
     from nitpicker_reports.google_sheets import SheetsReporter, client_from_service_account
 
     from nitpicker.query import open_archive
-    from nitpicker.query.report import SHEETS
+    from nitpicker.query.report_rows import SHEETS
 
     conn = open_archive(Path(archive))
     reporter = SheetsReporter(client_from_service_account(Path(key)), SHEET_URL)
@@ -217,7 +217,7 @@ def per_sheet(archive: Path) -> None:
     red flags) against the bare baseline's one plain statement, in CPU seconds of this process,
     nothing written: where the report's extra time is spent before any writer sees a row."""
     from nitpicker.query import open_archive
-    from nitpicker.query.report import SHEETS
+    from nitpicker.query.report_rows import SHEETS
 
     conn = open_archive(archive)
     totals = [0.0, 0.0]

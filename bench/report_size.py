@@ -85,7 +85,7 @@ def _inline(archive: Path, out: Path) -> tuple[float, float]:
     from nitpicker_reports import html as reporter
 
     from nitpicker.query import open_archive
-    from nitpicker.query.report import SHEETS
+    from nitpicker.query.report_rows import SHEETS
     from nitpicker.report import ReportSource
 
     def cell(c: object) -> str:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from twisted.internet import task
 
-from nitpicker.crawl.errors import TOO_LARGE
-from nitpicker.crawl.failure import classify_exception
+from nitpicker.crawl.fetch_errors import TOO_LARGE
+from nitpicker.crawl.run_failure import classify_exception
 from nitpicker.crawl.session import crawl_session
 from nitpicker.crawl.sitemaps import SitemapItem
 from nitpicker.items import FollowMode, MissedPrediction, PageItem, answered_link

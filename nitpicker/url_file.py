@@ -15,6 +15,8 @@ from __future__ import annotations
 import codecs
 from typing import TYPE_CHECKING, Final
 
+from nitpicker.errors import UserError
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
@@ -33,7 +35,7 @@ _BLOCK: Final = 256 * 1024
 """Bytes read at a time."""
 
 
-class UrlFileError(ValueError):
+class UrlFileError(UserError, ValueError):
     """The file cannot be read, is not UTF-8 text, holds no URL, or passes a limit; the
     message (one line) names the file, and the line or the limit."""
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from pathlib import Path
 
-    from nitpicker.query.report import Chunk, SheetSpec
+    from nitpicker.query.report_rows import Chunk, SheetSpec
     from nitpicker.report import ReportSource
 
 __all__ = ["FORMULA_STARTS", "CsvReporter", "chunk_rows", "file_name", "header_row",

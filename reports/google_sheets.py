@@ -40,7 +40,7 @@ from gspread.utils import extract_id_from_url, quote
 from nitpicker_reports.sheets_auth import SCOPES, AuthError, load_credentials
 from nitpicker_reports.sheets_network import NETWORK_ERRORS, network_failure, timeout_setting
 
-from nitpicker.query.report.issues_sheet import PRIORITY_COLOURS
+from nitpicker.query.report_rows.issues_sheet import PRIORITY_COLOURS
 from nitpicker.report import ReportError
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from requests import Response
 
-    from nitpicker.query.report import Chunk, Mark, SheetSpec, Value
+    from nitpicker.query.report_rows import Chunk, Mark, SheetSpec, Value
     from nitpicker.report import ReportSource
 
 __all__ = ["API_URL_VARIABLE", "GOOGLE_API", "IN_FLIGHT", "IN_FLIGHT_VARIABLE",

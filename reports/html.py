@@ -22,15 +22,14 @@ from nitpicker_reports.html_audit import AUDIT_STYLE, write_issues, write_summar
 from nitpicker_reports.html_tables import Beside, anchor, write_table
 from nitpicker_reports.html_tables import table_cell as _table_cell
 
-from nitpicker.query import crawl_info
-from nitpicker.query.report import charts
+from nitpicker.query import charts, crawl_info
 from nitpicker.report.html_page import STYLE as PAGE_STYLE
 from nitpicker.report.svg import bar_chart
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from nitpicker.query.report import Cell, Sheet, Value
+    from nitpicker.query.report_rows import Cell, Sheet, Value
     from nitpicker.report import ReportSource
 
 __all__ = ["CHART_IDS", "STYLE", "HtmlReporter", "table_cell"]
@@ -115,7 +114,7 @@ def _head(out: TextIO, source: ReportSource, tables: list[Sheet], issues: bool) 
 def _charts(out: TextIO, source: ReportSource) -> None:
     conn, listed = source.conn, source.listed
     figures = (
-        ("chart-status", "Status codes (recorded URLs)",
+        ("chart-status", "Status codes (pages)",
          charts.status_distribution(conn, listed=listed), ""),
         ("chart-depth", "In-scope pages by depth", charts.pages_by_depth(conn, listed=listed),
          ""),

@@ -21,7 +21,11 @@ from nitpicker_reports.csv_folder import neutralised
 from nitpicker.query import crawl_info
 from nitpicker.query.checks import PRIORITIES
 from nitpicker.query.issues import issue_urls, issues_overview
-from nitpicker.query.report.issues_sheet import FINDINGS_HEADERS, PRIORITY_COLOURS, findings_rows
+from nitpicker.query.report_rows.issues_sheet import (
+    FINDINGS_HEADERS,
+    PRIORITY_COLOURS,
+    findings_rows,
+)
 from nitpicker.query.scores import WEIGHTS, scores_of
 from nitpicker.query.summary import summary
 
@@ -30,7 +34,7 @@ if TYPE_CHECKING:
 
     from nitpicker_reports.html_tables import Beside
 
-    from nitpicker.query.report import Value
+    from nitpicker.query.report_rows import Value
     from nitpicker.query.scores import CategoryScore
     from nitpicker.report import ReportSource
 

@@ -24,7 +24,7 @@ from nitpicker.report.html_page import table_cell as page_cell
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from nitpicker.query.report import Cell, Sheet
+    from nitpicker.query.report_rows import Cell, Sheet
     from nitpicker.report import ReportSource
 
 __all__ = ["NOTE_LINES", "TABLE_BYTES", "TABLE_ROWS", "Beside", "anchor", "capped_note",

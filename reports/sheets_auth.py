@@ -22,6 +22,8 @@ import sys
 import webbrowser
 from typing import TYPE_CHECKING, Any, Final
 
+from nitpicker.errors import UserError
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
@@ -37,7 +39,7 @@ SIGN_IN_TIMEOUT: Final = 300
 """Seconds the one-shot local server waits for the browser to come back from the consent."""
 
 
-class AuthError(Exception):
+class AuthError(UserError):
     """The credentials cannot be had: one line naming the fix."""
 
 

@@ -9,7 +9,7 @@ with the same header.
 A workbook to hand over (issue 26): every worksheet has its header row frozen (at least) and an
 autofilter over its rows; its column widths are set from the header and the first rows
 (:func:`column_widths`); the spec's URL columns are links; the Issues sheet's priorities are
-coloured (:data:`~nitpicker.query.report.issues_sheet.PRIORITY_COLOURS`).
+coloured (:data:`~nitpicker.query.report_rows.issues_sheet.PRIORITY_COLOURS`).
 
 Two decisions keep it streamed (XlsxWriter holds every ``write_url`` hyperlink and every cell
 comment in memory until the workbook closes, and Excel caps a worksheet at 65,530 hyperlinks):
@@ -35,7 +35,7 @@ import xlsxwriter
 from xlsxwriter.utility import xl_rowcol_to_cell
 from xlsxwriter.worksheet import CellFormulaTuple, Worksheet
 
-from nitpicker.query.report.issues_sheet import PRIORITY_COLOURS
+from nitpicker.query.report_rows.issues_sheet import PRIORITY_COLOURS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from xlsxwriter.format import Format
 
-    from nitpicker.query.report import Chunk, SheetSpec, Value
+    from nitpicker.query.report_rows import Chunk, SheetSpec, Value
     from nitpicker.report import ReportSource
 
 __all__ = ["ERROR_BACKGROUND", "NOTES", "ReportWorksheet", "XlsxReporter", "column_widths",
@@ -113,7 +113,7 @@ def _abandon(workbook: xlsxwriter.Workbook) -> None:
 
 
 def _notes_spec() -> SheetSpec:
-    from nitpicker.query.report import SheetSpec
+    from nitpicker.query.report_rows import SheetSpec
 
     return SheetSpec(NOTES, NOTES_HEADERS, freeze_rows=1)
 

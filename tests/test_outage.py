@@ -31,7 +31,7 @@ from twisted.internet.defer import Deferred
 from twisted.web._newclient import ResponseNeverReceived
 
 from fixtures.site import WIDE_MAX, FixtureSite
-from nitpicker.crawl.errors import is_connection_failure
+from nitpicker.crawl.fetch_errors import is_connection_failure
 from nitpicker.crawl.meta import META_DEPTH, META_FRONTIER_ID, META_MODE, META_OUTAGE_PROBE
 from nitpicker.default_settings import from_environment
 from nitpicker.middlewares import outage as outage_module

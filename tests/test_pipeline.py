@@ -10,7 +10,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from nitpicker.crawl.failure import RunFailure
+from nitpicker.crawl.run_failure import RunFailure
 from nitpicker.crawl.sitemaps import SitemapItem
 from nitpicker.items import FollowMode, LinkRecord, PageItem
 from nitpicker.pipelines import ArchivePipeline

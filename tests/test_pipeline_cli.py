@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from nitpicker.cli import app
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.pipeline import STEPS, final_exit
-from nitpicker.query.report import SHEET_NAMES
+from nitpicker.query.report_rows import SHEET_NAMES
 from nitpicker.render.chromium import find_chromium
 from tests.fake_plugins import register
 from tests.helpers import ROOT, SHEET_URL, count, recorded, run

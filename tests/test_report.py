@@ -1,4 +1,4 @@
-"""``nitpicker report`` and the report's row builders (nitpicker.query.report) over a crawl of
+"""``nitpicker report`` and the report's row builders (nitpicker.query.report_rows) over a crawl of
 the fixture site: the ten sheets and their headers, the cell rules, the XLSX read back with
 openpyxl, the CSV folder, the HTML opened in headless Chromium, and the bad-input rules."""
 
@@ -17,9 +17,9 @@ import pytest
 import pytest_twisted
 
 from nitpicker.archive.schema import migrate
-from nitpicker.query import open_archive
-from nitpicker.query.report import SHEET_NAMES, SHEETS, Cell, Chunk, charts, select_sheets
-from nitpicker.query.report.page_list import (
+from nitpicker.query import charts, open_archive
+from nitpicker.query.report_rows import SHEET_NAMES, SHEETS, Cell, Chunk, select_sheets
+from nitpicker.query.report_rows.page_list import (
     HEADERS,
     is_bad_link,
     parent_index_url,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from fixtures.site import FixtureSite
-    from nitpicker.query.report import SheetSpec
+    from nitpicker.query.report_rows import SheetSpec
 
 @pytest_twisted.async_fixture(scope="module")
 async def archive_path(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -220,7 +220,7 @@ def test_split_url_is_urlsplit(url: str) -> None:
     through the plain-URL shortcut or not."""
     from urllib.parse import urlsplit
 
-    from nitpicker.query.report.page_list import split_url
+    from nitpicker.query.report_rows.page_list import split_url
 
     expected = urlsplit(url)
     parts, hostname = split_url(url)
@@ -319,7 +319,7 @@ def test_links_referrers_note_lines(archive_path: Path, tmp_path: Path, extra: i
     ([f"u{n}" for n in range(120)], 120),  # more lines than a note shows: cut as note_of cuts
 ])
 def test_joined_note_is_note_of_the_lines(lines: list[str], total: int) -> None:
-    from nitpicker.query.report.cells import joined_note, note_of
+    from nitpicker.query.report_rows.cells import joined_note, note_of
 
     joined = "\n".join(lines) if lines else None
     assert joined_note(joined, total) == note_of(lines, total)
@@ -333,7 +333,7 @@ def test_joined_note_is_note_of_the_lines(lines: list[str], total: int) -> None:
 ])
 def test_merged_headers_join_a_repeated_name(pairs: list[list[str]],
                                              merged: dict[str, str]) -> None:
-    from nitpicker.query.report.links import merged_headers
+    from nitpicker.query.report_rows.links import merged_headers
 
     result = merged_headers(pairs)
     assert result == merged and list(result) == list(merged)
@@ -345,7 +345,7 @@ def test_merged_headers_join_a_repeated_name(pairs: list[list[str]],
     {"x-nul\x00": "a NUL \x00 inside, escaped as JSON does", "x-two": "second"},
 ])
 def test_pretty_headers_is_json_dumps_indented(headers: dict[str, str]) -> None:
-    from nitpicker.query.report.links import pretty_headers
+    from nitpicker.query.report_rows.links import pretty_headers
 
     assert pretty_headers(headers) == json.dumps(headers, indent=2, ensure_ascii=False)
 

@@ -20,8 +20,8 @@ import pytest
 from fixtures.report_archive import build_report_archive
 from nitpicker.archive.schema import migrate
 from nitpicker.query import open_archive
-from nitpicker.query.report import SHEET_NAMES, select_sheets
-from nitpicker.query.report.issues_sheet import FINDINGS_HEADERS, PRIORITY_COLOURS
+from nitpicker.query.report_rows import SHEET_NAMES, select_sheets
+from nitpicker.query.report_rows.issues_sheet import FINDINGS_HEADERS, PRIORITY_COLOURS
 from nitpicker.query.scores import category_scores, score_of
 from nitpicker.query.summary import summary
 from nitpicker.report import ReportError, ReportSource, write_report

@@ -28,10 +28,10 @@ import pytest_twisted
 from nitpicker_reports.csv_folder import file_name
 
 from nitpicker.query import open_archive
-from nitpicker.query.report import SHEET_NAMES, select_sheets
+from nitpicker.query.report_rows import SHEET_NAMES, select_sheets
 from tests import nonfinite_plugin
 from tests.helpers import ROOT, count, crawl, run
-from tests.test_viewer import Viewer
+from tests.viewer_process import Viewer
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
@@ -414,7 +414,7 @@ def test_urls_keeps_the_rows_of_the_listed_pages(formulas_path: Path, tmp_path: 
     section = re.search(r'<section id="sheet-page-list">.*?</section>', text, re.DOTALL)
     assert section and section.group(0).count("<tr>") == 1 + len(listed)
     assert all(f'<a href="{url}">{url}</a>' in section.group(0) for url in listed)
-    chart = re.search(r'<figure><figcaption>Status codes \(recorded URLs\)</figcaption>.*?'
+    chart = re.search(r'<figure><figcaption>Status codes \(pages\)</figcaption>.*?'
                       r'</figure>', text, re.DOTALL)
     assert chart and re.findall(r">(\d+)</text>", chart.group(0)) == ["200", "2"]  # not 6
 

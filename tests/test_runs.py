@@ -14,7 +14,12 @@ import pytest_twisted
 
 from fixtures.site import FixtureSite
 from nitpicker.archive.schema import migrate
-from nitpicker.crawl.failure import ERROR_CODES, RunFailure, classify_exception, outcome_of_close
+from nitpicker.crawl.run_failure import (
+    ERROR_CODES,
+    RunFailure,
+    classify_exception,
+    outcome_of_close,
+)
 from tests.helpers import crawl, kill_after
 
 ROOT = Path(__file__).resolve().parent.parent

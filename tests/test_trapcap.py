@@ -398,7 +398,9 @@ def test_the_crawl_reads_the_archive_through_its_writer_not_the_query_library() 
                      package / "crawl" / "scheduler.py", package / "pipelines.py",
                      *(package / "middlewares").glob("*.py"),
                      *(package / "archive" / f"{name}.py" for name in writer_parts)]
-    imports_query = re.compile(r"^\s*(from|import) nitpicker\.query\b", re.MULTILINE)
+    # the one opener (query/connection.py) checks the file before the writer locks it: no read
+    imports_query = re.compile(r"^\s*(from|import) nitpicker\.query\b(?!\.connection\b)",
+                               re.MULTILINE)
     readers = [path.relative_to(package).as_posix() for path in crawl_modules
                if imports_query.search(path.read_text(encoding="utf-8"))]
     assert readers == []

@@ -27,12 +27,26 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from nitpicker.errors import UserError
+
 # The records a plugin reads and gives back live below the archive, which stores them; they are
 # part of this contract, and imported from here by plugins.
-from nitpicker.findings import Findings, PageUrl, PageValue, Snapshot, Violation
+from nitpicker.findings import (
+    NEEDS_REVIEW,
+    STATUSES,
+    VIOLATION,
+    Findings,
+    PageUrl,
+    PageValue,
+    Snapshot,
+    Violation,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "NEEDS_REVIEW",
+    "STATUSES",
+    "VIOLATION",
     "AnalyzePlugin",
     "Findings",
     "PageUrl",
@@ -46,7 +60,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "nitpicker.analyze"
 
 
-class PluginSetupError(Exception):
+class PluginSetupError(UserError):
     """What the user must fix before a plugin can run: a setting's type or value (``setting``
     names it), or a tool that is not installed (the message says how to install it).
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from nitpicker.errors import UserError
+
 __all__ = ["PID_MAX", "ArchiveLock", "ArchiveLockError", "LockHolder", "pid_alive", "valid_pid"]
 
 PID_MAX: Final = 2**31 - 1
@@ -29,7 +31,7 @@ _NOUNS: Final = {"crawl": "a running crawl", "analyze": "a running analysis"}
 """How the command that holds a lock is named in a message."""
 
 
-class ArchiveLockError(Exception):
+class ArchiveLockError(UserError):
     """Another live process holds the archive."""
 
     def __init__(self, lock_path: Path, holder_pid: int | None) -> None:

@@ -31,20 +31,17 @@ from typing import Final
 from nitpicker.archive.check_store import record_checks
 from nitpicker.archive.connection import connect
 from nitpicker.archive.lock import ArchiveLock
-from nitpicker.archive.schema import (
-    MIGRATIONS,
-    SchemaError,
-    applied_migrations,
-    check_archive,
-    migrate,
-)
+from nitpicker.archive.schema import SchemaError, check_complete, migrate
+from nitpicker.archive.template_store import record_templates
+from nitpicker.errors import UserError
+from nitpicker.query.connection import ArchiveOpenError, open_archive, read_only_uri
 
-__all__ = ["MERGED_TABLES", "MergeError", "MergeResult", "merge_shards"]
+__all__ = ["MERGED_TABLES", "MergeError", "MergeResult", "merge_shards", "unknown_table"]
 
 logger = logging.getLogger(__name__)
 
 
-class MergeError(Exception):
+class MergeError(UserError):
     """The shards cannot be merged; the message (one line) names them."""
 
 
@@ -70,16 +67,21 @@ _RANK: Final = (
 )
 """2 recorded, 1 marked (scraped without a fetch), 0 stub."""
 
+_ORIGIN_FLAGS: Final = ('"in_sitemap"', '"in_inventory"')
+"""Where a page's URL came from besides links: set when any shard set it."""
+
 MERGED_TABLES: Final = frozenset({
     "migrations", "info", "pages", "response_headers", "anchors", "images", "resources",
     "resource_referrers", "resource_headers", "snapshots", "runs", "frontier", "trap_events",
     "console_messages", "page_console_messages", "json_ld_blocks", "json_ld_types",
     "analysis_runs", "analyzed_pages", "page_values", "violations", "plugin_errors", "outages",
-    "inventory_runs", "check_runs", "check_findings",
+    "inventory_runs", "check_runs", "check_findings", "templates", "page_templates",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
-checks' two are made afresh too: the checks run over the merged archive). A table added to
-the schema and not here makes the merge refuse: it would be dropped silently."""
+checks' two are made afresh too: the checks run over the merged archive; the template clusters,
+``templates`` and ``page_templates``, are derived: computed afresh over the merged snapshots,
+:func:`~nitpicker.archive.template_store.record_templates`). A table added to the schema and
+not here makes the merge refuse: it would be dropped silently."""
 
 _REPOINT_ROUNDS: Final = 32
 
@@ -138,15 +140,11 @@ def _shard_info(shard: Path) -> tuple[list[str], dict[str, object]]:
         raise MergeError(f"{shard}: still being written (PID {holder}): merge it once its "
                          "worker has ended")
     try:
-        conn = sqlite3.connect(f"{shard.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise MergeError(f"{shard}: cannot open ({exc})") from exc
+        conn = open_archive(shard)
+    except ArchiveOpenError as exc:
+        raise MergeError(str(exc)) from exc
     try:
-        check_archive(conn)
-        applied = set(applied_migrations(conn))
-        missing = [name for name, _ in MIGRATIONS if name not in applied]
-        if missing:
-            raise MergeError(f"{shard}: written by an older nitpicker (schema lacks {missing[0]})")
+        check_complete(conn)
         roots, config = conn.execute("SELECT roots, config FROM info WHERE id = 1").fetchone()
     except SchemaError as exc:
         raise MergeError(f"{shard}: {exc}") from exc
@@ -165,6 +163,15 @@ def _shard_info(shard: Path) -> tuple[list[str], dict[str, object]]:
     return [str(root) for root in root_list], options
 
 
+def unknown_table(conn: sqlite3.Connection) -> str | None:
+    """The first table of ``conn``'s schema that the row copying does not know (a migration
+    added it and :data:`MERGED_TABLES` was not told), or ``None``."""
+    tables = {row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+    unknown = sorted(tables - MERGED_TABLES)
+    return unknown[0] if unknown else None
+
+
 def _columns(conn: sqlite3.Connection, table: str, *, skip: tuple[str, ...] = ()) -> list[str]:
     """The merged archive's columns of ``table`` (identifiers from this version's schema)."""
     return [f'"{row[1]}"' for row in conn.execute(f"PRAGMA main.table_info({table})")
@@ -177,12 +184,10 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
     result = MergeResult()
     try:
         migrate(conn)
-        tables = {row[0] for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
-        unknown = sorted(tables - MERGED_TABLES)
-        if unknown:
-            raise MergeError(f"the merge does not know the table {unknown[0]!r} of this schema")
-        conn.execute("ATTACH DATABASE ? AS s", (f"{shards[0].resolve().as_uri()}?mode=ro",))
+        unknown = unknown_table(conn)
+        if unknown is not None:
+            raise MergeError(f"the merge does not know the table {unknown!r} of this schema")
+        conn.execute("ATTACH DATABASE ? AS s", (read_only_uri(shards[0]),))
         conn.execute("INSERT INTO main.info SELECT * FROM s.info")
         conn.execute("UPDATE main.info SET roots = ?, config = json_set(config, '$.roots', json(?))",
                      (json.dumps(roots), json.dumps(roots)))
@@ -199,6 +204,7 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
                 + " (--keep-first keeps the first shard's copy)")
         _repoint_redirects(conn)
         record_checks(conn)  # a shard's findings judged its part of the site only
+        record_templates(conn)  # derived from the snapshots: the shards' ids are gone
         result.pages = int(conn.execute("SELECT count(*) FROM pages").fetchone()[0])
         result.recorded = int(conn.execute(
             f"SELECT count(*) FROM pages WHERE {_RANK.format(t='pages')} = 2").fetchone()[0])
@@ -210,7 +216,7 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
 def _merge_one(conn: sqlite3.Connection, shard: Path, result: MergeResult, *,
                keep_first: bool) -> None:
     """Copy one shard into the merged archive (one transaction)."""
-    conn.execute("ATTACH DATABASE ? AS s", (f"{shard.resolve().as_uri()}?mode=ro",))
+    conn.execute("ATTACH DATABASE ? AS s", (read_only_uri(shard),))
     try:
         conn.execute("BEGIN")
         _merge_pages(conn, shard, result)
@@ -244,11 +250,15 @@ def _merge_pages(conn: sqlite3.Connection, shard: Path, result: MergeResult) -> 
         f"INSERT INTO main.pages(url, {listed}) SELECT p.url, {', '.join('p.' + c for c in columns)}"
         " FROM s.pages AS p JOIN temp.taken AS t ON t.old = p.id"
         " WHERE NOT EXISTS (SELECT 1 FROM main.pages AS m WHERE m.url = p.url) ORDER BY p.id")
+    # a page's origins add up: listed in a sitemap (or an inventory) by the shard it came
+    # from or by one merged before, whichever recorded it
+    taken = ", ".join(f"max(p.{c}, pages.{c})" if c in _ORIGIN_FLAGS else f"p.{c}"
+                      for c in columns)
     conn.execute(
-        f"UPDATE main.pages SET ({listed}) = (SELECT {', '.join('p.' + c for c in columns)}"
+        f"UPDATE main.pages SET ({listed}) = (SELECT {taken}"
         " FROM s.pages AS p WHERE p.url = pages.url)"
         " WHERE url IN (SELECT url FROM temp.taken)")
-    for flag in ("in_sitemap", "in_inventory"):
+    for flag in _ORIGIN_FLAGS:
         conn.execute(f"UPDATE main.pages SET {flag} = 1 WHERE {flag} = 0 AND url IN"
                      f" (SELECT url FROM s.pages WHERE {flag} = 1)")
     conn.execute("CREATE TEMP TABLE idmap(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")

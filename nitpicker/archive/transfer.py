@@ -28,10 +28,13 @@ from nitpicker import __version__
 from nitpicker.archive import merge
 from nitpicker.archive.connection import connect, now
 from nitpicker.archive.lock import ArchiveLock
-from nitpicker.archive.schema import MIGRATIONS, applied_migrations, migrate
+from nitpicker.archive.schema import SchemaError, check_complete, migrate
+from nitpicker.archive.template_store import record_templates
+from nitpicker.errors import UserError
 from nitpicker.policy.scope import Scope
 from nitpicker.policy.urls import parse_url
 from nitpicker.query import ArchiveOpenError, crawl_info, latest_run, open_archive
+from nitpicker.query.connection import read_only_uri
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -53,7 +56,7 @@ _TEMP_TABLES = ("incoming", "taken", "idmap", "resource_had_headers")
 """The temporary tables of one source's pass (``resource_had_headers`` is the merge's)."""
 
 
-class TransferError(Exception):
+class TransferError(UserError):
     """The archives cannot be combined or split; the message (one line) says why."""
 
 
@@ -81,13 +84,11 @@ def read_source(path: Path) -> Source:
     except ArchiveOpenError as exc:
         raise TransferError(str(exc)) from exc
     try:
-        applied = set(applied_migrations(conn))
-        missing = [name for name, _ in MIGRATIONS if name not in applied]
-        if missing:
-            raise TransferError(f"{path}: written by an older nitpicker (schema lacks "
-                                f"{missing[0]})")
+        check_complete(conn)
         info = crawl_info(conn)
         run = latest_run(conn)
+    except SchemaError as exc:
+        raise TransferError(f"{path}: {exc}") from exc
     except (sqlite3.DatabaseError, LookupError) as exc:
         raise TransferError(f"{path}: not a nitpicker archive ({exc})") from exc
     finally:
@@ -135,6 +136,7 @@ def write_archive(output: Path, build: Callable[[sqlite3.Connection], None]) -> 
             migrate(conn)
             _check_tables(conn)
             build(conn)
+            record_templates(conn)  # derived from the snapshots copied: computed afresh
         finally:
             conn.close()
         merge._finish(partial)
@@ -153,11 +155,9 @@ def write_archive(output: Path, build: Callable[[sqlite3.Connection], None]) -> 
 
 
 def _check_tables(conn: sqlite3.Connection) -> None:
-    tables = {row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
-    unknown = sorted(tables - merge.MERGED_TABLES)
-    if unknown:
-        raise TransferError(f"the copy does not know the table {unknown[0]!r} of this schema")
+    unknown = merge.unknown_table(conn)
+    if unknown is not None:
+        raise TransferError(f"the copy does not know the table {unknown!r} of this schema")
 
 
 def write_info(conn: sqlite3.Connection, output: Path, roots: list[str],
@@ -175,7 +175,7 @@ def write_info(conn: sqlite3.Connection, output: Path, roots: list[str],
 def attached(conn: sqlite3.Connection, source: Path) -> Iterator[None]:
     """``source`` attached read-only as ``s`` for one pass in one transaction; the pass's
     temporary tables dropped after it, committed or not."""
-    conn.execute("ATTACH DATABASE ? AS s", (f"{source.resolve().as_uri()}?mode=ro",))
+    conn.execute("ATTACH DATABASE ? AS s", (read_only_uri(source),))
     try:
         conn.execute("BEGIN")
         yield

@@ -36,7 +36,9 @@ from nitpicker.archive.frontier_store import FrontierStore
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.page_recorder import PageRecorder
 from nitpicker.archive.run_log import RunLog
-from nitpicker.archive.schema import SchemaError, check_archive, migrate
+from nitpicker.archive.schema import SchemaError, migrate
+from nitpicker.errors import UserError
+from nitpicker.query.connection import ArchiveOpenError, open_archive
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,10 +53,9 @@ _INBOUND_INDEX = "anchors_href_page"
 _CREATE_INBOUND_INDEX = f"CREATE INDEX IF NOT EXISTS {_INBOUND_INDEX} ON anchors(href_id, page_id)"
 _DEFER_FACTOR = 5
 """Defer the inbound-link index when the run may add a fifth or more of the pages there are."""
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-class ArchiveError(Exception):
+class ArchiveError(UserError):
     """The archive cannot be created or opened for writing; the message says why."""
 
 
@@ -378,22 +379,10 @@ class ArchiveWriter:
 def check_archive_file(path: Path) -> None:
     """Raise ``ArchiveError`` unless ``path`` is an archive this version can write.
 
-    Read only: the file is opened read-only for :func:`check_archive`, the check ``query``
-    makes too, and nothing is written to it.
+    The check every reader's opening makes (:func:`~nitpicker.query.connection.open_archive`:
+    read only, nothing is written), made before a writer takes the lock.
     """
-    if not path.exists():
-        raise ArchiveError(f"Archive not found: {path}")
-    if not path.is_file():
-        raise ArchiveError(f"Not an archive file: {path}")
-    with path.open("rb") as handle:
-        if handle.read(16) != _SQLITE_MAGIC:
-            raise ArchiveError(f"Not a nitpicker archive: {path}")
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        check_archive(conn)
-    except SchemaError as exc:
-        raise ArchiveError(f"{path}: {exc}") from exc
-    except sqlite3.DatabaseError as exc:
-        raise ArchiveError(f"{path}: corrupt archive ({exc})") from exc
-    finally:
-        conn.close()
+        open_archive(path).close()
+    except ArchiveOpenError as exc:
+        raise ArchiveError(str(exc)) from exc

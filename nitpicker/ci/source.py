@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING
 
+from nitpicker.errors import UserError
 from nitpicker.query.checks import PRIORITIES
 from nitpicker.query.connection import open_archive
 from nitpicker.query.findings import (
@@ -41,7 +42,7 @@ __all__ = ["Entry", "ExportSource", "Summary", "UncheckedArchiveError", "open_so
            "unchecked"]
 
 
-class UncheckedArchiveError(Exception):
+class UncheckedArchiveError(UserError):
     """The archive has no findings to read: the site checks never ran on it."""
 
 

@@ -34,6 +34,8 @@ from json.scanner import py_make_scanner  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
+from nitpicker.errors import UserError
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -53,7 +55,7 @@ _KEYS: Final = ("fingerprint", "rule", "url", "message", "reason", "expires")
 _TOP_KEYS: Final = ("version", "archive", "created_at", "suppressions")
 
 
-class SuppressionsError(ValueError):
+class SuppressionsError(UserError, ValueError):
     """A suppressions file that cannot be used: its message names the file and the line."""
 
 

@@ -1,8 +1,10 @@
 """The ``nitpicker`` command line: one module per command.
 
 Each command module owns a Typer app (``nitpicker.cli.crawl.app``, ``….analyze.app``,
-``….query.app``, ``….mcp.app``); this module adds them to the root app, whose group (:class:`NitpickerGroup`)
-turns every usage error into one ``Error:`` line.
+``….query.app``, ``….mcp.app``); this module adds them to the root app, whose group
+(:class:`NitpickerGroup`) turns every usage error, and every :class:`~nitpicker.errors.UserError`
+a command raises, into one ``Error:`` line and exit 1: a command lets its bad input's error
+rise, and says it in its own words only where it adds something (``--baseline: …``).
 
 Ctrl-C before a crawl has started (while the command's modules import, the options are checked
 or Scrapy sets up) is one line and exit 130, the shell's code for SIGINT: nothing was written
@@ -50,6 +52,7 @@ except KeyboardInterrupt:
     interrupted()
 
 from nitpicker import __version__
+from nitpicker.errors import UserError
 
 
 def usage_error_message(exc: typer.TyperException) -> str:
@@ -72,7 +75,9 @@ def usage_error_message(exc: typer.TyperException) -> str:
 class NitpickerGroup(TyperGroup):
     """Every usage error (an unknown option, a value that is not a number, a missing
     argument) is one ``Error:`` line and exit 1, like any other bad input — not Typer's usage
-    box and exit 2."""
+    box and exit 2; so is every :class:`~nitpicker.errors.UserError` out of a command (the one
+    place that prints them: no traceback, whatever ``--verbose`` says, for a user's error is
+    no bug)."""
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
@@ -87,6 +92,9 @@ class NitpickerGroup(TyperGroup):
             if type(exc).__name__ == "NoArgsIsHelpError":  # the help is printed; as Typer tells it
                 _exit(1)
             print(f"Error: {usage_error_message(exc)}", file=sys.stderr)
+            _exit(1)
+        except UserError as exc:  # a command's bad input: a missing file, a bad option, …
+            print(f"Error: {exc}", file=sys.stderr)
             _exit(1)
         except typer.Abort:
             print("Aborted!", file=sys.stderr)

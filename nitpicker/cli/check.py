@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nitpicker.archive.check_store import CheckStore
-from nitpicker.archive.lock import ArchiveLockError
-from nitpicker.archive.writer import ArchiveError
 from nitpicker.ci.source import UncheckedArchiveError
 from nitpicker.cli.export_output import load_suppressions
 from nitpicker.cli.gate import GateCount, gate_findings, parse_fail_on, print_gate
@@ -64,8 +62,6 @@ def check(
     gate = _gate(fail_on, suppressions)
     try:
         store = CheckStore.open(file)
-    except (ArchiveError, ArchiveLockError) as exc:
-        fail(str(exc))
     except sqlite3.DatabaseError as exc:  # a read-only file, a full disk
         fail(f"{file}: cannot write the findings ({exc})")
     signal.signal(signal.SIGTERM, _stop_on_sigterm)

@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 
 from nitpicker.archive.concat import concat_archives
-from nitpicker.archive.transfer import TransferError
-from nitpicker.cli.output import archive_output, fail, outside_note
+from nitpicker.cli.output import archive_output, outside_note
 
 __all__ = ["app", "concat"]
 
@@ -31,10 +30,7 @@ def concat(
     Example: nitpicker concat blog.nitpicker docs.nitpicker -o site
     """
     output = archive_output(output)
-    try:
-        result = concat_archives(archives, output)
-    except TransferError as exc:
-        fail(str(exc))
+    result = concat_archives(archives, output)
     if result.outside:
         print(outside_note(result.outside, output, result.append_root), file=sys.stderr)
     print(f"{output}: {len(archives)} archive(s), {len(result.roots)} root(s), {result.pages} "

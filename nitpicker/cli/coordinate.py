@@ -70,7 +70,7 @@ def coordinate(config: CrawlConfig, url: str, *, shards: list[Path], output: Pat
         fail(str(exc))
     if shards and output is not None:
         from nitpicker.archive.lock import ArchiveLock
-        from nitpicker.archive.merge import MergeError, merge_shards
+        from nitpicker.archive.merge import merge_shards
 
         deadline = time.monotonic() + SHARD_WAIT_SECONDS
         while time.monotonic() < deadline and any(
@@ -78,10 +78,7 @@ def coordinate(config: CrawlConfig, url: str, *, shards: list[Path], output: Pat
                 for shard in shards):
             time.sleep(poll)  # the last workers are still closing their shards
 
-        try:
-            result = merge_shards(shards, output)
-        except MergeError as exc:
-            fail(str(exc))
+        result = merge_shards(shards, output)
         if not silent:
             print(f"{output}: {len(shards)} shard(s), {result.pages} page rows, "
                   f"{result.recorded} recorded", file=sys.stderr)

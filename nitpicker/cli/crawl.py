@@ -39,7 +39,7 @@ from nitpicker.crawl.config import ConfigError, CrawlConfig
 from nitpicker.crawl.modes import chosen_mode, given_flags, modes_help, refusal, refusal_of
 from nitpicker.query import ArchiveOpenError, DiffInputError
 
-__all__ = ["INPUT_ERRORS", "CrawlFlags", "app", "check_ready", "crawl", "crawl_outcome",
+__all__ = ["CrawlFlags", "app", "check_ready", "crawl", "crawl_outcome",
            "exit_code", "new_crawl_config"]
 
 app = typer.Typer()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from nitpicker.archive import ArchiveLock, ArchiveLockError, check_archive_file
+from nitpicker.archive import ArchiveLock, check_archive_file
 from nitpicker.cli.crawl_compare import check_baseline
 from nitpicker.cli.crawl_flags import build_config
 from nitpicker.cli.crawl_ready import INPUT_ERRORS, check_ready, exit_code
@@ -34,7 +34,7 @@ def crawl_append(path: Path, options: GivenOptions, flags: CrawlFlags, *, verbos
     discarded: an append that finds the archive held changes nothing.
     """
     from nitpicker.cli.runner import run_crawl
-    from nitpicker.crawl.append import AppendError, ArchiveBackup
+    from nitpicker.crawl.append import ArchiveBackup
 
     try:
         path = path.expanduser().resolve()
@@ -46,17 +46,11 @@ def crawl_append(path: Path, options: GivenOptions, flags: CrawlFlags, *, verbos
     except (*INPUT_ERRORS, ValueError) as exc:
         fail(str(exc))
     lock = ArchiveLock(path)
-    try:
-        lock.acquire()
-    except ArchiveLockError as exc:
-        fail(str(exc))
+    lock.acquire()
     try:
         backup = ArchiveBackup(path, lock)
         try:
-            try:
-                backup.take()
-            except AppendError as exc:
-                fail(str(exc))
+            backup.take()
             result = run_crawl(config, verbose=verbose, silent=silent, lock=lock)
         except KeyboardInterrupt:  # before the crawl started: the archive is as it was
             backup.discard()
@@ -67,10 +61,7 @@ def crawl_append(path: Path, options: GivenOptions, flags: CrawlFlags, *, verbos
             if run_failure else None
         )
         if problem is not None:
-            try:
-                backup.restore(problem)
-            except AppendError as exc:
-                fail(str(exc))
+            backup.restore(problem)
             fail(f"append failed, the archive was restored as it was: {problem}")
         backup.discard()
     finally:

@@ -18,7 +18,6 @@ from typing import IO, TYPE_CHECKING, Annotated, Any
 import typer
 
 from nitpicker.ci.export import EXPORT_FORMATS
-from nitpicker.ci.source import UncheckedArchiveError
 from nitpicker.cli.diff_format import findings_note, format_item, no_common_note
 from nitpicker.cli.diff_html import write_html
 from nitpicker.cli.export_output import check_output, export_findings, load_suppressions
@@ -31,10 +30,8 @@ from nitpicker.cli.gate import (
     print_gate,
 )
 from nitpicker.cli.output import fail, replaced_text_file
-from nitpicker.query.connection import ArchiveOpenError
 from nitpicker.query.diff import (
     CATEGORIES,
-    DiffInputError,
     UrlMap,
     compare_archives,
 )
@@ -188,16 +185,13 @@ def diff(
         mapping = UrlMap.parse(url_map) if url_map is not None else None
         check_output(output, [old, new], "an archive compared")
         comparison = compare_archives(old, new, url_map=mapping)
-    except (ValueError, ArchiveOpenError, DiffInputError) as exc:
+    except ValueError as exc:
         fail(str(exc), verbose_detail=traceback.format_exc() if verbose else None)
     check = GateCount(gates, load_suppressions(suppressions) if (
         gates or format_ in EXPORT_FORMATS) else None)
     with comparison:
-        try:
-            if check.absolute:
-                check_gateable(new)
-        except (ArchiveOpenError, UncheckedArchiveError) as exc:
-            fail(str(exc))
+        if check.absolute:
+            check_gateable(new)  # a UserError: the group's one line
         note = no_common_note(comparison)
         if note and (format_ != "text" or output is not None):
             print(f"Note: {note}", file=sys.stderr)
@@ -211,10 +205,7 @@ def diff(
             _write_report(comparison, format_, output, _Tally(
                 limit if format_ == "text" else 0, check), limit, gated=bool(gates),
                 verbose=verbose)
-    try:
-        gate_findings(new, check)
-    except (ArchiveOpenError, UncheckedArchiveError) as exc:
-        fail(str(exc))
+    gate_findings(new, check)
     code = print_gate(check)
     if code:
         raise typer.Exit(code)

@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 
 from nitpicker.cli.diff_format import findings_note, no_common_note
 from nitpicker.query.diff import CATEGORIES
-from nitpicker.query.report import Cell
+from nitpicker.query.report_rows import Cell
 from nitpicker.report.html_page import STYLE, table_cell
 from nitpicker.report.svg import bar_chart
 

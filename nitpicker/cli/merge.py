@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from nitpicker.archive.merge import MergeError, merge_shards
+from nitpicker.archive.merge import merge_shards
 from nitpicker.cli.output import fail
 
 __all__ = ["app", "merge"]
@@ -37,8 +37,6 @@ def merge(
     path = _output_path(output, shards)
     try:
         result = merge_shards(shards, path, keep_first=keep_first)
-    except MergeError as exc:
-        fail(str(exc))
     except (OSError, sqlite3.OperationalError) as exc:  # a full disk, a read-only directory
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         fail(f"Cannot write the merged archive {path}: {detail}",

@@ -24,13 +24,13 @@ from nitpicker.cli.analyze import (
     plan_plugins,
     run_plugins,
 )
-from nitpicker.cli.crawl import INPUT_ERRORS, CrawlFlags, crawl_outcome, new_crawl_config
+from nitpicker.cli.crawl import CrawlFlags, crawl_outcome, new_crawl_config
 from nitpicker.cli.crawl_compare import baseline_gates, check_baseline, gate_after_crawl
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
 from nitpicker.cli.report import ReportFlags, ReportPlan, plan_report, write_planned
 from nitpicker.query import ArchiveOpenError, DiffInputError, latest_run, open_archive
-from nitpicker.report import ReportError, check_output
+from nitpicker.report import check_output
 
 __all__ = ["app", "final_exit", "pipeline"]
 
@@ -69,10 +69,7 @@ def pipeline(
     Example: nitpicker pipeline https://example.com/ --format html -o report.html
     """
     verbose = verbose and not silent
-    try:
-        config = new_crawl_config(ctx, crawl_flags, archive)
-    except INPUT_ERRORS as exc:
-        fail(str(exc))
+    config = new_crawl_config(ctx, crawl_flags, archive)
     path = Path(config.output)
     try:
         gates = baseline_gates(baseline, fail_on, suppressions)
@@ -142,10 +139,7 @@ def _plan_report(flags: ReportFlags, archive: Path) -> ReportPlan | None:
         if plan.path.resolve() in _archive_files(archive):
             fail(f"-o is the archive this pipeline writes: {plan.path} (the report needs "
                  "another path, or the archive another --archive)")
-        try:
-            check_output(plan.path, plan.reporter)
-        except ReportError as exc:
-            fail(str(exc))
+        check_output(plan.path, plan.reporter)
     return plan
 
 

@@ -1,6 +1,6 @@
 """``nitpicker report FILE --format xlsx|csv|html [-o PATH]``: the audit report as a local file.
 
-The Issues sheet (issue 26) and the nine sheets of SPEC §8.2 (:mod:`nitpicker.query.report`)
+The Issues sheet (issue 26) and the nine sheets of SPEC §8.2 (:mod:`nitpicker.query.report_rows`)
 written by the reporter of the format (:mod:`nitpicker.report`, the bundled ones in
 ``reports/``). The archive is opened read-only; an archive a crawl is still writing is refused. The output path is never
 overwritten, and a report that fails half-way is removed.
@@ -23,8 +23,8 @@ from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
 from nitpicker.cli.url_file import missing_warning, read_url_file
-from nitpicker.query import ArchiveOpenError, open_archive
-from nitpicker.query.report import SHEET_NAMES, list_pages, select_sheets
+from nitpicker.query import open_archive
+from nitpicker.query.report_rows import SHEET_NAMES, list_pages, select_sheets
 from nitpicker.report import (
     ReportError,
     ReportSource,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from rich.progress import Progress, TaskID
 
-    from nitpicker.query.report import Sheet
+    from nitpicker.query.report_rows import Sheet
     from nitpicker.report import Reporter, SpreadsheetReporter
 
 __all__ = ["ReportFlags", "ReportPlan", "app", "plan_report", "report", "write_planned"]
@@ -160,10 +160,7 @@ def plan_report(flags: ReportFlags, archive: Path, *, all_sheets: bool = False,
         if flags.format_ is not None or flags.output is not None:
             fail("--sheet writes to Google Sheets: leave out --format and --output")
         return _plan_sheets(flags.sheet_url, flags.credentials, sheets, flags.limit)
-    try:
-        reporter = load_reporter(flags.format_ or "xlsx")
-    except ReportError as exc:
-        fail(str(exc))
+    reporter = load_reporter(flags.format_ or "xlsx")
     path = flags.output if flags.output is not None else reporter.default_path(archive)
     return ReportPlan(sheets, flags.limit, reporter=reporter, path=path)
 
@@ -195,8 +192,6 @@ def _plan_sheets(url: str, credentials: Path, sheets: list[Sheet],
         spreadsheet = open_spreadsheet(url, credentials, waits)
     except ImportError as exc:
         fail(f"--sheet needs gspread and google-auth-oauthlib: pip install nitpicker ({exc})")
-    except ReportError as exc:
-        fail(str(exc))
     return ReportPlan(sheets, limit, spreadsheet=spreadsheet, waits=waits)
 
 
@@ -242,8 +237,6 @@ def _write_source(plan: ReportPlan, source: ReportSource, *, silent: bool, verbo
     assert plan.reporter is not None and plan.path is not None  # a local file's plan
     try:
         _write(plan.reporter, source, plan.path, silent)
-    except ReportError as exc:
-        fail(str(exc))
     except OSError as exc:
         fail(f"Cannot write the report to {plan.path}: {exc.strerror or exc}",
              verbose_detail=traceback.format_exc() if verbose else None)
@@ -253,10 +246,7 @@ def _open(file: Path) -> sqlite3.Connection:
     holder = ArchiveLock(file).live_holder_info()
     if holder is not None:
         fail(f"Archive is being written by {holder.describe()}: {file}; wait for it to finish")
-    try:
-        return open_archive(file)
-    except ArchiveOpenError as exc:
-        fail(str(exc))
+    return open_archive(file)
 
 
 def _to_sheets(plan: ReportPlan, source: ReportSource, silent: bool) -> None:

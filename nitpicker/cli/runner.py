@@ -14,7 +14,7 @@ from nitpicker.default_settings import from_environment
 if TYPE_CHECKING:
     from nitpicker.archive.lock import ArchiveLock
     from nitpicker.crawl.config import CrawlConfig
-    from nitpicker.crawl.failure import RunFailure
+    from nitpicker.crawl.run_failure import RunFailure
 
 __all__ = ["CrawlResult", "run_crawl"]
 

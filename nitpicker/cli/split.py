@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 
 from nitpicker.archive.split import split_archive
-from nitpicker.archive.transfer import TransferError
-from nitpicker.cli.output import archive_output, fail, outside_note
+from nitpicker.cli.output import archive_output, outside_note
 
 __all__ = ["app", "split"]
 
@@ -31,10 +30,7 @@ def split(
     Example: nitpicker split site.nitpicker https://example.com/blog/ -o blog
     """
     output = archive_output(output)
-    try:
-        result = split_archive(archive, scopes, output)
-    except TransferError as exc:
-        fail(str(exc))
+    result = split_archive(archive, scopes, output)
     if result.outside:
         print(outside_note(result.outside, output, result.append_root), file=sys.stderr)
     print(f"{output}: {len(result.roots)} scope(s), {result.kept} page rows kept, "

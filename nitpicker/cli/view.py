@@ -108,15 +108,12 @@ def view(
 
     Example: nitpicker view site.nitpicker --port 8000
     """
-    from nitpicker.query import ArchiveOpenError, get_summary, open_archive
+    from nitpicker.query import get_summary, open_archive
     from nitpicker.viewer import LOOPBACK_NAMES, OpenArchive, create_app
 
     archives: list[OpenArchive] = []
     for index, path in enumerate(files):
-        try:
-            conn = open_archive(path)
-        except ArchiveOpenError as exc:
-            fail(str(exc))
+        conn = open_archive(path)
         archives.append(OpenArchive(index, path, conn, get_summary(conn)["base_url"]))
     sock = _listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from nitpicker.archive.trap_counts import TrapCounts
 from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.runner import CrawlResult
-from nitpicker.crawl.failure import RunFailure
+from nitpicker.crawl.run_failure import RunFailure
 from nitpicker.crawl.session import CrawlCounters, CrawlSession
 from nitpicker.crawl.worker_role import DEFAULT_LEASE_SECONDS, LeaseBudget, WorkerRole
 

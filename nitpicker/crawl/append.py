@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nitpicker.crawl.config import ConfigError
+from nitpicker.errors import UserError
 from nitpicker.query import ArchiveOpenError, CrawlInfo, crawl_info, open_archive
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ LIST_MODE_RETRY_REFUSAL = (
 )
 
 
-class AppendError(Exception):
+class AppendError(UserError):
     """Appending failed; the message says whether the archive was restored."""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nitpicker import __version__
+from nitpicker.errors import UserError
 from nitpicker.messages import shown_integer
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern
 from nitpicker.policy.request_headers import (
@@ -48,7 +49,7 @@ __all__ = [
 ARCHIVE_SUFFIX = ".nitpicker"
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A crawl option is invalid or contradicts another; the message names them."""
 
 

@@ -28,7 +28,7 @@ from twisted.internet import task
 
 from nitpicker.archive.shared_frontier import SharedFrontierStore
 from nitpicker.archive.shared_writer import SharedArchiveWriter
-from nitpicker.crawl.failure import classify_exception
+from nitpicker.crawl.run_failure import classify_exception
 from nitpicker.crawl.scheduler import LEASE_BATCH, FrontierScheduler
 
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from nitpicker import __version__
+from nitpicker.errors import UserError
 from nitpicker.query import (
     CONSOLE_LEVELS,
     DUPLICATE_FIELDS,
@@ -39,10 +40,8 @@ from nitpicker.query import (
     SORT_ORDERS,
     SQLITE_INTEGER_MAX,
     STATUS_RANGE,
-    ArchiveOpenError,
-    DiffInputError,
 )
-from nitpicker.query.archives import ArchiveRegistry, UnknownArchiveError
+from nitpicker.query.archives import ArchiveRegistry
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -80,7 +79,7 @@ def _reporting_errors(fn: _F) -> _F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (ValueError, UnknownArchiveError, ArchiveOpenError, DiffInputError) as exc:
+        except (ValueError, UserError) as exc:  # bad arguments, an archive it cannot read
             raise ToolError(sanitize(str(exc))) from exc
         except sqlite3.DatabaseError as exc:
             raise ToolError(sanitize(f"Corrupt archive ({exc})")) from exc

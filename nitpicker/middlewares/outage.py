@@ -50,8 +50,7 @@ from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
 from nitpicker.archive.connection import now
-from nitpicker.crawl.errors import describe_failure, is_connection_failure
-from nitpicker.crawl.failure import RunFailure, classify_exception
+from nitpicker.crawl.fetch_errors import describe_failure, is_connection_failure
 from nitpicker.crawl.meta import (
     DOWNLOAD_LATENCY,
     META_FRONTIER_ID,
@@ -60,6 +59,7 @@ from nitpicker.crawl.meta import (
     META_STOPPED,
     is_browser_request,
 )
+from nitpicker.crawl.run_failure import RunFailure, classify_exception
 from nitpicker.crawl.session import crawl_session
 from nitpicker.items import FollowMode
 from nitpicker.middlewares.stop import STOP_HALTS, CrawlStopped

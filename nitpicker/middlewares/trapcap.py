@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from nitpicker.crawl.failure import classify_exception
+from nitpicker.crawl.run_failure import classify_exception
 from nitpicker.crawl.session import crawl_session
 from nitpicker.items import FollowMode, PageItem
 from nitpicker.policy.trapcap import TrapCap

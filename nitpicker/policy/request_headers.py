@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from nitpicker.errors import UserError
 from nitpicker.policy.scope import Scope, ScopeEntry, is_lower_layer
 from nitpicker.policy.urls import parse_url
 from nitpicker.policy.userinfo import parses_as_written
@@ -56,7 +57,7 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+").fullmatch
 _FORBIDDEN_IN_VALUE = re.compile(r"[\r\n\x00]").search
 
 
-class HeaderError(ValueError):
+class HeaderError(UserError, ValueError):
     """A ``--header`` that is not ``Name: value``; the message never shows the value."""
 
 

@@ -24,6 +24,7 @@ from nitpicker.query._common import (
     Paged,
     check_integer,
 )
+from nitpicker.query.charts import Distributions, LabelCount, get_distributions
 from nitpicker.query.clusters import (
     ClusterPage,
     DuplicateCluster,
@@ -41,7 +42,6 @@ from nitpicker.query.diff import (
     compare_archives,
     summarise_diff,
 )
-from nitpicker.query.distribution import Distributions, LabelCount, get_distributions
 from nitpicker.query.duplicates import (
     DUPLICATE_FIELDS,
     MISMATCH_TYPES,

@@ -1,13 +1,15 @@
-"""What every query shares: the page sets, paging, choice checks, URL lookup, SQL functions.
+"""What every query shares: the page sets, paging, choice checks, URL lookup, what an archive
+has (its migrations, tables and columns: the one schema probe), SQL functions.
 
 The SQL fragments here are constants; values always travel as parameters.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from typing_extensions import TypedDict
 
@@ -22,6 +24,7 @@ __all__ = [
     "INTEGER_RANGES",
     "INTERNAL_HTML",
     "INTERNAL_HTML_INDEXED",
+    "LISTED_TABLE",
     "PAGE_LIST_BASE",
     "SQLITE_INTEGER_MAX",
     "STATUS_RANGE",
@@ -34,7 +37,11 @@ __all__ = [
     "fetch_dicts",
     "fetch_one",
     "find_page_id",
+    "has_column",
+    "has_migration",
+    "has_tables",
     "like_escape",
+    "listed_filter",
     "paged",
     "register_functions",
     "url_candidates",
@@ -66,6 +73,16 @@ PAGE_LIST_BASE = (
     " AND (+p.content_type IS NULL OR +p.content_type = 'text/html')"
 )
 """The page list (SPEC §5): every dealt-with URL but redirect sources and known non-HTML."""
+
+LISTED_TABLE: Final = "temp.report_listed"
+"""The ids of the pages ``report --urls`` lists (one column, ``id``), kept in the reading
+connection's temporary database by :func:`nitpicker.query.report_rows.listed.list_pages`."""
+
+
+def listed_filter(column: str) -> str:
+    """The SQL condition: ``column`` (a page id, ``p.id``) is a listed page's (``column`` is a
+    constant of a query module, never input)."""
+    return f"{column} IN (SELECT id FROM {LISTED_TABLE})"
 
 
 class Paged(TypedDict, Generic[T]):
@@ -100,6 +117,8 @@ INTEGER_RANGES: dict[str, tuple[int, int]] = {
     "sample": (0, SQLITE_INTEGER_MAX),
     "max_urls": (0, SQLITE_INTEGER_MAX),
     "run_id": (1, SQLITE_INTEGER_MAX),
+    "examples": (0, 100),
+    "template": (1, SQLITE_INTEGER_MAX),
 }
 """The accepted range of every integer argument of the queries, by parameter name: an
 interface (the CLI, the MCP server) checks against the same table."""
@@ -195,6 +214,44 @@ def find_page_id(conn: sqlite3.Connection, url: str) -> tuple[int, str] | None:
         if row is not None:
             return int(row[0]), candidate
     return None
+
+
+# -- what an archive has -------------------------------------------------------------------------
+# An archive of an older version lacks what later migrations added, one never analysed the
+# analysis tables: a query asks here, and answers without them (an empty list, a NULL column).
+
+_SCHEMAS: Final = ("main", "old", "new")
+"""The databases a probe may name: an archive's own, and the two ``nitpicker diff`` attaches."""
+
+_HAS_MIGRATION_SQL: Final = "SELECT 1 FROM {schema}.migrations WHERE name = ?"
+_HAS_TABLE_SQL: Final = """SELECT count(*) FROM {schema}.sqlite_master
+    WHERE type IN ('table', 'view') AND name IN (SELECT value FROM json_each(?))"""
+_HAS_COLUMN_SQL: Final = "SELECT 1 FROM pragma_table_info(?, ?) WHERE name = ?"
+
+
+def has_migration(conn: sqlite3.Connection, name: str, *, schema: str = "main") -> bool:
+    """Whether the archive has had the migration ``name`` (``0014_response_time``: what it
+    added is there)."""
+    return fetch_one(conn, _HAS_MIGRATION_SQL.format(schema=_schema(schema)), (name,)) is not None
+
+
+def has_tables(conn: sqlite3.Connection, *names: str, schema: str = "main") -> bool:
+    """Whether the archive has every one of the tables (or views) ``names``."""
+    row = fetch_one(conn, _HAS_TABLE_SQL.format(schema=_schema(schema)), (json.dumps(names),))
+    return row is not None and int(row[0]) == len(set(names))
+
+
+def has_column(conn: sqlite3.Connection, table: str, column: str, *,
+               schema: str = "main") -> bool:
+    """Whether the archive's ``table`` has the column ``column``."""
+    return fetch_one(conn, _HAS_COLUMN_SQL, (table, _schema(schema), column)) is not None
+
+
+def _schema(name: str) -> str:
+    """``name``, a database name from this module's table (it goes into the SQL text)."""
+    if name not in _SCHEMAS:
+        raise ValueError(f"Invalid schema: {name!r}. Must be one of: {', '.join(_SCHEMAS)}")
+    return name
 
 
 # -- SQL functions ------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nitpicker.errors import UserError
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ MAX_OPEN_ARCHIVES = 20
 ARCHIVE_SUFFIX = ".nitpicker"
 
 
-class UnknownArchiveError(LookupError):
+class UnknownArchiveError(UserError, LookupError):
     """No open archive has this id (never opened, or closed)."""
 
     def __init__(self, archive_id: str) -> None:

@@ -20,6 +20,7 @@ from nitpicker.query._common import (
     fetch_all,
     fetch_counted,
     find_page_id,
+    has_tables,
     paged,
 )
 
@@ -92,15 +93,6 @@ _PAGES_SQL = (
 )
 
 
-def _has_tables(conn: sqlite3.Connection) -> bool:
-    rows = fetch_all(
-        conn,
-        "SELECT name FROM sqlite_master WHERE type = 'table'"
-        " AND name IN ('console_messages', 'page_console_messages')",
-    )
-    return len(rows) == 2
-
-
 def list_console_messages(
     conn: sqlite3.Connection,
     *,
@@ -126,7 +118,7 @@ def list_console_messages(
             return None
         params["page_id"] = found[0]
         sql, count_sql = _PAGE_SQL, _PAGE_COUNT_SQL
-    if not _has_tables(conn):
+    if not has_tables(conn, "console_messages", "page_console_messages"):
         return paged([], 0, limit, offset)
     rows, total = fetch_counted(conn, sql, count_sql, params, offset)
     items: list[ConsoleMessage] = [

@@ -62,8 +62,10 @@ from typing import TYPE_CHECKING, Any, Final, Self
 from typing_extensions import TypedDict
 
 from nitpicker.archive.lock import ArchiveLock
+from nitpicker.errors import UserError
 from nitpicker.query import diff_findings
-from nitpicker.query.connection import ArchiveOpenError, open_archive
+from nitpicker.query._common import has_tables
+from nitpicker.query.connection import ArchiveOpenError, open_archive, read_only_uri
 from nitpicker.query.diff_categories import (
     _BY_NAME,
     _COMMON_SQL,
@@ -101,7 +103,7 @@ __all__ = [
 ]
 
 
-class DiffInputError(Exception):
+class DiffInputError(UserError):
     """The two archives cannot be compared: the same file twice, or one is being written."""
 
 
@@ -184,15 +186,9 @@ class ArchiveDiff:
     def close(self) -> None:
         self._conn.close()
 
-    def _has_table(self, schema: str, table: str) -> bool:
-        row = self._conn.execute(  # the schema name comes from a constant, never from input
-            f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = ?",
-            (table,)).fetchone()
-        return row is not None
-
     def _has_findings(self) -> bool:
-        return all(self._has_table(db, table) for db in ("old", "new")
-                   for table in ("analysis_runs", "violations", "page_values"))
+        return all(has_tables(self._conn, "analysis_runs", "violations", "page_values", schema=db)
+                   for db in ("old", "new"))
 
     def _prepare_findings(self) -> None:
         if not self._findings_ready:
@@ -213,18 +209,19 @@ class ArchiveDiff:
         """The analyzer plugins run on the ``old`` or ``new`` archive (sorted)."""
         if side not in ("old", "new"):
             raise ValueError(f"Invalid side: {side!r}. Must be old or new")
-        if not self._has_table(side, "analysis_runs"):
+        if not has_tables(self._conn, "analysis_runs", schema=side):
             return []
         return [row[0] for row in self._conn.execute(  # side: one of two constants
             f"SELECT DISTINCT plugin FROM {side}.analysis_runs ORDER BY plugin")]
 
     def _sql(self, category: Category) -> str | None:
-        if not all(self._has_table(schema, table) for schema, table in category.needs):
+        if not all(has_tables(self._conn, table, schema=schema)
+                   for schema, table in category.needs):
             return None
         if category.findings:
             self._prepare_findings()
         if category.name == "trap_caps_new":
-            seen = _TRAP_CAPS_SEEN if self._has_table("old", "trap_events") else ""
+            seen = _TRAP_CAPS_SEEN if has_tables(self._conn, "trap_events", schema="old") else ""
             return category.sql.format(where=seen)
         return category.sql
 
@@ -333,7 +330,7 @@ def compare_archives(old: str | os.PathLike[str], new: str | os.PathLike[str], *
     try:
         for schema, path in (("old", old_path), ("new", new_path)):
             conn.execute(f"ATTACH DATABASE ? AS {schema}",  # schema from this tuple only
-                         (f"{path.resolve().as_uri()}?mode=ro",))
+                         (read_only_uri(path),))
         return ArchiveDiff(conn, old_side, new_side, url_map)
     except sqlite3.DatabaseError as exc:
         conn.close()

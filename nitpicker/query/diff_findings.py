@@ -32,15 +32,17 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     import sqlite3
 
+from nitpicker.query._common import has_column
 from nitpicker.query.fingerprint import VIOLATION_FINGERPRINT_FUNCTION, register_fingerprint
 
 __all__ = ["SEVERITY_RANKS", "prepare", "severity_rank", "value_item"]
 
 SEVERITY_RANKS: Final = {"critical": 4, "serious": 3, "error": 3, "moderate": 2, "warning": 2,
-                         "minor": 1, "info": 1}
+                         "minor": 1, "info": 1, "needs-review": 0}
 """Each plugin's own severity words (axe's impacts, markuplint's and textlint's levels,
 SPEC §7.1) on one scale, for ``--fail-on new-violations:SEVERITY`` (that or worse). A word not
-listed ranks as ``error``."""
+listed ranks as ``error``; ``needs-review`` (what axe could not decide) ranks below every
+failure, so ``new-violations:minor`` and above never count it."""
 
 _UNKNOWN_RANK: Final = SEVERITY_RANKS["error"]
 
@@ -79,14 +81,8 @@ def prepare(conn: sqlite3.Connection, params: dict[str, Any], old_url_sql: str) 
     conn.execute(_COMPARED_PLUGINS_SQL)
     for db, url in (("old", old_url_sql), ("new", "p.url")):
         conn.execute(_FINDINGS_TABLE_SQL.format(db=db))
-        element = "v.element" if _has_element(conn, db) else "NULL"
+        element = "v.element" if has_column(conn, "violations", "element", schema=db) else "NULL"
         conn.execute(_FINDINGS_FILL_SQL.format(db=db, url=url, element=element), params)
-
-
-def _has_element(conn: sqlite3.Connection, db: str) -> bool:
-    """Whether ``db``'s violations name their element (migration ``0020_findings``)."""
-    return any(row[1] == "element" for row in
-               conn.execute(f"SELECT * FROM pragma_table_info('violations', '{db}')"))
 
 
 def compared_plugins(conn: sqlite3.Connection) -> list[str]:

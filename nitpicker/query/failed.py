@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import TypedDict
 
-from nitpicker.query._common import fetch_all
+from nitpicker.query._common import fetch_all, has_tables
 
 if TYPE_CHECKING:
     import sqlite3
@@ -35,8 +35,6 @@ _FAILED_SQL = """SELECT url, status, status_text, is_external, depth FROM pages
 
 _TRAP_FIRST_URLS_SQL = "SELECT first_url FROM trap_events GROUP BY first_url ORDER BY min(id)"
 
-_HAS_TRAP_EVENTS_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trap_events'"
-
 _PENDING_SQL = "SELECT count(*) FROM frontier WHERE state < 2"
 
 
@@ -50,7 +48,7 @@ def failed_urls(conn: sqlite3.Connection) -> list[FailedUrl]:
 def trap_first_urls(conn: sqlite3.Connection) -> list[str]:
     """The first page of each trap the trap cap capped (``trap_events.first_url``; none in an
     archive written before migration ``0007_trap_events``)."""
-    if not fetch_all(conn, _HAS_TRAP_EVENTS_SQL):
+    if not has_tables(conn, "trap_events"):
         return []
     return [url for (url,) in fetch_all(conn, _TRAP_FIRST_URLS_SQL)]
 

@@ -19,6 +19,7 @@ from nitpicker.query._common import (
     check_paging,
     fetch_all,
     fetch_one,
+    has_migration,
     paged,
 )
 
@@ -81,11 +82,6 @@ def file_size_threshold(conn: sqlite3.Connection) -> int | None:
     return int(row[0]) if row is not None and row[0] is not None else None
 
 
-def _has_file_sizes(conn: sqlite3.Connection) -> bool:
-    row = fetch_one(conn, "SELECT 1 FROM migrations WHERE name = '0009_image_size'")
-    return row is not None
-
-
 def _image_filters(missing_alt: bool, missing_dimensions: bool, oversized_threshold: int | None,
                    size_threshold: int | None, file_size: str,
                    url_pattern: str | None) -> tuple[str, list[Any]]:
@@ -134,7 +130,7 @@ def list_images(
         size_threshold = file_size_threshold(conn)
         if size_threshold is None:
             raise ValueError(NO_THRESHOLD)
-    file_size = _FILE_SIZE_SQL if _has_file_sizes(conn) else _RECORDED_SIZE_SQL
+    file_size = _FILE_SIZE_SQL if has_migration(conn, "0009_image_size") else _RECORDED_SIZE_SQL
     condition, params = _image_filters(missing_alt, missing_dimensions, oversized_threshold,
                                        size_threshold, file_size, url_pattern)
     rows = fetch_all(

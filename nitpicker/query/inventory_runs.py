@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import TypedDict
 
-from nitpicker.query._common import Paged, check_paging, fetch_all, fetch_one, paged
+from nitpicker.query._common import Paged, check_paging, fetch_all, fetch_one, has_tables, paged
 
 if TYPE_CHECKING:
     import sqlite3
@@ -48,7 +48,6 @@ class InventoryRun(TypedDict):
 
 _COLUMNS = ("run_id, label, path, sha256, lines_read, urls, new_pages, new_resources,"
             " scope_skipped, excluded, created_at")
-_HAS_TABLE_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inventory_runs'"
 _LIST_SQL = f"SELECT {_COLUMNS} FROM inventory_runs ORDER BY id LIMIT ? OFFSET ?"
 _TOTAL_SQL = "SELECT count(*) FROM inventory_runs"
 
@@ -57,7 +56,7 @@ def list_inventory_runs(conn: sqlite3.Connection, *, limit: int = 100, offset: i
                         ) -> Paged[InventoryRun]:
     """Every ``--inventory`` file the archive's crawl read, oldest first."""
     check_paging(limit, offset)
-    if fetch_one(conn, _HAS_TABLE_SQL) is None:
+    if not has_tables(conn, "inventory_runs"):
         return paged([], 0, limit, offset)
     items: list[InventoryRun] = [
         {"run_id": run_id, "label": label, "path": path, "sha256": sha256,

@@ -28,6 +28,7 @@ from nitpicker.query._common import (
     fetch_counted,
     fetch_one,
     find_page_id,
+    has_tables,
     paged,
 )
 from nitpicker.query.checks import CATEGORIES, CHECKS, PRIORITIES, check_by_id
@@ -99,7 +100,6 @@ _PRIORITY_RANK: Final = "CASE priority " + " ".join(
     f"WHEN '{name}' THEN {rank}" for rank, name in enumerate(PRIORITIES)) + " END"
 """``critical`` 0 … ``info`` 4 (names from the constant, never input)."""
 
-_HAS_VIEW_SQL: Final = "SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = 'findings'"
 _CHECKED_AT_SQL: Final = "SELECT max(ended_at) FROM check_runs"
 
 _OVERVIEW_SQL: Final = f"""SELECT rule, min(source), min({_PRIORITY_RANK}), min(category),
@@ -121,7 +121,7 @@ _PAGE_FINDINGS_SQL: Final = f"""SELECT rule, {_PRIORITY_RANK}, category, element
 
 def has_findings(conn: sqlite3.Connection) -> bool:
     """Whether the archive has the findings model (migration ``0020_findings``)."""
-    return fetch_one(conn, _HAS_VIEW_SQL) is not None
+    return has_tables(conn, "findings")
 
 
 def _analyzer_texts(source: str, message: str) -> tuple[str, str]:

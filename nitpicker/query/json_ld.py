@@ -19,6 +19,7 @@ from nitpicker.query._common import (
     fetch_all,
     fetch_counted,
     find_page_id,
+    has_tables,
     paged,
 )
 
@@ -72,15 +73,6 @@ _TYPES_SQL = (
 )
 
 
-def _has_tables(conn: sqlite3.Connection) -> bool:
-    rows = fetch_all(
-        conn,
-        "SELECT name FROM sqlite_master WHERE type = 'table'"
-        " AND name IN ('json_ld_blocks', 'json_ld_types')",
-    )
-    return len(rows) == 2
-
-
 def _page(conn: sqlite3.Connection, page_id: int, url: str) -> JsonLdPage:
     types_of: dict[int, list[str]] = {}
     for block_id, kind in fetch_all(conn, _TYPES_SQL, (page_id,)):
@@ -112,7 +104,7 @@ def list_json_ld(
     check_paging(limit, offset)
     if type is not None and not type.strip():
         raise ValueError(f"Invalid JSON-LD type: {type!r}. Give a type, such as Product")
-    if not _has_tables(conn):
+    if not has_tables(conn, "json_ld_blocks", "json_ld_types"):
         return paged([], 0, limit, offset)
     params: dict[str, Any] = {"type": type, "invalid": int(invalid), "limit": limit,
                               "offset": offset}
@@ -126,6 +118,6 @@ def get_page_json_ld(conn: sqlite3.Connection, url: str) -> JsonLdPage | None:
     found = find_page_id(conn, url)
     if found is None:
         return None
-    if not _has_tables(conn):
+    if not has_tables(conn, "json_ld_blocks", "json_ld_types"):
         return {"url": found[1], "types": [], "invalid_blocks": 0, "blocks": []}
     return _page(conn, *found)

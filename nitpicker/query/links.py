@@ -18,6 +18,7 @@ from nitpicker.query._common import (
     check_paging,
     fetch_all,
     fetch_counted,
+    has_column,
     paged,
 )
 
@@ -99,8 +100,6 @@ _ORPHANS_SQL = f"""SELECT p.url, p.title, p.status, {{origins}}, count(*) OVER (
 _ORIGIN_COLUMNS = ("in_sitemap", "in_inventory")
 """Where an orphan's URL came from: migrations ``0005_in_sitemap`` and ``0012_page_origin``."""
 
-_PAGE_COLUMNS_SQL = "SELECT name FROM pragma_table_info('pages')"
-
 
 def _links_to_targets(conn: sqlite3.Connection, targets_sql: str, limit: int, offset: int
                       ) -> Paged[LinkItem]:
@@ -153,8 +152,8 @@ def list_orphaned_pages(conn: sqlite3.Connection, *, limit: int = 100, offset: i
     too. Ordered by URL. Each says whether a sitemap or the crawl's ``--inventory`` listed
     it: the pages that exist but that only those lead to."""
     check_paging(limit, offset)
-    columns = {name for (name,) in fetch_all(conn, _PAGE_COLUMNS_SQL)}
-    origins = ", ".join(f"p.{c}" if c in columns else "0" for c in _ORIGIN_COLUMNS)
+    origins = ", ".join(f"p.{c}" if has_column(conn, "pages", c) else "0"
+                        for c in _ORIGIN_COLUMNS)
     sql = _ORPHANS_SQL.format(origins=origins)
     rows, total = fetch_counted(
         conn, sql, f"SELECT count(*) FROM pages p WHERE {_ORPHAN_WHERE}",

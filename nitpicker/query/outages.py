@@ -17,6 +17,7 @@ from nitpicker.query._common import (
     check_paging,
     fetch_all,
     fetch_one,
+    has_tables,
     paged,
 )
 
@@ -56,7 +57,6 @@ class Outage(TypedDict):
 
 _COLUMNS = ("run_id, worker, started_at, ended_at, seconds, outcome, probes, requeued, error,"
             " probe_url")
-_HAS_TABLE_SQL = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outages'"
 _LIST_SQL = f"SELECT {_COLUMNS} FROM outages{{where}} ORDER BY id LIMIT ? OFFSET ?"
 _COUNT_SQL = "SELECT count(*) FROM outages{where}"
 _OF_RUN = " WHERE run_id = ?"
@@ -68,7 +68,7 @@ def list_outages(conn: sqlite3.Connection, *, run_id: int | None = None, limit: 
     when, how long, how it ended, the probes sent, the URLs fetched again, what started it."""
     check_paging(limit, offset)
     check_integer("run_id", run_id, "run id")
-    if fetch_one(conn, _HAS_TABLE_SQL) is None:
+    if not has_tables(conn, "outages"):
         return paged([], 0, limit, offset)
     where, args = (_OF_RUN, (run_id,)) if run_id is not None else ("", ())
     rows = fetch_all(conn, _LIST_SQL.format(where=where), (*args, limit, offset))

@@ -22,6 +22,7 @@ from nitpicker.query._common import (
     fetch_counted,
     fetch_one,
     find_page_id,
+    has_tables,
 )
 
 if TYPE_CHECKING:
@@ -98,12 +99,6 @@ def stored_value(text: str) -> Any:
     return json.loads(text, parse_constant=_no_number)
 
 
-def _has_analysis(conn: sqlite3.Connection) -> bool:
-    row = fetch_one(conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                    ("page_values",))
-    return row is not None
-
-
 def get_page_values(
     conn: sqlite3.Connection,
     plugin: str,
@@ -117,7 +112,7 @@ def get_page_values(
     check_paging(limit, offset)
     answer: PageValues = {"plugin": plugin, "headers": {}, "items": [], "total": 0,
                           "offset": offset, "limit": limit}
-    if not _has_analysis(conn):
+    if not has_tables(conn, "page_values"):
         return answer
     headers_row = fetch_one(conn, _HEADERS, (plugin,))
     headers: dict[str, str] = json.loads(headers_row[0]) if headers_row else {}
@@ -168,7 +163,7 @@ def get_page_analysis(conn: sqlite3.Connection, url: str) -> list[PageAnalysisVa
     """Every value the analyzers recorded for the page at ``url``: plugin by plugin (by name),
     each plugin's in the order of its headers. Empty when the archive has no such URL or no
     analyzer has opened it."""
-    if not _has_analysis(conn):
+    if not has_tables(conn, "page_values"):
         return []
     found = find_page_id(conn, url)
     if found is None:

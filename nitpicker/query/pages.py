@@ -16,6 +16,7 @@ from nitpicker.query._common import (
     fetch_all,
     fetch_one,
     find_page_id,
+    has_migration,
     like_escape,
     paged,
     url_candidates,
@@ -148,7 +149,7 @@ def list_pages(
         url_pattern=url_pattern, directory=directory, search=search,
     )
     condition = " AND ".join(where)
-    charset = "p.charset" if fetch_one(conn, _HAS_CHARSET_SQL) is not None else "NULL"
+    charset = "p.charset" if has_migration(conn, "0019_page_charset") else "NULL"
     rows = fetch_all(
         conn,
         "SELECT p.url, p.title, p.status, p.content_type, p.is_external, p.description != '',"
@@ -253,9 +254,6 @@ _DETAIL_COLUMNS = (  # the last three: an archive before 0008 / 0014 / 0018 deri
 _BOOLEAN_COLUMNS = frozenset({"is_external", "is_target", "is_skipped", "noindex", "nofollow",
                               "noarchive"})
 
-_HAS_REDIRECT_KIND_SQL = "SELECT 1 FROM migrations WHERE name = '0008_redirect_kind'"
-_HAS_RESPONSE_TIME_SQL = "SELECT 1 FROM migrations WHERE name = '0014_response_time'"
-_HAS_CHARSET_SQL = "SELECT 1 FROM migrations WHERE name = '0019_page_charset'"
 _REDIRECT_KIND_BEFORE_0008 = (
     "CASE WHEN p.redirect_dest_id IS NULL THEN NULL WHEN p.status = 0 THEN 'meta-refresh'"
     " ELSE 'http' END"
@@ -293,11 +291,10 @@ def get_page_detail(conn: sqlite3.Connection, url: str, *, link_limit: int = 100
         return None
     page_id, page_url = found
     columns = ", ".join(f"p.{c}" for c in _DETAIL_COLUMNS[:-3])
-    kind = ("p.redirect_kind" if fetch_one(conn, _HAS_REDIRECT_KIND_SQL) is not None
+    kind = ("p.redirect_kind" if has_migration(conn, "0008_redirect_kind")
             else _REDIRECT_KIND_BEFORE_0008)
-    timed = ("p.response_time_ms" if fetch_one(conn, _HAS_RESPONSE_TIME_SQL) is not None
-             else "NULL")
-    charset = "p.charset" if fetch_one(conn, _HAS_CHARSET_SQL) is not None else "NULL"
+    timed = "p.response_time_ms" if has_migration(conn, "0014_response_time") else "NULL"
+    charset = "p.charset" if has_migration(conn, "0019_page_charset") else "NULL"
     columns = f"{columns}, {kind}, {timed}, {charset}"
     row = fetch_one(conn, f"SELECT {columns}, f.url FROM pages p"
                           " LEFT JOIN pages f ON f.id = p.redirect_dest_id WHERE p.id = ?",

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from typing_extensions import TypedDict
 
-from nitpicker.query._common import INTERNAL_HTML, PAGE_LIST_BASE, fetch_all, fetch_one
+from nitpicker.query._common import INTERNAL_HTML, PAGE_LIST_BASE, fetch_one
+from nitpicker.query.charts import status_counts
 
 __all__ = [
     "ArchiveSummary",
@@ -102,8 +103,6 @@ _FULFILLMENT_SQL = "SELECT count(*), " + ", ".join(
 ) + f" FROM pages p WHERE {INTERNAL_HTML}"
 """(Two passes are quicker than one: a single pass would test both page sets on every row.)"""
 
-_STATUS_SQL = f"""SELECT p.status, count(*) FROM pages p WHERE {_LISTED}
-    GROUP BY p.status ORDER BY p.status IS NULL, p.status"""
 
 
 def get_summary(conn: sqlite3.Connection) -> ArchiveSummary:
@@ -112,7 +111,7 @@ def get_summary(conn: sqlite3.Connection) -> ArchiveSummary:
     base_url, roots = (str(info[0]), list(json.loads(info[1]))) if info else ("", [])
     total, internal, external = fetch_one(conn, _COUNTS_SQL) or (0, 0, 0)
     html_pages, *filled = fetch_one(conn, _FULFILLMENT_SQL) or (0,) * 7
-    statuses = fetch_all(conn, _STATUS_SQL)
+    statuses = status_counts(conn)  # the status chart's count (viewer, report)
     return {
         "base_url": base_url,
         "roots": roots,

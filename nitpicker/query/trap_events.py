@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import TypedDict
 
-from nitpicker.query._common import Paged, check_paging, fetch_all, fetch_one, paged
+from nitpicker.query._common import (
+    Paged,
+    check_paging,
+    fetch_all,
+    fetch_one,
+    has_migration,
+    has_tables,
+    paged,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -49,27 +57,19 @@ class TrapEvent(TypedDict):
 
 _COLUMNS = "signature, parent_path, count, first_url, last_url, created_at, run_id"
 _SCORE_COLUMNS = ", threshold, trap_signals, legit_signals"
-_HAS_SCORE_SQL = "SELECT 1 FROM migrations WHERE name = '0016_trap_score'"
 
 
 def _signals(text: str | None) -> list[str] | None:
     return None if text is None else [str(name) for name in json.loads(text)]
 
 
-def _has_table(conn: sqlite3.Connection) -> bool:
-    row = fetch_one(
-        conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trap_events'"
-    )
-    return row is not None
-
-
 def list_trap_events(conn: sqlite3.Connection, *, limit: int = 100, offset: int = 0
                      ) -> Paged[TrapEvent]:
     """Every firing of the trap cap, oldest first: which signature, where, after how many."""
     check_paging(limit, offset)
-    if not _has_table(conn):
+    if not has_tables(conn, "trap_events"):
         return paged([], 0, limit, offset)
-    score = fetch_one(conn, _HAS_SCORE_SQL) is not None
+    score = has_migration(conn, "0016_trap_score")
     columns = _COLUMNS + (_SCORE_COLUMNS if score else ", NULL, NULL, NULL")
     rows = fetch_all(conn, f"SELECT {columns} FROM trap_events ORDER BY id LIMIT ? OFFSET ?",
                      (limit, offset))

@@ -13,6 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
+from nitpicker.errors import UserError
+
 __all__ = ["CHROMIUM_ARGS", "BrowserMissingError", "find_chromium", "require_chromium"]
 
 #: Chromium's launch arguments: no sandbox (containers), no GPU, and none of the background
@@ -31,7 +33,7 @@ CHROMIUM_ARGS = [
 _NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
-class BrowserMissingError(Exception):
+class BrowserMissingError(UserError):
     """No Chromium to render with."""
 
 

@@ -3,7 +3,7 @@
 Reporters are discovered through the ``nitpicker.report`` entry-point group, the bundled ones
 (``xlsx``, ``csv``, ``html``, and ``sheets``, the Google Sheets one of ``--sheet URL``, in the
 top-level ``reports/`` directory, installed as ``nitpicker_reports``) exactly like a third
-party's. Every reporter takes its rows from :mod:`nitpicker.query.report`; the HTML pages share
+party's. Every reporter takes its rows from :mod:`nitpicker.query.report_rows`; the HTML pages share
 their look (:mod:`nitpicker.report.html_page`, :mod:`nitpicker.report.svg`).
 """
 

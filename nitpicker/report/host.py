@@ -17,11 +17,13 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol, cast
 
+from nitpicker.errors import UserError
+
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterator
 
-    from nitpicker.query.report import Chunk, Row, Sheet, SheetSpec
+    from nitpicker.query.report_rows import Chunk, Row, Sheet, SheetSpec
 
 __all__ = ["REPORT_GROUP", "SHEETS", "FilesReporter", "ReportError", "ReportSource", "Reporter",
            "SpreadsheetReporter", "available_formats", "check_output", "files_path",
@@ -36,7 +38,7 @@ SHEETS: Final = "sheets"
 rather than a file: not a format. Its object opens one (:func:`open_spreadsheet`)."""
 
 
-class ReportError(Exception):
+class ReportError(UserError):
     """A report cannot be written (unknown format, output path taken, …): one line for a user."""
 
 
@@ -100,7 +102,7 @@ class ReportSource:
 
     ``limit`` caps the rows of every sheet (``--limit``; ``None``: all of them). ``listed``:
     the report is of the listed pages only (``--urls``: the sheets are their
-    :meth:`~nitpicker.query.report.Sheet.listed` ones; a reporter's own figures, the HTML
+    :meth:`~nitpicker.query.report_rows.Sheet.listed` ones; a reporter's own figures, the HTML
     charts, follow it).
     """
 
@@ -129,7 +131,7 @@ class ReportSource:
                 return
 
     def rows(self, sheet: Sheet) -> Iterator[list[Row]]:
-        """The same rows as lists of cells (:class:`~nitpicker.query.report.Cell`)."""
+        """The same rows as lists of cells (:class:`~nitpicker.query.report_rows.Cell`)."""
         for chunk in self.chunks(sheet):
             yield chunk.cells()
 

@@ -11,7 +11,7 @@ from html import escape
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from nitpicker.query.report import Cell
+    from nitpicker.query.report_rows import Cell
 
 __all__ = ["STYLE", "table_cell"]
 

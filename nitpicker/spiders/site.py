@@ -21,7 +21,7 @@ from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from nitpicker.crawl.config import DEFAULT_DEDUPE_CAP, CrawlConfig
-from nitpicker.crawl.errors import describe_failure
+from nitpicker.crawl.fetch_errors import describe_failure
 from nitpicker.crawl.meta import (
     META_DEPTH,
     META_FRONTIER_ID,

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from nitpicker.query.report.cells import (
+from nitpicker.query._common import listed_filter
+from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Cell,
@@ -28,8 +29,7 @@ from nitpicker.query.report.cells import (
     note_of,
     stream,
 )
-from nitpicker.query.report.listed import listed_filter
-from nitpicker.query.report.resources import RESOURCES
+from nitpicker.query.report_rows.resources import RESOURCES
 
 if TYPE_CHECKING:
     import sqlite3

@@ -2,8 +2,9 @@
 
 :func:`list_pages` matches the URLs against the archive's (as written, or as the crawl
 normalises a URL: lower-case host, no fragment, …) and keeps the pages found in a temporary
-table of the reading connection, ``temp.report_listed``; the row builders given
-``listed=True`` keep only the rows about those pages (:func:`listed_filter`). The archive
+table of the reading connection, ``temp.report_listed``; the row builders and the charts given
+``listed=True`` keep only the rows about those pages
+(:func:`~nitpicker.query._common.listed_filter`). The archive
 itself is never written: a temporary table lives in the connection's own temporary database.
 """
 
@@ -17,20 +18,11 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-__all__ = ["LISTED_TABLE", "list_pages", "listed_filter"]
-
-LISTED_TABLE: Final = "temp.report_listed"
-"""The ids of the listed pages (one column, ``id``)."""
+__all__ = ["list_pages"]
 
 _CREATE: Final = "CREATE TEMP TABLE IF NOT EXISTS report_listed(id INTEGER PRIMARY KEY)"
 _CLEAR: Final = "DELETE FROM temp.report_listed"
 _LIST: Final = "INSERT OR IGNORE INTO temp.report_listed(id) VALUES (?)"
-
-
-def listed_filter(column: str) -> str:
-    """The SQL condition: ``column`` (a page id, ``p.id``) is a listed page's (``column`` is a
-    constant of a query module, never input)."""
-    return f"{column} IN (SELECT id FROM {LISTED_TABLE})"
 
 
 def list_pages(conn: sqlite3.Connection, urls: Sequence[str]) -> list[str]:

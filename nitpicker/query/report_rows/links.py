@@ -11,7 +11,8 @@ import json
 import json.scanner
 from typing import TYPE_CHECKING, Any, Final
 
-from nitpicker.query.report.cells import (
+from nitpicker.query._common import listed_filter
+from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Chunk,
@@ -22,7 +23,6 @@ from nitpicker.query.report.cells import (
     joined_note,
     stream,
 )
-from nitpicker.query.report.listed import listed_filter
 
 if TYPE_CHECKING:
     import sqlite3
@@ -179,7 +179,7 @@ def pretty_headers(headers: dict[str, str]) -> str:
     return "{\n  " + _pairs(headers)[1:-1].replace("\x00", ",\n  ") + "\n}"
 
 
-_scan = json.scanner.make_scanner(json.JSONDecoder())
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: the C scanner takes a decoder
 """``_scan(text, 0)[0]``: the value of the JSON ``text`` SQLite wrote."""
 
 _pairs = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode

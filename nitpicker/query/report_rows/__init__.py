@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Final
 
-from nitpicker.query.report import charts
-from nitpicker.query.report.cells import (
+from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Cell,
@@ -32,7 +31,7 @@ from nitpicker.query.report.cells import (
     SheetSpec,
     Value,
 )
-from nitpicker.query.report.findings import (
+from nitpicker.query.report_rows.findings import (
     DISCREPANCIES,
     IMAGES,
     SUMMARY,
@@ -46,8 +45,8 @@ from nitpicker.query.report.findings import (
     violations_count,
     violations_rows,
 )
-from nitpicker.query.report.issues_sheet import ISSUES, issues_count, issues_rows
-from nitpicker.query.report.links import (
+from nitpicker.query.report_rows.issues_sheet import ISSUES, issues_count, issues_rows
+from nitpicker.query.report_rows.links import (
     LINKS,
     REFERRERS_TABLE,
     links_count,
@@ -55,9 +54,9 @@ from nitpicker.query.report.links import (
     referrers_count,
     referrers_rows,
 )
-from nitpicker.query.report.listed import list_pages
-from nitpicker.query.report.page_list import page_list_count, page_list_rows, page_list_spec
-from nitpicker.query.report.resources import (
+from nitpicker.query.report_rows.listed import list_pages
+from nitpicker.query.report_rows.page_list import page_list_count, page_list_rows, page_list_spec
+from nitpicker.query.report_rows.resources import (
     RESOURCES,
     RESOURCES_TABLE,
     resources_count,
@@ -65,7 +64,7 @@ from nitpicker.query.report.resources import (
     resources_table_count,
     resources_table_rows,
 )
-from nitpicker.query.report.resources_dedupe import (
+from nitpicker.query.report_rows.resources_dedupe import (
     RESOURCES_DEDUPED,
     deduped_resources_count,
     deduped_resources_rows,
@@ -76,7 +75,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 __all__ = ["CHUNK_ROWS", "DEDUPED_RESOURCES", "NOTE_LINES", "SHEETS", "SHEET_NAMES", "Cell",
-           "Chunk", "Mark", "Row", "Sheet", "SheetSpec", "Value", "charts", "list_pages",
+           "Chunk", "Mark", "Row", "Sheet", "SheetSpec", "Value", "list_pages",
            "select_sheets"]
 
 
@@ -85,7 +84,7 @@ class Sheet:
     """One sheet of the report: how to get its spec, its row count and its rows.
 
     ``listable``: its builders take ``listed=True`` for the rows of the listed pages only
-    (:mod:`~nitpicker.query.report.listed`, ``report --urls``); the Summary is the archive's.
+    (:mod:`~nitpicker.query.report_rows.listed`, ``report --urls``); the Summary is the archive's.
     """
 
     name: str

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 from nitpicker.query.checks import PRIORITIES, check_by_id
 from nitpicker.query.issues import has_findings, issues_overview
-from nitpicker.query.report.cells import CHUNK_ROWS, Chunk, SheetSpec, stream
+from nitpicker.query.report_rows.cells import CHUNK_ROWS, Chunk, SheetSpec, stream
 
 if TYPE_CHECKING:
     import sqlite3

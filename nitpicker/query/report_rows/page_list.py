@@ -15,8 +15,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from nitpicker.query._common import INTERNAL_HTML
-from nitpicker.query.report.cells import (
+from nitpicker.query._common import INTERNAL_HTML, listed_filter
+from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Cell,
@@ -29,8 +29,7 @@ from nitpicker.query.report.cells import (
     note_of,
     stream,
 )
-from nitpicker.query.report.listed import listed_filter
-from nitpicker.query.report.plugin_columns import add_plugin_values, plugin_columns
+from nitpicker.query.report_rows.plugin_columns import add_plugin_values, plugin_columns
 
 if TYPE_CHECKING:
     import sqlite3
@@ -192,7 +191,7 @@ def is_bad_link(status: int | None, skipped: int) -> bool:
 def page_list_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
                    listed: bool = False) -> Iterator[Chunk]:
     """The Page List rows, ``chunk_rows`` at a time (the plugin columns last); ``listed``: of
-    the listed pages only (:mod:`~nitpicker.query.report.listed`)."""
+    the listed pages only (:mod:`~nitpicker.query.report_rows.listed`)."""
     title_of = _title_lookup(conn)
     columns = plugin_columns(conn)
     facts = _Facts()
@@ -295,7 +294,7 @@ def _row(number: int, page: tuple[Any, ...], title_of: Callable[[str], str | Non
 _META: Final = 10
 """Where og:url (its link) sits in a :data:`_PAGES` row; the meta columns' cells follow."""
 
-_scan = json.scanner.make_scanner(json.JSONDecoder())
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: the C scanner takes a decoder
 """``_scan(text, 0)[0]``: the value of JSON ``text`` SQLite wrote (no space around it), without
 ``json.loads``' checks around the C scanner."""
 
@@ -318,7 +317,8 @@ def split_url(url: str) -> tuple[SplitResult, str]:
 
 def _segments_of(parts: SplitResult) -> list[Value]:
     """path1…: ``/<decoded segment>``, the query on the last one (at most ten)."""
-    segments: list[Value] = [f"/{unquote(s)}" for s in parts.path.split("/") if s][:MAX_PATHS]
+    segments: list[Value] = []
+    segments += [f"/{unquote(s)}" for s in parts.path.split("/") if s][:MAX_PATHS]
     if parts.query and segments:
         segments[-1] = f"{segments[-1]}?{parts.query}"
     elif parts.query:

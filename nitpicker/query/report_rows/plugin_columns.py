@@ -13,13 +13,14 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from nitpicker.query._common import has_tables
 from nitpicker.query.page_values import stored_value
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-    from nitpicker.query.report.cells import Mark, Value
+    from nitpicker.query.report_rows.cells import Mark, Value
 
 __all__ = ["PluginColumn", "add_plugin_values", "plugin_columns"]
 
@@ -33,9 +34,6 @@ class PluginColumn:
     title: str
 
 
-_TABLES: Final = """SELECT count(*) FROM sqlite_master WHERE type = 'table'
-    AND name IN ('analysis_runs', 'page_values')"""
-
 _HEADERS: Final = """SELECT r.plugin, r.headers FROM analysis_runs r
     WHERE r.id = (SELECT max(l.id) FROM analysis_runs l WHERE l.plugin = r.plugin)
     ORDER BY (SELECT min(f.id) FROM analysis_runs f WHERE f.plugin = r.plugin)"""
@@ -48,7 +46,7 @@ _CELLS: Final = """SELECT page_id, plugin, key, value, note FROM page_values
 
 def plugin_columns(conn: sqlite3.Connection) -> list[PluginColumn]:
     """The plugin columns of the Page List, in order (none on an archive never analysed)."""
-    if int(conn.execute(_TABLES).fetchone()[0]) < 2:
+    if not has_tables(conn, "analysis_runs", "page_values"):
         return []
     columns: list[PluginColumn] = []
     for plugin, headers in conn.execute(_HEADERS):

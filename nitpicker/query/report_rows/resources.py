@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from nitpicker.query.report.cells import (
+from nitpicker.query._common import listed_filter
+from nitpicker.query.report_rows.cells import (
     CHUNK_ROWS,
     NOTE_LINES,
     Chunk,
@@ -18,7 +19,6 @@ from nitpicker.query.report.cells import (
     joined_note,
     stream,
 )
-from nitpicker.query.report.listed import listed_filter
 
 if TYPE_CHECKING:
     import sqlite3

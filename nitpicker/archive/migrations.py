@@ -1,0 +1,404 @@
+"""Every migration of the archive schema, in order: the schema as commented SQL.
+
+A ``.nitpicker`` file is built by applying :data:`MIGRATIONS` in order
+(:func:`nitpicker.archive.schema.migrate`); each is named, applied once, recorded in the
+``migrations`` table. A schema change is a new named migration at the end of the list, never
+an edit of one already released: an archive remembers which it has.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from nitpicker.archive.initial_schema import INITIAL
+
+__all__ = ["MIGRATIONS"]
+
+
+_INTERNAL_HTML_PAGE: Final = (
+    "scraped = 1 AND is_external = 0 AND content_type = 'text/html' AND redirect_dest_id IS NULL"
+)
+
+_QUERY_INDEXES: Final = f"""
+DROP INDEX IF EXISTS anchors_href_id;
+CREATE INDEX anchors_href_page ON anchors(href_id, page_id);
+DROP INDEX IF EXISTS pages_is_external;
+CREATE INDEX pages_external_url ON pages(is_external, url);
+CREATE INDEX pages_status ON pages(status);
+CREATE INDEX pages_internal_title ON pages(title, url) WHERE {_INTERNAL_HTML_PAGE};
+CREATE INDEX pages_internal_description ON pages(description, url) WHERE {_INTERNAL_HTML_PAGE};
+DROP INDEX IF EXISTS response_headers_page_id;
+CREATE INDEX response_headers_page_name ON response_headers(page_id, name COLLATE NOCASE);
+CREATE INDEX images_missing_alt ON images(page_id) WHERE alt IS NULL OR alt = '';
+CREATE INDEX images_missing_dimensions ON images(page_id)
+    WHERE width IS NULL OR width = 0 OR height IS NULL OR height = 0
+"""
+"""Indexes for ``nitpicker.query`` (``bench/README-query.md`` says what each one serves).
+
+Three replace a 0001 index they extend: ``anchors(href_id, page_id)``,
+``pages(is_external, url)`` and ``response_headers(page_id, name)``.
+"""
+
+_RESOURCE_HEADERS: Final = """
+CREATE TABLE resource_headers (
+    resource_id INTEGER NOT NULL REFERENCES resources(id),
+    name TEXT NOT NULL,
+    value TEXT NOT NULL
+);
+CREATE INDEX resource_headers_resource_id ON resource_headers(resource_id);
+"""
+
+_IN_SITEMAP: Final = """
+ALTER TABLE pages ADD COLUMN in_sitemap INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX pages_in_sitemap ON pages(in_sitemap) WHERE in_sitemap = 1
+"""
+
+_TRAP_EVENTS: Final = """
+CREATE TABLE trap_events (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs(id),
+    signature TEXT NOT NULL,        -- nitpicker.policy.signature.meta_signature
+    parent_path TEXT NOT NULL,
+    count INTEGER NOT NULL,         -- same-signature pages seen when the cap fired
+    first_url TEXT NOT NULL,
+    last_url TEXT NOT NULL,
+    created_at TEXT NOT NULL
+)
+"""
+
+_ANALYSIS: Final = """
+CREATE TABLE analysis_runs (
+    id INTEGER PRIMARY KEY,
+    plugin TEXT NOT NULL,           -- the entry-point name (axe, search, …)
+    version TEXT NOT NULL,          -- the plugin's version
+    settings_hash TEXT NOT NULL,    -- sha256 of the settings as canonical JSON
+    settings TEXT NOT NULL,         -- the settings, JSON
+    headers TEXT NOT NULL,          -- JSON object: header key -> column title
+    pid INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    outcome TEXT NOT NULL,          -- running, finished, interrupted, failed, lost
+    pages_done INTEGER NOT NULL DEFAULT 0,
+    pages_skipped INTEGER NOT NULL DEFAULT 0,  -- already analysed with this version and settings
+    errors INTEGER NOT NULL DEFAULT 0,
+    detail TEXT                     -- why a failed run failed
+);
+CREATE INDEX analysis_runs_plugin ON analysis_runs(plugin, id);
+
+CREATE TABLE analyzed_pages (     -- the latest analysis of each page by each plugin
+    plugin TEXT NOT NULL,
+    phase TEXT NOT NULL,            -- page (each_page, the snapshot) or url (each_url)
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    run_id INTEGER NOT NULL REFERENCES analysis_runs(id),
+    version TEXT NOT NULL,
+    settings_hash TEXT NOT NULL,
+    ok INTEGER NOT NULL,            -- 1 analysed, 0 the plugin failed on it (a plugin error)
+    PRIMARY KEY (plugin, phase, page_id)
+) WITHOUT ROWID;
+
+CREATE TABLE page_values (        -- the cells of a plugin's per-page table
+    plugin TEXT NOT NULL,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    key TEXT NOT NULL,              -- the header key
+    phase TEXT NOT NULL,            -- page or url: which call gave it
+    value TEXT NOT NULL,            -- JSON: a string, number, boolean or null
+    note TEXT,
+    PRIMARY KEY (plugin, page_id, key)
+) WITHOUT ROWID;
+CREATE INDEX page_values_page ON page_values(page_id);
+
+CREATE TABLE violations (
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    plugin TEXT NOT NULL,
+    phase TEXT NOT NULL,            -- page or url: which call found it
+    validator TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    code TEXT NOT NULL DEFAULT '',
+    message TEXT NOT NULL,
+    url TEXT NOT NULL,              -- the URL the plugin reported (the page's, as a rule)
+    location TEXT                   -- line:col in the snapshot, when the plugin knows it
+);
+CREATE INDEX violations_plugin_page ON violations(plugin, page_id);
+CREATE INDEX violations_page ON violations(page_id);
+CREATE INDEX violations_validator ON violations(validator, severity, rule);
+CREATE INDEX violations_rule ON violations(rule);
+
+CREATE TABLE plugin_errors (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES analysis_runs(id),
+    plugin TEXT NOT NULL,
+    phase TEXT NOT NULL,            -- page or url
+    page_id INTEGER REFERENCES pages(id),
+    url TEXT NOT NULL,
+    message TEXT NOT NULL,          -- the second failure's exception, one line
+    created_at TEXT NOT NULL
+);
+CREATE INDEX plugin_errors_run ON plugin_errors(run_id);
+CREATE INDEX plugin_errors_plugin_page ON plugin_errors(plugin, page_id)
+"""
+"""What ``nitpicker analyze`` records (SPEC §7): one row per plugin run, the latest analysis of
+each page by each plugin (what a re-run skips), its table cells and violations, and the pages a
+plugin failed on."""
+_REDIRECT_KIND: Final = """
+-- how a redirect source sent the crawler on: http, meta-refresh, script (NULL: not a source)
+ALTER TABLE pages ADD COLUMN redirect_kind TEXT;
+UPDATE pages SET redirect_kind = CASE WHEN status = 0 THEN 'meta-refresh' ELSE 'http' END
+    WHERE redirect_dest_id IS NOT NULL
+"""
+"""How a redirect source (``redirect_dest_id`` set) sent the crawler on: ``http`` (a 3xx
+``Location``), ``meta-refresh`` (``<meta http-equiv=refresh>``, read without a browser) or
+``script`` (the browser left the loaded page by itself: ``location.href = …`` on load). NULL
+on every other row. Rows written before it are filled from their status (a meta refresh hop
+was recorded with status 0)."""
+_CONSOLE_MESSAGES: Final = """
+CREATE TABLE console_messages (
+    id INTEGER PRIMARY KEY,
+    digest TEXT NOT NULL UNIQUE,    -- sha1 of (kind, level, text, source_url, line, column)
+    kind TEXT NOT NULL,             -- console (console.log/warn/…), exception (uncaught)
+    level TEXT NOT NULL,            -- error, warning, info, log, debug
+    text TEXT NOT NULL,
+    source_url TEXT NOT NULL DEFAULT '',  -- '' when the browser did not say
+    line INTEGER NOT NULL DEFAULT 0,      -- 1-based; 0 when unknown
+    "column" INTEGER NOT NULL DEFAULT 0   -- 1-based; 0 when unknown
+);
+CREATE TABLE page_console_messages (
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    message_id INTEGER NOT NULL REFERENCES console_messages(id),
+    position INTEGER NOT NULL,      -- order of its first occurrence on the page, from 0
+    count INTEGER NOT NULL,         -- times the page showed it
+    PRIMARY KEY (page_id, message_id)
+) WITHOUT ROWID;
+CREATE INDEX page_console_messages_message ON page_console_messages(message_id)
+"""
+"""Console messages and uncaught exceptions of rendered pages (issue 13, item 10): a message
+shown by many pages (a shared script's warning) is one row, linked to each of its pages."""
+
+_JSON_LD: Final = """
+CREATE TABLE json_ld_blocks (
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    position INTEGER NOT NULL,      -- document order on the page, from 0
+    is_valid INTEGER NOT NULL,
+    error TEXT,                     -- why the block is not JSON-LD; NULL when valid
+    source TEXT NOT NULL            -- the block as written
+);
+CREATE INDEX json_ld_blocks_page_id ON json_ld_blocks(page_id);
+CREATE INDEX json_ld_blocks_invalid ON json_ld_blocks(page_id) WHERE is_valid = 0;
+CREATE TABLE json_ld_types (
+    block_id INTEGER NOT NULL REFERENCES json_ld_blocks(id),
+    type TEXT NOT NULL,             -- as written: Product, schema:Product, https://schema.org/…
+    PRIMARY KEY (block_id, type)
+) WITHOUT ROWID;
+CREATE INDEX json_ld_types_type ON json_ld_types(type, block_id)
+"""
+"""Every ``<script type="application/ld+json">`` of an in-scope page (issue 13, item 11) and
+the ``@type`` values of its top-level entities (:mod:`nitpicker.policy.extract.json_ld`)."""
+_PAGE_ORIGIN: Final = """
+ALTER TABLE pages ADD COLUMN in_inventory INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX pages_in_inventory ON pages(in_inventory) WHERE in_inventory = 1
+"""
+"""Where a page's URL came from besides links: ``in_inventory`` (``--inventory FILE``: URLs
+known from elsewhere), beside ``in_sitemap`` (0005)."""
+_IMAGE_SIZE: Final = """
+-- bytes (the Content-Length of the response the image was loaded with); NULL when unknown
+ALTER TABLE images ADD COLUMN file_size INTEGER;
+CREATE INDEX images_file_size ON images(file_size) WHERE file_size IS NOT NULL
+"""
+"""The file size of an image, for ``--image-file-size-threshold`` and ``images --oversized``:
+the ``Content-Length`` of the response the browser loaded the image with (NULL when unknown:
+no browser, no ``Content-Length``, a ``data:`` URL)."""
+
+_TRAP_SCORE: Final = """
+ALTER TABLE trap_events ADD COLUMN threshold INTEGER /* the firing page's threshold */;
+ALTER TABLE trap_events ADD COLUMN trap_signals TEXT /* JSON list: its trap signals */;
+ALTER TABLE trap_events ADD COLUMN legit_signals TEXT /* JSON list: its legit signals */
+"""
+"""The trap cap's score at each firing (seed 003 §3, SPEC §9 M8): the signals on the page that
+made the signature reach its threshold (trap signals count for a trap, legit ones against) and
+the threshold they gave it. NULL in the rows of an archive written before."""
+_RESPONSE_TIME: Final = """
+-- milliseconds from sending the request to the response's headers (Scrapy's download_latency);
+-- a rendered page: its HTML preflight's, the main document over HTTP. NULL: not timed
+ALTER TABLE pages ADD COLUMN response_time_ms INTEGER
+"""
+"""How long the server took to answer a page: from sending the request to its response
+headers, in milliseconds (Scrapy's ``download_latency`` of the request, connection set-up
+included; the last hop of a redirect chain). A rendered page is timed by its HTML preflight:
+the main document's answer over HTTP, not the browser's load and rendering. NULL on rows
+written before it, and on URLs never answered."""
+_FRONTIER_LEASE: Final = """
+-- the worker holding a leased row (--workers N)
+ALTER TABLE frontier ADD COLUMN lease_owner TEXT;
+-- the unix time its lease ends unless renewed
+ALTER TABLE frontier ADD COLUMN lease_expires REAL;
+CREATE INDEX frontier_lease_expires ON frontier(lease_expires) WHERE state = 1
+"""
+"""Leases with an owner and an expiry (``nitpicker crawl --workers N``): each crawler process
+leases rows under its own owner token and renews them while it lives; a row whose lease expired
+(its worker was killed) is leased again by another. A single-process crawl leaves both NULL."""
+
+_OUTAGES: Final = """
+CREATE TABLE outages (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs(id),
+    worker INTEGER,                 -- crawl --workers N: the worker that paused (from 0); else NULL
+    started_at TEXT NOT NULL,       -- the first connection failure of the outage
+    ended_at TEXT,                  -- when it ended (NULL: the process died during it)
+    seconds REAL,                   -- how long the crawl was paused
+    outcome TEXT,                   -- resumed, gave_up, stopped (NULL: not ended)
+    probes INTEGER NOT NULL DEFAULT 0,    -- probes sent, the one that confirmed it included
+    requeued INTEGER NOT NULL DEFAULT 0,  -- URLs that failed in it, not recorded: fetched again
+    error TEXT NOT NULL,            -- the failure that started it (DNS lookup failed: …)
+    probe_url TEXT NOT NULL         -- the URL probed
+);
+CREATE INDEX outages_run ON outages(run_id)
+"""
+"""Network outages (:mod:`nitpicker.middlewares.outage`): while one lasts the crawl is paused,
+the URLs that failed in it are not recorded but fetched again when a probe answers (or left
+pending for ``--resume`` when the run gives up or stops)."""
+
+_INVENTORY_RUNS: Final = """
+CREATE TABLE inventory_runs (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER REFERENCES runs(id),
+    label TEXT NOT NULL DEFAULT '', -- --inventory-label
+    path TEXT NOT NULL,             -- the file, absolute
+    sha256 TEXT NOT NULL,           -- of the file's bytes
+    lines_read INTEGER NOT NULL,    -- URL lines (not blank, not a # comment)
+    urls INTEGER NOT NULL,          -- distinct URLs (a URL's http and https forms are one)
+    new_pages INTEGER NOT NULL,     -- in scope, new to the archive: queued (an HTML path)
+    new_resources INTEGER NOT NULL, -- in scope, new: queued (a path naming another file type)
+    scope_skipped INTEGER NOT NULL, -- out of scope: rows, never fetched
+    excluded INTEGER NOT NULL,      -- --exclude / --exclude-url: skipped rows
+    created_at TEXT NOT NULL
+)
+"""
+"""The audit record of each ``--inventory`` file a crawl seeded (one row per file read): what
+it listed and what the crawl made of it, with its digest, so a later look can tell which
+export was crawled."""
+
+_PAGE_CHARSET: Final = """
+-- lower-case, as declared: the Content-Type header's charset, else the page's <meta charset>
+-- or <meta http-equiv=content-type>; NULL when none declares one (or before this migration)
+ALTER TABLE pages ADD COLUMN charset TEXT
+"""
+"""The character encoding a page declares (:attr:`nitpicker.items.PageItem.charset`): the
+``Content-Type`` header's ``charset`` wins over the markup's, as in a browser."""
+
+_FINDINGS_VIEW: Final = """
+CREATE VIEW findings AS
+SELECT 'check' AS source, f.id AS source_id, f.rule AS rule, f.priority AS priority,
+    f.category AS category, f.page_id AS page_id, f.url AS url, f.element AS element,
+    NULL AS location, NULL AS snippet, f.message AS message, f.fingerprint AS fingerprint
+FROM check_findings f
+UNION ALL
+SELECT v.plugin, v.id, v.validator || '/' || v.rule,
+    CASE lower(v.severity) WHEN 'critical' THEN 'critical' WHEN 'serious' THEN 'high'
+        WHEN 'error' THEN 'high' WHEN 'moderate' THEN 'medium' WHEN 'warning' THEN 'medium'
+        WHEN 'minor' THEN 'low' WHEN 'info' THEN 'info' WHEN 'needs-review' THEN 'info'
+        ELSE 'high' END,
+    CASE v.plugin WHEN 'axe' THEN 'accessibility' WHEN 'markuplint' THEN 'html'
+        WHEN 'textlint' THEN 'text' WHEN 'lighthouse' THEN 'performance' ELSE v.plugin END,
+    v.page_id, v.url, v.element, v.location, nullif(v.code, ''), v.message, v.fingerprint
+FROM violations v
+"""
+"""The findings of the site checks and the analyzers as one list (issue 26); an analyzer's
+severity on the checks' priority scale, what an engine could not decide (``needs-review``)
+the lowest, ``info`` (issue 29)."""
+
+_FINDINGS: Final = """
+CREATE TABLE check_runs (       -- each run of the site checks (one transaction: it finished)
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    ended_at TEXT NOT NULL,
+    checks INTEGER NOT NULL,        -- how many checks ran
+    findings INTEGER NOT NULL
+);
+
+CREATE TABLE check_findings (     -- what the site checks found (nitpicker.query.checks)
+    id INTEGER PRIMARY KEY,
+    rule TEXT NOT NULL,             -- the check's id: links/broken-internal
+    priority TEXT NOT NULL,         -- critical, high, medium, low, info
+    category TEXT NOT NULL,         -- links, indexing, content, accessibility, …
+    page_id INTEGER REFERENCES pages(id),
+    url TEXT NOT NULL,
+    element TEXT,                   -- what on the page: a link's target, an image's src; NULL
+    message TEXT NOT NULL,
+    fingerprint INTEGER NOT NULL    -- nitpicker.query.fingerprint: rule, URL, element
+);
+CREATE INDEX check_findings_rule ON check_findings(rule, url);
+CREATE INDEX check_findings_page ON check_findings(page_id);
+
+-- an analyzer's element (axe's CSS selector), when the plugin gives one
+ALTER TABLE violations ADD COLUMN element TEXT;
+-- nitpicker.query.fingerprint of the violation; NULL in rows written before this migration
+-- until nitpicker check fills it in
+ALTER TABLE violations ADD COLUMN fingerprint INTEGER;
+-- how many <h1> elements the page has; NULL: crawled before this migration
+ALTER TABLE pages ADD COLUMN h1_count INTEGER;
+-- 1: the page's canonical was written as a relative URL (pages.canonical holds it resolved)
+ALTER TABLE pages ADD COLUMN canonical_relative INTEGER;
+
+""" + _FINDINGS_VIEW
+"""One findings model (issue 26): the site checks' table, and the view ``findings`` reading
+it and the analyzers' ``violations`` as one list; an analyzer's rule is ``validator/rule``,
+its severity on the checks' priority scale (``docs/ARCHITECTURE.md``, "Findings")."""
+
+_VIOLATION_DETAILS: Final = """
+ALTER TABLE violations ADD COLUMN status TEXT NOT NULL DEFAULT 'violation' /* or needs-review */;
+ALTER TABLE violations ADD COLUMN impact TEXT /* the engine's weight: axe's minor … critical */;
+ALTER TABLE violations ADD COLUMN tags TEXT /* JSON list of the rule's tags: wcag2aa, … */;
+ALTER TABLE violations ADD COLUMN help_url TEXT /* where the rule is explained */;
+ALTER TABLE violations ADD COLUMN summary TEXT /* why it fails there: a contrast ratio … */;
+CREATE INDEX violations_status ON violations(status, validator, rule);
+DROP VIEW findings;
+""" + _FINDINGS_VIEW
+"""What an engine says beside the rule (issue 29; ``Violation``'s optional fields; the element
+at fault is 0020's ``element``): needs-review is what it could not decide (axe's incomplete),
+the lowest priority in the findings. Rows written before: violations, NULL facts."""
+
+_PAGE_TEMPLATES: Final = """
+CREATE TABLE templates (
+    id INTEGER PRIMARY KEY,         -- 1, 2, …: most pages first
+    signature TEXT NOT NULL,        -- sha1 of the representative's skeleton (sorted paths)
+    pages INTEGER NOT NULL,
+    example_page_id INTEGER NOT NULL REFERENCES pages(id),  -- the representative page
+    paths INTEGER NOT NULL          -- how many structural paths the representative has
+);
+CREATE TABLE page_templates (
+    page_id INTEGER PRIMARY KEY REFERENCES pages(id),
+    template_id INTEGER REFERENCES templates(id),  -- NULL: no skeleton, in no cluster
+    similarity REAL                 -- Jaccard similarity to the representative, 0..1
+);
+CREATE INDEX page_templates_template ON page_templates(template_id, page_id);
+ALTER TABLE analysis_runs ADD COLUMN scope TEXT /* JSON: --sample, --pages; NULL: every page */
+"""
+"""Template clusters (issue 29): pages grouped by DOM skeleton; the pages a run analysed."""
+
+MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
+    ("0001_initial", INITIAL),
+    ("0002_query_indexes", _QUERY_INDEXES),
+    ("0003_resource_headers", _RESOURCE_HEADERS),
+    ("0004_run_phase", "ALTER TABLE runs ADD COLUMN phase TEXT"),
+    ("0005_in_sitemap", _IN_SITEMAP),
+    ("0006_links_capped",
+     "ALTER TABLE pages ADD COLUMN links_capped INTEGER NOT NULL DEFAULT 0"),
+    ("0007_trap_events", _TRAP_EVENTS),
+    ("0008_redirect_kind", _REDIRECT_KIND),
+    ("0009_image_size", _IMAGE_SIZE),
+    ("0010_console_messages", _CONSOLE_MESSAGES),
+    ("0011_json_ld", _JSON_LD),
+    ("0012_page_origin", _PAGE_ORIGIN),
+    ("0013_analysis", _ANALYSIS),
+    ("0014_response_time", _RESPONSE_TIME),
+    ("0015_frontier_lease", _FRONTIER_LEASE),
+    ("0016_trap_score", _TRAP_SCORE),
+    ("0017_outages", _OUTAGES),
+    ("0018_inventory_runs", _INVENTORY_RUNS),
+    ("0019_page_charset", _PAGE_CHARSET),
+    ("0020_findings", _FINDINGS),
+    ("0021_violation_details", _VIOLATION_DETAILS),
+    ("0022_page_templates", _PAGE_TEMPLATES),
+)
