@@ -17,10 +17,11 @@ One run does, in order:
    (everything on: extraction, archive, durable frontier);
 4. measures, for each, wall time, pages fetched, CPU time of the crawler process (its own
    rusage, from ``wait4``), peak RSS (sampled every 0.1 s, and ``ru_maxrss``); for (b) also RSS
-   each 1,000 archived pages (RSS and the archive's page count sampled together);
-5. prints a table, the pages/s ratio b/a (target >= 1.2) and the RSS growth of (b) per 10,000
-   pages (target <= 20 MB). Always exits 0 once the runs completed: targets are reported, not
-   asserted.
+   each 1,000 archived pages (RSS and the archive's page count sampled together), and the RSS
+   each crawler starts with: the site server reads it when the crawler's first request comes;
+5. prints a table, the pages/s ratio b/a (target >= 1.25), the base RSS of (b) (target
+   <= 120 MB) and the RSS growth of (b) per 10,000 pages (target <= 20 MB). Always exits 0
+   once the runs completed: targets are reported, not asserted.
 
 Internal modes (used by the script itself): ``--_serve`` (the site server process) and
 ``--_baseline`` (the bare Scrapy spider process). ``--serve-only`` serves the site until
@@ -64,6 +65,13 @@ SECTIONS = (
 SUBSECTIONS = ("a", "b", "c", "d", "e", "f", "g", "h")
 NAV_LINKS = 30
 HERE = Path(__file__).resolve()
+WATCH_PATH = "/__bench/watch"
+"""``GET WATCH_PATH?pid=N``: the site server reads the RSS of process N (and its descendants)
+when the next request comes, before it answers it."""
+WATCHED_PATH = "/__bench/watched"
+"""``GET WATCHED_PATH``: that RSS in bytes (-1 while no request came)."""
+BASE_RSS_TARGET_MB = 120
+THROUGHPUT_TARGET = 1.25
 
 
 # ------------------------------------------------------------------------------------------
@@ -247,12 +255,36 @@ def _serve(args: argparse.Namespace) -> None:
         b"Content-Length: " + str(len(not_found_body)).encode() + b"\r\n\r\n" + not_found_body
     )
 
+    # The crawler process to read the RSS of at the next request (WATCH_PATH?pid=N), and
+    # what was read (WATCHED_PATH): the RSS a crawl starts with, before its first request.
+    watch = {"pid": 0, "rss": -1}
+    watch_lock = threading.Lock()
+
+    def plain(text: str) -> bytes:
+        body = text.encode()
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: "
+                + str(len(body)).encode() + b"\r\n\r\n" + body)
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True
 
         def do_GET(self) -> None:
-            path = self.path.split("?", 1)[0].split("#", 1)[0]
+            path, _, query = self.path.partition("?")
+            path = path.split("#", 1)[0]
+            if path == WATCH_PATH:
+                with watch_lock:
+                    watch["pid"], watch["rss"] = int(query.partition("=")[2]), -1
+                self.wfile.write(plain("watching"))
+                return
+            if path == WATCHED_PATH:
+                self.wfile.write(plain(str(watch["rss"])))
+                return
+            if watch["pid"]:
+                with watch_lock:
+                    pid, watch["pid"] = watch["pid"], 0
+                if pid:
+                    watch["rss"] = _rss(pid) or 0
             self.wfile.write(responses.get(path, not_found))
 
         def do_HEAD(self) -> None:
@@ -436,6 +468,9 @@ class RunResult:
     """(archived pages, RSS bytes, closing) at each 1,000 pages. ``closing``: the count had
     reached the budget, so nitpicker was in its final commit / URL ordering / close."""
     detail: dict[str, object] = field(default_factory=dict)
+    first_request_rss: int = -1
+    """RSS of the crawler process (and its descendants) when the site got its first request:
+    what it imported and allocated before it fetched anything (-1: no request came)."""
 
     @property
     def rate(self) -> float:
@@ -462,6 +497,8 @@ def run_measured(name: str, cmd: list[str], server: SiteServer, *, archive: Path
     with log.open("w") as out:
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    # Before the crawler has imported anything it could fetch with (~0.5 s of imports).
+    _server_get(server, f"{WATCH_PATH}?pid={proc.pid}")
 
     def sample() -> None:
         next_mark = 1000
@@ -495,7 +532,17 @@ def run_measured(name: str, cmd: list[str], server: SiteServer, *, archive: Path
     own = self_cpu_seconds() - self0
     busy = busy_cpu_seconds() - busy0
     result.other_cpu = max(0.0, busy - result.cpu_seconds - result.server_cpu - own)
+    result.first_request_rss = int(_server_get(server, WATCHED_PATH))
     return result
+
+
+def _server_get(server: SiteServer, path: str) -> str:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().read().decode()
+    finally:
+        conn.close()
 
 
 def growth_per_10k(marks: list[tuple[int, int, bool]], *, second_half: bool = False,
@@ -663,14 +710,20 @@ def report(runs_a: list[RunResult], runs_b: list[RunResult], args: argparse.Name
         print(f"{label}runs: (a) {rate_a:.1f} pages/s, {cpu_a:.2f} CPU ms/page; "
               f"(b) {rate_b:.1f} pages/s, {cpu_b:.2f} CPU ms/page")
     ratio = rate_b / rate_a if rate_a else 0.0
-    print(f"throughput b/a ({label}pages/s): {ratio:.2f}x (target >= 1.2): "
-          f"{'PASS' if ratio >= 1.2 else 'BELOW TARGET'}")
+    print(f"throughput b/a ({label}pages/s): {ratio:.2f}x (target >= {THROUGHPUT_TARGET}): "
+          f"{'PASS' if ratio >= THROUGHPUT_TARGET else 'BELOW TARGET'}")
     print(f"CPU per page a/b: {cpu_a / cpu_b if cpu_b else 0.0:.2f}x "
           "(the same comparison in CPU time, less sensitive to other load)")
     busiest = max(r.other_load for r in [*runs_a, *runs_b])
     if busiest > 0.25:
         print(f"WARNING: other processes kept up to {busiest:.2f} cores busy during a run "
               f"({os.cpu_count()} cores): wall-clock figures are disturbed; compare CPU ms/page")
+    base_a = median([r.first_request_rss / 1e6 for r in runs_a])
+    base_b = median([r.first_request_rss / 1e6 for r in runs_b])
+    print(f"base RSS (at the site's first request{', ' + label.strip() if label else ''}): "
+          f"(a) {base_a:.1f} MB, "
+          f"(b) {base_b:.1f} MB (target (b) <= {BASE_RSS_TARGET_MB} MB): "
+          f"{'PASS' if 0 < base_b <= BASE_RSS_TARGET_MB else 'BELOW TARGET'}")
     for b in runs_b:
         print(f"peak RSS {b.name}: {b.peak_rss / 1e6:.1f} MB sampled, {b.maxrss / 1e6:.1f} MB "
               "ru_maxrss")

@@ -55,7 +55,6 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
 
-    from nitpicker.cli.progress import CrawlProgress
     from nitpicker.spiders.site import SiteSpider
 
     result = CrawlResult()
@@ -66,7 +65,11 @@ def run_crawl(config: CrawlConfig, *, verbose: bool = False, silent: bool = Fals
         result.stop_reason = reason
 
     crawler.signals.connect(on_closed, signal=signals.spider_closed)
-    progress = None if silent else CrawlProgress(crawler, config)
+    progress = None
+    if not silent:  # rich, only when it draws
+        from nitpicker.cli.progress import CrawlProgress
+
+        progress = CrawlProgress(crawler, config)
 
     def on_failure(failure: Any) -> None:
         exc = failure.value
