@@ -77,6 +77,35 @@ def test_the_add_on_sets_the_defaults_at_add_on_priority() -> None:
             assert settings.getpriority(name) == SETTINGS_PRIORITIES["addon"], name
 
 
+# Scrapy imports every component it lists before the component refuses itself; these import
+# aiohttp (the remote control) and tldextract, requests and urllib3 (the cookies middleware).
+OFF_COMPONENTS = {
+    "EXTENSIONS_BASE": ["scrapy.extensions.remote_control.RemoteControl",
+                        "scrapy.extensions.telnet.TelnetConsole"],
+    "DOWNLOADER_MIDDLEWARES_BASE": ["scrapy.downloadermiddlewares.cookies.CookiesMiddleware"],
+}
+
+
+def test_the_add_on_leaves_out_the_components_whose_setting_is_off() -> None:
+    settings = get_crawler(settings_dict={"ADDONS": {"nitpicker.addon.Addon": 0}}).settings
+    for base, components in OFF_COMPONENTS.items():
+        listed = settings.getdict(base)
+        assert listed, base
+        for component in components:
+            assert component not in listed, component
+
+
+def test_a_component_whose_setting_is_on_stays() -> None:
+    settings = get_crawler(settings_dict={"ADDONS": {"nitpicker.addon.Addon": 0},
+                                          "COOKIES_ENABLED": True,
+                                          "TELNETCONSOLE_ENABLED": True}).settings
+    assert "scrapy.downloadermiddlewares.cookies.CookiesMiddleware" in settings.getdict(
+        "DOWNLOADER_MIDDLEWARES_BASE")
+    assert "scrapy.extensions.telnet.TelnetConsole" in settings.getdict("EXTENSIONS_BASE")
+    assert "scrapy.extensions.remote_control.RemoteControl" not in settings.getdict(
+        "EXTENSIONS_BASE")
+
+
 def test_the_site_spider_sets_them_before_its_from_crawler() -> None:
     settings = Settings()
     SiteSpider.update_settings(settings)
