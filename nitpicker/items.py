@@ -146,6 +146,9 @@ class PageItem:
     pages only)."""
     html: str | None = None
     """The HTML snapshot (in-scope HTML pages only)."""
+    skeleton: frozenset[str] | None = None
+    """The snapshot's template skeleton, from the extraction's parse (``None``: not computed;
+    the close reads it from the snapshot)."""
     skip_reason: str | None = None
     links_capped: bool = False
     """More links than ``MAX_LINKS_PER_PAGE`` on the page: only that many were kept."""

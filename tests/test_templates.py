@@ -17,12 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import pytest_twisted
 import requests
 
-from fixtures.templated import TEMPLATE_DEFECTS, TEMPLATES, TemplatedSite
+from fixtures.templated import TEMPLATE_DEFECTS, TEMPLATES, TemplatedSite, page_html
+from nitpicker.archive import template_store
+from nitpicker.archive.template_store import record_templates
+from nitpicker.policy.extract import extract
 from nitpicker.policy.extract.skeleton import MAX_DEPTH, skeleton
 from nitpicker.policy.templates import cluster_pages, jaccard
-from tests.helpers import count, rows, run
+from tests.helpers import count, crawl, rows, run
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -99,6 +103,21 @@ def test_a_dissimilar_skeleton_is_a_cluster_of_its_own() -> None:
     assert len(cluster_pages([(1, left), (2, right)])) == 2
 
 
+def test_the_extraction_reads_the_skeleton_the_snapshot_gives() -> None:
+    """A crawl takes a page's skeleton from the parse that extracts its facts: the paths the
+    page's snapshot (its UTF-8 bytes) gives, for every template of the fixture site and for a
+    page whose ``<meta charset>`` is not the snapshot's (its classes read as UTF-8, not as
+    Latin-1)."""
+    pages = [page_html(number) for number in range(2 * len(TEMPLATES))]
+    pages.append('<html><head><meta charset="iso-8859-1"></head><body><div class="café x-1">'
+                 '<p class="ü">text</p><nav id="n1"><a class="é">a</a></nav></div></body></html>')
+    for html in pages:
+        paths = extract(html, max_anchors=3, skeleton=True).skeleton
+        assert paths and paths == skeleton(html.encode("utf-8")), html
+    assert "body/div.café.x-0/p.ü" in paths
+    assert extract(pages[0]).skeleton is None  # not asked for
+
+
 # -- a crawl of the generated site ----------------------------------------------------------
 
 
@@ -114,6 +133,32 @@ def crawled(templated: TemplatedSite, tmp_path_factory: pytest.TempPathFactory) 
     done = run("crawl", templated.url("/"), "-o", "site", "--silent", cwd=directory)
     assert done.returncode == 0, done.stderr
     return directory / "site.nitpicker"
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_crawl_clusters_its_pages_without_parsing_them_again(
+        templated: TemplatedSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the close the clusters come from the skeletons the crawl read while extracting: no
+    snapshot is parsed again, and they are the clusters the snapshots give."""
+    parsed: list[bytes] = []
+
+    def counted(data: bytes) -> frozenset[str]:
+        parsed.append(data)
+        return skeleton(data)
+
+    monkeypatch.setattr(template_store, "skeleton", counted)
+    archive = await crawl(tmp_path, [templated.url("/")])
+    assert parsed == []
+    tables = ("SELECT page_id, template_id, similarity FROM page_templates ORDER BY page_id",
+              "SELECT id, signature, pages, example_page_id, paths FROM templates ORDER BY id")
+    at_close = [rows(archive.path, sql) for sql in tables]
+    assert len(at_close[0]) == PAGES + 1
+    conn = sqlite3.connect(archive.path)
+    record_templates(conn)  # from the snapshots, as analyze --sample and merge compute them
+    conn.commit()
+    conn.close()
+    assert len(parsed) == PAGES + 1
+    assert [rows(archive.path, sql) for sql in tables] == at_close
 
 
 @pytest.fixture

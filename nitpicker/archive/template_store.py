@@ -9,7 +9,9 @@ end of a crawl (``CrawlSession.close``) and by ``nitpicker analyze --sample`` wh
 has none (an archive crawled before, merged from shards, or appended to).
 
 Memory: one skeleton per distinct skeleton (their path strings interned) and one integer per
-page, never the snapshots: a batch of ``batch`` snapshots at a time.
+page, never the snapshots: a batch of ``batch`` snapshots at a time. At the end of a crawl the
+skeletons of the pages it recorded come from the crawl's own parse of each page
+(:class:`KnownSkeletons`): only the other pages' snapshots (an earlier run's) are read again.
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.policy.extract.skeleton import skeleton
-from nitpicker.policy.templates import cluster_pages
+from nitpicker.policy.templates import cluster_signed, signature
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["ANALYSABLE", "TemplateSummary", "record_templates", "record_templates_after_crawl",
-           "templates_missing"]
+__all__ = ["ANALYSABLE", "KnownSkeletons", "TemplateSummary", "record_templates",
+           "record_templates_after_crawl", "templates_missing"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,13 @@ _SNAPSHOTS: Final = (
     "SELECT p.id, s.encoding, s.html FROM pages p JOIN snapshots s ON s.page_id = p.id"
     f" WHERE {ANALYSABLE} AND p.id > ? ORDER BY p.id LIMIT ?"
 )
+
+_ANALYSABLE_IDS: Final = (
+    "SELECT p.id FROM pages p JOIN snapshots s ON s.page_id = p.id"
+    f" WHERE {ANALYSABLE} AND p.id > ? ORDER BY p.id LIMIT ?"
+)
+
+_SNAPSHOT: Final = "SELECT encoding, html FROM snapshots WHERE page_id = ?"
 
 _MISSING: Final = (
     "SELECT count(*) FROM pages p JOIN snapshots s ON s.page_id = p.id"
@@ -67,36 +76,102 @@ def templates_missing(conn: sqlite3.Connection) -> int:
     return int(conn.execute(_MISSING).fetchone()[0])
 
 
+class KnownSkeletons:
+    """The skeletons of the pages a crawl recorded, from its own parse of each page
+    (:func:`nitpicker.policy.extract.extract` with ``skeleton=True`` reads the bytes the
+    snapshot stores): what :func:`record_templates` would compute from those snapshots.
+
+    Held as :func:`record_templates` holds them: a signature per page, a skeleton per distinct
+    signature. Fed on the archive's thread as pages are recorded, read at the close."""
+
+    def __init__(self) -> None:
+        self.pages: dict[int, str] = {}
+        """page id → signature (``""``: the page has no skeleton)."""
+        self.skeletons: dict[str, frozenset[str]] = {}
+
+    def note(self, page_id: int, paths: frozenset[str] | None) -> None:
+        """Page ``page_id`` was recorded with a snapshot whose skeleton is ``paths``; ``None``:
+        not known (no snapshot, or one recorded without it), read from the archive if it is
+        analysable."""
+        if not page_id:
+            return
+        if paths is None:
+            self.pages.pop(page_id, None)
+            return
+        key = signature(paths) if paths else ""
+        if key:
+            self.skeletons.setdefault(key, paths)
+        self.pages[page_id] = key
+
+
+def _read(page_id: int, encoding: str, blob: bytes, unclustered: list[int]
+          ) -> tuple[int, str, frozenset[str]] | None:
+    """A snapshot's skeleton and its signature; ``None`` (the page to ``unclustered``) when it
+    has none or cannot be read."""
+    try:
+        data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
+    except zlib.error:  # a corrupt snapshot: no skeleton, the page in no cluster
+        logger.warning("page %d: its snapshot cannot be read; left out of the "
+                       "template clusters", page_id)
+        unclustered.append(page_id)
+        return None
+    paths = skeleton(data)
+    if not paths:
+        unclustered.append(page_id)
+        return None
+    return page_id, signature(paths), paths
+
+
 def _skeletons(conn: sqlite3.Connection, batch: int, unclustered: list[int]
-               ) -> Iterator[tuple[int, frozenset[str]]]:
-    """Each analysable page's skeleton; the pages without one go to ``unclustered``."""
+               ) -> Iterator[tuple[int, str, frozenset[str]]]:
+    """Each analysable page's (id, signature, skeleton); the pages without one go to
+    ``unclustered``."""
     after = 0
     while True:
         rows = conn.execute(_SNAPSHOTS, (after, batch)).fetchall()
         if not rows:
             return
         for page_id, encoding, blob in rows:
-            try:
-                data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
-            except zlib.error:  # a corrupt snapshot: no skeleton, the page in no cluster
-                logger.warning("page %d: its snapshot cannot be read; left out of the "
-                               "template clusters", page_id)
-                unclustered.append(page_id)
-                continue
-            paths = skeleton(data)
-            if paths:
-                yield page_id, paths
-            else:
-                unclustered.append(page_id)
+            read = _read(page_id, encoding, blob, unclustered)
+            if read is not None:
+                yield read
         after = rows[-1][0]
 
 
-def record_templates(conn: sqlite3.Connection, *, batch: int = 200) -> TemplateSummary:
+def _known_skeletons(conn: sqlite3.Connection, batch: int, unclustered: list[int],
+                     known: KnownSkeletons) -> Iterator[tuple[int, str, frozenset[str]]]:
+    """As :func:`_skeletons`, the pages ``known`` has taken from there, the others' snapshots
+    read."""
+    pages, skeletons = known.pages, known.skeletons
+    after = 0
+    while True:
+        ids = [row[0] for row in conn.execute(_ANALYSABLE_IDS, (after, batch))]
+        if not ids:
+            return
+        for page_id in ids:
+            key = pages.get(page_id)
+            if key is None:
+                row = conn.execute(_SNAPSHOT, (page_id,)).fetchone()
+                read = _read(page_id, row[0], row[1], unclustered)
+                if read is not None:
+                    yield read
+            elif key:
+                yield page_id, key, skeletons[key]
+            else:
+                unclustered.append(page_id)
+        after = ids[-1]
+
+
+def record_templates(conn: sqlite3.Connection, *, batch: int = 200,
+                     known: KnownSkeletons | None = None) -> TemplateSummary:
     """Compute the clusters of every analysable page and replace the recorded ones, all or
-    nothing (the caller holds the archive lock)."""
+    nothing (the caller holds the archive lock). ``known``: the skeletons of pages already
+    computed (the crawl's), their snapshots not read."""
     started = time.monotonic()
     unclustered: list[int] = []
-    clusters = cluster_pages(_skeletons(conn, batch, unclustered))
+    pages = (_skeletons(conn, batch, unclustered) if known is None
+             else _known_skeletons(conn, batch, unclustered, known))
+    clusters = cluster_signed(pages)
     conn.execute("SAVEPOINT templates")  # a transaction of its own, or nested in the caller's
     try:
         conn.execute("DELETE FROM page_templates")
@@ -125,11 +200,12 @@ def record_templates(conn: sqlite3.Connection, *, batch: int = 200) -> TemplateS
     return summary
 
 
-def record_templates_after_crawl(conn: sqlite3.Connection) -> TemplateSummary | None:
+def record_templates_after_crawl(conn: sqlite3.Connection, known: KnownSkeletons | None = None
+                                 ) -> TemplateSummary | None:
     """:func:`record_templates` at the end of a crawl: a failure to write them is logged, not
     the crawl's (``nitpicker analyze --sample`` computes them when they are missing)."""
     try:
-        return record_templates(conn)
+        return record_templates(conn, known=known)
     except sqlite3.Error as exc:
         logger.warning("template clusters not recorded (%s): nitpicker analyze --sample "
                        "computes them", exc)

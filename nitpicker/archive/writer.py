@@ -37,6 +37,7 @@ from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.page_recorder import PageRecorder
 from nitpicker.archive.run_log import RunLog
 from nitpicker.archive.schema import SchemaError, migrate
+from nitpicker.archive.template_store import KnownSkeletons
 from nitpicker.errors import UserError
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 
@@ -101,6 +102,9 @@ class ArchiveWriter:
         self.frontier: FrontierPort = self.make_frontier()
         self.runs = RunLog(self)
         self.pages = PageRecorder(self, self.frontier, self.budget)
+        self.templates = KnownSkeletons()
+        """The skeletons of the pages recorded by this writer (``record_templates`` at the
+        close reads only the other pages' snapshots)."""
         self._after_commit: Callable[[], None] | None = None
 
     def use_frontier(self, frontier: FrontierPort, after_commit: Callable[[], None]) -> None:

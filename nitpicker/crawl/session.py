@@ -347,7 +347,7 @@ class CrawlSession:
                 writer.frontier.release_leases()
                 self._check_new_roots(writer)
                 if reason != "shutdown":  # Ctrl-C stops now; analyze --sample computes them
-                    record_templates_after_crawl(writer.conn)
+                    record_templates_after_crawl(writer.conn, writer.templates)
             else:
                 writer.rollback()
             writer.finish(order=self.failure is None)

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["SIMILARITY", "TemplateCluster", "cluster_pages", "jaccard", "signature"]
+__all__ = ["SIMILARITY", "TemplateCluster", "cluster_pages", "cluster_signed", "jaccard",
+           "signature"]
 
 SIMILARITY: Final = 0.7
 """The least Jaccard similarity of a page's skeleton to its cluster's representative."""
@@ -66,11 +67,16 @@ def cluster_pages(skeletons: Iterable[tuple[int, frozenset[str]]],
                   similarity: float = SIMILARITY) -> list[TemplateCluster]:
     """The clusters of the pages ``(page id, skeleton)``; a page with an empty skeleton is
     left out."""
+    return cluster_signed(((page_id, signature(paths), paths)
+                           for page_id, paths in skeletons if paths), similarity)
+
+
+def cluster_signed(pages: Iterable[tuple[int, str, frozenset[str]]],
+                   similarity: float = SIMILARITY) -> list[TemplateCluster]:
+    """The clusters of the pages ``(page id, signature, skeleton)``, each skeleton non-empty
+    and ``signature`` its :func:`signature` (computed once, where the skeleton was)."""
     buckets: dict[str, _Bucket] = {}
-    for page_id, paths in skeletons:
-        if not paths:
-            continue
-        key = signature(paths)
+    for page_id, key, paths in pages:
         bucket = buckets.get(key)
         if bucket is None:
             buckets[key] = _Bucket(paths, [page_id])

@@ -389,7 +389,7 @@ class SiteSpider(Spider):
                 ensure_ascii=False,
             )
             return
-        found = extract(html, max_anchors=MAX_LINKS_PER_PAGE + 1)
+        found = extract(html, max_anchors=MAX_LINKS_PER_PAGE + 1, skeleton=True)
         if len(found.anchors) > MAX_LINKS_PER_PAGE:
             del found.anchors[MAX_LINKS_PER_PAGE:]
             item.links_capped = True
@@ -397,6 +397,7 @@ class SiteSpider(Spider):
         item.meta = found.meta
         item.json_ld = found.json_ld
         item.html = html
+        item.skeleton = found.skeleton  # the template clusters' at the close: no second parse
         base = document_base(response.url, found.base_href)
         resolve_meta_urls(found.meta, base)
         resolve = self.resolver.resolve

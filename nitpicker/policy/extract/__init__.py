@@ -83,13 +83,15 @@ def _empty() -> Extracted:
     return Extracted(PageMeta(), "", [], [], [])
 
 
-def extract(html: str, *, max_anchors: int | None = None) -> Extracted:
+def extract(html: str, *, max_anchors: int | None = None, skeleton: bool = False) -> Extracted:
     """Read the page facts of one HTML document.
 
     ``html`` is the decoded text (Scrapy's ``response.text`` or the browser's snapshot).
     ``max_anchors`` caps the number of links collected (the rest of the page is still read for
-    metadata, images and resources).  Never raises on malformed markup; an empty document gives
-    an empty :class:`Extracted`.
+    metadata, images and resources).  ``skeleton``: also the page's template skeleton, from
+    the same parse (what :func:`~nitpicker.policy.extract.skeleton.skeleton` gives for the
+    page's UTF-8 bytes). Never raises on malformed markup; an empty document gives an empty
+    :class:`Extracted`.
     """
     if not isinstance(html, str):
         raise TypeError(f"extract() needs the decoded text (str), not {type(html).__name__}")
@@ -98,9 +100,12 @@ def extract(html: str, *, max_anchors: int | None = None) -> Extracted:
     except UnicodeEncodeError:  # lone surrogates: make them U+FFFD
         data = html.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
     if not data or data.isspace():
-        return _empty()
+        empty = _empty()
+        if skeleton:
+            empty.skeleton = frozenset()
+        return empty
     parser, target = _parser()
-    target.reset(max_anchors)
+    target.reset(max_anchors, skeleton)
     try:
         parser.feed(data)
         result: Extracted = parser.close()

@@ -83,5 +83,8 @@ class Extracted:
     resources: list[ResourceRef] = field(default_factory=list)
     json_ld: list[JsonLdBlock] = field(default_factory=list)
     """Every ``<script type="application/ld+json">``, in document order."""
+    skeleton: frozenset[str] | None = None
+    """The page's template skeleton (:mod:`nitpicker.policy.extract.skeleton`), when asked
+    for (``extract(..., skeleton=True)``)."""
 
 

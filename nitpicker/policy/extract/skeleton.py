@@ -17,7 +17,8 @@ Pages of one template share most of their paths (header, navigation, the content
 frame, the footer); two templates differ in their containers, and a container's class is in
 every path below it. :mod:`nitpicker.policy.templates` groups pages by it.
 
-The parse is lxml's streaming parser target (no tree), ~1 ms for a 50 KB page.
+The parse is lxml's streaming parser target (no tree), ~1 ms for a 50 KB page; a crawl gets
+a page's skeleton from the parse that extracts its facts (:class:`SkeletonTarget`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Final
 
 from lxml import etree
 
-__all__ = ["MAX_DEPTH", "MAX_ELEMENTS", "skeleton"]
+__all__ = ["MAX_DEPTH", "MAX_ELEMENTS", "SkeletonTarget", "skeleton"]
 
 MAX_DEPTH: Final = 12
 """Tokens in a path at most: deeper elements are the content's, not the template's."""
@@ -60,8 +61,12 @@ def _token(tag: str, attributes: dict[str, str]) -> str | None:
     return tag + _DIGITS.sub("0", named)
 
 
-class _Target:
-    """The lxml parser target: a stack of open elements, the paths of the layout ones."""
+class SkeletonTarget:
+    """The lxml parser target: a stack of open elements, the paths of the layout ones.
+
+    :func:`skeleton` parses with it alone; the crawl's extraction
+    (:func:`nitpicker.policy.extract.extract` with ``skeleton=True``) passes it the events of
+    its own parse of the same bytes, so a crawled page is not parsed a second time for it."""
 
     def __init__(self) -> None:
         self.paths: set[str] = set()
@@ -109,8 +114,10 @@ class _Target:
 
 def skeleton(html: str | bytes) -> frozenset[str]:
     """The page's structural paths (empty for a page without a body or any layout)."""
-    target = _Target()
-    parser = etree.HTMLParser(target=target, huge_tree=True, no_network=True)
+    target = SkeletonTarget()
+    # UTF-8, as the extraction reads a page and as the archive stores its snapshot (libxml2
+    # would otherwise go by the page's own <meta charset>, which the text no longer is in).
+    parser = etree.HTMLParser(target=target, encoding="utf-8", huge_tree=True, no_network=True)
     data = html.encode("utf-8") if isinstance(html, str) else html
     if not data.strip():
         return frozenset()

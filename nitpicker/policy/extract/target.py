@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from nitpicker.policy.extract.facts import AnchorRef, Extracted, ImageRef, PageMeta, ResourceRef
 from nitpicker.policy.extract.json_ld import JsonLdBlock, is_json_ld_type, read_json_ld
+from nitpicker.policy.extract.skeleton import SkeletonTarget
 
 __all__ = ["Target", "charset_of"]
 
@@ -98,6 +99,7 @@ class _Target:
         "images",
         "json_ld",
         "json_ld_open",
+        "layout",
         "meta",
         "open_anchors",
         "picture_depth",
@@ -117,8 +119,10 @@ class _Target:
         self.data: Callable[[str], None] = self.texts.append
         self.reset(None)
 
-    def reset(self, max_anchors: int | None) -> None:
+    def reset(self, max_anchors: int | None, skeleton: bool = False) -> None:
         self.texts.clear()
+        # the page's template skeleton, from the same events (None: not asked for)
+        self.layout = SkeletonTarget() if skeleton else None
         self.meta = PageMeta()
         self.base_href = ""
         self.anchors: list[AnchorRef] = []
@@ -140,6 +144,9 @@ class _Target:
     # -- lxml callbacks ---------------------------------------------------------------------
 
     def start(self, tag: str, attrib: dict[str, str]) -> None:
+        layout = self.layout
+        if layout is not None:
+            layout.start(tag, attrib)
         if tag == "a":  # the hot path (every page has many links): inlined
             stack = self.open_anchors
             href = attrib.get("href")
@@ -162,6 +169,9 @@ class _Target:
             handler(self, attrib)
 
     def end(self, tag: str) -> None:
+        layout = self.layout
+        if layout is not None:
+            layout.end(tag)
         if tag == "a":
             stack = self.open_anchors
             if stack:
@@ -185,8 +195,9 @@ class _Target:
             self.end("a")
         if self.title_mark >= 0:
             _end_title(self)
+        layout = self.layout
         return Extracted(self.meta, self.base_href, self.anchors, self.images, self.resources,
-                         self.json_ld)
+                         self.json_ld, None if layout is None else layout.close())
 
     # -- start handlers ---------------------------------------------------------------------
 
