@@ -42,7 +42,6 @@ bound.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -173,15 +172,13 @@ def _with_integer_tokens(urls: list[str]) -> list[str]:
     """Those of ``urls`` (normalised) that may hold an integer token, in their order: one scan
     of them all by :data:`_INTEGER_TOKEN` (a URL holds no newline), not one search a URL."""
     joined = "\n".join(urls)
-    starts: list[int] = []
-    offset = 0
-    for url in urls:
-        starts.append(offset)
-        offset += len(url) + 1
     found: list[str] = []
+    index = position = 0
     last = -1
     for match in _INTEGER_TOKEN.finditer(joined):
-        index = bisect_right(starts, match.start()) - 1
+        start = match.start()
+        index += joined.count("\n", position, start)  # the URL the match is in
+        position = start
         if index != last:
             found.append(urls[index])
             last = index
