@@ -162,8 +162,11 @@ class ArchivePipeline:
             parsed = session.policy_url(raw)
             if parsed is not None and parsed.is_http:
                 entries.append((parsed.url, not session.in_scope(parsed)))
-        if entries:
+        if entries or item.record is not None:
             try:
-                session.archive.pages.record_sitemap(entries)
+                if item.record is None:
+                    session.archive.pages.record_sitemap(entries)
+                else:
+                    session.archive.site.record_sitemap(item.record, entries)
             except (sqlite3.Error, OSError) as exc:
                 session.fail(classify_exception(exc))

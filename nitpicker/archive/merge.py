@@ -71,7 +71,8 @@ MERGED_TABLES: Final = frozenset({
     "resource_referrers", "resource_headers", "snapshots", "runs", "frontier", "trap_events",
     "console_messages", "page_console_messages", "json_ld_blocks", "json_ld_types",
     "analysis_runs", "analyzed_pages", "page_values", "violations", "plugin_errors", "outages",
-    "inventory_runs", "check_runs", "check_findings",
+    "inventory_runs", "check_runs", "check_findings", "hreflang_links", "sitemaps",
+    "sitemap_urls", "tls_certificates",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
 checks' two are made afresh too: the checks run over the merged archive). A table added to
@@ -333,6 +334,7 @@ def _merge_children(conn: sqlite3.Connection) -> None:
         " FROM s.json_ld_types AS r WHERE r.block_id IN"
         " (SELECT id FROM s.json_ld_blocks WHERE page_id IN (SELECT old FROM temp.taken))",
         (blocks,))
+    _merge_site_audit(conn, page)
     runs = _copy_shifted(conn, "runs")
     _copy_shifted(conn, "trap_events", "", {"run_id": f"r.run_id + {runs}"})
     _copy_shifted(conn, "outages", "", {"run_id": f"r.run_id + {runs}"})
@@ -342,6 +344,26 @@ def _merge_children(conn: sqlite3.Connection) -> None:
         " SELECT key, url, depth, mode, state FROM s.frontier WHERE true"
         " ON CONFLICT(key) DO UPDATE SET state = max(frontier.state, excluded.state)")
     _merge_analysis(conn, page)
+
+
+def _merge_site_audit(conn: sqlite3.Connection, page: str) -> None:
+    """A shard's hreflang alternates (its pages'), sitemap documents (keyed by URL: the
+    first shard's row of one), the URLs each lists, and certificates (keyed by origin)."""
+    conn.execute(
+        "INSERT INTO main.hreflang_links(page_id, lang, url)"
+        f" SELECT {page}, r.lang, r.url FROM s.hreflang_links AS r {_OWNED} ORDER BY r.rowid")
+    columns = _columns(conn, "sitemaps", skip=("id",))
+    conn.execute(
+        f"INSERT OR IGNORE INTO main.sitemaps({', '.join(columns)})"
+        f" SELECT {', '.join('r.' + c for c in columns)} FROM s.sitemaps AS r ORDER BY r.id")
+    conn.execute(
+        "INSERT OR IGNORE INTO main.sitemap_urls(sitemap_id, page_id)"
+        f" SELECT m.id, {page} FROM s.sitemap_urls AS r"
+        " JOIN s.sitemaps AS d ON d.id = r.sitemap_id JOIN main.sitemaps AS m ON m.url = d.url"
+        f" {_OWNED}")
+    conn.execute(
+        "INSERT OR IGNORE INTO main.tls_certificates(origin, checked_at, not_after, issuer, error)"
+        " SELECT origin, checked_at, not_after, issuer, error FROM s.tls_certificates")
 
 
 def _merge_analysis(conn: sqlite3.Connection, page: str) -> None:

@@ -339,6 +339,56 @@ FROM violations v
 it and the analyzers' ``violations`` as one list; an analyzer's rule is ``validator/rule``,
 its severity on the checks' priority scale (``docs/ARCHITECTURE.md``, "Findings")."""
 
+_REDIRECT_NEXT: Final = """
+-- the URL a redirect source sends to: its next hop (the page, or the next redirect of its
+-- chain); NULL on every other row and on rows written before this migration
+ALTER TABLE pages ADD COLUMN redirect_next TEXT;
+CREATE INDEX pages_redirect_next ON pages(redirect_next) WHERE redirect_next IS NOT NULL
+"""
+"""Each redirect's next hop (``redirects/chain``): ``redirect_dest_id`` says where a chain
+*ends*, this column how it gets there, hop by hop. A URL, not an id: merge, concat and split
+copy it as it is."""
+
+_SITE_AUDIT: Final = """
+-- the first <form action> of an https page that submits over plain http (resolved); NULL: none
+ALTER TABLE pages ADD COLUMN http_form_action TEXT;
+
+CREATE TABLE hreflang_links (     -- a page's <link rel=alternate hreflang=… href=…>
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    lang TEXT NOT NULL,             -- the hreflang value as written: en, en-GB, x-default
+    url TEXT NOT NULL               -- the href resolved against the page, normalised
+);
+CREATE INDEX hreflang_links_page ON hreflang_links(page_id);
+
+CREATE TABLE sitemaps (           -- each sitemap document the crawl asked for
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL UNIQUE,       -- as requested (the robots.txt line, the index's <loc>)
+    found_in TEXT,                  -- the robots.txt or sitemap index naming it; NULL: a guess
+    status INTEGER,                 -- its HTTP status; -1: no answer
+    kind TEXT,                      -- urlset or sitemapindex; NULL: not read
+    entries INTEGER,                -- its <url> (or <sitemap>) entries; NULL: not read
+    size INTEGER,                   -- bytes, uncompressed (beyond the read cap: counted, or NULL)
+    error TEXT                      -- why it was not read; NULL: read
+);
+CREATE TABLE sitemap_urls (       -- which sitemap lists which URL
+    sitemap_id INTEGER NOT NULL REFERENCES sitemaps(id),
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    PRIMARY KEY (sitemap_id, page_id)
+) WITHOUT ROWID;
+CREATE INDEX sitemap_urls_page ON sitemap_urls(page_id);
+
+CREATE TABLE tls_certificates (   -- the certificate of each https origin the crawl fetched
+    origin TEXT PRIMARY KEY,        -- https://host[:port]
+    checked_at TEXT NOT NULL,       -- when the crawl looked (ISO 8601, UTC)
+    not_after TEXT,                 -- its end of validity (ISO 8601, UTC); NULL: unknown
+    issuer TEXT,                    -- its issuer (RFC 4514); NULL: unknown
+    error TEXT                      -- why the TLS verification refused it; NULL: valid
+) WITHOUT ROWID
+"""
+"""The facts the security, hreflang and sitemap checks read (issue 30, items 4–6): a form
+that posts over http from an https page, a page's hreflang alternates, the sitemap documents
+and what each lists, each https origin's certificate."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -361,4 +411,6 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0018_inventory_runs", _INVENTORY_RUNS),
     ("0019_page_charset", _PAGE_CHARSET),
     ("0020_findings", _FINDINGS),
+    ("0028_redirect_next", _REDIRECT_NEXT),
+    ("0029_site_audit", _SITE_AUDIT),
 )

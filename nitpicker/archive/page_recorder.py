@@ -3,7 +3,7 @@
 One call records one URL's result (:meth:`PageRecorder.record`): its ``pages`` row, its child
 rows (response headers, anchors, images, resources and their referrers and headers, JSON-LD
 blocks and their types, console messages — each distinct message once, linked to every page
-that showed it — and the snapshot), the rows of its redirect hops, the stub rows of the pages it links to, the frontier
+that showed it —, hreflang alternates and the snapshot), the rows of its redirect hops, the stub rows of the pages it links to, the frontier
 rows of the links to follow and the acknowledgement of its own frontier row, all in the open
 batch; the URLs a page's own resources answered (:meth:`PageRecorder.record_answered`) are
 recorded alongside, without a request of their own. Sitemap listings (:meth:`PageRecorder.record_sitemap`) and, when a run closes, the URL
@@ -218,13 +218,16 @@ class PageRecorder:
         conn = self._conn
         frontier = self._frontier
         fetched_at = now()
-        for hop in item.redirects:
+        hops = item.redirects
+        for n, hop in enumerate(hops):
             if hop.url == item.url:
                 continue  # a self-redirect (e.g. an auth challenge) is not a source
             external = item.is_external if hop.is_external is None else hop.is_external
+            next_url = hops[n + 1].url if n + 1 < len(hops) else item.url
             (hop_id,) = conn.execute(
                 page_sql.RECORD_HOP,
-                (hop.url, external, item.depth, hop.status, final_id, hop.kind, fetched_at),
+                (hop.url, external, item.depth, hop.status, final_id, hop.kind, next_url,
+                 fetched_at),
             ).fetchone()
             self._cache_id(hop.url, hop_id)
             frontier.mark_done(frontier_key(hop.url))
@@ -316,6 +319,13 @@ class PageRecorder:
             self._insert_resources(page_id, item.resources)
         if item.json_ld:
             self._insert_json_ld(page_id, item.json_ld)
+        if item.meta.hreflang:
+            conn.executemany(
+                "INSERT INTO hreflang_links(page_id, lang, url) VALUES (?, ?, ?)",
+                [(page_id, lang, url) for lang, url in item.meta.hreflang],
+            )
+        if item.http_form_action is not None or fetched_before:
+            conn.execute(page_sql.SET_HTTP_FORM_ACTION, (item.http_form_action, page_id))
         if item.console:
             self._insert_console(page_id, item.console)
         if page.snapshot is not None:

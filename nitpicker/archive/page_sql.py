@@ -7,7 +7,7 @@ from __future__ import annotations
 __all__ = [
     "FETCHED_CHILDREN", "FORGET_JSON_LD_TYPES", "LINK_CONSOLE_MESSAGE", "MARK_INVENTORY",
     "MARK_SITEMAP", "RECORD_CONSOLE_MESSAGE", "RECORD_HOP", "RECORD_PAGE", "RECORD_RESOURCE",
-    "REPLACED_CHILDREN", "REPOINT", "SCRAPED",
+    "REPLACED_CHILDREN", "REPOINT", "SCRAPED", "SET_HTTP_FORM_ACTION",
 ]
 
 RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, status,
@@ -18,7 +18,7 @@ RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, 
 VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
     ?, ?)
 ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_kind = NULL,
-    is_target = excluded.is_target, is_external = excluded.is_external,
+    redirect_next = NULL, is_target = excluded.is_target, is_external = excluded.is_external,
     depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
     status_text = excluded.status_text, content_type = excluded.content_type,
     content_length = excluded.content_length, lang = excluded.lang,
@@ -36,9 +36,10 @@ ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_ki
     canonical_relative = excluded.canonical_relative RETURNING id"""
 
 RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
-    redirect_kind, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?)
+    redirect_kind, redirect_next, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET scraped = 1, status = excluded.status,
-    redirect_dest_id = excluded.redirect_dest_id, redirect_kind = excluded.redirect_kind
+    redirect_dest_id = excluded.redirect_dest_id, redirect_kind = excluded.redirect_kind,
+    redirect_next = excluded.redirect_next
 RETURNING id"""
 
 REPOINT = "UPDATE pages SET redirect_dest_id = ? WHERE redirect_dest_id = ? AND id != ?"
@@ -70,15 +71,17 @@ FORGET_JSON_LD_TYPES = (
     " (SELECT id FROM json_ld_blocks WHERE page_id = ?)"
 )
 
+SET_HTTP_FORM_ACTION = "UPDATE pages SET http_form_action = ? WHERE id = ?"
+
 MARK_SITEMAP = "UPDATE pages SET in_sitemap = 1 WHERE id = ?"
 MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
 
 FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers",
-                     "page_console_messages", "json_ld_blocks")
+                     "page_console_messages", "json_ld_blocks", "hreflang_links")
 """The child tables of a fetched page (constant names: formatted into statements)."""
 
 REPLACED_CHILDREN = ("response_headers", "anchors", "images", "json_ld_blocks",
-                      "page_console_messages")
+                      "page_console_messages", "hreflang_links")
 """The child tables a fetch of the page again replaces (the snapshot is replaced by its own
 insert, resource referrers are kept)."""
 

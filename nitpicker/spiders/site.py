@@ -52,7 +52,7 @@ from nitpicker.items import (
     status_phrase,
     too_long_stand_in,
 )
-from nitpicker.policy.extract import document_base, extract, resolve_meta_urls
+from nitpicker.policy.extract import document_base, extract, http_form_action, resolve_meta_urls
 from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
 from nitpicker.spiders.loaded import answers_link_check, image_sizes, read_loaded
@@ -399,6 +399,7 @@ class SiteSpider(Spider):
         item.html = html
         base = document_base(response.url, found.base_href)
         resolve_meta_urls(found.meta, base)
+        item.http_form_action = http_form_action(item.url, base, found.form_actions)
         resolve = self.resolver.resolve
         links = item.links
         full = FollowMode.FULL

@@ -22,12 +22,14 @@ from nitpicker.query.checks import (
     crawl,
     descriptions,
     headings,
+    hreflang,
     images,
     indexing,
     links,
     performance,
     redirects,
     security,
+    sitemaps,
     status,
     titles,
 )
@@ -36,7 +38,7 @@ from nitpicker.query.checks.model import CATEGORIES, PRIORITIES, Check
 __all__ = ["CATEGORIES", "CHECKS", "FAMILIES", "PRIORITIES", "Check", "check_by_id"]
 
 FAMILIES: Final = (links, redirects, status, canonical, titles, descriptions, headings,
-                   indexing, images, performance, security, crawl)
+                   indexing, hreflang, sitemaps, images, performance, security, crawl)
 """The families' modules, each with its ``CHECKS``."""
 
 CHECKS: Final[tuple[Check, ...]] = tuple(check for family in FAMILIES for check in family.CHECKS)
