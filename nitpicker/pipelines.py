@@ -158,7 +158,7 @@ class ArchivePipeline:
     def _record_sitemap(self, item: SitemapItem) -> None:
         session = self.session
         entries = []
-        for raw in item.urls:
+        for raw in dict.fromkeys(item.urls):  # a URL listed again and again is read once
             parsed = session.policy_url(raw)
             if parsed is not None and parsed.is_http:
                 entries.append((parsed.url, not session.in_scope(parsed)))

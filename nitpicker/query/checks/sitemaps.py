@@ -44,8 +44,8 @@ _TOO_LARGE_SQL: Final = (
         where="d.entries > :max_urls")
     + " UNION ALL "
     + _DOCUMENT.format(
-        message="printf('%,d bytes or more uncompressed: a sitemap may be at most 50 MB"
-                " (%,d bytes)', d.size, :max_bytes)",
+        message="printf('More than 50 MB uncompressed (%,d bytes or more): a sitemap may be"
+                " at most %,d bytes', d.size, :max_bytes)",
         where="d.size > :max_bytes"))
 
 CHECKS: Final = (
