@@ -94,8 +94,8 @@ def test_the_clean_pages_trip_nothing(defects: Defects) -> None:
     ("status/fetch-error", "reset", "Connection reset: Connection was closed cleanly.",
      "Could not be fetched: Connection reset: Connection was closed cleanly."),
     ("redirects/chain", "hop-1", None,
-     "2 redirects before {base}/defects/clean: {base}/defects/hop-1 → {base}/defects/hop-2"
-     " → {base}/defects/clean"),
+     ("2 redirects before {base}/defects/clean: {base}/defects/hop-1 → {base}/defects/hop-2"
+     " → {base}/defects/clean")),
     ("hreflang/invalid-code", "hreflang/bad-code", "en-UK",
      "hreflang=\"en-UK\" is not valid: 'UK' is not an ISO 3166-1 alpha-2 region code"),
     ("hreflang/no-return-link", "hreflang/no-return", "{base}/defects/hreflang/en",
@@ -107,8 +107,8 @@ def test_the_clean_pages_trip_nothing(defects: Defects) -> None:
     ("sitemaps/too-large", "sitemap-many.xml", None,
      "Lists 50,001 URLs: a sitemap may list at most 50,000"),
     ("sitemaps/too-large", "sitemap-huge.xml.gz", None,
-     "More than 50 MB uncompressed (52,428,801 bytes or more): a sitemap may be at most"
-     " 52,428,800 bytes"),
+     ("More than 50 MB uncompressed (52,428,801 bytes or more): a sitemap may be at most"
+     " 52,428,800 bytes")),
     ("sitemaps/unreadable", "sitemap-gone.xml", None,
      "Not read (answers 404); named in {base}/sitemap.xml"),
 ])
