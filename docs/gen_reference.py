@@ -5,9 +5,11 @@
 - ``docs/reference/settings.md``: every ``NITPICKER_*`` setting and environment variable of
   ``nitpicker/default_settings.py``;
 - ``docs/reference/mcp-tools.md``: every tool the MCP server registers, its description (the
-  function's docstring) and its arguments (the input schema).
+  function's docstring) and its arguments (the input schema);
+- ``docs/reference/checks.md``: every site check of the registry (``nitpicker/query/checks/``),
+  family by family: its id, title, priority, category, explanation and fix.
 
-    .venv/bin/python docs/gen_reference.py           # write the three pages (make docs does)
+    .venv/bin/python docs/gen_reference.py           # write the pages (make docs does)
     .venv/bin/python docs/gen_reference.py --check   # exit 1, naming them, if they differ
 
 ``tests/test_docs.py`` runs ``--check``: a new option, setting or tool, or a changed help text,
@@ -236,10 +238,34 @@ def mcp_reference() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+CHECKS_INTRO = (
+    "Every built-in site check, as `nitpicker check` and the end of every crawl run them: its "
+    "id (what `--fail-on check:ID` and `query FILE issue --id ID` take), its default priority "
+    "and category, why it matters and how to fix it (what `query FILE issues` and the viewer "
+    "show). What each check reads, and the bad input of the command: "
+    "[`nitpicker check`](../guide/check.md).")
+
+
+def checks_reference() -> str:
+    """``docs/reference/checks.md``."""
+    from nitpicker.query.checks import FAMILIES
+
+    lines = ["# Site checks", "", NOTE, "", CHECKS_INTRO, ""]
+    for family in FAMILIES:
+        name = family.__name__.rsplit(".", 1)[-1]
+        lines += [f"## {name}", ""]
+        for check in family.CHECKS:
+            lines += [f"### `{check.id}`", "", (f"**{escape(check.title)}**: "
+                      f"priority `{check.priority}`, category `{check.category}`."), "",
+                      escape(check.explanation), "", f"*Fix*: {escape(check.fix)}", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "cli.md": cli_reference,
     "settings.md": settings_reference,
     "mcp-tools.md": mcp_reference,
+    "checks.md": checks_reference,
 }
 
 
