@@ -52,6 +52,10 @@ TABLES = {
     "json_ld_types",
     "check_runs",
     "check_findings",
+    "hreflang_links",
+    "sitemaps",
+    "sitemap_urls",
+    "tls_certificates",
     "migrations",
 }
 
@@ -140,6 +144,9 @@ CHILD_TABLES = [
     ("json_ld_blocks", "page_id", "pages"),
     ("json_ld_types", "block_id", "json_ld_blocks"),
     ("check_findings", "page_id", "pages"),
+    ("hreflang_links", "page_id", "pages"),
+    ("sitemap_urls", "page_id", "pages"),
+    ("sitemap_urls", "sitemap_id", "sitemaps"),
 ]
 
 
