@@ -182,6 +182,18 @@ def test_a_redirect_circle_of_handed_over_hops_is_a_loop_not_a_chain(
     assert "redirects/chain" not in findings(unrecorded)
 
 
+def test_concat_keeps_what_the_checks_read(defects: Defects, tmp_path: Path) -> None:
+    """``nitpicker concat`` of the crawl with a copy of itself, then ``check``: the same
+    findings (the redirects' next hops, hreflang tags, sitemap documents and their listings,
+    the out-of-scope one's too, are carried over)."""
+    copy = _copy(defects, tmp_path / "copy.nitpicker")
+    result = run("concat", str(defects.archive), str(copy), "-o", "both", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    result = run("check", "both.nitpicker", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert findings(tmp_path / "both.nitpicker") == findings(defects.archive)
+
+
 def test_check_replaces_the_findings_and_records_each_run(defects: Defects,
                                                           tmp_path: Path) -> None:
     archive = _copy(defects, tmp_path / "again.nitpicker",

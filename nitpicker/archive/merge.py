@@ -347,8 +347,9 @@ def _merge_children(conn: sqlite3.Connection) -> None:
 
 
 def _merge_site_audit(conn: sqlite3.Connection, page: str) -> None:
-    """A shard's hreflang alternates (its pages'), sitemap documents (keyed by URL: the
-    first shard's row of one), the URLs each lists, and certificates (keyed by origin)."""
+    """A shard's hreflang alternates (of the pages it brings), sitemap documents (keyed by
+    URL: the first shard's row of one), the URLs each lists (every URL the new archive has),
+    and certificates (keyed by origin)."""
     conn.execute(
         "INSERT INTO main.hreflang_links(page_id, lang, url)"
         f" SELECT {page}, r.lang, r.url FROM s.hreflang_links AS r {_OWNED} ORDER BY r.rowid")
@@ -356,11 +357,11 @@ def _merge_site_audit(conn: sqlite3.Connection, page: str) -> None:
     conn.execute(
         f"INSERT OR IGNORE INTO main.sitemaps({', '.join(columns)})"
         f" SELECT {', '.join('r.' + c for c in columns)} FROM s.sitemaps AS r ORDER BY r.id")
-    conn.execute(
+    conn.execute(  # a listing is the URL's, recorded in full or not (an out-of-scope stub)
         "INSERT OR IGNORE INTO main.sitemap_urls(sitemap_id, page_id)"
         f" SELECT m.id, {page} FROM s.sitemap_urls AS r"
         " JOIN s.sitemaps AS d ON d.id = r.sitemap_id JOIN main.sitemaps AS m ON m.url = d.url"
-        f" {_OWNED}")
+        " WHERE r.page_id IN (SELECT old FROM temp.idmap)")
     conn.execute(
         "INSERT OR IGNORE INTO main.tls_certificates(origin, checked_at, not_after, issuer, error)"
         " SELECT origin, checked_at, not_after, issuer, error FROM s.tls_certificates")
