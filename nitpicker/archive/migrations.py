@@ -339,6 +339,15 @@ FROM violations v
 it and the analyzers' ``violations`` as one list; an analyzer's rule is ``validator/rule``,
 its severity on the checks' priority scale (``docs/ARCHITECTURE.md``, "Findings")."""
 
+_RUN_AUTO_RETRY: Final = """
+-- the URLs the end-of-run retry pass fetched again
+ALTER TABLE runs ADD COLUMN auto_retried INTEGER;
+-- of those, the ones that answered then
+ALTER TABLE runs ADD COLUMN auto_recovered INTEGER
+"""
+"""The end-of-run retry pass (issue 32, :mod:`nitpicker.crawl.auto_retry`): NULL when a run
+had none (nothing failed for a passing reason, the pass turned off, the run stopped first)."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -361,4 +370,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0018_inventory_runs", _INVENTORY_RUNS),
     ("0019_page_charset", _PAGE_CHARSET),
     ("0020_findings", _FINDINGS),
+    ("0033_run_auto_retry", _RUN_AUTO_RETRY),
 )
