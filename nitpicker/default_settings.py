@@ -155,7 +155,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NITPICKER_AUTO_RETRY_CONCURRENCY", 2,
             "Requests at once during the end-of-run retry pass, which fetches once more the URLs "
             "that failed for a passing reason (a timeout, a connection reset, a 429 or 503; see "
-            "[Retrying failed URLs](../guide/crawl.md#retrying-failed-urls-retry-failed)). `0` "
+            "[The retry pass at the end of a run](../guide/crawl.md#the-retry-pass-at-the-end-of-a-run)). `0` "
             "turns the pass off."),
     Setting("NITPICKER_AUTO_RETRY_PAUSE", 10.0,
             "Seconds between the end of the crawl and its retry pass (0 to 3600)."),

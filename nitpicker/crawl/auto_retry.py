@@ -215,7 +215,8 @@ class AutoRetry:
         if failed is None:
             return  # a link the pass found: a URL like any other
         counters = self.session.counters
-        counters.done -= 1
+        counters.done -= 1  # one URL of the run, leased and recorded once
+        counters.leased -= 1
         if failed.had_error:
             if failed.is_external:
                 counters.external_errors -= 1
