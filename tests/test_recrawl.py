@@ -104,6 +104,22 @@ def test_a_recrawled_page_that_now_fails_is_recorded_so(
         (404, "Gone")]
 
 
+def test_a_recrawled_page_that_now_redirects_keeps_nothing_of_the_page_it_was(
+        server: CountingServer, archive: Path, tmp_path: Path) -> None:
+    url = server.url
+    ids = dict(rows(archive, "SELECT url, id FROM pages"))
+    server.routes["/b"] = (301, {"Location": "/a"}, "")
+    result = run("recrawl", "site.nitpicker", f"{url}/b", "--silent", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert fetched(server) == ["/b"]  # /a, where it leads, is known: not fetched again
+    assert rows(archive, "SELECT id, status, redirect_dest_id, title, content_type, is_target"
+                         " FROM pages WHERE url = ?", f"{url}/b") == [
+        (ids[f"{url}/b"], 301, ids[f"{url}/a"], "", None, 0)]
+    for table in ("anchors", "snapshots", "response_headers"):
+        assert rows(archive, f"SELECT count(*) FROM {table} WHERE page_id = ?",
+                    ids[f"{url}/b"]) == [(0,)], table
+
+
 def test_recrawl_refuses_with_one_line(server: CountingServer, archive: Path,
                                        tmp_path: Path) -> None:
     before = archive.read_bytes()
