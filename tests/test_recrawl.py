@@ -231,3 +231,48 @@ def test_crawl_like_bad_input(archive: Path, tmp_path: Path, args: tuple[str, ..
                               line: str) -> None:
     result = run("crawl", "--like", "site.nitpicker", *args, cwd=tmp_path)
     assert (result.returncode, result.stderr.strip()) == (1, line.format(dir=tmp_path))
+
+
+def test_the_secrets_the_archive_does_not_keep_are_asked_for_again(
+        server: CountingServer, tmp_path: Path) -> None:
+    first = run("crawl", server.url + "/", "-o", "auth", "-H", "X-Token: one", "--silent",
+                cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    archive = tmp_path / "auth.nitpicker"
+    like = run("crawl", "--like", "auth.nitpicker", "-o", "again", cwd=tmp_path)
+    assert (like.returncode, like.stderr.strip()) == (
+        1, (f"Error: --like {archive}: its crawl sent --header X-Token, whose values are not "
+           "stored: give the headers again (--header or --header-file)"))
+    recrawl = run("recrawl", "auth.nitpicker", f"{server.url}/a", cwd=tmp_path)
+    assert recrawl.returncode == 1
+    assert recrawl.stderr.startswith("Error: --header must be given again with recrawl"), \
+        recrawl.stderr
+    server.taken()
+    given = run("recrawl", "auth.nitpicker", f"{server.url}/a", "-H", "X-Token: two",
+                "--silent", cwd=tmp_path)
+    assert given.returncode == 0, given.stderr
+    assert fetched(server) == ["/a"]
+
+
+def test_crawl_like_reads_the_inventory_again_and_refuses_another_file(
+        server: CountingServer, tmp_path: Path) -> None:
+    inventory = tmp_path / "cms.txt"
+    inventory.write_text(f"{server.url}/hidden\n")
+    server.routes["/hidden"] = page("Hidden")
+    first = run("crawl", server.url + "/", "-o", "old", "--inventory", "cms.txt", "--silent",
+                cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    same = run("crawl", "--like", "old.nitpicker", "-o", "same", "--silent", cwd=tmp_path)
+    assert same.returncode == 0, same.stderr
+    assert rows(tmp_path / "same.nitpicker", "SELECT in_inventory FROM pages WHERE url = ?",
+                f"{server.url}/hidden") == [(1,)]
+    inventory.write_text(f"{server.url}/hidden\n{server.url}/other\n")
+    changed = run("crawl", "--like", "old.nitpicker", "-o", "changed", cwd=tmp_path)
+    assert (changed.returncode, changed.stderr.strip()) == (
+        1, (f"Error: {tmp_path / 'old.nitpicker'}: its crawl cannot be reproduced: its "
+           f"--inventory file {inventory}: it changed since its crawl read it (another "
+           "sha256); give --inventory FILE to crawl with a file as it is now"))
+    assert not (tmp_path / "changed.nitpicker").exists()
+    given = run("crawl", "--like", "old.nitpicker", "--inventory", "cms.txt", "-o", "changed",
+                "--silent", cwd=tmp_path)
+    assert given.returncode == 0, given.stderr
