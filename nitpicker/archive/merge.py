@@ -67,6 +67,9 @@ _RANK: Final = (
 )
 """2 recorded, 1 marked (scraped without a fetch), 0 stub."""
 
+_ORIGIN_FLAGS: Final = ('"in_sitemap"', '"in_inventory"')
+"""Where a page's URL came from besides links: set when any shard set it."""
+
 MERGED_TABLES: Final = frozenset({
     "migrations", "info", "pages", "response_headers", "anchors", "images", "resources",
     "resource_referrers", "resource_headers", "snapshots", "runs", "frontier", "trap_events",
@@ -247,11 +250,15 @@ def _merge_pages(conn: sqlite3.Connection, shard: Path, result: MergeResult) -> 
         f"INSERT INTO main.pages(url, {listed}) SELECT p.url, {', '.join('p.' + c for c in columns)}"
         " FROM s.pages AS p JOIN temp.taken AS t ON t.old = p.id"
         " WHERE NOT EXISTS (SELECT 1 FROM main.pages AS m WHERE m.url = p.url) ORDER BY p.id")
+    # a page's origins add up: listed in a sitemap (or an inventory) by the shard it came
+    # from or by one merged before, whichever recorded it
+    taken = ", ".join(f"max(p.{c}, pages.{c})" if c in _ORIGIN_FLAGS else f"p.{c}"
+                      for c in columns)
     conn.execute(
-        f"UPDATE main.pages SET ({listed}) = (SELECT {', '.join('p.' + c for c in columns)}"
+        f"UPDATE main.pages SET ({listed}) = (SELECT {taken}"
         " FROM s.pages AS p WHERE p.url = pages.url)"
         " WHERE url IN (SELECT url FROM temp.taken)")
-    for flag in ("in_sitemap", "in_inventory"):
+    for flag in _ORIGIN_FLAGS:
         conn.execute(f"UPDATE main.pages SET {flag} = 1 WHERE {flag} = 0 AND url IN"
                      f" (SELECT url FROM s.pages WHERE {flag} = 1)")
     conn.execute("CREATE TEMP TABLE idmap(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
