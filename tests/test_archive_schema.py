@@ -52,6 +52,8 @@ TABLES = {
     "json_ld_types",
     "check_runs",
     "check_findings",
+    "templates",
+    "page_templates",
     "migrations",
 }
 
@@ -140,6 +142,9 @@ CHILD_TABLES = [
     ("json_ld_blocks", "page_id", "pages"),
     ("json_ld_types", "block_id", "json_ld_blocks"),
     ("check_findings", "page_id", "pages"),
+    ("templates", "example_page_id", "pages"),
+    ("page_templates", "page_id", "pages"),
+    ("page_templates", "template_id", "templates"),
 ]
 
 
