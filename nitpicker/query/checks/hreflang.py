@@ -25,8 +25,11 @@ _TARGET: Final = f"""FROM pages p JOIN hreflang_links h ON h.page_id = p.id
     WHERE {OK_PAGE} AND h.url != p.url"""
 """Each hreflang tag naming another URL the archive has a row of (``t``)."""
 
-_CANONICALISED: Final = ("t.canonical != '' AND nitpicker_url_scheme(t.canonical)"
-                         " IN ('http', 'https') AND nitpicker_resolve_url(t.url, t.canonical) != t.url")
+_CANONICALISED: Final = ("t.canonical != '' AND t.canonical != t.url"
+                         " AND nitpicker_url_scheme(t.canonical) IN ('http', 'https')"
+                         " AND nitpicker_resolve_url(t.url, t.canonical) != t.url")
+"""The canonical (stored resolved) names another URL: the functions run only on the rows
+whose canonical differs as written (an archive's canonicals before they were resolved)."""
 
 _PAGE_OK: Final = ("t.status BETWEEN 200 AND 299 AND t.redirect_dest_id IS NULL"
                    " AND t.content_type = 'text/html'")
@@ -53,7 +56,8 @@ CHECKS: Final = (
         priority="medium", category="indexing",
         sql=(f"SELECT p.id AS page_id, p.url AS url, h.lang AS element, 'hreflang=\"' || h.lang"
              f" || '\" is not valid: ' || nitpicker_hreflang_problem(h.lang) AS message {_FROM}"
-             " AND nitpicker_hreflang_problem(h.lang) != '' GROUP BY p.id, h.lang"),
+             " AND h.lang IN (SELECT lang FROM (SELECT DISTINCT lang FROM hreflang_links)"
+             " WHERE nitpicker_hreflang_problem(lang) != '') GROUP BY p.id, h.lang"),
     ),
     Check(
         id="hreflang/no-self-reference",

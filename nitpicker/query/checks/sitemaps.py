@@ -28,8 +28,10 @@ _LISTED: Final = """SELECT p.id AS page_id, p.url AS url, d.url AS element,
     WHERE {where}"""
 """Each listing of a URL by a sitemap; the sitemap is the element (what to edit)."""
 
-_CANONICALISED: Final = ("p.canonical != '' AND nitpicker_url_scheme(p.canonical) IN"
-                         " ('http', 'https') AND nitpicker_resolve_url(p.url, p.canonical) != p.url")
+_CANONICALISED: Final = ("p.canonical != '' AND p.canonical != p.url"
+                         " AND nitpicker_url_scheme(p.canonical) IN ('http', 'https')"
+                         " AND nitpicker_resolve_url(p.url, p.canonical) != p.url")
+"""As the hreflang checks' (the functions only where the canonical differs as written)."""
 
 _ORIGIN: Final = "substr({url}, 1, instr(substr({url}, 9), '/') + 7)"
 """``scheme://host:port`` of an absolute http(s) URL (the archive's form: a path always)."""
