@@ -19,7 +19,7 @@ import zlib
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
-from nitpicker.archive import page_sql
+from nitpicker.archive import page_audit, page_sql
 from nitpicker.archive.connection import json_rows, now, serialised, sorting_on_disk
 from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.policy.urls import frontier_key, natural_order_key
@@ -217,17 +217,15 @@ class PageRecorder:
         at). ``dest_id`` is the URL the last hop led to (``final_id`` unless it redirects)."""
         conn = self._conn
         frontier = self._frontier
-        fetched_at = now()
-        hops = item.redirects
-        for n, hop in enumerate(hops):
+        at = now()
+        following = [*(hop.url for hop in item.redirects[1:]), item.url]  # each hop's next
+        for hop, next_url in zip(item.redirects, following, strict=True):
             if hop.url == item.url:
                 continue  # a self-redirect (e.g. an auth challenge) is not a source
             external = item.is_external if hop.is_external is None else hop.is_external
-            next_url = hops[n + 1].url if n + 1 < len(hops) else item.url
             hop_id, was_page = conn.execute(
                 page_sql.RECORD_HOP,
-                (hop.url, external, item.depth, hop.status, final_id, hop.kind, next_url,
-                 fetched_at),
+                (hop.url, external, item.depth, hop.status, final_id, hop.kind, next_url, at),
             ).fetchone()
             if was_page is not None:  # fetched again (a recrawl), it redirects now
                 self._forget_page(hop_id)
@@ -329,13 +327,7 @@ class PageRecorder:
             self._insert_resources(page_id, item.resources)
         if item.json_ld:
             self._insert_json_ld(page_id, item.json_ld)
-        if item.meta.hreflang:
-            conn.executemany(
-                "INSERT INTO hreflang_links(page_id, lang, url) VALUES (?, ?, ?)",
-                [(page_id, lang, url) for lang, url in item.meta.hreflang],
-            )
-        if item.http_form_action is not None or fetched_before:
-            conn.execute(page_sql.SET_HTTP_FORM_ACTION, (item.http_form_action, page_id))
+        page_audit.record_page_audit(conn, page_id, item, fetched_before=fetched_before)
         if item.console:
             self._insert_console(page_id, item.console)
         if page.snapshot is not None:

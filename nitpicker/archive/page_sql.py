@@ -7,7 +7,7 @@ from __future__ import annotations
 __all__ = [
     "FETCHED_CHILDREN", "FORGET_JSON_LD_TYPES", "FORGET_PAGE_FACTS", "LINK_CONSOLE_MESSAGE", "MARK_INVENTORY",
     "MARK_SITEMAP", "RECORD_CONSOLE_MESSAGE", "RECORD_HOP", "RECORD_PAGE", "RECORD_RESOURCE",
-    "REPLACED_CHILDREN", "REPOINT", "SCRAPED", "SET_HTTP_FORM_ACTION",
+    "REPLACED_CHILDREN", "REPOINT", "SCRAPED",
 ]
 
 RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, status,
@@ -82,8 +82,6 @@ FORGET_JSON_LD_TYPES = (
     "DELETE FROM json_ld_types WHERE block_id IN"
     " (SELECT id FROM json_ld_blocks WHERE page_id = ?)"
 )
-
-SET_HTTP_FORM_ACTION = "UPDATE pages SET http_form_action = ? WHERE id = ?"
 
 MARK_SITEMAP = "UPDATE pages SET in_sitemap = 1 WHERE id = ?"
 MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
