@@ -71,7 +71,8 @@ MERGED_TABLES: Final = frozenset({
     "resource_referrers", "resource_headers", "snapshots", "runs", "frontier", "trap_events",
     "console_messages", "page_console_messages", "json_ld_blocks", "json_ld_types",
     "analysis_runs", "analyzed_pages", "page_values", "violations", "plugin_errors", "outages",
-    "inventory_runs", "check_runs", "check_findings",
+    "inventory_runs", "check_runs", "check_findings", "structured_items", "structured_data_errors",
+    "extracted_values",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
 checks' two are made afresh too: the checks run over the merged archive). A table added to
@@ -333,6 +334,10 @@ def _merge_children(conn: sqlite3.Connection) -> None:
         " FROM s.json_ld_types AS r WHERE r.block_id IN"
         " (SELECT id FROM s.json_ld_blocks WHERE page_id IN (SELECT old FROM temp.taken))",
         (blocks,))
+    _copy_shifted(conn, "structured_items", _OWNED, {"page_id": page})
+    _copy_shifted(conn, "structured_data_errors", _OWNED, {"page_id": page})
+    conn.execute("INSERT INTO main.extracted_values(page_id, name, position, value)"
+                 f" SELECT {page}, r.name, r.position, r.value FROM s.extracted_values AS r {_OWNED}")
     runs = _copy_shifted(conn, "runs")
     _copy_shifted(conn, "trap_events", "", {"run_id": f"r.run_id + {runs}"})
     _copy_shifted(conn, "outages", "", {"run_id": f"r.run_id + {runs}"})

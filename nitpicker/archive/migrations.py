@@ -339,6 +339,46 @@ FROM violations v
 it and the analyzers' ``violations`` as one list; an analyzer's rule is ``validator/rule``,
 its severity on the checks' priority scale (``docs/ARCHITECTURE.md``, "Findings")."""
 
+_STRUCTURED_DATA: Final = """
+CREATE TABLE structured_items (     -- each typed top-level entity of a page's structured data
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    syntax TEXT NOT NULL,           -- json-ld, microdata, rdfa
+    position INTEGER NOT NULL,      -- its place among the page's items, from 0
+    type TEXT NOT NULL,             -- its first type: a schema.org name (Product), else an IRI
+    data TEXT NOT NULL              -- the item as JSON, schema.org names short: {"@type": …}
+);
+CREATE INDEX structured_items_page ON structured_items(page_id);
+CREATE INDEX structured_items_type ON structured_items(type);
+CREATE TABLE structured_data_errors (  -- Microdata or RDFa that could not be read
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    syntax TEXT NOT NULL,           -- microdata, rdfa (JSON-LD's errors: json_ld_blocks.error)
+    message TEXT NOT NULL
+);
+CREATE INDEX structured_data_errors_page ON structured_data_errors(page_id)
+"""
+"""Structured data in one shape for its three syntaxes (issue 30, item 7;
+:mod:`nitpicker.policy.extract.structured`): JSON-LD's blocks stay in ``json_ld_blocks``."""
+
+_EXTRACTED_VALUES: Final = """
+CREATE TABLE extracted_values (     -- what each --extract rule found on a page
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    name TEXT NOT NULL,             -- the rule's name
+    position INTEGER NOT NULL,      -- the match's place on the page, from 0
+    value TEXT NOT NULL,
+    PRIMARY KEY (page_id, name, position)
+) WITHOUT ROWID
+"""
+"""Custom extraction (issue 30, item 8): ``crawl --extract NAME=css:…|xpath:…|regex:…``."""
+
+_LINK_SCORE: Final = """
+-- the page's PageRank over the in-scope link graph, times the number of pages in it (1: an
+-- average page); NULL: not in the graph (not an internal HTML page) or never computed
+ALTER TABLE pages ADD COLUMN link_score REAL
+"""
+"""Link score (issue 30, item 9): computed after the crawl, with the site checks."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -361,4 +401,7 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0018_inventory_runs", _INVENTORY_RUNS),
     ("0019_page_charset", _PAGE_CHARSET),
     ("0020_findings", _FINDINGS),
+    ("0030_structured_data", _STRUCTURED_DATA),
+    ("0031_extracted_values", _EXTRACTED_VALUES),
+    ("0032_link_score", _LINK_SCORE),
 )
