@@ -52,6 +52,9 @@ TABLES = {
     "json_ld_types",
     "check_runs",
     "check_findings",
+    "structured_items",
+    "structured_data_errors",
+    "extracted_values",
     "migrations",
 }
 
@@ -140,6 +143,9 @@ CHILD_TABLES = [
     ("json_ld_blocks", "page_id", "pages"),
     ("json_ld_types", "block_id", "json_ld_blocks"),
     ("check_findings", "page_id", "pages"),
+    ("structured_items", "page_id", "pages"),
+    ("structured_data_errors", "page_id", "pages"),
+    ("extracted_values", "page_id", "pages"),
 ]
 
 

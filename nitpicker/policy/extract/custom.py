@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
+from nitpicker.errors import UserError
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -39,7 +41,7 @@ MAX_VALUE_LENGTH: Final = 2000
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 
 
-class ExtractError(ValueError):
+class ExtractError(UserError, ValueError):
     """A rule that is not ``NAME=KIND:EXPRESSION`` or whose expression does not compile."""
 
 

@@ -17,7 +17,7 @@ several types is stored under its first (all of them stay in its ``@type``).
   a ``<meta property="og:…">`` without ``typeof`` makes no item. extruct (and the RDF
   libraries it brings) is imported the first time a page needs it.
 
-What cannot be read is a :class:`StructuredError` (never raised): a Microdata ``itemtype``
+What cannot be read is a :class:`MarkupProblem` (never raised): a Microdata ``itemtype``
 that is not an absolute URL (the Microdata spec requires one, and consumers ignore the type),
 or markup extruct cannot read at all. JSON-LD's own parse errors stay on its blocks
 (``json_ld_blocks.error``).
@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 __all__ = [
     "StructuredData",
-    "StructuredError",
+    "MarkupProblem",
     "StructuredItem",
     "embedded_syntaxes",
     "json_ld_items",
@@ -61,7 +61,7 @@ class StructuredItem:
 
 
 @dataclass(slots=True)
-class StructuredError:
+class MarkupProblem:
     """Structured data of one syntax that could not be read."""
 
     syntax: str
@@ -73,7 +73,7 @@ class StructuredData:
     """A page's items, then what could not be read."""
 
     items: list[StructuredItem] = field(default_factory=list)
-    errors: list[StructuredError] = field(default_factory=list)
+    errors: list[MarkupProblem] = field(default_factory=list)
 
 
 def schema_name(name: str) -> str:
@@ -145,7 +145,7 @@ def read_embedded(html: str, base_url: str, syntaxes: tuple[str, ...]) -> Struct
                                         uniform=syntax == "rdfa", errors="strict")
         except Exception as exc:  # noqa: BLE001 -- extruct and its RDF parsers raise many kinds;
             # any of them means this syntax could not be read on this page: a finding, not a crash
-            found.errors.append(StructuredError(syntax, f"could not be read: {exc}"[:500]))
+            found.errors.append(MarkupProblem(syntax, f"could not be read: {exc}"[:500]))
             continue
         entities = extracted.get(syntax, [])
         if syntax == "microdata":
@@ -160,7 +160,7 @@ def _microdata(entities: list[dict[str, Any]], found: StructuredData) -> None:
         declared = entity.get("type")
         for value in declared if isinstance(declared, list) else [declared]:
             if isinstance(value, str) and value and not _absolute(value):
-                found.errors.append(StructuredError(
+                found.errors.append(MarkupProblem(
                     "microdata", f"itemtype {value!r} is not an absolute URL"))
         item = _item("microdata", _microdata_entity(entity, 0))
         if item is not None:
