@@ -11,8 +11,9 @@ rendered HTML when the page is rendered), and how:
 - ``regex:PATTERN`` — each match in the page's HTML source: its first group when the pattern
   has one, else the whole match (Python's syntax; ``(?i)`` and the other inline flags work).
 
-Each match is one value, in document order, at most :data:`MAX_VALUES` a rule and page, each
-at most :data:`MAX_VALUE_LENGTH` characters. :func:`parse_rule` checks a spec once, when the
+Each match is one value, in document order, its whitespace collapsed (a match that is only
+whitespace is none), at most :data:`MAX_VALUES` a rule and page, each at most
+:data:`MAX_VALUE_LENGTH` characters. :func:`parse_rule` checks a spec once, when the
 crawl's options are read (:class:`ExtractError`, one line naming it); :func:`extract_values`
 applies the rules to one page's HTML.
 """
@@ -145,8 +146,8 @@ def extract_values(rules: Sequence[ExtractRule], html: str) -> list[tuple[str, s
 
                 tree = Selector(text=html or "<html></html>", type="html")
             found = _xpath_values(tree, rule.xpath or rule.expression)
-        values += [(rule.name, " ".join((value or "").split())[:MAX_VALUE_LENGTH])
-                   for value in found[:MAX_VALUES]]
+        cleaned = (" ".join((value or "").split())[:MAX_VALUE_LENGTH] for value in found)
+        values += [(rule.name, value) for value in cleaned if value][:MAX_VALUES]
     return values
 
 
@@ -160,7 +161,7 @@ def _xpath_values(tree: Any, xpath: str) -> list[str]:
     if not isinstance(result, list):
         return [_text(result)]
     found: list[str] = []
-    for node in result[:MAX_VALUES]:
+    for node in result[:MAX_VALUES * 4]:  # (room for the empty text nodes dropped)
         if isinstance(node, etree._Element):
             found.append("".join(node.itertext()))
         else:

@@ -30,8 +30,8 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 __all__ = [
-    "StructuredData",
     "MarkupProblem",
+    "StructuredData",
     "StructuredItem",
     "embedded_syntaxes",
     "json_ld_items",
