@@ -73,11 +73,13 @@ class CheckRunSummary:
 
 
 def record_checks(conn: sqlite3.Connection, checks: Sequence[Check] = CHECKS, *,
-                  on_check: Callable[[Check, int], None] | None = None) -> CheckRunSummary:
+                  on_check: Callable[[Check, int], None] | None = None,
+                  link_scores: bool = True) -> CheckRunSummary:
     """Run ``checks`` on ``conn`` (a writer's autocommit connection, the archive migrated)
-    and replace the archive's check findings with theirs, in one transaction.
-    ``on_check(check, findings)`` is called after each check. Raises what SQLite raises, the
-    transaction then rolled back."""
+    and replace the archive's check findings with theirs, in one transaction, the pages'
+    link scores computed first (``link_scores``: false when the caller has). ``on_check(check,
+    findings)`` is called after each check. Raises what SQLite raises, the transaction then
+    rolled back."""
     register_functions(conn)
     register_fingerprint(conn)
     summary = CheckRunSummary()
@@ -86,7 +88,8 @@ def record_checks(conn: sqlite3.Connection, checks: Sequence[Check] = CHECKS, *,
         conn.execute("COMMIT")
     conn.execute("BEGIN IMMEDIATE")
     try:
-        summary.link_scores = record_link_scores(conn)
+        if link_scores:
+            summary.link_scores = record_link_scores(conn)
         conn.execute("DELETE FROM check_findings")
         for check in checks:
             params = {**check.params, "rule": check.id, "priority": check.priority,
