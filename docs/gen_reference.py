@@ -251,8 +251,8 @@ def _rich_results() -> list[str]:
     from nitpicker.query.checks.structured_data import RICH_RESULTS
 
     lines = ["### The rich-result types", "",
-             "What `structured-data/missing-required` and `structured-data/missing-recommended` "
-             "ask of an item of each type (`a / b`: one of them will do):", "",
+             ("What `structured-data/missing-required` and `structured-data/missing-recommended` "
+             "ask of an item of each type (`a / b`: one of them will do):"), "",
              "| type | required | recommended |", "|---|---|---|"]
     for kind, needs in RICH_RESULTS.items():
         required = ", ".join(" / ".join(code(name) for name in group) for group in needs.required)
@@ -272,8 +272,8 @@ def checks_reference() -> str:
         lines += [" ".join(summary.split()), ""]
         for check in family.CHECKS:
             lines += [f"### `{check.id}`", "",
-                      f"**{escape(check.title)}** — priority `{check.priority}`, category "
-                      f"`{check.category}`.", "",
+                      (f"**{escape(check.title)}** — priority `{check.priority}`, category "
+                      f"`{check.category}`."), "",
                       escape(" ".join(check.explanation.split())), "",
                       f"*Fix:* {escape(' '.join(check.fix.split()))}", ""]
         if family.__name__.endswith(".structured_data"):
