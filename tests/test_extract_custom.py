@@ -169,3 +169,13 @@ def test_a_bad_rule_is_one_error_line(tmp_path: Path, args: list[str], config: s
     assert result.returncode == 1
     assert result.stderr.strip() == message.format(dir=tmp_path)
     assert not (tmp_path / "never.nitpicker").exists()
+
+
+def test_scrapy_spider_arguments_give_one_rule_a_line(tmp_path: Path) -> None:
+    """``scrapy crawl site -a extract=…``: a selector may hold commas, so rules are lines."""
+    from nitpicker.crawl.spider_args import config_from_spider_args
+
+    config = config_from_spider_args({
+        "roots": "https://example.com/", "output": str(tmp_path / "site"),
+        "extract": "heads=css:h1, h2\nsku=regex:sku-(\\d+)\n"})
+    assert config.extract == ("heads=css:h1, h2", "sku=regex:sku-(\\d+)")
