@@ -46,6 +46,7 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 from nitpicker.archive.writer import ArchiveWriter
 from tests.helpers import (
+    REPORT_ROOTS,
     SHEET_ACCOUNT,
     SHEET_ID,
     ChangesCrawls,
@@ -63,7 +64,8 @@ from tests.helpers import (
 #: Modules whose tests crawl, serve or start processes without needing a fixture of
 #: :data:`INTEGRATION_FIXTURES` (their own servers, subprocesses, signals): all ``integration``.
 INTEGRATION_MODULES = frozenset({
-    "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_cli",
+    "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_cli", "test_templates",
+    "test_markuplint_hooks",
     "test_crawl_compare", "test_distributed", "test_docs", "test_fingerprint", "test_hostile",
     "test_inventory", "test_issues", "test_kill_resume", "test_mcp_server", "test_outage",
     "test_output_files", "test_plugin_lighthouse", "test_plugin_markuplint_engine",
@@ -82,7 +84,7 @@ INTEGRATION_MODULES = frozenset({
 #: fixture that uses one) is ``integration``.
 INTEGRATION_FIXTURES = frozenset({
     "site", "changes_crawls", "analysed_changes", "scope_crawls", "defects", "redis_server",
-    "fake", "key_file", "ci_crawls",
+    "fake", "key_file", "ci_crawls", "report_archive_path",
 })
 
 #: Session fixtures of this file that cost crawls: the xdist group of the tests using them.
@@ -238,6 +240,15 @@ async def _rendered(site: Any, directory: Path, section: str) -> Path:
     archive = await crawl(directory, [site.url(f"/{section}/")], render=True)
     archive.conn.close()
     return archive.path.rename(directory / f"{section}.nitpicker")
+
+
+@pytest_twisted.async_fixture(scope="module")
+async def report_archive_path(site: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report's sections of the fixture site (``REPORT_ROOTS``) crawled over HTTP, for the
+    Google Sheets reporter's tests."""
+    archive = await crawl(tmp_path_factory.mktemp("sheets"), [site.url(r) for r in REPORT_ROOTS])
+    archive.conn.close()
+    return archive.path
 
 
 @pytest_twisted.async_fixture(scope="module")

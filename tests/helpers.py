@@ -444,3 +444,10 @@ def store_page_values(conn: sqlite3.Connection, page_id: int) -> None:
         [("search", page_id, "found", json.dumps(True), "lorem at line 3"),
          ("search", page_id, "count", json.dumps(2), None),
          ("lint", page_id, "score", json.dumps(0.5), "two rules failed")])
+
+
+def report_cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``nitpicker report ARGS`` in a subprocess, with ``env`` added to the environment."""
+    return subprocess.run([sys.executable, "-m", "nitpicker.cli", "report", *args], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+                          capture_output=True, text=True, timeout=120, check=False)

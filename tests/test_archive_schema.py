@@ -55,6 +55,8 @@ TABLES = {
     "structured_items",
     "structured_data_errors",
     "extracted_values",
+    "templates",
+    "page_templates",
     "migrations",
 }
 
@@ -146,6 +148,9 @@ CHILD_TABLES = [
     ("structured_items", "page_id", "pages"),
     ("structured_data_errors", "page_id", "pages"),
     ("extracted_values", "page_id", "pages"),
+    ("templates", "example_page_id", "pages"),
+    ("page_templates", "page_id", "pages"),
+    ("page_templates", "template_id", "templates"),
 ]
 
 

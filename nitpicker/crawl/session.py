@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nitpicker.archive.template_store import record_templates_after_crawl
 from nitpicker.archive.worker import ArchiveWorker, yield_to_archive_thread
 from nitpicker.archive.writer import ArchiveError, ArchiveWriter
 from nitpicker.crawl.run_failure import RunFailure, classify_exception, outcome_of_close
@@ -345,6 +346,8 @@ class CrawlSession:
                 writer.commit()
                 writer.frontier.release_leases()
                 self._check_new_roots(writer)
+                if reason != "shutdown":  # Ctrl-C stops now; analyze --sample computes them
+                    record_templates_after_crawl(writer.conn)
             else:
                 writer.rollback()
             writer.finish(order=self.failure is None)
