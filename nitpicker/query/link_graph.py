@@ -128,16 +128,17 @@ def pagerank(nodes: int, sources: NDArray[np.int64], targets: NDArray[np.int64],
     out_degree = np.bincount(sources, minlength=nodes).astype(np.float64)
     dangling = out_degree == 0
     share = 1.0 / out_degree[sources]  # each edge's part of its source's rank
-    rank = np.full(nodes, 1.0 / nodes)
+    rank: NDArray[np.float64] = np.full(nodes, 1.0 / nodes)
     for _ in range(max_iterations):
         passed = np.bincount(targets, weights=rank[sources] * share, minlength=nodes)
         spread = rank[dangling].sum() / nodes
-        new = damping * (passed + spread) + (1.0 - damping) / nodes
+        new: NDArray[np.float64] = damping * (passed + spread) + (1.0 - damping) / nodes
         moved = float(np.abs(new - rank).sum())
         rank = new
         if moved < tolerance:
             break
-    return rank / rank.sum()
+    total = float(rank.sum())
+    return rank / total
 
 
 def link_scores(graph: LinkGraph) -> NDArray[np.float64]:
