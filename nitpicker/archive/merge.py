@@ -57,7 +57,7 @@ class MergeResult:
 
 _RUNTIME_KEYS: Final = frozenset({
     "output", "resume", "parallels", "interval", "retry", "max_pages", "max_duration",
-    "max_archive_mb", "strict", "append", "retry_failed",
+    "max_archive_mb", "strict", "append", "retry_failed", "recrawl",
 })
 """Config keys a shard may differ in: how its worker ran, not what the crawl is."""
 

@@ -417,6 +417,15 @@ ALTER TABLE pages ADD COLUMN link_score REAL
 """
 """Link score (issue 30, item 9): computed after the crawl, with the site checks."""
 
+_RUN_AUTO_RETRY: Final = """
+-- the URLs the end-of-run retry pass fetched again
+ALTER TABLE runs ADD COLUMN auto_retried INTEGER;
+-- of those, the ones that answered then
+ALTER TABLE runs ADD COLUMN auto_recovered INTEGER
+"""
+"""The end-of-run retry pass (issue 32, :mod:`nitpicker.crawl.auto_retry`): NULL when a run
+had none (nothing failed for a passing reason, the pass turned off, the run stopped first)."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -444,4 +453,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0030_structured_data", _STRUCTURED_DATA),
     ("0031_extracted_values", _EXTRACTED_VALUES),
     ("0032_link_score", _LINK_SCORE),
+    ("0033_run_auto_retry", _RUN_AUTO_RETRY),
 )
