@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 
 from nitpicker.policy.extract import JsonLdBlock, PageMeta
+from nitpicker.policy.extract.structured import MarkupProblem, StructuredItem
 from nitpicker.policy.extract.target import charset_of
 from nitpicker.policy.follow import FollowMode  # the mode of a LinkRecord, defined with the rules
 from nitpicker.policy.urls import MAX_URL_LENGTH
@@ -142,6 +143,12 @@ class PageItem:
     resources: list[ResourceRecord] = field(default_factory=list)
     json_ld: list[JsonLdBlock] = field(default_factory=list)
     """The page's JSON-LD blocks, in document order (in-scope HTML pages only)."""
+    structured: list[StructuredItem] = field(default_factory=list)
+    """Its structured data's items, JSON-LD's then Microdata's then RDFa's."""
+    structured_errors: list[MarkupProblem] = field(default_factory=list)
+    """The Microdata or RDFa that could not be read."""
+    extracted: list[tuple[str, str]] = field(default_factory=list)
+    """``(rule name, value)`` of each ``--extract`` match, in order."""
     console: list[ConsoleRecord] = field(default_factory=list)
     """Console messages and uncaught exceptions, in order of first occurrence (rendered
     pages only)."""

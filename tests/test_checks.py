@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from fixtures.defects import DEFECTS, EXPECTED
+from fixtures.structured import EXPECTED as STRUCTURED_EXPECTED
 from nitpicker.query.checks import CATEGORIES, CHECKS, PRIORITIES, check_by_id
 from tests.helpers import BEFORE_FINDINGS, run
 
@@ -56,7 +57,10 @@ def test_the_registry_is_well_formed() -> None:
 
 
 def test_every_check_has_a_page_made_to_trip_it() -> None:
-    assert set(EXPECTED) | MADE_IN_SQL | OVER_HTTPS == {check.id for check in CHECKS}
+    """``/defects/`` trips the checks of a site's pages, ``/structured/`` the structured-data
+    ones (``tests/test_structured_data.py``), ``fixtures/secure.py`` the https ones."""
+    assert set(EXPECTED) | set(STRUCTURED_EXPECTED) | MADE_IN_SQL | OVER_HTTPS == {
+        check.id for check in CHECKS}
 
 
 def test_the_crawl_runs_the_checks_and_each_finds_exactly_its_defects(defects: Defects) -> None:

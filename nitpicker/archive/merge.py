@@ -77,6 +77,7 @@ MERGED_TABLES: Final = frozenset({
     "analysis_runs", "analyzed_pages", "page_values", "violations", "plugin_errors", "outages",
     "inventory_runs", "check_runs", "check_findings", "templates", "page_templates",
     "hreflang_links", "sitemaps", "sitemap_urls", "tls_certificates",
+    "structured_items", "structured_data_errors", "extracted_values",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
 checks' two are made afresh too: the checks run over the merged archive; the template clusters,
@@ -346,6 +347,10 @@ def _merge_children(conn: sqlite3.Connection) -> None:
         " (SELECT id FROM s.json_ld_blocks WHERE page_id IN (SELECT old FROM temp.taken))",
         (blocks,))
     _merge_site_audit(conn, page)
+    _copy_shifted(conn, "structured_items", _OWNED, {"page_id": page})
+    _copy_shifted(conn, "structured_data_errors", _OWNED, {"page_id": page})
+    conn.execute("INSERT INTO main.extracted_values(page_id, name, position, value)"
+                 f" SELECT {page}, r.name, r.position, r.value FROM s.extracted_values AS r {_OWNED}")
     runs = _copy_shifted(conn, "runs")
     _copy_shifted(conn, "trap_events", "", {"run_id": f"r.run_id + {runs}"})
     _copy_shifted(conn, "outages", "", {"run_id": f"r.run_id + {runs}"})

@@ -377,6 +377,46 @@ ALTER TABLE analysis_runs ADD COLUMN scope TEXT /* JSON: --sample, --pages; NULL
 """
 """Template clusters (issue 29): pages grouped by DOM skeleton; the pages a run analysed."""
 
+_STRUCTURED_DATA: Final = """
+CREATE TABLE structured_items (     -- each typed top-level entity of a page's structured data
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    syntax TEXT NOT NULL,           -- json-ld, microdata, rdfa
+    position INTEGER NOT NULL,      -- its place among the page's items, from 0
+    type TEXT NOT NULL,             -- its first type: a schema.org name (Product), else an IRI
+    data TEXT NOT NULL              -- the item as JSON, schema.org names short: {"@type": …}
+);
+CREATE INDEX structured_items_page ON structured_items(page_id);
+CREATE INDEX structured_items_type ON structured_items(type);
+CREATE TABLE structured_data_errors (  -- Microdata or RDFa that could not be read
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    syntax TEXT NOT NULL,           -- microdata, rdfa (JSON-LD's errors: json_ld_blocks.error)
+    message TEXT NOT NULL
+);
+CREATE INDEX structured_data_errors_page ON structured_data_errors(page_id)
+"""
+"""Structured data in one shape for its three syntaxes (issue 30, item 7;
+:mod:`nitpicker.policy.extract.structured`): JSON-LD's blocks stay in ``json_ld_blocks``."""
+
+_EXTRACTED_VALUES: Final = """
+CREATE TABLE extracted_values (     -- what each --extract rule found on a page
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    name TEXT NOT NULL,             -- the rule's name
+    position INTEGER NOT NULL,      -- the match's place on the page, from 0
+    value TEXT NOT NULL,
+    PRIMARY KEY (page_id, name, position)
+) WITHOUT ROWID
+"""
+"""Custom extraction (issue 30, item 8): ``crawl --extract NAME=css:…|xpath:…|regex:…``."""
+
+_LINK_SCORE: Final = """
+-- the page's PageRank over the in-scope link graph, times the number of pages in it (1: an
+-- average page); NULL: not in the graph (not an internal HTML page) or never computed
+ALTER TABLE pages ADD COLUMN link_score REAL
+"""
+"""Link score (issue 30, item 9): computed after the crawl, with the site checks."""
+
 _RUN_AUTO_RETRY: Final = """
 -- the URLs the end-of-run retry pass fetched again
 ALTER TABLE runs ADD COLUMN auto_retried INTEGER;
@@ -462,5 +502,8 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0022_page_templates", _PAGE_TEMPLATES),
     ("0028_redirect_next", _REDIRECT_NEXT),
     ("0029_site_audit", _SITE_AUDIT),
+    ("0030_structured_data", _STRUCTURED_DATA),
+    ("0031_extracted_values", _EXTRACTED_VALUES),
+    ("0032_link_score", _LINK_SCORE),
     ("0033_run_auto_retry", _RUN_AUTO_RETRY),
 )

@@ -87,11 +87,13 @@ MARK_SITEMAP = "UPDATE pages SET in_sitemap = 1 WHERE id = ?"
 MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
 
 FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers",
-                     "page_console_messages", "json_ld_blocks", "hreflang_links")
+                     "page_console_messages", "json_ld_blocks", "hreflang_links",
+                     "structured_items", "structured_data_errors", "extracted_values")
 """The child tables of a fetched page (constant names: formatted into statements)."""
 
 REPLACED_CHILDREN = ("response_headers", "anchors", "images", "json_ld_blocks",
-                      "page_console_messages", "hreflang_links")
+                      "page_console_messages", "hreflang_links", "structured_items",
+                      "structured_data_errors", "extracted_values")
 """The child tables a fetch of the page again replaces (the snapshot is replaced by its own
 insert, resource referrers are kept)."""
 

@@ -31,6 +31,7 @@ from nitpicker.query.checks import (
     security,
     sitemaps,
     status,
+    structured_data,
     titles,
 )
 from nitpicker.query.checks.model import CATEGORIES, PRIORITIES, Check
@@ -38,7 +39,8 @@ from nitpicker.query.checks.model import CATEGORIES, PRIORITIES, Check
 __all__ = ["CATEGORIES", "CHECKS", "FAMILIES", "PRIORITIES", "Check", "check_by_id"]
 
 FAMILIES: Final = (links, redirects, status, canonical, titles, descriptions, headings,
-                   indexing, hreflang, sitemaps, images, performance, security, crawl)
+                   indexing, hreflang, sitemaps, images, performance, security, crawl,
+                   structured_data)
 """The families' modules, each with its ``CHECKS``."""
 
 CHECKS: Final[tuple[Check, ...]] = tuple(check for family in FAMILIES for check in family.CHECKS)
