@@ -56,6 +56,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NITPICKER_SITEMAP_MAX_BYTES", 10 * MiB,
             "Largest sitemap document read (compressed or not); larger ones are skipped whole."),
     Setting("NITPICKER_SITEMAP_MAX_DOCUMENTS", 1000, "Most sitemap documents read in one crawl."),
+    # -- TLS certificates ---------------------------------------------------------------------
+    Setting("NITPICKER_TLS_CHECK", True,
+            "Look at the certificate of each https origin in the crawl's scope once (a TLS "
+            "handshake of its own, verified as a browser would, with the system's trusted "
+            "certificates or `SSL_CERT_FILE`): the `security/tls-invalid` and "
+            "`security/tls-expiring` checks read it. `False` leaves it out."),
+    Setting("NITPICKER_TLS_CHECK_TIMEOUT", 10.0,
+            "Seconds for that handshake, connection included."),
     # -- predictive pagination -----------------------------------------------------------------
     Setting("NITPICKER_PREDICT_PAGINATION", True,
             "`False` removes predictive pagination (`--no-predict-pagination`, `--single`, "
@@ -151,6 +159,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NITPICKER_OUTAGE_PROBE_URL", "",
             "The URL probed (e.g. a health endpoint); empty: the last in-scope URL that "
             "answered in this run. Set, it also arms detection before anything answered."),
+    # -- the end-of-run retry pass ---------------------------------------------------------------
+    Setting("NITPICKER_AUTO_RETRY_CONCURRENCY", 2,
+            "Requests at once during the end-of-run retry pass, which fetches once more the URLs "
+            "that failed for a passing reason (a timeout, a connection reset, a 429 or 503; see "
+            "[The retry pass at the end of a run](../guide/crawl.md#the-retry-pass-at-the-end-of-a-run)). `0` "
+            "turns the pass off."),
+    Setting("NITPICKER_AUTO_RETRY_PAUSE", 10.0,
+            "Seconds between the end of the crawl and its retry pass (0 to 3600)."),
     # -- stopping -------------------------------------------------------------------------------
     Setting("NITPICKER_STOP_GRACE", 3.0,
             "Seconds the downloads in flight may still take once the crawl stops (SIGINT, "

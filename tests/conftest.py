@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import shutil
 import signal
 import sqlite3
@@ -46,6 +47,7 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 from nitpicker.archive.writer import ArchiveWriter
 from tests.helpers import (
+    AUTO_RETRY_OFF,
     REPORT_ROOTS,
     SHEET_ACCOUNT,
     SHEET_ID,
@@ -59,13 +61,18 @@ from tests.helpers import (
     writer_config,
 )
 
+# Every nitpicker process the tests start, and every crawl in process through the command line's
+# settings, has the end-of-run retry pass off unless its test turns it on (AUTO_RETRY_OFF).
+os.environ.update({name: value for name, value in AUTO_RETRY_OFF.items()
+                   if name not in os.environ})
+
 # -- markers and xdist groups -----------------------------------------------------------------
 
 #: Modules whose tests crawl, serve or start processes without needing a fixture of
 #: :data:`INTEGRATION_FIXTURES` (their own servers, subprocesses, signals): all ``integration``.
 INTEGRATION_MODULES = frozenset({
-    "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_cli", "test_templates",
-    "test_markuplint_hooks",
+    "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_checks_https",
+    "test_cli", "test_templates", "test_markuplint_hooks",
     "test_crawl_compare", "test_distributed", "test_docs", "test_fingerprint", "test_hostile",
     "test_inventory", "test_issues", "test_kill_resume", "test_mcp_server", "test_outage",
     "test_output_files", "test_plugin_lighthouse", "test_plugin_markuplint_engine",
@@ -77,7 +84,7 @@ INTEGRATION_MODULES = frozenset({
     "test_ci_recipes", "test_report_audit", "test_report_sheets_hardening", "test_concat",
     "test_split", "test_guard_proxy", "test_analyze_bad_input", "test_lock_holder",
     "test_merge_errors", "test_viewer_host", "test_query_match_urls", "test_fail_on_empty",
-    "test_analyze_config_shape", "test_crawl_modes",
+    "test_analyze_config_shape", "test_crawl_modes", "test_recrawl",
 })
 
 #: Fixtures that serve the fixture site, crawl it, or start a server: a test using one (or a

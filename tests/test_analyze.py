@@ -579,7 +579,7 @@ def test_enter_runs_all_but_lighthouse_with_estimates(archive: Path) -> None:
         deadline = time.monotonic() + 60
         asked = _read_until(main, "Enter for all but lighthouse)", deadline)
         assert "1) search — Keyword search (under a minute for 5 pages)" in asked
-        assert ("2) lighthouse — Lighthouse: パフォーマンス監査 (about 1 min for 5 pages; "
+        assert ("2) lighthouse — Lighthouse: performance audit (about 1 min for 5 pages; "
                 "opt-in: type its number)") in asked
         os.write(main, b"\n")
         shown = _read_until(main, "Analysed with 1 plugin(s)", deadline)

@@ -52,8 +52,15 @@ TABLES = {
     "json_ld_types",
     "check_runs",
     "check_findings",
+    "structured_items",
+    "structured_data_errors",
+    "extracted_values",
     "templates",
     "page_templates",
+    "hreflang_links",
+    "sitemaps",
+    "sitemap_urls",
+    "tls_certificates",
     "migrations",
 }
 
@@ -142,9 +149,15 @@ CHILD_TABLES = [
     ("json_ld_blocks", "page_id", "pages"),
     ("json_ld_types", "block_id", "json_ld_blocks"),
     ("check_findings", "page_id", "pages"),
+    ("structured_items", "page_id", "pages"),
+    ("structured_data_errors", "page_id", "pages"),
+    ("extracted_values", "page_id", "pages"),
     ("templates", "example_page_id", "pages"),
     ("page_templates", "page_id", "pages"),
     ("page_templates", "template_id", "templates"),
+    ("hreflang_links", "page_id", "pages"),
+    ("sitemap_urls", "page_id", "pages"),
+    ("sitemap_urls", "sitemap_id", "sitemaps"),
 ]
 
 

@@ -318,6 +318,9 @@ def test_the_viewer_lists_templates_and_says_the_analysis_was_sampled(
     assert 'href="/a/0/templates?template=1"' in html and "#6" in html
     detail = get("/a/0/templates?template=1", json_=False).text
     assert "Findings by element" in detail and "<code>" in detail
+    # a finding without line:col says where it is by axe's element (its CSS selector)
+    flagged = get("/a/0/violations?severity=needs-review", json_=False).text
+    assert "<code>.banner-text</code>" in flagged
     summary = get("/a/0/", json_=False).text
     assert "The analysis was limited to some pages" in summary
     assert f"axe on 6 of {PAGES + 1} pages (a sample: 1 per" in summary

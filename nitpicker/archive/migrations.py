@@ -10,6 +10,17 @@ from __future__ import annotations
 
 from typing import Final
 
+from nitpicker.archive.audit_migrations import (
+    EXTRACTED_VALUES,
+    FINDINGS,
+    LINK_SCORE,
+    PAGE_TEMPLATES,
+    REDIRECT_NEXT,
+    RUN_AUTO_RETRY,
+    SITE_AUDIT,
+    STRUCTURED_DATA,
+    VIOLATION_DETAILS,
+)
 from nitpicker.archive.initial_schema import INITIAL
 
 __all__ = ["MIGRATIONS"]
@@ -287,96 +298,6 @@ ALTER TABLE pages ADD COLUMN charset TEXT
 """The character encoding a page declares (:attr:`nitpicker.items.PageItem.charset`): the
 ``Content-Type`` header's ``charset`` wins over the markup's, as in a browser."""
 
-_FINDINGS_VIEW: Final = """
-CREATE VIEW findings AS
-SELECT 'check' AS source, f.id AS source_id, f.rule AS rule, f.priority AS priority,
-    f.category AS category, f.page_id AS page_id, f.url AS url, f.element AS element,
-    NULL AS location, NULL AS snippet, f.message AS message, f.fingerprint AS fingerprint
-FROM check_findings f
-UNION ALL
-SELECT v.plugin, v.id, v.validator || '/' || v.rule,
-    CASE lower(v.severity) WHEN 'critical' THEN 'critical' WHEN 'serious' THEN 'high'
-        WHEN 'error' THEN 'high' WHEN 'moderate' THEN 'medium' WHEN 'warning' THEN 'medium'
-        WHEN 'minor' THEN 'low' WHEN 'info' THEN 'info' WHEN 'needs-review' THEN 'info'
-        ELSE 'high' END,
-    CASE v.plugin WHEN 'axe' THEN 'accessibility' WHEN 'markuplint' THEN 'html'
-        WHEN 'textlint' THEN 'text' WHEN 'lighthouse' THEN 'performance' ELSE v.plugin END,
-    v.page_id, v.url, v.element, v.location, nullif(v.code, ''), v.message, v.fingerprint
-FROM violations v
-"""
-"""The findings of the site checks and the analyzers as one list (issue 26); an analyzer's
-severity on the checks' priority scale, what an engine could not decide (``needs-review``)
-the lowest, ``info`` (issue 29)."""
-
-_FINDINGS: Final = """
-CREATE TABLE check_runs (       -- each run of the site checks (one transaction: it finished)
-    id INTEGER PRIMARY KEY,
-    started_at TEXT NOT NULL,
-    ended_at TEXT NOT NULL,
-    checks INTEGER NOT NULL,        -- how many checks ran
-    findings INTEGER NOT NULL
-);
-
-CREATE TABLE check_findings (     -- what the site checks found (nitpicker.query.checks)
-    id INTEGER PRIMARY KEY,
-    rule TEXT NOT NULL,             -- the check's id: links/broken-internal
-    priority TEXT NOT NULL,         -- critical, high, medium, low, info
-    category TEXT NOT NULL,         -- links, indexing, content, accessibility, …
-    page_id INTEGER REFERENCES pages(id),
-    url TEXT NOT NULL,
-    element TEXT,                   -- what on the page: a link's target, an image's src; NULL
-    message TEXT NOT NULL,
-    fingerprint INTEGER NOT NULL    -- nitpicker.query.fingerprint: rule, URL, element
-);
-CREATE INDEX check_findings_rule ON check_findings(rule, url);
-CREATE INDEX check_findings_page ON check_findings(page_id);
-
--- an analyzer's element (axe's CSS selector), when the plugin gives one
-ALTER TABLE violations ADD COLUMN element TEXT;
--- nitpicker.query.fingerprint of the violation; NULL in rows written before this migration
--- until nitpicker check fills it in
-ALTER TABLE violations ADD COLUMN fingerprint INTEGER;
--- how many <h1> elements the page has; NULL: crawled before this migration
-ALTER TABLE pages ADD COLUMN h1_count INTEGER;
--- 1: the page's canonical was written as a relative URL (pages.canonical holds it resolved)
-ALTER TABLE pages ADD COLUMN canonical_relative INTEGER;
-
-""" + _FINDINGS_VIEW
-"""One findings model (issue 26): the site checks' table, and the view ``findings`` reading
-it and the analyzers' ``violations`` as one list; an analyzer's rule is ``validator/rule``,
-its severity on the checks' priority scale (``docs/ARCHITECTURE.md``, "Findings")."""
-
-_VIOLATION_DETAILS: Final = """
-ALTER TABLE violations ADD COLUMN status TEXT NOT NULL DEFAULT 'violation' /* or needs-review */;
-ALTER TABLE violations ADD COLUMN impact TEXT /* the engine's weight: axe's minor … critical */;
-ALTER TABLE violations ADD COLUMN tags TEXT /* JSON list of the rule's tags: wcag2aa, … */;
-ALTER TABLE violations ADD COLUMN help_url TEXT /* where the rule is explained */;
-ALTER TABLE violations ADD COLUMN summary TEXT /* why it fails there: a contrast ratio … */;
-CREATE INDEX violations_status ON violations(status, validator, rule);
-DROP VIEW findings;
-""" + _FINDINGS_VIEW
-"""What an engine says beside the rule (issue 29; ``Violation``'s optional fields; the element
-at fault is 0020's ``element``): needs-review is what it could not decide (axe's incomplete),
-the lowest priority in the findings. Rows written before: violations, NULL facts."""
-
-_PAGE_TEMPLATES: Final = """
-CREATE TABLE templates (
-    id INTEGER PRIMARY KEY,         -- 1, 2, …: most pages first
-    signature TEXT NOT NULL,        -- sha1 of the representative's skeleton (sorted paths)
-    pages INTEGER NOT NULL,
-    example_page_id INTEGER NOT NULL REFERENCES pages(id),  -- the representative page
-    paths INTEGER NOT NULL          -- how many structural paths the representative has
-);
-CREATE TABLE page_templates (
-    page_id INTEGER PRIMARY KEY REFERENCES pages(id),
-    template_id INTEGER REFERENCES templates(id),  -- NULL: no skeleton, in no cluster
-    similarity REAL                 -- Jaccard similarity to the representative, 0..1
-);
-CREATE INDEX page_templates_template ON page_templates(template_id, page_id);
-ALTER TABLE analysis_runs ADD COLUMN scope TEXT /* JSON: --sample, --pages; NULL: every page */
-"""
-"""Template clusters (issue 29): pages grouped by DOM skeleton; the pages a run analysed."""
-
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -398,7 +319,13 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0017_outages", _OUTAGES),
     ("0018_inventory_runs", _INVENTORY_RUNS),
     ("0019_page_charset", _PAGE_CHARSET),
-    ("0020_findings", _FINDINGS),
-    ("0021_violation_details", _VIOLATION_DETAILS),
-    ("0022_page_templates", _PAGE_TEMPLATES),
+    ("0020_findings", FINDINGS),
+    ("0021_violation_details", VIOLATION_DETAILS),
+    ("0022_page_templates", PAGE_TEMPLATES),
+    ("0028_redirect_next", REDIRECT_NEXT),
+    ("0029_site_audit", SITE_AUDIT),
+    ("0030_structured_data", STRUCTURED_DATA),
+    ("0031_extracted_values", EXTRACTED_VALUES),
+    ("0032_link_score", LINK_SCORE),
+    ("0033_run_auto_retry", RUN_AUTO_RETRY),
 )

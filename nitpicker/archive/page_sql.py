@@ -5,7 +5,7 @@ formatted into statements)."""
 from __future__ import annotations
 
 __all__ = [
-    "FETCHED_CHILDREN", "FORGET_JSON_LD_TYPES", "LINK_CONSOLE_MESSAGE", "MARK_INVENTORY",
+    "FETCHED_CHILDREN", "FORGET_JSON_LD_TYPES", "FORGET_PAGE_FACTS", "LINK_CONSOLE_MESSAGE", "MARK_INVENTORY",
     "MARK_SITEMAP", "RECORD_CONSOLE_MESSAGE", "RECORD_HOP", "RECORD_PAGE", "RECORD_RESOURCE",
     "REPLACED_CHILDREN", "REPOINT", "SCRAPED",
 ]
@@ -18,7 +18,7 @@ RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, 
 VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
     ?, ?)
 ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_kind = NULL,
-    is_target = excluded.is_target, is_external = excluded.is_external,
+    redirect_next = NULL, is_target = excluded.is_target, is_external = excluded.is_external,
     depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
     status_text = excluded.status_text, content_type = excluded.content_type,
     content_length = excluded.content_length, lang = excluded.lang,
@@ -36,10 +36,23 @@ ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_ki
     canonical_relative = excluded.canonical_relative RETURNING id"""
 
 RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
-    redirect_kind, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?)
+    redirect_kind, redirect_next, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET scraped = 1, status = excluded.status,
-    redirect_dest_id = excluded.redirect_dest_id, redirect_kind = excluded.redirect_kind
-RETURNING id"""
+    redirect_dest_id = excluded.redirect_dest_id, redirect_kind = excluded.redirect_kind,
+    redirect_next = excluded.redirect_next
+RETURNING id, content_type"""
+"""A hop's row, and its content type: not NULL when the URL was recorded as a page before
+(fetched again, by a recrawl, it now redirects): :data:`FORGET_PAGE_FACTS` then."""
+
+FORGET_PAGE_FACTS = """UPDATE pages SET is_target = 0, content_type = NULL, content_length = NULL,
+    lang = '', title = '', description = '', keywords = '', noindex = 0, nofollow = 0,
+    noarchive = 0, canonical = '', alternate = '', og_type = '', og_title = '',
+    og_site_name = '', og_description = '', og_url = '', og_image = '', twitter_card = '',
+    links_capped = 0, charset = NULL, h1_count = NULL, canonical_relative = NULL,
+    http_form_action = NULL
+WHERE id = ?"""
+"""A page that is a redirect now keeps none of the facts it had as a page (its child rows,
+:data:`FETCHED_CHILDREN`, go too)."""
 
 REPOINT = "UPDATE pages SET redirect_dest_id = ? WHERE redirect_dest_id = ? AND id != ?"
 """Sources that pointed at a URL now known to redirect: they point where it leads."""
@@ -74,11 +87,13 @@ MARK_SITEMAP = "UPDATE pages SET in_sitemap = 1 WHERE id = ?"
 MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
 
 FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers",
-                     "page_console_messages", "json_ld_blocks")
+                     "page_console_messages", "json_ld_blocks", "hreflang_links",
+                     "structured_items", "structured_data_errors", "extracted_values")
 """The child tables of a fetched page (constant names: formatted into statements)."""
 
 REPLACED_CHILDREN = ("response_headers", "anchors", "images", "json_ld_blocks",
-                      "page_console_messages")
+                      "page_console_messages", "hreflang_links", "structured_items",
+                      "structured_data_errors", "extracted_values")
 """The child tables a fetch of the page again replaces (the snapshot is replaced by its own
 insert, resource referrers are kept)."""
 

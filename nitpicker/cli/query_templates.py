@@ -46,7 +46,7 @@ def template_pages(
 def template_findings(
     ctx: typer.Context,
     template: Annotated[int | None, typer.Option("--template", help="This template cluster only.", show_default=False)] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every finding with a selector, grouped by template; not only those on every analysed page of it.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Every finding with an element, grouped by template; not only those on every analysed page of it.")] = False,
     limit: Limit = None,
     offset: Offset = None,
     pretty: Pretty = False,

@@ -189,6 +189,9 @@ class CrawlSession:
             elif self.config.retry_failed:
                 kind = "retry"
                 self._prepare_retry(writer)
+            elif self.config.recrawl:
+                kind = "recrawl"
+                self._prepare_recrawl(writer)
             writer.runs.start(kind)
         else:
             writer.runs.start("crawl")
@@ -278,6 +281,15 @@ class CrawlSession:
         writer.commit()
         logger.info("retry: %d failed URL(s) queued again, %d left under capped traps",
                     len(plan.retry), len(plan.capped))
+
+    def _prepare_recrawl(self, writer: ArchiveWriter) -> None:
+        """``nitpicker recrawl``: the URLs listed queued again (:mod:`nitpicker.crawl.recrawl`)."""
+        from nitpicker.crawl.recrawl import recrawl_plan
+
+        plan = recrawl_plan(writer.conn, self.config.recrawl)
+        writer.frontier.requeue(plan.frontier_entries())
+        writer.commit()
+        logger.info("recrawl: %d URL(s) queued again", len(plan.targets))
 
     def _check_new_roots(self, writer: ArchiveWriter) -> None:
         """``--append`` whose every new root was fetched with no HTTP answer failed

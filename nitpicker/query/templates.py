@@ -13,7 +13,7 @@ that is unique *on that page*, so one template's logo is ``img`` on a page with 
 and ``.logo`` on the next. A finding on every analysed
 page of its cluster, at least two of them, is *template-level*: it is in the template's
 skeleton, so it affects every page of the cluster (``affects``: the cluster's pages, an
-extrapolation when the analysis was a sample). Findings without a selector (markuplint's,
+extrapolation when the analysis was a sample). Findings without an element (markuplint's,
 textlint's ``line:col``) are per page and never grouped here.
 """
 

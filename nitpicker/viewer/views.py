@@ -55,6 +55,7 @@ from nitpicker.query import (
 from nitpicker.query.analysis_scope import analysis_scopes
 from nitpicker.query.charts import NEVER_FETCHED
 from nitpicker.query.duplicates import list_duplicate_pages
+from nitpicker.query.extracted import extract_names
 from nitpicker.query.page_links import (
     has_page_snapshot,
     list_inbound_links,
@@ -185,7 +186,8 @@ def pages_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, di
     filters = {"status": "" if status is None else str(status), "scope": scope, "q": search,
                "sort": sort, "order": order}
     return "pages.html", {"pages": result, "filters": filters, "page": number,
-                          "sort_fields": SORT_FIELDS, "scopes": SCOPES}
+                          "sort_fields": SORT_FIELDS, "scopes": SCOPES,
+                          "extract_names": extract_names(archive.conn)}
 
 
 def _required_url(params: Mapping[str, str]) -> str:

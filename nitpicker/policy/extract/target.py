@@ -96,6 +96,7 @@ class _Target:
         "anchors",
         "base_href",
         "data",
+        "form_actions",
         "images",
         "json_ld",
         "json_ld_open",
@@ -129,6 +130,7 @@ class _Target:
         self.images: list[ImageRef] = []
         self.resources: list[ResourceRef] = []
         self.json_ld: list[JsonLdBlock] = []
+        self.form_actions: list[str] = []
         self.json_ld_open = False  # the open <script> is a JSON-LD block
         # how many more links to collect
         self.room = sys.maxsize if max_anchors is None else max(0, max_anchors)
@@ -197,7 +199,8 @@ class _Target:
             _end_title(self)
         layout = self.layout
         return Extracted(self.meta, self.base_href, self.anchors, self.images, self.resources,
-                         self.json_ld, None if layout is None else layout.close())
+                         self.json_ld, self.form_actions,
+                         None if layout is None else layout.close())
 
     # -- start handlers ---------------------------------------------------------------------
 
@@ -249,9 +252,13 @@ class _Target:
         if "canonical" in tokens and "canonical" not in seen:
             seen.add("canonical")
             self.meta.canonical = href
-        if "alternate" in tokens and "alternate" not in seen:
-            seen.add("alternate")
-            self.meta.alternate = href
+        if "alternate" in tokens:
+            if "alternate" not in seen:
+                seen.add("alternate")
+                self.meta.alternate = href
+            lang = attrib.get("hreflang")
+            if lang is not None and href:
+                self.meta.hreflang.append((lang.strip(_ASCII_WS), href))
         for rel_name in ("prev", "next"):
             if rel_name in tokens and rel_name not in seen:
                 seen.add(rel_name)
@@ -269,6 +276,9 @@ class _Target:
         else:
             return
         self.resources.append(ResourceRef(href, kind))
+
+    def _start_form(self, attrib: dict[str, str]) -> None:
+        self.form_actions.append(attrib.get("action", "").strip(_ASCII_WS))
 
     def _start_meta(self, attrib: dict[str, str]) -> None:
         content = attrib.get("content")
@@ -416,6 +426,7 @@ _START: dict[str, _Handler] = {
     "svg": _Target._start_svg,
     "picture": _Target._start_picture,
     "h1": _Target._start_h1,
+    "form": _Target._start_form,
 }
 _END: dict[str, _EndHandler] = {
     "title": _Target._end_title,
