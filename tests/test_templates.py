@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +167,27 @@ def archive(crawled: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "site.nitpicker"
     shutil.copyfile(crawled, copy)
     return copy
+
+
+def test_known_skeletons_and_snapshots_together_give_the_same_clusters(archive: Path) -> None:
+    """A resumed or appended crawl knows the skeletons of the pages it fetched, not those of
+    earlier runs: the clusters are the same, and a known page's snapshot is not read (here
+    made unreadable)."""
+    tables = ("SELECT page_id, template_id, similarity FROM page_templates ORDER BY page_id",
+              "SELECT id, signature, pages, example_page_id, paths FROM templates ORDER BY id")
+    before = [rows(archive, sql) for sql in tables]
+    conn = sqlite3.connect(archive)
+    known = template_store.KnownSkeletons()
+    snapshots = conn.execute("SELECT page_id, html FROM snapshots ORDER BY page_id").fetchall()
+    for page_id, blob in snapshots[::2]:
+        known.note(page_id, skeleton(zlib.decompress(blob)))
+        conn.execute("UPDATE snapshots SET html = x'00' WHERE page_id = ?", (page_id,))
+    known.note(snapshots[1][0], None)  # not known after all: read from its snapshot
+    summary = record_templates(conn, known=known)
+    conn.commit()
+    conn.close()
+    assert summary.pages == PAGES + 1
+    assert [rows(archive, sql) for sql in tables] == before
 
 
 def query(archive: Path, *args: str) -> Any:

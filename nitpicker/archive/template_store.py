@@ -169,7 +169,7 @@ def record_templates(conn: sqlite3.Connection, *, batch: int = 200,
     computed (the crawl's), their snapshots not read."""
     started = time.monotonic()
     unclustered: list[int] = []
-    pages = (_skeletons(conn, batch, unclustered) if known is None
+    pages = (_skeletons(conn, batch, unclustered) if known is None or not known.pages
              else _known_skeletons(conn, batch, unclustered, known))
     clusters = cluster_signed(pages)
     conn.execute("SAVEPOINT templates")  # a transaction of its own, or nested in the caller's
