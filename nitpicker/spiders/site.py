@@ -397,7 +397,6 @@ class SiteSpider(Spider):
             self.crawler.stats.inc_value("nitpicker/links/capped_pages")
         item.meta = found.meta
         item.html = html
-        item.skeleton = found.skeleton  # the template clusters' at the close: no second parse
         base = document_base(response.url, found.base_href)
         read_page_data(item, found, html, base, self.config.extract)
         resolve_meta_urls(found.meta, base)
