@@ -23,6 +23,7 @@ from typing import Annotated, Any
 import typer
 
 from nitpicker.cli.output import fail
+from nitpicker.cli.query_grep import grep
 from nitpicker.cli.query_group import QueryGroup
 from nitpicker.query import (
     CONSOLE_LEVELS,
@@ -227,6 +228,9 @@ def html(
     """
     _answer(ctx, get_page_html, pretty=pretty, missing="HTML snapshot not found", url=url,
             max_length=max_length)
+
+
+app.command("grep")(grep)
 
 
 @app.command()

@@ -1,0 +1,98 @@
+"""``nitpicker query FILE grep PATTERN``: search the stored HTML snapshots.
+
+A sub-command of :mod:`nitpicker.cli.query` (which adds it to its group), in a module of its
+own for what it has and the others do not: a positional PATTERN, and a progress bar on a
+terminal while it reads every snapshot (:func:`nitpicker.query.grep.grep_snapshots`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from nitpicker.cli.output import fail
+from nitpicker.query import ArchiveOpenError, check_integer, open_archive
+from nitpicker.query.grep import GREP_SCOPES, count_snapshots, grep_snapshots
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from nitpicker.query.grep import GrepResult
+
+__all__ = ["grep"]
+
+
+def grep(
+    ctx: typer.Context,
+    pattern: Annotated[str, typer.Argument(metavar="PATTERN", help="Text to find, or /a regular expression/ (Python syntax).", show_default=False)],
+    ignore_case: Annotated[bool, typer.Option("--ignore-case", "-i", help="Upper and lower case alike.")] = False,
+    in_: Annotated[str, typer.Option("--in", help=f"What to search: {', '.join(GREP_SCOPES)} (the text a reader sees: no tags, scripts or styles).")] = "html",
+    url_pattern: Annotated[str | None, typer.Option("--url-pattern", help="Only pages whose URL matches this SQL LIKE pattern (% any text, _ one character).", show_default=False)] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-l", help="Most matches to return (default 100).", show_default=False)] = None,
+    offset: Annotated[int | None, typer.Option("--offset", "-o", help="Matches to skip (default 0).", show_default=False)] = None,
+    pretty: Annotated[bool, typer.Option("--pretty", help="Indent the JSON.")] = False,
+) -> None:
+    """Search the stored HTML snapshots: each match with its page, line, column and a snippet.
+
+    Every snapshot is read, one at a time (a progress bar on a terminal); total counts every
+    match, and pages_searched / pages_matched the snapshots.
+
+    Example: nitpicker query site.nitpicker grep '/gtag\\(.UA-/' --url-pattern '%/blog/%'
+    """
+    for name, value in (("limit", limit), ("offset", offset)):
+        try:
+            check_integer(name, value, label=f"--{name}")
+        except ValueError as exc:
+            fail(str(exc))
+    file = ctx.obj
+    assert isinstance(file, Path), file  # set by the group's callback
+    try:
+        conn = open_archive(file)
+    except ArchiveOpenError as exc:
+        fail(str(exc))
+    try:
+        result = _search(conn, pattern, ignore_case=ignore_case, scope=in_,
+                         url_pattern=url_pattern, limit=100 if limit is None else limit,
+                         offset=offset or 0)
+    except ValueError as exc:
+        fail(str(exc).replace("Invalid scope", "Invalid --in"))
+    except sqlite3.DatabaseError as exc:
+        fail(f"{file}: corrupt archive ({exc})")
+    finally:
+        conn.close()
+    typer.echo(json.dumps(result, ensure_ascii=False, indent=2 if pretty else None))
+
+
+def _search(conn: sqlite3.Connection, pattern: str, *, ignore_case: bool, scope: str,
+            url_pattern: str | None, limit: int, offset: int) -> GrepResult:
+    """The search, with a progress bar on stderr when it is a terminal: snapshots read, of
+    how many, at what rate, and the matches so far."""
+    import time
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    def run(on_progress: Callable[[int], None] | None = None) -> GrepResult:
+        return grep_snapshots(conn, pattern, ignore_case=ignore_case, scope=scope,
+                              url_pattern=url_pattern, limit=limit, offset=offset,
+                              on_progress=on_progress)
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        return run()
+    total = count_snapshots(conn, url_pattern)
+    with Progress(TextColumn("grep"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("snapshots · {task.fields[rate]}/s"), console=console,
+                  transient=True) as progress:
+        task = progress.add_task("grep", total=total, rate=0)
+        started = time.monotonic()
+
+        def advance(done: int) -> None:
+            elapsed = time.monotonic() - started
+            progress.update(task, completed=done, rate=round(done / elapsed) if elapsed else 0)
+
+        return run(advance)
