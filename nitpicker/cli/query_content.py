@@ -1,7 +1,9 @@
-"""``nitpicker query FILE grep PATTERN``: search the stored HTML snapshots.
+"""The ``query`` sub-commands about the pages' content: ``grep PATTERN`` (search the stored
+HTML snapshots), ``technologies`` and ``technology-pages`` (what ``nitpicker technologies``
+detected).
 
-A sub-command of :mod:`nitpicker.cli.query` (which adds it to its group), in a module of its
-own for what it has and the others do not: a positional PATTERN, and a progress bar on a
+Sub-commands of :mod:`nitpicker.cli.query` (which adds them to its group), in a module of
+their own; ``grep`` has what the others do not: a positional PATTERN, and a progress bar on a
 terminal while it reads every snapshot (:func:`nitpicker.query.grep.grep_snapshots`).
 """
 
@@ -17,13 +19,14 @@ import typer
 from nitpicker.cli.output import fail
 from nitpicker.query import ArchiveOpenError, check_integer, open_archive
 from nitpicker.query.grep import GREP_SCOPES, count_snapshots, grep_snapshots
+from nitpicker.query.technologies import get_technologies, list_technology_pages
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from nitpicker.query.grep import GrepResult
 
-__all__ = ["grep"]
+__all__ = ["grep", "technologies", "technology_pages"]
 
 
 def grep(
@@ -43,9 +46,58 @@ def grep(
 
     Example: nitpicker query site.nitpicker grep '/gtag\\(.UA-/' --url-pattern '%/blog/%'
     """
-    for name, value in (("limit", limit), ("offset", offset)):
+    _answer(ctx, lambda conn: _search(
+        conn, pattern, ignore_case=ignore_case, scope=in_, url_pattern=url_pattern,
+        limit=100 if limit is None else limit, offset=offset or 0),
+        limit=limit, offset=offset, pretty=pretty)
+
+
+Pretty = Annotated[bool, typer.Option("--pretty", help="Indent the JSON.")]
+Limit = Annotated[int | None, typer.Option(
+    "--limit", "-l", help="Most results to return (default 100).", show_default=False)]
+Offset = Annotated[int | None, typer.Option(
+    "--offset", "-o", help="Results to skip (default 0).", show_default=False)]
+
+
+def technologies(
+    ctx: typer.Context,
+    category: Annotated[str | None, typer.Option("--category", help="This category of the data set only (CMS, Analytics, JavaScript libraries, Web servers, CDN, …; any case).", show_default=False)] = None,
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """The technologies the pages use, most pages first, with their categories and versions
+    (run: nitpicker technologies FILE; run is null until then).
+
+    Example: nitpicker query site.nitpicker technologies --category CMS --pretty
+    """
+    _answer(ctx, lambda conn: get_technologies(
+        conn, category=category, limit=100 if limit is None else limit, offset=offset or 0),
+        limit=limit, offset=offset, pretty=pretty)
+
+
+def technology_pages(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Option("--name", help="The technology (WordPress, jQuery; any case).", show_default=False)],
+    limit: Limit = None,
+    offset: Offset = None,
+    pretty: Pretty = False,
+) -> None:
+    """The pages one technology was found on, with its version and what gave it away.
+
+    Example: nitpicker query site.nitpicker technology-pages --name jQuery
+    """
+    _answer(ctx, lambda conn: list_technology_pages(
+        conn, name, limit=100 if limit is None else limit, offset=offset or 0),
+        limit=limit, offset=offset, pretty=pretty)
+
+
+def _answer(ctx: typer.Context, call: Callable[[sqlite3.Connection], object], *,
+            limit: int | None, offset: int | None, pretty: bool) -> None:
+    """Print ``call(conn)`` on the archive as JSON; one ``Error:`` line for a bad value."""
+    for flag, value in (("limit", limit), ("offset", offset)):
         try:
-            check_integer(name, value, label=f"--{name}")
+            check_integer(flag, value, label=f"--{flag}")
         except ValueError as exc:
             fail(str(exc))
     file = ctx.obj
@@ -55,15 +107,17 @@ def grep(
     except ArchiveOpenError as exc:
         fail(str(exc))
     try:
-        result = _search(conn, pattern, ignore_case=ignore_case, scope=in_,
-                         url_pattern=url_pattern, limit=100 if limit is None else limit,
-                         offset=offset or 0)
+        result = call(conn)
     except ValueError as exc:
         fail(str(exc).replace("Invalid scope", "Invalid --in"))
     except sqlite3.DatabaseError as exc:
         fail(f"{file}: corrupt archive ({exc})")
     finally:
         conn.close()
+    _print(result, pretty=pretty)
+
+
+def _print(result: object, *, pretty: bool) -> None:
     typer.echo(json.dumps(result, ensure_ascii=False, indent=2 if pretty else None))
 
 
