@@ -93,11 +93,16 @@ class PageTechnology(TypedDict):
 
 _RUN: Final = "SELECT data_set, ended_at, pages FROM technology_runs ORDER BY id DESC LIMIT 1"
 
-_OVERVIEW: Final = """SELECT t.id, t.name, t.website, count(*) AS pages, count(*) OVER ()
+_IN_CATEGORY: Final = """(:category IS NULL OR EXISTS (SELECT 1 FROM technology_categories c
+    WHERE c.technology_id = t.id AND c.category = :category COLLATE NOCASE))"""
+
+_OVERVIEW: Final = f"""SELECT t.id, t.name, t.website, count(*) AS pages
 FROM page_technologies pt JOIN technologies t ON t.id = pt.technology_id
-WHERE :category IS NULL OR EXISTS (SELECT 1 FROM technology_categories c
-    WHERE c.technology_id = t.id AND c.category = :category COLLATE NOCASE)
+WHERE {_IN_CATEGORY}
 GROUP BY t.id ORDER BY pages DESC, t.name COLLATE NOCASE LIMIT :limit OFFSET :offset"""
+
+_OVERVIEW_COUNT: Final = f"""SELECT count(DISTINCT pt.technology_id) FROM page_technologies pt
+JOIN technologies t ON t.id = pt.technology_id WHERE {_IN_CATEGORY}"""
 
 _CATEGORIES: Final = ("SELECT category FROM technology_categories WHERE technology_id = ?"
                       " ORDER BY category")
@@ -105,10 +110,11 @@ _CATEGORIES: Final = ("SELECT category FROM technology_categories WHERE technolo
 _VERSIONS: Final = """SELECT version FROM page_technologies WHERE technology_id = ?
 AND version != '' GROUP BY version ORDER BY count(*) DESC, version LIMIT 20"""
 
-_TECHNOLOGY_PAGES: Final = """SELECT p.url, pt.version, pt.confidence, pt.evidence,
-    count(*) OVER () FROM page_technologies pt JOIN pages p ON p.id = pt.page_id
-JOIN technologies t ON t.id = pt.technology_id WHERE t.name = ? COLLATE NOCASE
-ORDER BY p.url LIMIT ? OFFSET ?"""
+_TECHNOLOGY_PAGES_FROM: Final = """FROM page_technologies pt JOIN pages p ON p.id = pt.page_id
+JOIN technologies t ON t.id = pt.technology_id WHERE t.name = ? COLLATE NOCASE"""
+_TECHNOLOGY_PAGES: Final = f"""SELECT p.url, pt.version, pt.confidence, pt.evidence
+{_TECHNOLOGY_PAGES_FROM} ORDER BY p.url LIMIT ? OFFSET ?"""
+_TECHNOLOGY_PAGES_COUNT: Final = f"SELECT count(*) {_TECHNOLOGY_PAGES_FROM}"
 
 _PAGE_TECHNOLOGIES: Final = """SELECT t.id, t.name, pt.version, pt.confidence, pt.evidence
 FROM page_technologies pt JOIN technologies t ON t.id = pt.technology_id
@@ -139,11 +145,10 @@ def get_technologies(conn: sqlite3.Connection, *, category: str | None = None,
         {"name": name, "categories": _categories(conn, technology_id), "website": website,
          "pages": pages,
          "versions": [row[0] for row in fetch_all(conn, _VERSIONS, (technology_id,))]}
-        for technology_id, name, website, pages, _ in rows
+        for technology_id, name, website, pages in rows
     ]
-    total = int(rows[0][-1]) if rows else (
-        0 if offset == 0 else len(fetch_all(conn, _OVERVIEW, {
-            "category": category, "limit": -1, "offset": 0})))
+    counted = fetch_one(conn, _OVERVIEW_COUNT, {"category": category})
+    total = int(counted[0]) if counted else 0
     return {"items": items, "total": total, "offset": offset, "limit": limit, "run": run}
 
 
@@ -156,11 +161,9 @@ def list_technology_pages(conn: sqlite3.Connection, name: str, *, limit: int = 1
     rows = fetch_all(conn, _TECHNOLOGY_PAGES, (name, limit, offset))
     items: list[TechnologyPage] = [
         {"url": url, "version": version, "confidence": confidence, "evidence": evidence}
-        for url, version, confidence, evidence, _ in rows]
-    total = int(rows[0][-1]) if rows else 0
-    if not rows and offset:
-        total = len(fetch_all(conn, _TECHNOLOGY_PAGES, (name, -1, 0)))
-    return paged(items, total, limit, offset)
+        for url, version, confidence, evidence in rows]
+    counted = fetch_one(conn, _TECHNOLOGY_PAGES_COUNT, (name,))
+    return paged(items, int(counted[0]) if counted else 0, limit, offset)
 
 
 def list_page_technologies(conn: sqlite3.Connection, url: str) -> list[PageTechnology] | None:
