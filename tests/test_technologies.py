@@ -8,8 +8,13 @@ from importlib import metadata
 
 import pytest
 
-from nitpicker.technologies import DataSetMissingError, PageEvidence, detect, load_data_set
-from nitpicker.technologies import fingerprints
+from nitpicker.technologies import (
+    DataSetMissingError,
+    PageEvidence,
+    detect,
+    fingerprints,
+    load_data_set,
+)
 from nitpicker.technologies.fingerprints import parse_pattern, required_literal, selector_literals
 
 
