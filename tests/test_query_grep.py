@@ -1,5 +1,5 @@
 """``nitpicker.query.grep`` and ``page_text``: the search of the stored snapshots, on a
-generated archive of 2,000 snapshots (``fixtures/snapshot_archive.py``)."""
+generated archive of 200 snapshots, the marker in two (``fixtures/snapshot_archive.py``)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-PAGES = 2000
+PAGES = 200
+EVERY = 100
 
 
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[sqlite3.Connection]:
     path: Path = tmp_path_factory.mktemp("grep") / "grep.nitpicker"
-    build_snapshot_archive(path, PAGES)
+    build_snapshot_archive(path, PAGES, marker_every=EVERY)
     connection = open_archive(path)
     yield connection
     connection.close()
@@ -81,12 +82,12 @@ def test_finds_the_marker_with_line_column_and_snippet(conn: sqlite3.Connection)
     seen: list[int] = []
     result = grep_snapshots(conn, MARKER, on_progress=seen.append)
     assert (result["total"], result["pages_matched"], result["pages_searched"]) == (2, 2, PAGES)
-    assert [item["url"] for item in result["items"]] == [page_url(1000), page_url(2000)]
+    assert [item["url"] for item in result["items"]] == [page_url(EVERY), page_url(2 * EVERY)]
     first = result["items"][0]
     assert first["match"] == MARKER
     assert MARKER in first["snippet"] and first["snippet"].startswith("…")
     assert len(first["snippet"]) <= len(MARKER) + 2 * 60 + 2
-    html = conn.execute("SELECT html FROM snapshots WHERE page_id = 1000").fetchone()[0]
+    html = conn.execute("SELECT html FROM snapshots WHERE page_id = ?", (EVERY,)).fetchone()[0]
     import zlib
 
     line = zlib.decompress(html).decode().splitlines()[first["line"] - 1]
@@ -102,7 +103,7 @@ def test_pages_of_matches_and_every_match_counted(conn: sqlite3.Connection) -> N
     window = grep_snapshots(conn, "<p class=", limit=5, offset=per_page - 2)
     assert len(window["items"]) == 5 and window["total"] == every["total"]
     assert [item["url"] for item in window["items"]] == [page_url(1)] * 2 + [page_url(2)] * 3
-    assert grep_snapshots(conn, MARKER, offset=1)["items"][0]["url"] == page_url(2000)
+    assert grep_snapshots(conn, MARKER, offset=1)["items"][0]["url"] == page_url(2 * EVERY)
     assert grep_snapshots(conn, MARKER, offset=2)["items"] == []
 
 
@@ -117,8 +118,8 @@ def test_url_pattern_case_and_scope(conn: sqlite3.Connection) -> None:
     assert grep_snapshots(conn, 'class="text"', url_pattern="%page-1.html")["total"] > 0
     assert grep_snapshots(conn, 'class="text"', scope="text")["total"] == 0
     text = grep_snapshots(conn, f"/{MARKER} in page \\d+/", scope="text")
-    assert [item["match"] for item in text["items"]] == [f"{MARKER} in page 1000",
-                                                         f"{MARKER} in page 2000"]
+    assert [item["match"] for item in text["items"]] == [f"{MARKER} in page {EVERY}",
+                                                         f"{MARKER} in page {2 * EVERY}"]
     assert text["items"][0]["line"] == grep_snapshots(conn, MARKER)["items"][0]["line"]
     # entities are decoded in the text: "&copy; Grep Example &amp; friends"
     assert grep_snapshots(conn, "© Grep Example & friends", scope="text")["total"] == PAGES
