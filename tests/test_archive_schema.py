@@ -52,6 +52,10 @@ TABLES = {
     "json_ld_types",
     "check_runs",
     "check_findings",
+    "technology_runs",
+    "technologies",
+    "technology_categories",
+    "page_technologies",
     "migrations",
 }
 
@@ -140,6 +144,9 @@ CHILD_TABLES = [
     ("json_ld_blocks", "page_id", "pages"),
     ("json_ld_types", "block_id", "json_ld_blocks"),
     ("check_findings", "page_id", "pages"),
+    ("technology_categories", "technology_id", "technologies"),
+    ("page_technologies", "page_id", "pages"),
+    ("page_technologies", "technology_id", "technologies"),
 ]
 
 
