@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 # the Node tools of the analyze plugins (package.json, package-lock.json), installed by npm ci
 NODE_STAMP := node_modules/.installed
 
-.PHONY: install system crawl check layers test docs bench bench-analyze clean
+.PHONY: install system crawl check layers types test docs bench bench-analyze clean
 
 install: $(STAMP) $(NODE_STAMP)
 
@@ -64,10 +64,16 @@ TEST_WORKERS ?= 4
 layers: install
 	$(VENV)/bin/lint-imports --no-cache
 
+# The type check (mypy, strict: pyproject.toml): the query library and the archive, the two
+# packages every interface and the crawl read and write through. About two seconds.
+TYPED := nitpicker/query nitpicker/archive
+types: install
+	$(VENV)/bin/mypy $(TYPED)
+
 # make check: ruff, the layer contract, then the tests that are not marked integration
 # (tests/conftest.py gives the marker by module and fixture) and the few marked smoke, on 2
 # workers, each failing at 60 s. Any non-zero exit — pytest's 5 (no tests) too — fails.
-check: install layers
+check: install layers types
 	$(VENV)/bin/ruff check $(LINTED)
 	$(PY) -m pytest -n 2 --dist loadgroup -m "not integration or smoke" --timeout 60 -o faulthandler_timeout=50
 
@@ -76,7 +82,7 @@ check: install layers
 # (the first run also builds the manual strictly and crawls it with nitpicker: tests/test_docs.py,
 # docs/crawl_check.py), then the MCP server's (anyio) tests without the reactor. Any non-zero
 # exit — pytest's 5 (no tests) too — fails.
-test: install layers
+test: install layers types
 	$(VENV)/bin/ruff check $(LINTED)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
 	$(PY) -m pytest -p no:twisted -o addopts="" -q --durations=10 tests/mcp

@@ -20,7 +20,7 @@ _ADDON = "addon"
 
 class Addon:
     """Registers the frontier scheduler, policies, predictive pagination, body guard, graceful
-    stop, outage guard and archive pipeline, and sets the defaults of the ``NITPICKER_*`` settings
+    stop, outage guard, end-of-run retry pass and archive pipeline, and sets the defaults of the ``NITPICKER_*`` settings
     (:mod:`nitpicker.default_settings`)."""
 
     def update_settings(self, settings: BaseSettings) -> None:
@@ -52,6 +52,8 @@ class Addon:
                 "nitpicker.middlewares.body.BodyGuard": 0,
                 "nitpicker.crawl.sitemaps.SitemapSeeder": 0,
                 "nitpicker.crawl.throttle.AdaptiveConcurrency": 0,
+                # NotConfigured when NITPICKER_AUTO_RETRY_CONCURRENCY is 0.
+                "nitpicker.crawl.auto_retry.AutoRetry": 0,
             },
             priority=_ADDON,
         )

@@ -151,6 +151,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NITPICKER_OUTAGE_PROBE_URL", "",
             "The URL probed (e.g. a health endpoint); empty: the last in-scope URL that "
             "answered in this run. Set, it also arms detection before anything answered."),
+    # -- the end-of-run retry pass ---------------------------------------------------------------
+    Setting("NITPICKER_AUTO_RETRY_CONCURRENCY", 2,
+            "Requests at once during the end-of-run retry pass, which fetches once more the URLs "
+            "that failed for a passing reason (a timeout, a connection reset, a 429 or 503; see "
+            "[The retry pass at the end of a run](../guide/crawl.md#the-retry-pass-at-the-end-of-a-run)). `0` "
+            "turns the pass off."),
+    Setting("NITPICKER_AUTO_RETRY_PAUSE", 10.0,
+            "Seconds between the end of the crawl and its retry pass (0 to 3600)."),
     # -- stopping -------------------------------------------------------------------------------
     Setting("NITPICKER_STOP_GRACE", 3.0,
             "Seconds the downloads in flight may still take once the crawl stops (SIGINT, "

@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Findings", "PageUrl", "PageValue", "Scalar", "Snapshot", "Violation"]
+__all__ = ["NEEDS_REVIEW", "STATUSES", "VIOLATION", "Findings", "PageUrl", "PageValue", "Scalar",
+           "Snapshot", "Violation"]
+
+VIOLATION = "violation"
+"""A :class:`Violation`'s ``status``: the engine says the rule fails on the page."""
+NEEDS_REVIEW = "needs-review"
+"""A :class:`Violation`'s ``status`` (and its ``severity``): the engine could not decide
+(axe's ``incomplete``); a person must look. Never counted as a failure: its priority in the
+findings is the lowest, ``info``."""
+STATUSES = (VIOLATION, NEEDS_REVIEW)
 
 Scalar = str | int | float | bool | None
 
@@ -60,6 +69,15 @@ class Violation:
     ``None``: it is what the finding's fingerprint follows across crawls
     (:mod:`nitpicker.query.fingerprint`), so give it when the ``code`` quotes more than the
     element itself.
+
+    The optional facts an engine gives beside (axe does; all stored, migration
+    ``0021_violation_details``): ``status`` :data:`VIOLATION` (the engine says the rule
+    fails) or :data:`NEEDS_REVIEW` (it could not tell: a person must look, axe's
+    ``incomplete``; ``severity`` is then :data:`NEEDS_REVIEW` too); ``impact`` the engine's own
+    weight (axe's ``minor`` … ``critical``, also for a finding that needs review); ``tags`` the
+    engine's classification of the rule (axe's ``wcag2aa``, ``best-practice`` …); ``help_url``
+    where the rule is explained; ``summary`` why it fails there, in the engine's words (axe's
+    failure summary: the contrast ratio and the colours).
     """
 
     validator: str
@@ -70,6 +88,11 @@ class Violation:
     code: str = ""
     location: str | None = None
     element: str | None = None
+    status: str = VIOLATION
+    impact: str | None = None
+    tags: tuple[str, ...] = ()
+    help_url: str | None = None
+    summary: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

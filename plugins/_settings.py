@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = ["LONGEST_TIMEOUT", "SettingError", "node_package_version", "object_setting",
-           "positive_int", "string_setting", "timeout_setting"]
+           "positive_int", "string_list_setting", "string_setting", "timeout_setting"]
 
 #: the longest per-page timeout a plugin takes, in seconds (a day): a longer one is a typo, and
 #: past ~10^9 the waits themselves overflow
@@ -86,6 +86,18 @@ def string_setting(settings: Mapping[str, Any], plugin: str, name: str) -> str |
         raise SettingError(f"{plugin}: setting {name!r} must be a string, got {value!r}",
                            setting=name)
     return value
+
+
+def string_list_setting(settings: Mapping[str, Any], plugin: str, name: str) -> list[str] | None:
+    """A list of non-empty strings (``None`` when absent or empty)."""
+    value = settings.get(name)
+    if value is None or value == []:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip()
+                                              for item in value):
+        raise SettingError(f"{plugin}: setting {name!r} must be a list of non-empty strings, "
+                           f"got {value!r}", setting=name)
+    return [item.strip() for item in value]
 
 
 def node_package_version(node_modules: Path, package: str) -> str:

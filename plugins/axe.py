@@ -10,15 +10,25 @@ injected by the browser's DevTools). The browser is offline: it fetches only the
 stylesheets (recorded by the crawl for that page, on a host the crawl crawled), once per run
 (they decide the layout, which colour contrast needs); nothing else, on no host.
 
-Output: no columns; one violation per element of each axe result with an impact, from
-``violations`` **and** ``incomplete`` ("needs review"): ``validator`` ``axe``, ``severity`` the
-impact (``minor``/``moderate``/``serious``/``critical``), ``rule`` the rule id, ``element``
-axe's CSS selector of the element (its ``target``; what the finding's fingerprint follows
-from one crawl to the next), ``code`` its HTML as axe quotes it (a small page's ``<html>``
-whole), ``message`` ``<description> <help>(<helpUrl>)``. When axe itself fails on a page, one
-violation ``UNKNOWN_RULE`` carries the error. (Version 1 gave one violation per rule, its
-elements' HTML one per line, and no element: a new element failing a rule made the rule's
+Output: no columns; one violation per element of each axe result, from ``violations`` **and**
+``incomplete``, kept apart as axe keeps them: ``status`` ``violation`` (axe's
+``violations``: the rule fails; ``severity`` its impact, ``minor``/``moderate``/``serious``/
+``critical``) or ``needs-review`` (axe's ``incomplete``: axe could not tell, a person must
+look; ``severity`` ``needs-review``, never a failure's: the lowest priority in the findings).
+Each carries ``validator`` ``axe``, ``rule`` the rule id, ``impact``, ``tags`` (the rule's:
+``wcag2aa``, ``best-practice`` …), ``help_url``, ``element`` axe's CSS selector of the element
+(its ``target``; what the finding's fingerprint follows from one crawl to the next),
+``summary`` axe's failure summary of the element (for colour contrast: the ratio, the
+foreground and background colours, the font, the ratio expected), ``code`` the element's HTML
+as axe quotes it, ``message`` ``<description> <help>(<helpUrl>)``. When axe itself fails on a
+page, one violation ``UNKNOWN_RULE`` carries the error. (Version 1 gave one violation per rule,
+its elements' HTML one per line, and no element: a new element failing a rule made the rule's
 whole finding "new" in ``nitpicker diff``.)
+
+Which rules: ``preset`` ``all`` (the default: axe's default rules, best practices included)
+or ``wcag-a`` / ``wcag-aa`` (the rules tagged WCAG 2.0–2.2 level A, or A and AA: no best
+practice); ``tags`` (a list of axe tags, ``--axe-tags``) runs the rules with any of them
+instead of the preset's.
 
 Settings: ``lang`` (axe's messages in ``axe-core/locales/<lang>.json``, a BCP 47 tag, e.g.
 ``ja``, ``pt-BR``; a tag axe has no file for takes its language's, ``ja-JP`` → ``ja``; ``en``
@@ -29,13 +39,15 @@ stylesheets, default ``true``), ``rules`` (axe rule id → ``true``/``false``, e
 ``{"color-contrast": false}`` for the original's behaviour; merged over
 :data:`DEFAULT_RULES`), ``online`` (stylesheets from any host the snapshot names, redirects
 followed; default ``false``, ``--online``), ``denyPrivateNetworks`` (every request of the
-browser through the private-network guard; default ``false``, ``--deny-private-networks``).
+browser through the private-network guard; default ``false``, ``--deny-private-networks``),
+``preset`` and ``tags`` (above).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from nitpicker_plugins._browser import BrowserEngine
@@ -45,11 +57,12 @@ from nitpicker_plugins._settings import (
     node_package_version,
     object_setting,
     positive_int,
+    string_list_setting,
     string_setting,
     timeout_setting,
 )
 
-from nitpicker.analyze.plugin import Findings, Violation
+from nitpicker.analyze.plugin import NEEDS_REVIEW, VIOLATION, Findings, Violation
 from nitpicker.render.chromium import require_chromium
 from nitpicker.render.guard_proxy import GuardProxy
 
@@ -64,27 +77,38 @@ __all__ = ["AxePlugin", "create"]
 logger = logging.getLogger(__name__)
 
 NAME = "axe"
-VERSION = "2"  # 2: offline (only the page's own recorded stylesheets), one violation an element
+VERSION = "3"  # 3: one finding per element, needs-review apart, axe's facts; 2: offline
 
 #: rules switched from axe's defaults: frames are not loaded (a snapshot is one document), so
 #: ``frame-tested`` would flag every ``<iframe>`` as "not tested"
 DEFAULT_RULES = {"frame-tested": False}
 
+#: the presets: a name → the axe tags whose rules run (``None``: axe's default rules)
+PRESETS: dict[str, tuple[str, ...] | None] = {
+    "all": None,
+    "wcag-a": ("wcag2a", "wcag21a"),
+    "wcag-aa": ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"),
+}
+
 #: runs in the page after axe is there: the results the plugin records, small enough to send
-AUDIT = """async ([locale, rules]) => {
+AUDIT = """async ([locale, rules, tags]) => {
   try {
     if (locale) axe.configure({ locale });
     const options = { resultTypes: ['violations', 'incomplete'], iframes: false };
     if (rules) options.rules = rules;
+    if (tags) options.runOnly = { type: 'tag', values: tags };
     const found = await axe.run(document, options);
-    const brief = (result) => ({
-      id: result.id, impact: result.impact, description: result.description,
-      help: result.help, helpUrl: result.helpUrl,
+    const brief = (status) => (result) => ({
+      status, id: result.id, impact: result.impact, tags: result.tags,
+      description: result.description, help: result.help, helpUrl: result.helpUrl,
       nodes: result.nodes.map((node) => ({
-        html: node.html ?? '', target: (node.target ?? []).flat(Infinity).join(' '),
+        html: node.html ?? '', impact: node.impact ?? null,
+        target: (node.target ?? []).flat(Infinity).join(' '),
+        summary: node.failureSummary ?? null,
       })),
     });
-    return { results: [...found.incomplete, ...found.violations].map(brief) };
+    return { results: [...found.violations.map(brief('violation')),
+                       ...found.incomplete.map(brief('needs-review'))] };
   } catch (error) {
     return { error: String(error && error.message || error) };
   }
@@ -93,6 +117,9 @@ AUDIT = """async ([locale, rules]) => {
 
 class AxePlugin:
     label = "axe: accessibility check"
+    #: the estimate at the interactive choice (bench/analyze_engines.py: 1.23 pages/s)
+    seconds_per_page = 0.8
+    startup_seconds = 2.0
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.headers: dict[str, str] = {}
@@ -108,9 +135,12 @@ class AxePlugin:
         self.locale = _locale(node_modules, string_setting(settings, NAME, "lang"))
         self.rules = {rule: {"enabled": bool(on)}
                       for rule, on in {**DEFAULT_RULES, **(rules or {})}.items()}
+        script = (node_modules / "axe-core" / "axe.min.js").read_text("utf-8")
+        #: the tags whose rules run (``None``: axe's default rules)
+        self.tags = _run_only(settings, script)
         self.engine = BrowserEngine(
             chromium=require_chromium(),
-            init_script=(node_modules / "axe-core" / "axe.min.js").read_text("utf-8"),
+            init_script=script,
             pages=self.concurrency, timeout=self.timeout, styles=styles, online=online,
             guard=GuardProxy() if guarded else None)
 
@@ -122,22 +152,55 @@ class AxePlugin:
 
     def each_page(self, snapshot: Snapshot) -> Findings:
         answer = self.engine.evaluate(snapshot.url, snapshot.html, AUDIT,
-                                      [self.locale, self.rules], snapshot.resources)
+                                      [self.locale, self.rules, self.tags], snapshot.resources)
         if "error" in answer:
             return Findings(violations=[Violation(
                 validator=NAME, severity="error", rule="UNKNOWN_RULE",
                 message=str(answer["error"]), url=snapshot.url)])
         return Findings(violations=[
-            Violation(
-                validator=NAME, severity=str(result["impact"]), rule=result["id"] or "UNKNOWN_RULE",
-                code=str(node["html"] or node["target"]), element=node["target"] or None,
-                message=f"{result['description'] or ''} {result['help'] or ''}"
-                        f"({result['helpUrl'] or ''})",
-                url=snapshot.url)
+            _violation(result, node, snapshot.url)
             for result in answer["results"]
-            if result["impact"] is not None
             for node in result["nodes"]
+            if result["status"] == NEEDS_REVIEW or (node["impact"] or result["impact"])
         ])
+
+
+def _violation(result: Mapping[str, Any], node: Mapping[str, Any], url: str) -> Violation:
+    """One element of one axe result, as axe means it: a failure at its impact, or a
+    finding that needs review (never a failure's severity)."""
+    impact = node["impact"] or result["impact"]
+    status = NEEDS_REVIEW if result["status"] == NEEDS_REVIEW else VIOLATION
+    return Violation(
+        validator=NAME, severity=NEEDS_REVIEW if status == NEEDS_REVIEW else str(impact),
+        rule=result["id"] or "UNKNOWN_RULE", code=str(node["html"] or node["target"]),
+        message=f"{result['description'] or ''} {result['help'] or ''}({result['helpUrl'] or ''})",
+        url=url, status=status, impact=impact or None,
+        tags=tuple(str(tag) for tag in result["tags"] or ()),
+        help_url=result["helpUrl"] or None, element=node["target"] or None,
+        summary=node["summary"] or None)
+
+
+def _run_only(settings: Mapping[str, Any], script: str) -> list[str] | None:
+    """The tags whose rules run: ``tags`` if given, else the ``preset``'s (``None``: axe's
+    default rules). A tag axe does not know is a :class:`SettingError` (axe itself would only
+    log it and run no rule for it)."""
+    preset = string_setting(settings, NAME, "preset") or "all"
+    if preset not in PRESETS:
+        raise SettingError(f"{NAME}: setting 'preset' must be one of {', '.join(PRESETS)}, "
+                           f"got {preset!r}", setting="preset")
+    tags = string_list_setting(settings, NAME, "tags")
+    if not tags:
+        chosen = PRESETS[preset]
+        return list(chosen) if chosen is not None else None
+    known = set(re.findall(r'"([^"]+)"', " ".join(re.findall(r"tags:\[([^\]]*)\]", script))))
+    unknown = [tag for tag in tags if tag not in known]
+    if unknown:
+        examples = ", ".join(tag for tag in sorted(known) if re.fullmatch(
+            r"wcag2\d?a+|best-practice|section508|EN-301-549|ACT|experimental", tag))
+        raise SettingError(f"{NAME}: setting 'tags': axe has no rule tagged "
+                           f"{', '.join(map(repr, unknown))}; its tags include {examples}",
+                           setting="tags")
+    return list(dict.fromkeys(tags))
 
 
 def _switch(settings: Mapping[str, Any], name: str, *, default: bool) -> bool:

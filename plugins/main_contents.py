@@ -107,6 +107,7 @@ class MainContentsPlugin:
     """Finds the main content element and counts its words, headings, images and tables."""
 
     label = "Main content"
+    seconds_per_page = 0.01  # the estimate at the interactive choice
     version = "1.2"
 
     def __init__(self, settings: Mapping[str, Any]) -> None:

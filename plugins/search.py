@@ -171,6 +171,7 @@ class SearchPlugin:
     """Counts keyword matches and finds selectors on each page."""
 
     label = "Keyword search"
+    seconds_per_page = 0.005  # the estimate at the interactive choice
     version = "1.1"  # 1.1: pages nested deeper than 255 levels are searched whole
 
     def __init__(self, settings: Mapping[str, Any]) -> None:

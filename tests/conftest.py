@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import shutil
 import signal
 import sqlite3
@@ -46,6 +47,8 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 from nitpicker.archive.writer import ArchiveWriter
 from tests.helpers import (
+    AUTO_RETRY_OFF,
+    REPORT_ROOTS,
     SHEET_ACCOUNT,
     SHEET_ID,
     ChangesCrawls,
@@ -58,12 +61,18 @@ from tests.helpers import (
     writer_config,
 )
 
+# Every nitpicker process the tests start, and every crawl in process through the command line's
+# settings, has the end-of-run retry pass off unless its test turns it on (AUTO_RETRY_OFF).
+os.environ.update({name: value for name, value in AUTO_RETRY_OFF.items()
+                   if name not in os.environ})
+
 # -- markers and xdist groups -----------------------------------------------------------------
 
 #: Modules whose tests crawl, serve or start processes without needing a fixture of
 #: :data:`INTEGRATION_FIXTURES` (their own servers, subprocesses, signals): all ``integration``.
 INTEGRATION_MODULES = frozenset({
-    "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_cli",
+    "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_cli", "test_templates",
+    "test_markuplint_hooks",
     "test_crawl_compare", "test_distributed", "test_docs", "test_fingerprint", "test_hostile",
     "test_inventory", "test_issues", "test_kill_resume", "test_mcp_server", "test_outage",
     "test_output_files", "test_plugin_lighthouse", "test_plugin_markuplint_engine",
@@ -75,14 +84,15 @@ INTEGRATION_MODULES = frozenset({
     "test_ci_recipes", "test_report_audit", "test_report_sheets_hardening", "test_concat",
     "test_split", "test_guard_proxy", "test_analyze_bad_input", "test_lock_holder",
     "test_merge_errors", "test_viewer_host", "test_query_match_urls", "test_fail_on_empty",
-    "test_analyze_config_shape", "test_crawl_modes", "test_query_content_cli", "test_viewer_site",
+    "test_analyze_config_shape", "test_crawl_modes", "test_recrawl", "test_query_content_cli",
+    "test_viewer_site",
 })
 
 #: Fixtures that serve the fixture site, crawl it, or start a server: a test using one (or a
 #: fixture that uses one) is ``integration``.
 INTEGRATION_FIXTURES = frozenset({
     "site", "changes_crawls", "analysed_changes", "scope_crawls", "defects", "redis_server",
-    "fake", "key_file", "ci_crawls",
+    "fake", "key_file", "ci_crawls", "report_archive_path",
 })
 
 #: Session fixtures of this file that cost crawls: the xdist group of the tests using them.
@@ -238,6 +248,15 @@ async def _rendered(site: Any, directory: Path, section: str) -> Path:
     archive = await crawl(directory, [site.url(f"/{section}/")], render=True)
     archive.conn.close()
     return archive.path.rename(directory / f"{section}.nitpicker")
+
+
+@pytest_twisted.async_fixture(scope="module")
+async def report_archive_path(site: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report's sections of the fixture site (``REPORT_ROOTS``) crawled over HTTP, for the
+    Google Sheets reporter's tests."""
+    archive = await crawl(tmp_path_factory.mktemp("sheets"), [site.url(r) for r in REPORT_ROOTS])
+    archive.conn.close()
+    return archive.path
 
 
 @pytest_twisted.async_fixture(scope="module")

@@ -25,6 +25,12 @@ from nitpicker.spiders.site import SiteSpider
 
 ROOT = Path(__file__).resolve().parent.parent
 
+AUTO_RETRY_OFF = {"NITPICKER_AUTO_RETRY_CONCURRENCY": "0"}
+"""The end-of-run retry pass (``nitpicker/crawl/auto_retry.py``) is off in the tests' crawls
+(``tests/conftest.py`` puts this in the environment, :func:`crawl_settings` in the in-process
+crawls'): the fixture site has URLs that always time out or reset, and every crawl of it would
+wait for the pass and fetch them again. ``tests/test_auto_retry.py`` turns it on."""
+
 
 # -- the archive writer's unit tests ---------------------------------------------------------
 
@@ -95,6 +101,7 @@ class Archive:
 def crawl_settings() -> Settings:
     settings = Settings()
     settings.setmodule("nitpicker.settings", priority="project")
+    settings.setdict(AUTO_RETRY_OFF, priority="project")
     settings.set("LOG_LEVEL", "WARNING")
     return settings
 
@@ -126,10 +133,12 @@ def count(path: Path, sql: str) -> int:
         conn.close()
 
 
-def run(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``nitpicker ARGS`` in a subprocess started in ``cwd`` (a new crawl gets ``--no-render``)."""
+def run(*args: str, cwd: Path, timeout: float = 120,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``nitpicker ARGS`` in a subprocess started in ``cwd`` (a new crawl gets ``--no-render``),
+    with ``env`` added to the environment."""
     # Wide enough that the progress line never shortens a URL (tests read URLs in it).
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "nitpicker.cli", *args, *(["--no-render"] if args and args[0] == "crawl" and "--resume" not in args else [])],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
@@ -445,3 +454,10 @@ def store_page_values(conn: sqlite3.Connection, page_id: int) -> None:
         [("search", page_id, "found", json.dumps(True), "lorem at line 3"),
          ("search", page_id, "count", json.dumps(2), None),
          ("lint", page_id, "score", json.dumps(0.5), "two rules failed")])
+
+
+def report_cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``nitpicker report ARGS`` in a subprocess, with ``env`` added to the environment."""
+    return subprocess.run([sys.executable, "-m", "nitpicker.cli", "report", *args], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+                          capture_output=True, text=True, timeout=120, check=False)

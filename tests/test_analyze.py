@@ -550,10 +550,10 @@ def test_a_terminal_asks_which_plugins(archive: Path) -> None:
     os.close(child)
     try:
         deadline = time.monotonic() + 60
-        asked = _read_until(main, "Enter for all)", deadline)
+        asked = _read_until(main, "Enter for all but lighthouse)", deadline)
         assert "What do you analyze?" in asked
-        assert "1) main-contents — Main content" in asked
-        assert "2) search — Keyword search" in asked
+        assert "1) main-contents — Main content (under a minute for 5 pages)" in asked
+        assert "2) search — Keyword search (under a minute for 5 pages)" in asked
         os.write(main, b"2\n")
         shown = _read_until(main, "Analysed with 1 plugin(s)", deadline)
         assert proc.wait(timeout=60) == 0, shown
@@ -562,6 +562,33 @@ def test_a_terminal_asks_which_plugins(archive: Path) -> None:
         if proc.poll() is None:
             proc.kill()
     assert count(archive, "SELECT count(*) FROM analysis_runs") == 1
+    assert count(archive, "SELECT count(*) FROM analysis_runs WHERE plugin = 'search'") == 1
+
+
+def test_enter_runs_all_but_lighthouse_with_estimates(archive: Path) -> None:
+    """Lighthouse named in the config is listed, with its estimate, but Enter leaves it out
+    (opt-in: ~16 s a page); each plugin shows its estimated time over the archive's pages."""
+    (archive.parent / "nitpicker.toml").write_text(
+        '[plugins.analyze.search]\nkeywords = ["Outer"]\n[plugins.analyze.lighthouse]\n')
+    main, child = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "nitpicker.cli", "analyze", str(archive)],
+                            cwd=archive.parent, env=env(), stdin=child, stdout=child,
+                            stderr=child, close_fds=True)
+    os.close(child)
+    try:
+        deadline = time.monotonic() + 60
+        asked = _read_until(main, "Enter for all but lighthouse)", deadline)
+        assert "1) search — Keyword search (under a minute for 5 pages)" in asked
+        assert ("2) lighthouse — Lighthouse: performance audit (about 1 min for 5 pages; "
+                "opt-in: type its number)") in asked
+        os.write(main, b"\n")
+        shown = _read_until(main, "Analysed with 1 plugin(s)", deadline)
+        assert proc.wait(timeout=60) == 0, shown
+    finally:
+        os.close(main)
+        if proc.poll() is None:
+            proc.kill()
+    assert count(archive, "SELECT count(*) FROM analysis_runs WHERE plugin = 'lighthouse'") == 0
     assert count(archive, "SELECT count(*) FROM analysis_runs WHERE plugin = 'search'") == 1
 
 

@@ -14,16 +14,26 @@ from nitpicker.analyze.config import (
     load_config,
     plugin_name,
 )
-from nitpicker.analyze.discovery import BUNDLED
+from nitpicker.analyze.discovery import BUNDLED, OPT_IN
 
 KNOWN = ("axe", "lighthouse", "main-contents", "markuplint", "search", "textlint", "extra")
 
 
-def test_no_config_runs_the_bundled_six(tmp_path: Path) -> None:
+def test_no_config_runs_the_bundled_ones_but_lighthouse(tmp_path: Path) -> None:
+    """Lighthouse is opt-in (~16 s a page, live): never by the fallback."""
     config = load_config(tmp_path, KNOWN)
     assert config.source is None
-    assert [entry.name for entry in config.plugins] == list(BUNDLED) == [
+    assert list(BUNDLED) == [
         "axe", "lighthouse", "main-contents", "markuplint", "search", "textlint"]
+    assert OPT_IN == ("lighthouse",)
+    assert [entry.name for entry in config.plugins] == [
+        "axe", "main-contents", "markuplint", "search", "textlint"]
+
+
+def test_a_config_that_names_lighthouse_runs_it(tmp_path: Path) -> None:
+    (tmp_path / "nitpicker.toml").write_text('[plugins.analyze]\nsearch = true\nlighthouse = true\n')
+    assert [entry.name for entry in load_config(tmp_path, KNOWN).plugins] == [
+        "search", "lighthouse"]
 
 
 def test_order_true_false_and_settings(tmp_path: Path) -> None:
@@ -67,10 +77,11 @@ def test_the_originals_rc_file_as_is(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text", ['[plugins]\nx = 1\n', '[plugins.analyze]\n'])
-def test_no_or_an_empty_analyze_table_runs_the_bundled_six(tmp_path: Path, text: str) -> None:
+def test_no_or_an_empty_analyze_table_runs_the_bundled_ones(tmp_path: Path, text: str) -> None:
     (tmp_path / "nitpicker.toml").write_text(text)
     config = load_config(tmp_path, KNOWN)
-    assert [entry.name for entry in config.plugins] == list(BUNDLED)
+    assert [entry.name for entry in config.plugins] == [
+        name for name in BUNDLED if name not in OPT_IN]
 
 
 def test_every_plugin_disabled_enables_none(tmp_path: Path) -> None:

@@ -55,6 +55,7 @@ ARGS: dict[str, list[str]] = {
     "coordinate": ["--coordinate"],
     "merge": ["--merge", "s.nitpicker"],
     "inventory": ["--inventory", "urls.txt"],
+    "like": ["--like", "old.nitpicker"],
 }
 """A command line's words giving each flag (by name) the modes name. The files named need
 not exist: a refusal comes before any file is read."""
@@ -64,6 +65,7 @@ MODE_FLAGS: dict[str, tuple[str, ...]] = {
     "coordinate": ("urls", "frontier", "coordinate"),
     "merge": ("urls", "frontier", "coordinate", "merge", "output"),
     "frontier": ("urls", "frontier"),
+    "like": ("like",),
     "append": ("append", "urls"),
     "retry-failed": ("retry_failed",),
     "resume": ("resume",),

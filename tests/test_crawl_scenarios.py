@@ -461,7 +461,7 @@ async def test_one_request_per_resource(site: FixtureSite, tmp_path: Path, rende
     site.clear_log()
     archive = await crawl(tmp_path, [site.url("/resources/")], render=render)
     hits: dict[tuple[str, str], int] = {}
-    for method, host, target in site.request_log:
+    for _method, host, target in site.request_log:
         if target.startswith("/resources/") and target.endswith(".png"):
             hits[host.split(":")[0], target] = hits.get((host.split(":")[0], target), 0) + 1
     shown = 1 if render else 0  # with --no-render nothing loads an image that is not linked

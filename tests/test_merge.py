@@ -127,3 +127,24 @@ def test_a_shard_still_being_written_is_refused(crawled: Path, tmp_path: Path) -
     assert done.returncode == 1
     assert done.stderr.strip() == (f"Error: {shard}: still being written (PID {os.getpid()}): "
                                    "merge it once its worker has ended")
+
+
+def test_a_page_keeps_its_sitemap_origin_when_a_later_shard_records_it(crawled: Path,
+                                                                       tmp_path: Path) -> None:
+    """The first shard had the page only as a stub it found in the sitemap; the second
+    recorded it (found by a link): the merged page is the second's, still ``in_sitemap``."""
+    first, second = tmp_path / "first.nitpicker", tmp_path / "second.nitpicker"
+    shutil.copy(crawled, first)
+    shutil.copy(crawled, second)
+    (url,) = _rows(crawled, "SELECT url FROM pages WHERE scraped = 1 AND is_external = 0"
+                            " AND redirect_dest_id IS NULL ORDER BY id LIMIT 1 OFFSET 1")[0]
+    with closing(sqlite3.connect(first)) as conn, conn:
+        conn.execute("UPDATE pages SET scraped = 0, fetched_at = NULL, in_sitemap = 1,"
+                     " in_inventory = 1 WHERE url = ?", (url,))
+    with closing(sqlite3.connect(second)) as conn, conn:
+        conn.execute("UPDATE pages SET in_sitemap = 0, in_inventory = 0")
+    done = run("merge", str(first), str(second), "-o", "merged", "--keep-first", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    merged = tmp_path / "merged.nitpicker"
+    assert _rows(merged, f"SELECT scraped, fetched_at IS NOT NULL, in_sitemap, in_inventory"
+                         f" FROM pages WHERE url = '{url}'") == [(1, 1, 1, 1)]

@@ -286,8 +286,8 @@ def test_pipeline_takes_the_options_of_crawl_analyze_and_report() -> None:
                   getattr(s[name], "help", None)) for s in sources.values() if name in s]
         assert defined in twins, name
     # every crawl option of a new crawl, every plugin choice, every report destination
-    crawl_only = {"output", "resume", "append", "retry_failed", "verbose", "silent", "diff",
-                  "workers", "frontier", "coordinate", "merge"}  # and a distributed crawl's
+    crawl_only = {"output", "resume", "append", "retry_failed", "like", "verbose", "silent",
+                  "diff", "workers", "frontier", "coordinate", "merge"}  # and a distributed crawl's
     assert set(sources["crawl"]) - crawl_only <= set(pipeline)
     assert set(sources["analyze"]) - {"file", "force", "verbose", "silent"} <= set(pipeline)
     # report's --all (every sheet, without asking): pipeline never asks, so it is report's own

@@ -49,7 +49,7 @@ def test_factory_builds_a_plugin_of_the_contract(plugin: axe.AxePlugin) -> None:
     assert isinstance(plugin, AnalyzePlugin)
     assert plugin.label == "axe: accessibility check"
     assert plugin.headers == {}
-    assert plugin.version.startswith("2+axe-core-4.")
+    assert plugin.version.startswith("3+axe-core-4.")
 
 
 def test_known_violations_with_impact_as_severity(plugin: axe.AxePlugin, site: FixtureSite) -> None:
@@ -97,6 +97,78 @@ def test_the_snapshots_scripts_do_not_run(plugin: axe.AxePlugin, site: FixtureSi
     images = [v for v in violations if v.rule == "image-alt"]
     assert [v.code.startswith("<img") for v in images] == [True, True]
     assert len({v.element for v in images}) == 2  # one finding per element, each its selector
+
+
+def test_a_contrast_failure_is_a_violation_with_its_element_and_ratio(
+        plugin: axe.AxePlugin, site: FixtureSite) -> None:
+    """axe's ``violations`` as axe means them: status, impact, tags, help URL, the element's
+    selector and the failure summary with the ratio and the colours."""
+    contrast = by_rule(plugin.each_page(snapshot(site, "/analyze/axe")))["color-contrast"]
+    assert contrast.status == "violation"
+    assert contrast.severity == contrast.impact == "serious"
+    assert contrast.element == ".faint"
+    assert "wcag2aa" in contrast.tags
+    assert contrast.help_url is not None
+    assert contrast.help_url.startswith("https://dequeuniversity.com/rules/axe/4.14/color-contrast")
+    assert contrast.summary is not None
+    assert "insufficient color contrast of 2.16" in contrast.summary
+    assert "foreground color: #b0b0b0, background color: #ffffff" in contrast.summary
+    assert "Expected contrast ratio of 4.5:1" in contrast.summary
+
+
+def test_a_page_with_only_needs_review_items_has_no_violation(
+        plugin: axe.AxePlugin, site: FixtureSite) -> None:
+    """Text over a background image: axe puts its contrast under ``incomplete``. It is kept
+    as needs-review (with axe's impact beside), never as a failure of that impact."""
+    findings = plugin.each_page(snapshot(site, "/analyze/review")).violations
+    assert findings
+    assert [v for v in findings if v.status == "violation"] == []
+    review = {v.rule: v for v in findings}["color-contrast"]
+    assert review.status == review.severity == "needs-review"
+    assert review.impact == "serious"
+    assert review.element == "p"
+    assert review.summary is not None and "background image" in review.summary
+
+
+def test_wcag_aa_preset_drops_best_practice_rules(site: FixtureSite) -> None:
+    """``preset = "wcag-aa"`` runs the rules tagged WCAG 2.x A/AA only: the best practices
+    (no landmark, no level-one heading) found by the default set are gone, the WCAG failure
+    stays."""
+    page = snapshot(site, "/analyze/practice")
+    found: dict[str, set[str]] = {}
+    for preset in ("all", "wcag-aa"):
+        plugin = axe.create({"preset": preset, "concurrency": 1})
+        try:
+            findings = plugin.each_page(page).violations
+        finally:
+            plugin.close()
+        found[preset] = {v.rule for v in findings}
+        if preset == "wcag-aa":
+            assert not [v for v in findings if "best-practice" in v.tags]
+    assert {"region", "page-has-heading-one", "image-alt"} <= found["all"]
+    assert found["wcag-aa"] == {"image-alt"}
+
+
+def test_tags_run_only_the_rules_tagged(site: FixtureSite) -> None:
+    """``tags`` (``--axe-tags``) replaces the preset's: best-practice alone finds no WCAG
+    failure."""
+    plugin = axe.create({"tags": ["best-practice"], "preset": "wcag-aa", "concurrency": 1})
+    try:
+        rules = {v.rule for v in plugin.each_page(snapshot(site, "/analyze/practice")).violations}
+    finally:
+        plugin.close()
+    assert rules == {"region", "page-has-heading-one"}
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"preset": "aa"}, r"setting 'preset' must be one of all, wcag-a, wcag-aa, got 'aa'"),
+    ({"tags": ["wcag2x"]}, r"axe has no rule tagged 'wcag2x'; its tags include .*wcag2aa"),
+    ({"tags": "wcag2a"}, r"setting 'tags' must be a list of non-empty strings"),
+])
+def test_bad_preset_or_tags_are_named(settings: dict[str, Any], message: str) -> None:
+    """axe itself only logs a tag it does not know and runs no rule for it: refused here."""
+    with pytest.raises(SettingError, match=message):
+        axe.create(settings)
 
 
 def test_clean_page_has_no_violations(plugin: axe.AxePlugin, site: FixtureSite) -> None:

@@ -144,6 +144,10 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "json-ld": ok(archive, "json-ld", "--invalid"),
         "match-urls": ok(archive, "match-urls", "--urls", str(listed), "--unmatched-only"),
         "inventory-runs": ok(archive, "inventory-runs"),
+        "needs-review": ok(archive, "violations", "--status", "needs-review"),
+        "templates": ok(archive, "templates", "--examples", "1", "--limit", "1"),
+        "template-pages": ok(archive, "template-pages", "--template", "1", "--limit", "1"),
+        "template-findings": ok(archive, "template-findings", "--template", "1", "--all"),
     }
     assert _fingerprint(Path(archive)) == before  # bytes, mtime, and no -wal/-shm/-journal
     assert answers["pages"]["total"] == 30
@@ -176,18 +180,26 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         site.url("/query/absent")]
     assert (answers["match-urls"]["matched"], answers["match-urls"]["unmatched"]) == (1, 1)
     assert answers["inventory-runs"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    assert answers["needs-review"]["total"] == 0
+    # the /query/ pages are bare prose, no layout element: no skeleton, no template cluster
+    # (tests/test_templates.py crawls a templated site)
+    assert answers["templates"] == {"items": [], "total": 0, "offset": 0, "limit": 1}
+    assert answers["template-pages"]["total"] == 0
+    assert answers["template-findings"]["total"] == 0
     assert {name for name in SUBCOMMANDS} == {
         "summary", "issues", "issue", "pages", "page-detail", "html", "links", "resources",
         "resource-referrers",
         "images", "violations", "page-values", "duplicates", "mismatches", "headers",
-        "duplicate-clusters", "runs", "trap-events", "outages", "console", "json-ld", "inventory-runs", "match-urls"}
+        "duplicate-clusters", "runs", "trap-events", "outages", "console", "json-ld", "inventory-runs", "match-urls",
+        "templates", "template-pages", "template-findings"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 VALID = ("Valid sub-commands: summary, issues, issue, pages, page-detail, html, links, resources, images, "
          "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
-         "trap-events, outages, console, json-ld, match-urls, inventory-runs")
+         "trap-events, outages, console, json-ld, match-urls, inventory-runs, templates, template-pages,"
+         " template-findings")
 
 
 def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
@@ -265,7 +277,8 @@ def test_bad_flags(archive: str, args: list[str], message: str) -> None:
 def _required(subcommand: str) -> list[str]:
     """The required flags of ``subcommand``, each with a valid value."""
     values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken",
-              "--plugin": "search", "--id": "status/server-error", "--urls": "urls.txt"}
+              "--plugin": "search", "--id": "status/server-error", "--urls": "urls.txt",
+              "--template": "1"}
     flags = [param.opts[0] for param in SUBCOMMANDS[subcommand].params
              if param.required and param.param_type_name == "option"]
     return [token for flag in flags for token in (flag, values[flag])]
@@ -284,9 +297,10 @@ def test_every_integer_option_has_a_range() -> None:
         integers |= {name for name, hint in hints.items()
                      if int in get_args(get_args(hint)[0])}
     assert integers == {"limit", "offset", "status", "status_min", "status_max",
-                        "oversized_threshold", "max_length", "min_count", "sample"}
+                        "oversized_threshold", "max_length", "min_count", "sample", "examples",
+                        "template"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 47  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 56  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)
@@ -354,7 +368,7 @@ FLAGS = {
     "resources": {"--content-type", "--is-external", "--is-internal", *PAGING},
     "images": {"--missing-alt", "--missing-dimensions", "--oversized-threshold", "--oversized",
                "--url-pattern", *PAGING},
-    "violations": {"--validator", "--severity", "--rule", *PAGING},
+    "violations": {"--validator", "--severity", "--rule", "--status", *PAGING},
     "page-values": {"--plugin", "--url-pattern", *PAGING},
     "duplicates": {"--field", *PAGING},
     "mismatches": {"--type", *PAGING},
@@ -368,6 +382,9 @@ FLAGS = {
     "json-ld": {"--type", "--invalid", *PAGING},
     "match-urls": {"--urls", "--unmatched-only", *PAGING},
     "inventory-runs": PAGING,
+    "templates": {"--examples", *PAGING},
+    "template-pages": {"--template", *PAGING},
+    "template-findings": {"--template", "--all", *PAGING},
 }
 """The flags of each sub-command (besides --pretty and --help): the dispatch table of the one
 ``query`` command of before, which refused the others."""

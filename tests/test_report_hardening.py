@@ -31,7 +31,7 @@ from nitpicker.query import open_archive
 from nitpicker.query.report_rows import SHEET_NAMES, select_sheets
 from tests import nonfinite_plugin
 from tests.helpers import ROOT, count, crawl, run
-from tests.test_viewer import Viewer
+from tests.viewer_process import Viewer
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite

@@ -5,17 +5,13 @@ the test generates, whose ``token_uri`` is the fake's token endpoint."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 import threading
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import pytest_twisted
 import requests
 
 pytest.importorskip("gspread")
@@ -47,11 +43,9 @@ from nitpicker.report import ReportSource
 from tests.helpers import (
     EXPECTED_HEADERS,
     PLUGIN_HEADERS,
-    REPORT_ROOTS,
-    ROOT,
     SHEET_ACCOUNT,
     SHEET_URL,
-    crawl,
+    report_cli,
     run,
     store_page_values,
 )
@@ -60,24 +54,16 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from fixtures.site import FixtureSite
 
 
 
-@pytest_twisted.async_fixture(scope="module")
-async def archive_path(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    archive = await crawl(tmp_path_factory.mktemp("sheets"), [site.url(r) for r in REPORT_ROOTS])
-    archive.conn.close()
-    return archive.path
-
-
-def _report(archive_path: Path, key_file: Path, chunk_rows: int = 2500,
+def _report(report_archive_path: Path, key_file: Path, chunk_rows: int = 2500,
             waits: list[tuple[float, int]] | None = None) -> SheetsReporter:
     heard = waits if waits is not None else []
     client = client_from_service_account(key_file, lambda w, c: heard.append((w, c)))
     client.sleep = lambda _seconds: None
     reporter = SheetsReporter(client, SHEET_URL)
-    conn = open_archive(archive_path)
+    conn = open_archive(report_archive_path)
     try:
         reporter.write(ReportSource(conn, list(SHEETS), chunk_rows=chunk_rows))
     finally:
@@ -85,11 +71,11 @@ def _report(archive_path: Path, key_file: Path, chunk_rows: int = 2500,
     return reporter
 
 
-def test_the_nine_tabs_with_headers_and_rows(archive_path: Path, key_file: Path,
+def test_the_nine_tabs_with_headers_and_rows(report_archive_path: Path, key_file: Path,
                                              fake: FakeSheets) -> None:
-    reporter = _report(archive_path, key_file)
+    reporter = _report(report_archive_path, key_file)
     assert list(fake.tabs) == ["Sheet1", *SHEET_NAMES]
-    conn = open_archive(archive_path)
+    conn = open_archive(report_archive_path)
     try:
         for sheet in SHEETS:
             rows = fake.tabs[sheet.name]
@@ -113,16 +99,16 @@ def _value_writes(fake: FakeSheets, title: str) -> list[tuple[int, int]]:
     return sorted((int(r.path.rsplit("!A", 1)[1]), len(r.body["values"])) for r in writes)
 
 
-def test_rows_go_in_chunks(archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
-    _report(archive_path, key_file, chunk_rows=4)
+def test_rows_go_in_chunks(report_archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
+    _report(report_archive_path, key_file, chunk_rows=4)
     writes = _value_writes(fake, "Links")
     assert writes[0] == (1, 1)  # the header row
     assert max(n for _, n in writes[1:]) == 4 and len(writes) > 3
     assert [first for first, _ in writes[1:]] == list(range(2, 2 + 4 * (len(writes) - 1), 4))
 
 
-def test_formatting_requests(archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
-    _report(archive_path, key_file)
+def test_formatting_requests(report_archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
+    _report(report_archive_path, key_file)
     requests = [req for r in fake.requests if r.path.endswith(":batchUpdate")
                 for req in r.body["requests"]]
     tabs = [req["addSheet"]["properties"]["title"] for req in requests if "addSheet" in req]
@@ -151,11 +137,11 @@ def test_formatting_requests(archive_path: Path, key_file: Path, fake: FakeSheet
     assert len(hidden) == 8  # path3…path10: no page is deeper than /a/b
 
 
-def test_red_cells_and_notes_are_the_rows_own(archive_path: Path, key_file: Path,
+def test_red_cells_and_notes_are_the_rows_own(report_archive_path: Path, key_file: Path,
                                               fake: FakeSheets) -> None:
     """Every tab's red cells and notes are exactly the cells the row builders mark."""
-    _report(archive_path, key_file, chunk_rows=7)  # many chunks: every offset is checked
-    conn = open_archive(archive_path)
+    _report(report_archive_path, key_file, chunk_rows=7)  # many chunks: every offset is checked
+    conn = open_archive(report_archive_path)
     try:
         for sheet in SHEETS:
             red: set[tuple[int, int]] = set()
@@ -176,51 +162,45 @@ def test_red_cells_and_notes_are_the_rows_own(archive_path: Path, key_file: Path
     assert fake.red_cells("Page List") and fake.notes["Page List"] and fake.notes["Links"]
 
 
-def test_429_is_waited_out(archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
+def test_429_is_waited_out(report_archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
     fake.fail_next(429, "Quota exceeded", times=3)
     waits: list[tuple[float, int]] = []
-    _report(archive_path, key_file, waits=waits)
+    _report(report_archive_path, key_file, waits=waits)
     assert waits == [(1.0, 429), (2.0, 429), (4.0, 429)]
     assert list(fake.tabs) == ["Sheet1", *SHEET_NAMES]
 
 
-def test_not_shared_names_the_account(archive_path: Path, key_file: Path,
+def test_not_shared_names_the_account(report_archive_path: Path, key_file: Path,
                                       fake: FakeSheets) -> None:
     fake.fail_next(403, "The caller does not have permission")
     with pytest.raises(SheetsError, match=f"not shared with {SHEET_ACCOUNT}"):
-        _report(archive_path, key_file)
+        _report(report_archive_path, key_file)
 
 
-def test_api_not_enabled(archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
+def test_api_not_enabled(report_archive_path: Path, key_file: Path, fake: FakeSheets) -> None:
     fake.fail_next(403, "Google Sheets API has not been used in project 1 before or it is"
                    " disabled")
     with pytest.raises(SheetsError, match="not enabled"):
-        _report(archive_path, key_file)
+        _report(report_archive_path, key_file)
 
 
-def _cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nitpicker.cli", "report", *args], cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **env},
-                          capture_output=True, text=True, timeout=120, check=False)
-
-
-def test_report_sheet_on_the_command_line(archive_path: Path, key_file: Path,
+def test_report_sheet_on_the_command_line(report_archive_path: Path, key_file: Path,
                                           fake: FakeSheets, tmp_path: Path) -> None:
     env = {API_URL_VARIABLE: fake.url}
-    done = _cli(str(archive_path), "--sheet", SHEET_URL, "--credentials", str(key_file),
+    done = report_cli(str(report_archive_path), "--sheet", SHEET_URL, "--credentials", str(key_file),
                 env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert list(fake.tabs) == ["Sheet1", *SHEET_NAMES]
     # the Issues tab first, one row an issue, as nitpicker query FILE issues lists them
     header, *rows = fake.tabs["Issues"]
     assert header == EXPECTED_HEADERS["Issues"]
-    listed = json.loads(run("query", str(archive_path), "issues", "--limit", "1000",
+    listed = json.loads(run("query", str(report_archive_path), "issues", "--limit", "1000",
                             cwd=tmp_path).stdout)
     assert listed["items"]
     assert rows == [[i["priority"], i["title"], i["id"], i["category"], i["urls"],
                      i["findings"], i["source"], i["explanation"], i["fix"]]
                     for i in listed["items"]]
-    again = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(key_file), env=env,
+    again = report_cli(str(report_archive_path), "--sheet", SHEET_URL, "-C", str(key_file), env=env,
                  cwd=tmp_path)
     assert again.returncode == 1
     assert again.stderr.strip().splitlines() == [
@@ -233,11 +213,11 @@ def test_report_sheet_on_the_command_line(archive_path: Path, key_file: Path,
     (["--sheet", SHEET_URL, "-C", "missing.json"], "Error: Credentials file not found: "),
     (["--sheet", SHEET_URL, "--format", "xlsx"], "Error: --sheet writes to Google Sheets"),
 ])
-def test_report_sheet_bad_input(archive_path: Path, key_file: Path, fake: FakeSheets,
+def test_report_sheet_bad_input(report_archive_path: Path, key_file: Path, fake: FakeSheets,
                                 tmp_path: Path, args: list[str], message: str) -> None:
     if "-C" not in args:
         args = [*args, "-C", str(key_file)]
-    result = _cli(str(archive_path), *args, env={API_URL_VARIABLE: fake.url}, cwd=tmp_path)
+    result = report_cli(str(report_archive_path), *args, env={API_URL_VARIABLE: fake.url}, cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.strip().startswith(message), result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -374,12 +354,12 @@ def _expire(token_file: Path) -> None:
     token_file.write_text(json.dumps(token))
 
 
-def test_oauth_consent_then_the_cached_token(archive_path: Path, client_file: Path,
+def test_oauth_consent_then_the_cached_token(report_archive_path: Path, client_file: Path,
                                              fake: FakeSheets, tmp_path: Path) -> None:
     person = _Person()
     client = client_from_credentials(client_file, open_url=person)
     reporter = SheetsReporter(client, SHEET_URL)
-    conn = open_archive(archive_path)
+    conn = open_archive(report_archive_path)
     try:
         reporter.write(ReportSource(conn, select_sheets(["Page List"])))
     finally:
@@ -399,7 +379,7 @@ def test_oauth_consent_then_the_cached_token(archive_path: Path, client_file: Pa
     # A later run (the command line, no browser): the cached token, refreshed once expired.
     _expire(token_file)
     before = len(fake.requests)
-    done = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(client_file), "--only",
+    done = report_cli(str(report_archive_path), "--sheet", SHEET_URL, "-C", str(client_file), "--only",
                 "Summary", env={API_URL_VARIABLE: fake.url}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Sign in" not in done.stderr
@@ -447,9 +427,9 @@ def test_unreadable_token_cache_names_the_fix(client_file: Path, tmp_path: Path)
 
 
 @pytest.fixture(scope="module")
-def analysed_sheets_path(archive_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def analysed_sheets_path(report_archive_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     copy = tmp_path_factory.mktemp("analysed-sheets") / "analysed.nitpicker"
-    shutil.copy(archive_path, copy)
+    shutil.copy(report_archive_path, copy)
     conn = sqlite3.connect(copy)
     with conn:
         (page_id,) = conn.execute("SELECT id FROM pages WHERE url LIKE '%/meta/minimal'"

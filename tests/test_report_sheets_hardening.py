@@ -36,12 +36,8 @@ from fixtures.sheets_fake import MAX_CELL_CHARS
 from nitpicker.query import open_archive
 from nitpicker.query.report_rows import select_sheets
 from nitpicker.report import ReportSource
-from tests.helpers import ROOT, SHEET_URL
+from tests.helpers import ROOT, SHEET_URL, report_cli
 from tests.helpers import SHEET_ACCOUNT as ACCOUNT
-from tests.test_report_sheets import (  # noqa: F401  (fixtures)
-    _cli,
-    archive_path,
-)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,7 +61,7 @@ def _key(tmp_path: Path, token_uri: str) -> Path:
 # -- the network -------------------------------------------------------------------------------
 
 
-def test_an_endpoint_that_never_answers_is_one_error_line(archive_path: Path,  # noqa: F811
+def test_an_endpoint_that_never_answers_is_one_error_line(report_archive_path: Path,
                                                            tmp_path: Path) -> None:
     """Google accepts the connection and never answers (the token endpoint and the API): the
     report gives up after NITPICKER_SHEETS_TIMEOUT, in one line, exit 1."""
@@ -75,7 +71,7 @@ def test_an_endpoint_that_never_answers_is_one_error_line(archive_path: Path,  #
         host = f"127.0.0.1:{stalled.getsockname()[1]}"
         key = _key(tmp_path, f"http://{host}/token")
         started = time.monotonic()
-        done = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(key),
+        done = report_cli(str(report_archive_path), "--sheet", SHEET_URL, "-C", str(key),
                     env={API_URL_VARIABLE: f"http://{host}", TIMEOUT_VARIABLE: "1"},
                     cwd=tmp_path)
         elapsed = time.monotonic() - started
@@ -86,13 +82,13 @@ def test_an_endpoint_that_never_answers_is_one_error_line(archive_path: Path,  #
     assert elapsed < 30
 
 
-def test_a_refused_port_is_one_error_line(archive_path: Path, tmp_path: Path  # noqa: F811
+def test_a_refused_port_is_one_error_line(report_archive_path: Path, tmp_path: Path
                                           ) -> None:
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         host = f"127.0.0.1:{closed.getsockname()[1]}"
     key = _key(tmp_path, f"http://{host}/token")
-    done = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(key),
+    done = report_cli(str(report_archive_path), "--sheet", SHEET_URL, "-C", str(key),
                 env={API_URL_VARIABLE: f"http://{host}"}, cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip().splitlines() == [
@@ -101,13 +97,13 @@ def test_a_refused_port_is_one_error_line(archive_path: Path, tmp_path: Path  # 
 
 
 def test_a_stall_half_way_says_how_many_rows_were_sent(
-        archive_path: Path, key_file: Path, fake: FakeSheets,  # noqa: F811
+        report_archive_path: Path, key_file: Path, fake: FakeSheets,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The spreadsheet was reached, then Google stops answering: the chunks sent are counted,
     the rest is one error."""
     monkeypatch.setenv(TIMEOUT_VARIABLE, "0.5")
     reporter = SheetsReporter(client_from_credentials(key_file), SHEET_URL, in_flight=1)
-    conn = open_archive(archive_path)
+    conn = open_archive(report_archive_path)
     try:
         source = ReportSource(conn, select_sheets(["Links", "Summary"]), chunk_rows=5)
         reporter.check(source)
@@ -132,9 +128,9 @@ def test_the_timeout_setting_refuses_bad_values(raw: str) -> None:
     assert timeout_setting({TIMEOUT_VARIABLE: "2.5"}) == (2.5, 2.5)
 
 
-def test_a_bad_timeout_on_the_command_line(archive_path: Path, key_file: Path,  # noqa: F811
+def test_a_bad_timeout_on_the_command_line(report_archive_path: Path, key_file: Path,
                                            fake: FakeSheets, tmp_path: Path) -> None:
-    done = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(key_file),
+    done = report_cli(str(report_archive_path), "--sheet", SHEET_URL, "-C", str(key_file),
                 env={API_URL_VARIABLE: fake.url, TIMEOUT_VARIABLE: "soon"}, cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
@@ -158,7 +154,7 @@ _CLIENT = {"client_id": "1234-nitpicker.apps.googleusercontent.com", "client_sec
     ({**_CLIENT, "token_uri": ["x"]}, '"installed"."token_uri" is a list, not text'),
 ])
 @pytest.mark.parametrize("cached_token", [False, True])
-def test_an_oauth_client_file_of_the_wrong_shape(archive_path: Path,  # noqa: F811
+def test_an_oauth_client_file_of_the_wrong_shape(report_archive_path: Path,
                                                  tmp_path: Path, installed: object,
                                                  problem: str, cached_token: bool) -> None:
     """One line naming the file and what is wrong with it, whether a token is cached or not;
@@ -169,7 +165,7 @@ def test_an_oauth_client_file_of_the_wrong_shape(archive_path: Path,  # noqa: F8
         (tmp_path / "token.json").write_text(json.dumps({
             "token": "t", "refresh_token": "r", "client_id": "c", "client_secret": "s",
             "expiry": "2020-01-01T00:00:00Z"}))
-    done = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(client), env={},
+    done = report_cli(str(report_archive_path), "--sheet", SHEET_URL, "-C", str(client), env={},
                 cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
@@ -180,13 +176,13 @@ def test_an_oauth_client_file_of_the_wrong_shape(archive_path: Path,  # noqa: F8
 # -- cells past Google's 50,000 characters -----------------------------------------------------
 
 
-def test_a_huge_value_is_cut_to_what_a_cell_holds(archive_path: Path, key_file: Path,  # noqa: F811
+def test_a_huge_value_is_cut_to_what_a_cell_holds(report_archive_path: Path, key_file: Path,
                                                   fake: FakeSheets, tmp_path: Path) -> None:
     """A 300,000-character title (in the Page List's Title and Full Title, the title's note, the
     Links sheet) and description: every cell and note at most 50,000 characters, cut with a
     visible marker; the fake refuses longer ones with Google's 400, as Google does."""
     archive = tmp_path / "huge.nitpicker"
-    shutil.copy(archive_path, archive)
+    shutil.copy(report_archive_path, archive)
     title = "Huge " + "t" * 299_995
     description = "d" * 120_000
     conn = sqlite3.connect(archive)
@@ -195,7 +191,7 @@ def test_a_huge_value_is_cut_to_what_a_cell_holds(archive_path: Path, key_file: 
         conn.execute("UPDATE pages SET title = ?, description = ? WHERE url = ?",
                      (title, description, url))
     conn.close()
-    done = _cli(str(archive), "--sheet", SHEET_URL, "-C", str(key_file),
+    done = report_cli(str(archive), "--sheet", SHEET_URL, "-C", str(key_file),
                 env={API_URL_VARIABLE: fake.url}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     for tab, rows in fake.tabs.items():
@@ -236,13 +232,13 @@ def test_the_fake_refuses_a_cell_past_50000_characters(key_file: Path,
 # -- SIGTERM half-way --------------------------------------------------------------------------
 
 
-def test_sigterm_half_way_says_what_was_sent(archive_path: Path, key_file: Path,  # noqa: F811
+def test_sigterm_half_way_says_what_was_sent(report_archive_path: Path, key_file: Path,
                                              fake: FakeSheets, tmp_path: Path) -> None:
     """SIGTERM stops a Sheets report as Ctrl-C does, exit 130, saying that the tabs written
     so far are incomplete (nothing local to remove)."""
     fake.state.delay = 0.2  # every answer takes a while: the report is stopped half-way
     process = subprocess.Popen(
-        [sys.executable, "-m", "nitpicker.cli", "report", str(archive_path), "--sheet",
+        [sys.executable, "-m", "nitpicker.cli", "report", str(report_archive_path), "--sheet",
          SHEET_URL, "-C", str(key_file), "--silent"], cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT), API_URL_VARIABLE: fake.url},
         stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
@@ -267,10 +263,10 @@ def test_sigterm_half_way_says_what_was_sent(archive_path: Path, key_file: Path,
 # -- --urls ------------------------------------------------------------------------------------
 
 
-def test_urls_into_a_spreadsheet(archive_path: Path, key_file: Path,  # noqa: F811
+def test_urls_into_a_spreadsheet(report_archive_path: Path, key_file: Path,
                                  fake: FakeSheets, tmp_path: Path) -> None:
     """--urls with --sheet: the tabs hold the listed pages' rows only, grids sized to them."""
-    conn = sqlite3.connect(archive_path)
+    conn = sqlite3.connect(report_archive_path)
     try:
         listed = {url for (url,) in conn.execute(
             "SELECT url FROM pages WHERE url LIKE '%/meta/full' OR url LIKE '%/meta/minimal'")}
@@ -278,7 +274,7 @@ def test_urls_into_a_spreadsheet(archive_path: Path, key_file: Path,  # noqa: F8
         conn.close()
     urls = tmp_path / "urls.txt"
     urls.write_text("\n".join(sorted(listed)) + "\n")
-    done = _cli(str(archive_path), "--sheet", SHEET_URL, "-C", str(key_file), "--urls",
+    done = report_cli(str(report_archive_path), "--sheet", SHEET_URL, "-C", str(key_file), "--urls",
                 str(urls), "--only", "Page List", "--only", "Links",
                 env={API_URL_VARIABLE: fake.url}, cwd=tmp_path)
     assert done.returncode == 0, done.stderr

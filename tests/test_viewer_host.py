@@ -12,7 +12,7 @@ import pytest
 
 from nitpicker.cli.view import is_loopback, normalise_host
 from tests.helpers import ChangesCrawls
-from tests.test_viewer import Viewer
+from tests.viewer_process import Viewer
 
 
 def _has_ipv6_loopback() -> bool:

@@ -12,7 +12,7 @@ import pytest
 import pytest_twisted
 
 from fixtures.defects import EXPECTED
-from tests.test_viewer import Viewer, data, in_browser, needs_chromium, screenshot
+from tests.viewer_process import Viewer, data, in_browser, needs_chromium, screenshot
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -13,7 +13,7 @@ import pytest
 
 from nitpicker.viewer.params import ascii_int
 from tests.helpers import ChangesCrawls
-from tests.test_viewer import Viewer
+from tests.viewer_process import Viewer
 
 
 @pytest.fixture(scope="module")

@@ -300,7 +300,11 @@ def test_a_trap_is_capped_once_whichever_worker_sees_it(tmp_path: Path) -> None:
     events = conn.execute("SELECT parent_path, count FROM trap_events").fetchall()
     status = conn.execute("SELECT status FROM runs").fetchone()[0]
     conn.close()
-    assert events == [("/trap/date", threshold)]  # fired once, at the count of both workers
+    # fired once, at the count of both workers: the page that reached the threshold, or (when
+    # the other worker counted its page between that count and the firing) the one after it
+    ((parent, count),) = events
+    assert parent == "/trap/date"
+    assert threshold <= count <= threshold + 1
     assert threshold <= len(fetched) <= 1 + 2 * (threshold - 1)
     assert status == "finished"
 

@@ -12,8 +12,9 @@ Every format has the original's shape: ``plugins.analyze.<name>`` is ``true`` (r
 settings), ``false`` (do not run it) or a table of settings, in the order the file lists them.
 A name is ours (``axe``, ``main-contents``) or the original's package name
 (``@nitpicker/analyze-axe``), not both for one plugin. No file, or a file without
-``plugins.analyze`` (or with an empty table), gives the bundled six
-(:data:`~nitpicker.analyze.discovery.BUNDLED`); ``plugins.analyze = false`` gives none.
+``plugins.analyze`` (or with an empty table), gives the bundled plugins
+(:data:`~nitpicker.analyze.discovery.BUNDLED`) but the opt-in ones (Lighthouse:
+:data:`~nitpicker.analyze.discovery.OPT_IN`); ``plugins.analyze = false`` gives none.
 
 The CLI's overrides (``--search-keywords`` …) are shallow-merged over a plugin's file
 settings: a key given on the command line replaces the file's value of that key.
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from nitpicker.analyze.discovery import BUNDLED
+from nitpicker.analyze.discovery import BUNDLED, OPT_IN
 from nitpicker.errors import UserError
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ OVERRIDE_FLAGS: Final = {
     ("search", "scope"): "--search-scope",
     ("main-contents", "mainContentSelector"): "--main-content-selector",
     ("axe", "lang"): "--axe-lang",
+    ("axe", "preset"): "--axe-preset",
+    ("axe", "tags"): "--axe-tags",
     ("axe", "online"): "--online",
     ("axe", "denyPrivateNetworks"): "--deny-private-networks",
     ("lighthouse", "denyPrivateNetworks"): "--deny-private-networks",
@@ -122,7 +125,8 @@ def load_config(cwd: Path, known: Collection[str]) -> AnalyzeConfig:
 
 
 def _bundled(source: Path | None) -> AnalyzeConfig:
-    return AnalyzeConfig(source, tuple(PluginEntry(name) for name in BUNDLED))
+    return AnalyzeConfig(source, tuple(PluginEntry(name) for name in BUNDLED
+                                       if name not in OPT_IN))
 
 
 def _read(path: Path) -> str:
@@ -185,7 +189,7 @@ def _from_document(path: Path, text: str, document: Any, known: Collection[str]
     if not isinstance(plugins, dict):
         raise ConfigError(f"{where.at('plugins')}: plugins must be a table (an object)")
     analyze = plugins.get("analyze")
-    if analyze is None or analyze == {}:  # absent or an empty table: the bundled six
+    if analyze is None or analyze == {}:  # absent or an empty table: the bundled ones
         return _bundled(path)
     if analyze is False:  # as a plugin's false: do not run them, none of them
         return AnalyzeConfig(path, ())
@@ -238,6 +242,7 @@ class _Locator:
 
 def cli_overrides(*, search_keywords: list[str] | None = None, search_scope: str | None = None,
                   main_content_selector: str | None = None, axe_lang: str | None = None,
+                  axe_preset: str | None = None, axe_tags: str | None = None,
                   online: bool = False, deny_private_networks: bool = False
                   ) -> dict[str, dict[str, Any]]:
     """The settings the command line gives, by plugin: only the flags actually given (the two
@@ -256,4 +261,8 @@ def cli_overrides(*, search_keywords: list[str] | None = None, search_scope: str
         overrides.setdefault("main-contents", {})["mainContentSelector"] = main_content_selector
     if axe_lang is not None:
         overrides.setdefault("axe", {})["lang"] = axe_lang
+    if axe_preset is not None:
+        overrides.setdefault("axe", {})["preset"] = axe_preset
+    if axe_tags is not None:  # comma-separated on the command line; an empty one stays bad
+        overrides.setdefault("axe", {})["tags"] = [tag.strip() for tag in axe_tags.split(",")]
     return overrides

@@ -1,6 +1,6 @@
 """Finding plugins: the entry points of the group ``nitpicker.analyze``.
 
-Every installed distribution may register plugins there (the bundled six do, in
+Every installed distribution may register plugins there (the bundled plugins do, in
 pyproject.toml). Listing them imports nothing; :func:`load_plugin` imports one plugin's module
 and calls its factory, and turns whatever goes wrong into one :class:`PluginLoadError` line
 (a module that is not installed yet, a factory that raises, an object that is not a plugin).
@@ -18,10 +18,17 @@ if TYPE_CHECKING:
 
     from nitpicker.analyze.plugin import AnalyzePlugin
 
-__all__ = ["BUNDLED", "PluginLoadError", "discover", "load_plugin"]
+__all__ = ["BUNDLED", "OPT_IN", "PluginLoadError", "discover", "load_plugin"]
 
 BUNDLED: Final = ("axe", "lighthouse", "main-contents", "markuplint", "search", "textlint")
-"""The plugins run when no config names any (SPEC §7.1's fallback), in the original's order."""
+"""The bundled plugins, in the original's order; when no config names any (SPEC §7.1's
+fallback) all of them run but the :data:`OPT_IN` ones."""
+
+OPT_IN: Final = ("lighthouse",)
+"""Plugins that run only when named: by ``--plugin``, or by a config that lists them (then
+``--all`` and a script's run take them too). Never by the bundled fallback, never by Enter at
+the interactive choice. Lighthouse loads every page live, ~16 s a page: on a 528-page site,
+over two hours that nobody asked for."""
 
 _REQUIRED: Final = ("label", "version", "headers", "concurrency", "open", "close", "each_page")
 

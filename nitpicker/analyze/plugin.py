@@ -31,10 +31,22 @@ from nitpicker.errors import UserError
 
 # The records a plugin reads and gives back live below the archive, which stores them; they are
 # part of this contract, and imported from here by plugins.
-from nitpicker.findings import Findings, PageUrl, PageValue, Snapshot, Violation
+from nitpicker.findings import (
+    NEEDS_REVIEW,
+    STATUSES,
+    VIOLATION,
+    Findings,
+    PageUrl,
+    PageValue,
+    Snapshot,
+    Violation,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "NEEDS_REVIEW",
+    "STATUSES",
+    "VIOLATION",
     "AnalyzePlugin",
     "Findings",
     "PageUrl",

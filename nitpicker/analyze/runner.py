@@ -23,7 +23,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from nitpicker.analyze.plugin import Findings, PageValue, Violation
+from nitpicker.analyze.plugin import NEEDS_REVIEW, STATUSES, Findings, PageValue, Violation
 from nitpicker.archive.analysis_store import URL, RunKey, UnreadableSnapshot
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ class RunSummary:
     errors: int = 0
     values: int = 0
     violations: int = 0
+    reviews: int = 0  # findings the engine could not decide (status needs-review)
     elapsed: float = 0.0
     detail: str | None = None
 
@@ -126,6 +127,15 @@ def _malformed(result: object) -> str | None:
         if not all(isinstance(getattr(violation, name), str)
                    for name in ("validator", "severity", "rule", "message")):
             return "a violation whose validator, severity, rule or message is not a string"
+        if violation.status not in STATUSES:
+            return (f"a violation whose status is {violation.status!r}, not one of "
+                    f"{', '.join(STATUSES)}")
+        if not all(isinstance(getattr(violation, name), str | None)
+                   for name in ("impact", "help_url", "element", "summary")):
+            return "a violation whose impact, help_url, element or summary is not a string"
+        if not isinstance(violation.tags, tuple | list) or not all(
+                isinstance(tag, str) for tag in violation.tags):
+            return "a violation whose tags are not a sequence of strings"
     return None
 
 
@@ -249,8 +259,11 @@ def _keep(store: AnalysisStore, run: PluginRun, key: RunKey, run_id: int, summar
         store.record(key, run_id, item, findings, phase)
     found = 0
     if findings is not None:
+        reviews = sum(1 for violation in findings.violations
+                      if violation.status == NEEDS_REVIEW)
         summary.values += len(findings.values)
-        summary.violations += len(findings.violations)
+        summary.violations += len(findings.violations) - reviews
+        summary.reviews += reviews
         found = len(findings.values) + len(findings.violations)
     progress.advance(task or run.name, found, error is not None)
 

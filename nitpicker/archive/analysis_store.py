@@ -42,12 +42,12 @@ from nitpicker.archive.disk_full import is_disk_full, write_failure
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
 from nitpicker.archive.writer import ArchiveError, check_archive_file
-from nitpicker.findings import Findings, PageUrl, Snapshot
+from nitpicker.findings import Findings, PageUrl, Snapshot, Violation
 from nitpicker.query.connection import open_archive
 from nitpicker.query.fingerprint import violation_fingerprint
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
 __all__ = ["PAGE", "URL", "AnalysisStore", "RunKey", "UnreadableSnapshot", "is_disk_full",
            "settings_hash", "write_failure"]
@@ -69,6 +69,11 @@ _COUNT_SNAPSHOTS: Final = (
     f"SELECT count(*) FROM pages p JOIN snapshots s ON s.page_id = p.id WHERE {_ANALYSABLE}"
 )
 
+_SELECTED: Final = "(:everything OR p.id IN (SELECT page_id FROM temp.selected_pages))"
+"""The pages :meth:`AnalysisStore.restrict` limited the run to (``--sample``, ``--pages``)."""
+
+_COUNT_SELECTED: Final = f"{_COUNT_SNAPSHOTS} AND {_SELECTED}"
+
 _NOT_DONE: Final = (
     "NOT EXISTS (SELECT 1 FROM analyzed_pages a WHERE a.plugin = :plugin AND a.phase = :phase"
     " AND a.page_id = p.id AND a.version = :version AND a.settings_hash = :hash AND a.ok = 1)"
@@ -76,7 +81,7 @@ _NOT_DONE: Final = (
 
 _PENDING_PAGE: Final = (
     "SELECT p.id, p.url, s.encoding, s.html FROM pages p JOIN snapshots s ON s.page_id = p.id"
-    f" WHERE {_ANALYSABLE} AND p.id > :after AND ({_NOT_DONE} OR :force)"
+    f" WHERE {_ANALYSABLE} AND p.id > :after AND ({_NOT_DONE} OR :force) AND {_SELECTED}"
     " ORDER BY p.id LIMIT :batch"
 )
 
@@ -95,7 +100,7 @@ starting ``origin/`` (``'0'`` follows ``'/'``), found in the index ``pages(is_ex
 
 _COUNT_PENDING: Final = (
     "SELECT count(*) FROM pages p JOIN snapshots s ON s.page_id = p.id"
-    f" WHERE {_ANALYSABLE} AND ({_NOT_DONE} OR :force)"
+    f" WHERE {_ANALYSABLE} AND ({_NOT_DONE} OR :force) AND {_SELECTED}"
 )
 
 _FETCHED_URL: Final = "p.status IS NOT NULL AND p.redirect_dest_id IS NULL"
@@ -103,13 +108,14 @@ _FETCHED_URL: Final = "p.status IS NOT NULL AND p.redirect_dest_id IS NULL"
 
 _PENDING_URL: Final = (
     f"SELECT p.id, p.url, p.is_external FROM pages p WHERE {_FETCHED_URL} AND p.id > :after"
-    f" AND ({_NOT_DONE} OR :force) ORDER BY p.id LIMIT :batch"
+    f" AND ({_NOT_DONE} OR :force) AND {_SELECTED} ORDER BY p.id LIMIT :batch"
 )
 
-_COUNT_URLS: Final = f"SELECT count(*) FROM pages p WHERE {_FETCHED_URL}"
+_COUNT_URLS: Final = f"SELECT count(*) FROM pages p WHERE {_FETCHED_URL} AND {_SELECTED}"
 
 _COUNT_PENDING_URLS: Final = (
     f"SELECT count(*) FROM pages p WHERE {_FETCHED_URL} AND ({_NOT_DONE} OR :force)"
+    f" AND {_SELECTED}"
 )
 
 
@@ -138,6 +144,15 @@ def _snapshot(page_id: int, url: str, encoding: str, blob: bytes,
         return UnreadableSnapshot(page_id, url, f"the snapshot cannot be read: zlib.error: {exc}")
     return Snapshot(page_id=page_id, url=url, html=data.decode("utf-8", errors="replace"),
                     resources=resources)
+
+
+def _details(violation: Violation) -> tuple[str, str | None, str | None, str | None,
+                                           str | None]:
+    """The engine's facts beside the rule (migration ``0021_violation_details``): status,
+    impact, tags (a JSON list, ``NULL`` when none), help URL, failure summary."""
+    tags = json.dumps(list(violation.tags), ensure_ascii=False) if violation.tags else None
+    return (violation.status, violation.impact, tags, violation.help_url,
+            violation.summary)
 
 
 def _origin(url: str) -> str:
@@ -178,6 +193,10 @@ class AnalysisStore:
         self.non_finite: dict[int, int] = {}
         """Per run id: the values stored as ``null`` because they were NaN or infinite."""
         self._non_finite_plugin: dict[int, str] = {}
+        self.scope: dict[str, Any] | None = None
+        """What :meth:`restrict` limited the run to; ``None``: every page."""
+        reader.execute("CREATE TEMP TABLE IF NOT EXISTS selected_pages"
+                       " (page_id INTEGER PRIMARY KEY)")
 
     @classmethod
     def open(cls, path: Path) -> AnalysisStore:
@@ -224,28 +243,41 @@ class AnalysisStore:
 
     # -- reading what to analyse -------------------------------------------------------------
 
+    def restrict(self, page_ids: Iterable[int], scope: Mapping[str, Any]) -> None:
+        """Analyse only these pages (``--sample``, ``--pages``); ``scope`` is recorded with
+        each run that follows (``analysis_runs.scope``)."""
+        self._reader.execute("DELETE FROM temp.selected_pages")
+        self._reader.executemany("INSERT OR IGNORE INTO temp.selected_pages VALUES (?)",
+                                 ((page_id,) for page_id in page_ids))
+        self.scope = dict(scope)
+
+    def _params(self, key: RunKey | None = None, phase: str = PAGE) -> dict[str, Any]:
+        return {**(key.params(phase) if key is not None else {}),
+                "everything": int(self.scope is None)}
+
     def pending_count(self, key: RunKey, *, force: bool) -> int:
         """Pages with a snapshot that this plugin, version and settings have not analysed
         (every one with ``force``)."""
-        row = self._reader.execute(_COUNT_PENDING, {**key.params(), "force": int(force)})
+        row = self._reader.execute(_COUNT_PENDING, {**self._params(key), "force": int(force)})
         return int(row.fetchone()[0])
 
     def snapshot_count(self) -> int:
-        return int(self._reader.execute(_COUNT_SNAPSHOTS).fetchone()[0])
+        return int(self._reader.execute(_COUNT_SELECTED, self._params()).fetchone()[0])
 
     def url_count(self) -> int:
         """URLs ``each_url`` sees (fetched, not redirect sources)."""
-        return int(self._reader.execute(_COUNT_URLS).fetchone()[0])
+        return int(self._reader.execute(_COUNT_URLS, self._params()).fetchone()[0])
 
     def pending_url_count(self, key: RunKey, *, force: bool) -> int:
         row = self._reader.execute(_COUNT_PENDING_URLS,
-                                   {**key.params(URL), "force": int(force)})
+                                   {**self._params(key, URL), "force": int(force)})
         return int(row.fetchone()[0])
 
     def pending_urls(self, key: RunKey, *, force: bool, batch: int = 500) -> Iterator[PageUrl]:
         """The URLs ``each_url`` has not seen with this version and settings, by page id."""
         after = 0
-        params: dict[str, Any] = {**key.params(URL), "force": int(force), "batch": batch}
+        params: dict[str, Any] = {**self._params(key, URL), "force": int(force),
+                                  "batch": batch}
         while True:
             rows = self._reader.execute(_PENDING_URL, {**params, "after": after}).fetchall()
             if not rows:
@@ -262,7 +294,7 @@ class AnalysisStore:
         before the next batch is read or is past the last id read, so nothing is read twice.
         """
         after = 0
-        params: dict[str, Any] = {**key.params(), "force": int(force), "batch": batch}
+        params: dict[str, Any] = {**self._params(key), "force": int(force), "batch": batch}
         while True:
             rows = self._reader.execute(_PENDING_PAGE, {**params, "after": after}).fetchall()
             if not rows:
@@ -295,10 +327,11 @@ class AnalysisStore:
                   headers: Mapping[str, str]) -> int:
         cursor = self.conn.execute(
             "INSERT INTO analysis_runs(plugin, version, settings_hash, settings, headers, pid,"
-            " started_at, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
+            " started_at, outcome, scope) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)",
             (key.plugin, key.version, key.hash,
              json.dumps(settings, ensure_ascii=False, sort_keys=True, default=str),
-             json.dumps(dict(headers), ensure_ascii=False), os.getpid(), now()),
+             json.dumps(dict(headers), ensure_ascii=False), os.getpid(), now(),
+             None if self.scope is None else json.dumps(self.scope)),
         )
         assert cursor.lastrowid is not None
         return cursor.lastrowid
@@ -355,12 +388,12 @@ class AnalysisStore:
             )
             self.conn.executemany(
                 "INSERT INTO violations(page_id, plugin, phase, validator, severity, rule, code,"
-                " message, url, location, element, fingerprint)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " message, url, location, element, fingerprint, status, impact, tags, help_url,"
+                " summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(item.page_id, key.plugin, phase, v.validator, v.severity, v.rule,
                   v.code or "", v.message, v.url or item.url, v.location, v.element,
                   violation_fingerprint(v.validator, v.rule, v.url or item.url, v.element,
-                                        v.code, v.message))
+                                        v.code, v.message), *_details(v))
                  for v in findings.violations],
             )
         self._mark(key, phase, run_id, item.page_id, ok=True)

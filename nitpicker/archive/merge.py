@@ -32,6 +32,7 @@ from nitpicker.archive.check_store import record_checks
 from nitpicker.archive.connection import connect
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, check_complete, migrate
+from nitpicker.archive.template_store import record_templates
 from nitpicker.errors import UserError
 from nitpicker.query.connection import ArchiveOpenError, open_archive, read_only_uri
 
@@ -56,7 +57,7 @@ class MergeResult:
 
 _RUNTIME_KEYS: Final = frozenset({
     "output", "resume", "parallels", "interval", "retry", "max_pages", "max_duration",
-    "max_archive_mb", "strict", "append", "retry_failed",
+    "max_archive_mb", "strict", "append", "retry_failed", "recrawl",
 })
 """Config keys a shard may differ in: how its worker ran, not what the crawl is."""
 
@@ -66,18 +67,23 @@ _RANK: Final = (
 )
 """2 recorded, 1 marked (scraped without a fetch), 0 stub."""
 
+_ORIGIN_FLAGS: Final = ('"in_sitemap"', '"in_inventory"')
+"""Where a page's URL came from besides links: set when any shard set it."""
+
 MERGED_TABLES: Final = frozenset({
     "migrations", "info", "pages", "response_headers", "anchors", "images", "resources",
     "resource_referrers", "resource_headers", "snapshots", "runs", "frontier", "trap_events",
     "console_messages", "page_console_messages", "json_ld_blocks", "json_ld_types",
     "analysis_runs", "analyzed_pages", "page_values", "violations", "plugin_errors", "outages",
-    "inventory_runs", "check_runs", "check_findings",
+    "inventory_runs", "check_runs", "check_findings", "templates", "page_templates",
     "technology_runs", "technologies", "technology_categories", "page_technologies",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
-checks' two are made afresh too: the checks run over the merged archive; the technologies'
-four are left empty: ``nitpicker technologies`` detects them over the merged archive). A table added to
-the schema and not here makes the merge refuse: it would be dropped silently."""
+checks' two are made afresh too: the checks run over the merged archive; the template clusters,
+``templates`` and ``page_templates``, are derived: computed afresh over the merged snapshots,
+:func:`~nitpicker.archive.template_store.record_templates`; the technologies' four are left
+empty: ``nitpicker technologies`` detects them over the merged archive). A table added to the
+schema and not here makes the merge refuse: it would be dropped silently."""
 
 _REPOINT_ROUNDS: Final = 32
 
@@ -200,6 +206,7 @@ def _build(shards: list[Path], path: Path, roots: list[str], *,
                 + " (--keep-first keeps the first shard's copy)")
         _repoint_redirects(conn)
         record_checks(conn)  # a shard's findings judged its part of the site only
+        record_templates(conn)  # derived from the snapshots: the shards' ids are gone
         result.pages = int(conn.execute("SELECT count(*) FROM pages").fetchone()[0])
         result.recorded = int(conn.execute(
             f"SELECT count(*) FROM pages WHERE {_RANK.format(t='pages')} = 2").fetchone()[0])
@@ -245,11 +252,15 @@ def _merge_pages(conn: sqlite3.Connection, shard: Path, result: MergeResult) -> 
         f"INSERT INTO main.pages(url, {listed}) SELECT p.url, {', '.join('p.' + c for c in columns)}"
         " FROM s.pages AS p JOIN temp.taken AS t ON t.old = p.id"
         " WHERE NOT EXISTS (SELECT 1 FROM main.pages AS m WHERE m.url = p.url) ORDER BY p.id")
+    # a page's origins add up: listed in a sitemap (or an inventory) by the shard it came
+    # from or by one merged before, whichever recorded it
+    taken = ", ".join(f"max(p.{c}, pages.{c})" if c in _ORIGIN_FLAGS else f"p.{c}"
+                      for c in columns)
     conn.execute(
-        f"UPDATE main.pages SET ({listed}) = (SELECT {', '.join('p.' + c for c in columns)}"
+        f"UPDATE main.pages SET ({listed}) = (SELECT {taken}"
         " FROM s.pages AS p WHERE p.url = pages.url)"
         " WHERE url IN (SELECT url FROM temp.taken)")
-    for flag in ("in_sitemap", "in_inventory"):
+    for flag in _ORIGIN_FLAGS:
         conn.execute(f"UPDATE main.pages SET {flag} = 1 WHERE {flag} = 0 AND url IN"
                      f" (SELECT url FROM s.pages WHERE {flag} = 1)")
     conn.execute("CREATE TEMP TABLE idmap(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")

@@ -287,6 +287,27 @@ ALTER TABLE pages ADD COLUMN charset TEXT
 """The character encoding a page declares (:attr:`nitpicker.items.PageItem.charset`): the
 ``Content-Type`` header's ``charset`` wins over the markup's, as in a browser."""
 
+_FINDINGS_VIEW: Final = """
+CREATE VIEW findings AS
+SELECT 'check' AS source, f.id AS source_id, f.rule AS rule, f.priority AS priority,
+    f.category AS category, f.page_id AS page_id, f.url AS url, f.element AS element,
+    NULL AS location, NULL AS snippet, f.message AS message, f.fingerprint AS fingerprint
+FROM check_findings f
+UNION ALL
+SELECT v.plugin, v.id, v.validator || '/' || v.rule,
+    CASE lower(v.severity) WHEN 'critical' THEN 'critical' WHEN 'serious' THEN 'high'
+        WHEN 'error' THEN 'high' WHEN 'moderate' THEN 'medium' WHEN 'warning' THEN 'medium'
+        WHEN 'minor' THEN 'low' WHEN 'info' THEN 'info' WHEN 'needs-review' THEN 'info'
+        ELSE 'high' END,
+    CASE v.plugin WHEN 'axe' THEN 'accessibility' WHEN 'markuplint' THEN 'html'
+        WHEN 'textlint' THEN 'text' WHEN 'lighthouse' THEN 'performance' ELSE v.plugin END,
+    v.page_id, v.url, v.element, v.location, nullif(v.code, ''), v.message, v.fingerprint
+FROM violations v
+"""
+"""The findings of the site checks and the analyzers as one list (issue 26); an analyzer's
+severity on the checks' priority scale, what an engine could not decide (``needs-review``)
+the lowest, ``info`` (issue 29)."""
+
 _FINDINGS: Final = """
 CREATE TABLE check_runs (       -- each run of the site checks (one transaction: it finished)
     id INTEGER PRIMARY KEY,
@@ -320,24 +341,50 @@ ALTER TABLE pages ADD COLUMN h1_count INTEGER;
 -- 1: the page's canonical was written as a relative URL (pages.canonical holds it resolved)
 ALTER TABLE pages ADD COLUMN canonical_relative INTEGER;
 
-CREATE VIEW findings AS
-SELECT 'check' AS source, f.id AS source_id, f.rule AS rule, f.priority AS priority,
-    f.category AS category, f.page_id AS page_id, f.url AS url, f.element AS element,
-    NULL AS location, NULL AS snippet, f.message AS message, f.fingerprint AS fingerprint
-FROM check_findings f
-UNION ALL
-SELECT v.plugin, v.id, v.validator || '/' || v.rule,
-    CASE lower(v.severity) WHEN 'critical' THEN 'critical' WHEN 'serious' THEN 'high'
-        WHEN 'error' THEN 'high' WHEN 'moderate' THEN 'medium' WHEN 'warning' THEN 'medium'
-        WHEN 'minor' THEN 'low' WHEN 'info' THEN 'info' ELSE 'high' END,
-    CASE v.plugin WHEN 'axe' THEN 'accessibility' WHEN 'markuplint' THEN 'html'
-        WHEN 'textlint' THEN 'text' WHEN 'lighthouse' THEN 'performance' ELSE v.plugin END,
-    v.page_id, v.url, v.element, v.location, nullif(v.code, ''), v.message, v.fingerprint
-FROM violations v
-"""
+""" + _FINDINGS_VIEW
 """One findings model (issue 26): the site checks' table, and the view ``findings`` reading
 it and the analyzers' ``violations`` as one list; an analyzer's rule is ``validator/rule``,
 its severity on the checks' priority scale (``docs/ARCHITECTURE.md``, "Findings")."""
+
+_VIOLATION_DETAILS: Final = """
+ALTER TABLE violations ADD COLUMN status TEXT NOT NULL DEFAULT 'violation' /* or needs-review */;
+ALTER TABLE violations ADD COLUMN impact TEXT /* the engine's weight: axe's minor … critical */;
+ALTER TABLE violations ADD COLUMN tags TEXT /* JSON list of the rule's tags: wcag2aa, … */;
+ALTER TABLE violations ADD COLUMN help_url TEXT /* where the rule is explained */;
+ALTER TABLE violations ADD COLUMN summary TEXT /* why it fails there: a contrast ratio … */;
+CREATE INDEX violations_status ON violations(status, validator, rule);
+DROP VIEW findings;
+""" + _FINDINGS_VIEW
+"""What an engine says beside the rule (issue 29; ``Violation``'s optional fields; the element
+at fault is 0020's ``element``): needs-review is what it could not decide (axe's incomplete),
+the lowest priority in the findings. Rows written before: violations, NULL facts."""
+
+_PAGE_TEMPLATES: Final = """
+CREATE TABLE templates (
+    id INTEGER PRIMARY KEY,         -- 1, 2, …: most pages first
+    signature TEXT NOT NULL,        -- sha1 of the representative's skeleton (sorted paths)
+    pages INTEGER NOT NULL,
+    example_page_id INTEGER NOT NULL REFERENCES pages(id),  -- the representative page
+    paths INTEGER NOT NULL          -- how many structural paths the representative has
+);
+CREATE TABLE page_templates (
+    page_id INTEGER PRIMARY KEY REFERENCES pages(id),
+    template_id INTEGER REFERENCES templates(id),  -- NULL: no skeleton, in no cluster
+    similarity REAL                 -- Jaccard similarity to the representative, 0..1
+);
+CREATE INDEX page_templates_template ON page_templates(template_id, page_id);
+ALTER TABLE analysis_runs ADD COLUMN scope TEXT /* JSON: --sample, --pages; NULL: every page */
+"""
+"""Template clusters (issue 29): pages grouped by DOM skeleton; the pages a run analysed."""
+
+_RUN_AUTO_RETRY: Final = """
+-- the URLs the end-of-run retry pass fetched again
+ALTER TABLE runs ADD COLUMN auto_retried INTEGER;
+-- of those, the ones that answered then
+ALTER TABLE runs ADD COLUMN auto_recovered INTEGER
+"""
+"""The end-of-run retry pass (issue 32, :mod:`nitpicker.crawl.auto_retry`): NULL when a run
+had none (nothing failed for a passing reason, the pass turned off, the run stopped first)."""
 
 _TECHNOLOGIES: Final = """
 CREATE TABLE technology_runs (    -- each technology detection pass (nitpicker technologies)
@@ -397,5 +444,8 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0018_inventory_runs", _INVENTORY_RUNS),
     ("0019_page_charset", _PAGE_CHARSET),
     ("0020_findings", _FINDINGS),
+    ("0021_violation_details", _VIOLATION_DETAILS),
+    ("0022_page_templates", _PAGE_TEMPLATES),
+    ("0033_run_auto_retry", _RUN_AUTO_RETRY),
     ("0035_technologies", _TECHNOLOGIES),
 )

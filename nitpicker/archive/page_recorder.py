@@ -222,10 +222,12 @@ class PageRecorder:
             if hop.url == item.url:
                 continue  # a self-redirect (e.g. an auth challenge) is not a source
             external = item.is_external if hop.is_external is None else hop.is_external
-            (hop_id,) = conn.execute(
+            hop_id, was_page = conn.execute(
                 page_sql.RECORD_HOP,
                 (hop.url, external, item.depth, hop.status, final_id, hop.kind, fetched_at),
             ).fetchone()
+            if was_page is not None:  # fetched again (a recrawl), it redirects now
+                self._forget_page(hop_id)
             self._cache_id(hop.url, hop_id)
             frontier.mark_done(frontier_key(hop.url))
             if hop_id == final_id:
@@ -235,6 +237,14 @@ class PageRecorder:
                              (dest_id, hop_id))
                 continue
             conn.execute(page_sql.REPOINT, (final_id, hop_id, final_id))
+
+    def _forget_page(self, page_id: int) -> None:
+        """A row recorded as a page: its page facts and child rows gone (it is a redirect)."""
+        conn = self._conn
+        conn.execute(page_sql.FORGET_JSON_LD_TYPES, (page_id,))
+        for table in page_sql.FETCHED_CHILDREN:
+            conn.execute(f"DELETE FROM {table} WHERE page_id = ?", (page_id,))
+        conn.execute(page_sql.FORGET_PAGE_FACTS, (page_id,))
 
     @serialised
     def record_answered(self, items: list[PageItem]) -> int:

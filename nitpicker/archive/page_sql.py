@@ -5,7 +5,7 @@ formatted into statements)."""
 from __future__ import annotations
 
 __all__ = [
-    "FETCHED_CHILDREN", "FORGET_JSON_LD_TYPES", "LINK_CONSOLE_MESSAGE", "MARK_INVENTORY",
+    "FETCHED_CHILDREN", "FORGET_JSON_LD_TYPES", "FORGET_PAGE_FACTS", "LINK_CONSOLE_MESSAGE", "MARK_INVENTORY",
     "MARK_SITEMAP", "RECORD_CONSOLE_MESSAGE", "RECORD_HOP", "RECORD_PAGE", "RECORD_RESOURCE",
     "REPLACED_CHILDREN", "REPOINT", "SCRAPED",
 ]
@@ -39,7 +39,18 @@ RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redi
     redirect_kind, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET scraped = 1, status = excluded.status,
     redirect_dest_id = excluded.redirect_dest_id, redirect_kind = excluded.redirect_kind
-RETURNING id"""
+RETURNING id, content_type"""
+"""A hop's row, and its content type: not NULL when the URL was recorded as a page before
+(fetched again, by a recrawl, it now redirects): :data:`FORGET_PAGE_FACTS` then."""
+
+FORGET_PAGE_FACTS = """UPDATE pages SET is_target = 0, content_type = NULL, content_length = NULL,
+    lang = '', title = '', description = '', keywords = '', noindex = 0, nofollow = 0,
+    noarchive = 0, canonical = '', alternate = '', og_type = '', og_title = '',
+    og_site_name = '', og_description = '', og_url = '', og_image = '', twitter_card = '',
+    links_capped = 0, charset = NULL, h1_count = NULL, canonical_relative = NULL
+WHERE id = ?"""
+"""A page that is a redirect now keeps none of the facts it had as a page (its child rows,
+:data:`FETCHED_CHILDREN`, go too)."""
 
 REPOINT = "UPDATE pages SET redirect_dest_id = ? WHERE redirect_dest_id = ? AND id != ?"
 """Sources that pointed at a URL now known to redirect: they point where it leads."""

@@ -1,9 +1,10 @@
 """RunLog: the archive's ``runs``, ``trap_events``, ``outages`` and ``inventory_runs`` tables,
 the history of a crawl's runs.
 
-Each run (a crawl, a resume, an append) is a row, ``running`` from its start until its end
-records the status, the stop reason, the counts and, when it failed, the error code, detail
-and phase. A run whose process died without ending it is found by the watchdog
+Each run (a crawl, a resume, an append, a retry, a recrawl) is a row, ``running`` from its
+start until its end records the status, the stop reason, the counts and, when it failed, the
+error code, detail and phase; a run with an end-of-run retry pass records how many URLs it
+fetched again and how many recovered (:meth:`RunLog.record_auto_retry`). A run whose process died without ending it is found by the watchdog
 (:meth:`RunLog.mark_lost`) when the archive is next opened for writing. The trap cap's
 firings are its audit log, and the state a resumed run's trap cap starts from
 (:meth:`RunLog.capped_signatures`). The network outages a run waited out are rows of their
@@ -61,7 +62,8 @@ class RunLog:
 
     @serialised
     def start(self, kind: str) -> int:
-        """Start a run of ``kind`` (``crawl``, ``resume``, ``append``, ``retry``); committed at once."""
+        """Start a run of ``kind`` (``crawl``, ``resume``, ``append``, ``retry``, ``recrawl``);
+        committed at once."""
         self._begin()
         cur = self._conn.execute(
             "INSERT INTO runs(kind, pid, started_at, status) VALUES (?, ?, ?, 'running')",
@@ -84,6 +86,16 @@ class RunLog:
              self.run_id),
         )
         self._commit()
+
+    @serialised
+    def record_auto_retry(self, retried: int, recovered: int, *, commit: bool = True) -> None:
+        """The end-of-run retry pass of this run: the URLs it fetched again and those that
+        recovered (committed at once, or with the open batch: ``commit=False``)."""
+        self._begin()
+        self._conn.execute("UPDATE runs SET auto_retried = ?, auto_recovered = ? WHERE id = ?",
+                           (retried, recovered, self.run_id))
+        if commit:
+            self._commit()
 
     @serialised
     def mark_lost(self) -> int:

@@ -29,6 +29,7 @@ from nitpicker.archive import merge
 from nitpicker.archive.connection import connect, now
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, check_complete, migrate
+from nitpicker.archive.template_store import record_templates
 from nitpicker.errors import UserError
 from nitpicker.policy.scope import Scope
 from nitpicker.policy.urls import parse_url
@@ -135,6 +136,7 @@ def write_archive(output: Path, build: Callable[[sqlite3.Connection], None]) -> 
             migrate(conn)
             _check_tables(conn)
             build(conn)
+            record_templates(conn)  # derived from the snapshots copied: computed afresh
         finally:
             conn.close()
         merge._finish(partial)

@@ -123,9 +123,9 @@ def _root(
     """Crawl a website into one SQLite archive, then query it."""
 
 
-COMMANDS: Final = ("crawl", "merge", "concat", "split", "analyze", "check", "technologies",
-                   "query", "report",
-                   "pipeline", "diff", "export", "baseline", "view", "mcp")
+COMMANDS: Final = ("crawl", "recrawl", "merge", "concat", "split", "analyze", "check",
+                   "technologies", "query", "report", "pipeline", "diff", "export", "baseline",
+                   "view", "mcp")
 """The command modules (``nitpicker.cli.<name>``), each adding the command or group of its
 name, in the order the help lists them."""
 
@@ -133,7 +133,7 @@ name, in the order the help lists them."""
 def command_app(names: Sequence[str] = COMMANDS) -> typer.Typer:
     """The root app with the commands ``names`` (every command by default).
 
-    Each command module's app: ``crawl``, ``merge``, ``concat``, ``split``, ``analyze``,
+    Each command module's app: ``crawl``, ``recrawl``, ``merge``, ``concat``, ``split``, ``analyze``,
     ``check``, ``report``, ``pipeline``, ``export``, ``baseline``, ``view`` and ``mcp`` are one
     command each, ``query`` and ``diff`` groups or commands of
     their own. A module imports only what its options need; the crawler (Scrapy, Twisted,

@@ -25,10 +25,12 @@ from nitpicker.analyze.config import (
     load_config,
     plugin_name,
 )
-from nitpicker.analyze.discovery import PluginLoadError, discover, load_plugin
+from nitpicker.analyze.discovery import OPT_IN, PluginLoadError, discover, load_plugin
+from nitpicker.analyze.estimate import estimate_seconds, format_estimate
 from nitpicker.analyze.runner import PluginRun, RunSummary, analyze_plugin
 from nitpicker.archive.analysis_store import AnalysisStore, write_failure
 from nitpicker.archive.writer import check_archive_file
+from nitpicker.cli.analyze_scope import check_pages, page_estimate, restrict
 from nitpicker.cli.choice import choose_many, is_terminal
 from nitpicker.cli.flags import with_bundles
 from nitpicker.cli.output import fail
@@ -65,7 +67,9 @@ class SelectionError(UserError):
 def select_plugins(*, all_: bool, named: Sequence[str], configured: Sequence[str],
                    known: Sequence[str], interactive: bool,
                    labels: Mapping[str, str] | None = None) -> list[str]:
-    """The plugins to run, in order (SPEC §2.2's priority)."""
+    """The plugins to run, in order (SPEC §2.2's priority). At the interactive choice the
+    opt-in plugins (:data:`~nitpicker.analyze.discovery.OPT_IN`) are listed too, but Enter
+    never picks them: only their number or name does."""
     if all_:
         return list(configured)
     if named:
@@ -77,8 +81,13 @@ def select_plugins(*, all_: bool, named: Sequence[str], configured: Sequence[str
         return list(dict.fromkeys(wanted))
     if not interactive:
         return list(configured)
-    return choose_many("What do you analyze?", configured, "Plugins (e.g. 1 3; Enter for all)",
-                       labels=labels, name_of=plugin_name, typed_order=True)
+    choices = [*configured, *(name for name in OPT_IN if name in known and name not in configured)]
+    left_out = [name for name in choices if name in OPT_IN]
+    prompt = ("Plugins (e.g. 1 3; Enter for all" + (f" but {', '.join(left_out)}" if left_out
+                                                    else "") + ")")
+    return choose_many("What do you analyze?", choices, prompt, labels=labels,
+                       name_of=plugin_name, typed_order=True,
+                       defaults=[name for name in choices if name not in OPT_IN])
 
 
 @dataclass(frozen=True)
@@ -92,15 +101,22 @@ class PluginFlags:
     search_scope: Annotated[str | None, typer.Option("--search-scope", help="search: only inside the element this CSS selector finds.", show_default=False)] = None
     main_content_selector: Annotated[str | None, typer.Option("--main-content-selector", help="main-contents: the CSS selector tried first for the main content.", show_default=False)] = None
     axe_lang: Annotated[str | None, typer.Option("--axe-lang", help="axe: the language of its messages (BCP 47, e.g. ja).", show_default=False)] = None
+    axe_preset: Annotated[str | None, typer.Option("--axe-preset", help="axe: which rules: all (axe's defaults, best practices included), wcag-a or wcag-aa (WCAG 2.x rules only).", show_default=False)] = None
+    axe_tags: Annotated[str | None, typer.Option("--axe-tags", help="axe: run the rules with any of these axe tags, comma-separated (e.g. wcag2a,wcag2aa,wcag21aa), instead of the preset's.", show_default=False)] = None
     online: Annotated[bool, typer.Option("--online", help="axe: fetch the stylesheets a snapshot names from any host (offline by default: only the page's own, recorded by the crawl).")] = False
+    sample: Annotated[int | None, typer.Option("--sample", help="Analyse N pages of each template cluster, and every page no cluster covers.", metavar="N", show_default=False)] = None
+    pages: Annotated[list[str] | None, typer.Option("--pages", help="Analyse only the pages whose URL matches this glob (* any text; repeatable).", metavar="URL-PATTERN", show_default=False)] = None
 
 
 @dataclass(frozen=True)
 class PluginPlan:
-    """The plugins made for a run, and how many of the selected ones could not be made."""
+    """The plugins made for a run, how many of the selected ones could not be made, and the
+    pages they analyse (``--sample``, ``--pages``: :mod:`nitpicker.query.analysis_scope`)."""
 
     runs: list[PluginRun]
     load_errors: int
+    sample: int | None = None
+    pages: tuple[str, ...] = ()
 
 
 @app.command()
@@ -124,8 +140,10 @@ def analyze(
     verbose = verbose and not silent
     configure_logging(verbose=verbose, silent=silent)
     check_archive_file(file)
-    plan = plan_plugins(flags, interactive=is_terminal(), verbose=verbose,
-                        deny_private_networks=deny_private_networks)
+    interactive = is_terminal()
+    plan = plan_plugins(flags, interactive=interactive, verbose=verbose,
+                        deny_private_networks=deny_private_networks,
+                        pages=page_estimate(file, sample=flags.sample, pages=flags.pages) if interactive else None)
     try:
         code = run_plugins(file, plan, force=force, silent=silent, verbose=verbose)
     except AnalysisInterrupted as stop:
@@ -147,11 +165,15 @@ def configure_logging(*, verbose: bool, silent: bool) -> None:
 
 
 def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool,
-                 deny_private_networks: bool = False) -> PluginPlan:
+                 deny_private_networks: bool = False, pages: int | None = None) -> PluginPlan:
     """The plugins to run, made (SPEC §2.2's selection; the choice is asked only when
     ``interactive`` and neither ``--all`` nor ``--plugin`` is given). Bad input (the config,
     an unknown plugin, none that can be made) is one ``Error:`` line and exit 1 (raised).
-    ``deny_private_networks``: the browsers of the plugins that run one are guarded."""
+    ``deny_private_networks``: the browsers of the plugins that run one are guarded;
+    ``pages``: how many pages the run would analyse, for each plugin's estimated time at the
+    choice."""
+    if flags.sample is not None and flags.sample < 1:
+        fail(f"Invalid --sample: {flags.sample}. Must be a whole number ≥ 1")
     points = discover()
     known = list(points)
     config = load_config(Path.cwd(), known)
@@ -159,10 +181,12 @@ def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool,
     overrides = cli_overrides(search_keywords=flags.search_keywords,
                               search_scope=flags.search_scope,
                               main_content_selector=flags.main_content_selector,
-                              axe_lang=flags.axe_lang, online=flags.online,
+                              axe_lang=flags.axe_lang, axe_preset=flags.axe_preset,
+                              axe_tags=flags.axe_tags, online=flags.online,
                               deny_private_networks=deny_private_networks)
     interactive = interactive and not flags.all_ and not flags.plugin
-    labels = _labels(configured, points, config.settings_of, overrides) if interactive else {}
+    listed = [*configured, *(name for name in OPT_IN if name in points and name not in configured)]
+    labels = _labels(listed, points, config.settings_of, overrides, pages) if interactive else {}
     names = select_plugins(all_=flags.all_, named=flags.plugin or [], configured=configured,
                            known=known, interactive=interactive, labels=labels)
     if not names:
@@ -175,7 +199,7 @@ def plan_plugins(flags: PluginFlags, *, interactive: bool, verbose: bool,
                               source=config.source)
     if not runs:
         fail(f"No plugin could be loaded ({load_errors} failed; see above)")
-    return PluginPlan(runs, load_errors)
+    return PluginPlan(runs, load_errors, flags.sample, tuple(flags.pages or ()))
 
 
 def run_plugins(file: Path, plan: PluginPlan, *, force: bool, silent: bool,
@@ -183,8 +207,12 @@ def run_plugins(file: Path, plan: PluginPlan, *, force: bool, silent: bool,
     """Run the plan over the archive ``file``; the exit code (1 when a plugin failed or could
     not be made). A held or unreadable archive is one ``Error:`` line (raised); Ctrl-C or
     SIGTERM raises :class:`AnalysisInterrupted` once the archive is closed."""
+    if plan.pages:
+        check_pages(file, plan.pages)
     store = AnalysisStore.open(file)
     try:
+        if plan.sample is not None or plan.pages:
+            restrict(store, plan.sample, plan.pages, silent=silent)
         summaries = _run_all(store, plan.runs, force=force, silent=silent, verbose=verbose)
     except sqlite3.Error as exc:  # a corrupt file, a full disk: the archive's fault
         fail(write_failure(file, exc),
@@ -194,8 +222,9 @@ def run_plugins(file: Path, plan: PluginPlan, *, force: bool, silent: bool,
 
 
 def _labels(names: Sequence[str], points: Mapping[str, EntryPoint], file_settings: Any,
-            overrides: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
-    """Each plugin's label for the interactive choice (making a plugin starts no engine);
+            overrides: Mapping[str, Mapping[str, Any]], pages: int | None) -> dict[str, str]:
+    """Each plugin's label for the interactive choice (making a plugin starts no engine),
+    with its estimated time over ``pages`` and, for an opt-in one, that Enter leaves it out;
     one that cannot be made says so there, and again when it is chosen."""
     labels: dict[str, str] = {}
     for name in names:
@@ -203,9 +232,17 @@ def _labels(names: Sequence[str], points: Mapping[str, EntryPoint], file_setting
             continue
         settings = {**file_settings(name), **overrides.get(name, {})}
         try:
-            labels[name] = str(load_plugin(points[name], settings).label)
+            plugin = load_plugin(points[name], settings)
         except PluginLoadError:
             labels[name] = "(cannot be loaded)"
+            continue
+        notes = []
+        seconds = estimate_seconds(plugin, pages) if pages is not None else None
+        if seconds is not None and pages is not None:
+            notes.append(format_estimate(seconds, pages))
+        if name in OPT_IN:
+            notes.append("opt-in: type its number")
+        labels[name] = str(plugin.label) + (f" ({'; '.join(notes)})" if notes else "")
     return labels
 
 
@@ -283,9 +320,15 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
     store.close()
     if not silent:
         errors = sum(s.errors for s in summaries)
-        console.print(f"Analysed with {len(summaries)} plugin(s): "
+        reviews = sum(s.reviews for s in summaries)
+        scope = store.scope
+        sampled = (f" on {scope['selected']} of {scope['of']} pages"
+                   + (f" (a sample: {scope['sample']} per template)" if scope["sample"] else "")
+                   if scope is not None else "")
+        console.print(f"Analysed with {len(summaries)} plugin(s){sampled}: "
                       f"{sum(s.violations for s in summaries)} violations, "
-                      f"{sum(s.values for s in summaries)} values, {errors} page error(s).")
+                      + (f"{reviews} needing review, " if reviews else "")
+                      + f"{sum(s.values for s in summaries)} values, {errors} page error(s).")
     return summaries
 
 
@@ -299,11 +342,12 @@ def _print_summary(console: Console, summary: RunSummary) -> None:
     skipped = f", {summary.skipped} already analysed" if summary.skipped else ""
     if summary.urls is not None:
         skipped += f", {summary.urls} URLs"
+    reviews = f", {summary.reviews} needing review" if summary.reviews else ""
     console.print(
         f"{escape(summary.name)}: {summary.done} pages{skipped}, {summary.violations} "
-        f"violations, {summary.values} values, {summary.errors} errors in "
+        f"violations{reviews}, {summary.values} values, {summary.errors} errors in "
         f"{summary.elapsed:.1f} s ({summary.rate:.1f} pages/s)")
-    if summary.done and not summary.values and not summary.violations:
+    if summary.done and not summary.values and not summary.violations and not summary.reviews:
         # Violations count as data (the original warned for axe and textlint: SPEC §12 Q11)
         console.print(
             f"[yellow]Note:[/yellow] {escape(summary.name)} produced no data for "

@@ -82,7 +82,8 @@ def crawl(ctx: typer.Context, flags: CrawlFlags, run: RunFlags) -> None:
         if chosen.name == "retry-failed":
             config = retry_failed(run.retry_failed, options, flags, silent=run.silent)
         else:
-            config = build_config(chosen, options, flags, archive=run.resume, output=run.output)
+            archive = run.like if chosen.name == "like" else run.resume
+            config = build_config(chosen, options, flags, archive=archive, output=run.output)
         check_ready(config)
         if run.baseline is not None:
             check_baseline(run.baseline, Path(config.output))

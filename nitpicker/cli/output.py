@@ -106,6 +106,9 @@ def print_summary(path: Path, result: CrawlResult) -> None:
         line += (f"; {facts.pending} left — continue with: "
                  f"nitpicker crawl --resume {escape(str(path))}")
     console.print(line)
+    if run and run["auto_retried"]:
+        console.print(f"  retry pass: {run['auto_retried']} URL(s) that failed for a passing "
+                      f"reason fetched again, {run['auto_recovered'] or 0} recovered")
     if outages and outages["total"]:
         console.print(escape(_outages_line(outages, path)))
     errors = counters.internal_errors + counters.external_errors

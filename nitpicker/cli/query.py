@@ -14,27 +14,32 @@ FILE, no or an unknown sub-command, a flag of another sub-command, a missing req
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from collections.abc import Callable
+import functools
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from nitpicker.cli.output import fail
+from nitpicker.cli.query_answer import (
+    IsExternal,
+    Limit,
+    Offset,
+    PageUrl,
+    Pretty,
+    answer,
+    check_integers,
+)
 from nitpicker.cli.query_content import grep, technologies, technology_pages
 from nitpicker.cli.query_group import QueryGroup
+from nitpicker.cli.query_templates import template_findings, template_pages, templates
 from nitpicker.query import (
     CONSOLE_LEVELS,
     DUPLICATE_FIELDS,
-    INTEGER_RANGES,
     LINK_TYPES,
     MISMATCH_TYPES,
     SORT_FIELDS,
     SORT_ORDERS,
     check_headers,
-    check_integer,
     find_duplicates,
     find_mismatches,
     get_duplicate_clusters,
@@ -57,7 +62,6 @@ from nitpicker.query import (
     list_resources,
     list_trap_events,
     match_urls,
-    open_archive,
 )
 from nitpicker.query.checks import PRIORITIES
 from nitpicker.url_file import read_url_lines
@@ -82,56 +86,6 @@ def query(
     ctx.obj = file
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def _answer(ctx: typer.Context, call: Callable[..., Any], *, pretty: bool, missing: str = "",
-            **options: Any) -> None:
-    """Print ``call(conn, **options)`` on the archive as JSON, the options that are ``None``
-    left to the library's defaults. ``missing`` names what a ``None`` answer means (a URL the
-    archive does not have)."""
-    options = {name: value for name, value in options.items() if value is not None}
-    _check_integers(**options)
-    file = ctx.obj
-    assert isinstance(file, Path), file  # set by the group's callback, query()
-    conn = open_archive(file)
-    try:
-        result = call(conn, **options)
-    except ValueError as exc:
-        fail(str(exc))
-    except sqlite3.DatabaseError as exc:
-        fail(f"{file}: corrupt archive ({exc})")
-    finally:
-        conn.close()
-    if result is None and missing:
-        fail(f"{missing}: {options['url']}")
-    typer.echo(json.dumps(result, ensure_ascii=False, indent=2 if pretty else None))
-
-
-def _check_integers(**options: Any) -> None:
-    """One ``Error:`` line for an integer flag out of its range (``INTEGER_RANGES``)."""
-    for name in INTEGER_RANGES.keys() & options.keys():
-        try:
-            check_integer(name, options[name], label=_flag(name))
-        except ValueError as exc:
-            fail(str(exc))
-
-
-# -- the flags several sub-commands share --------------------------------------------------------
-
-Pretty = Annotated[bool, typer.Option("--pretty", help="Indent the JSON.")]
-Limit = Annotated[int | None, typer.Option(
-    "--limit", "-l", help="Most results to return (default 100).", show_default=False)]
-Offset = Annotated[int | None, typer.Option(
-    "--offset", "-o", help="Results to skip (default 0).", show_default=False)]
-IsExternal = Annotated[bool | None, typer.Option(
-    "--is-external/--is-internal", help="Only external / only internal URLs (default both).",
-    show_default=False)]
-PageUrl = Annotated[str, typer.Option(
-    "--url", help="The page URL (also tried normalised).", show_default=False)]
-
-
 # -- the sub-commands, in the order --help lists them ----------------------------------------
 
 
@@ -141,7 +95,7 @@ def summary(ctx: typer.Context, pretty: Pretty = False) -> None:
 
     Example: nitpicker query site.nitpicker summary --pretty
     """
-    _answer(ctx, get_summary, pretty=pretty)
+    answer(ctx, get_summary, pretty=pretty)
 
 
 @app.command()
@@ -158,7 +112,7 @@ def issues(
 
     Example: nitpicker query site.nitpicker issues --priority high --pretty
     """
-    _answer(ctx, issues_overview, pretty=pretty, priority=priority, category=category,
+    answer(ctx, issues_overview, pretty=pretty, priority=priority, category=category,
             include_passed=all_ or None, limit=limit, offset=offset)
 
 
@@ -174,7 +128,7 @@ def issue(
 
     Example: nitpicker query site.nitpicker issue --id links/broken-internal --limit 20
     """
-    _answer(ctx, issue_urls, pretty=pretty, issue_id=id_, limit=limit, offset=offset)
+    answer(ctx, issue_urls, pretty=pretty, issue_id=id_, limit=limit, offset=offset)
 
 
 @app.command()
@@ -199,7 +153,7 @@ def pages(
 
     Example: nitpicker query site.nitpicker pages --status-min 400 --sort-by status
     """
-    _answer(ctx, list_pages, pretty=pretty, status=status, status_min=status_min,
+    answer(ctx, list_pages, pretty=pretty, status=status, status_min=status_min,
             status_max=status_max, is_external=is_external, missing_title=missing_title,
             missing_description=missing_description, noindex=noindex, url_pattern=url_pattern,
             directory=directory, sort_by=sort_by, sort_order=sort_order, limit=limit,
@@ -212,7 +166,7 @@ def page_detail(ctx: typer.Context, url: PageUrl, pretty: Pretty = False) -> Non
 
     Example: nitpicker query site.nitpicker page-detail --url https://example.com/about
     """
-    _answer(ctx, get_page_detail, pretty=pretty, missing="Page not found", url=url)
+    answer(ctx, get_page_detail, pretty=pretty, missing="Page not found", url=url)
 
 
 @app.command()
@@ -226,7 +180,7 @@ def html(
 
     Example: nitpicker query site.nitpicker html --url https://example.com/ --max-length 500
     """
-    _answer(ctx, get_page_html, pretty=pretty, missing="HTML snapshot not found", url=url,
+    answer(ctx, get_page_html, pretty=pretty, missing="HTML snapshot not found", url=url,
             max_length=max_length)
 
 
@@ -247,7 +201,7 @@ def links(
 
     Example: nitpicker query site.nitpicker links --type broken --limit 20
     """
-    _answer(ctx, list_links, pretty=pretty, type=type_, limit=limit, offset=offset)
+    answer(ctx, list_links, pretty=pretty, type=type_, limit=limit, offset=offset)
 
 
 @app.command()
@@ -263,7 +217,7 @@ def resources(
 
     Example: nitpicker query site.nitpicker resources --content-type text/css
     """
-    _answer(ctx, list_resources, pretty=pretty, content_type=content_type,
+    answer(ctx, list_resources, pretty=pretty, content_type=content_type,
             is_external=is_external, limit=limit, offset=offset)
 
 
@@ -283,7 +237,7 @@ def images(
 
     Example: nitpicker query site.nitpicker images --missing-alt
     """
-    _answer(ctx, list_images, pretty=pretty, missing_alt=missing_alt,
+    answer(ctx, list_images, pretty=pretty, missing_alt=missing_alt,
             missing_dimensions=missing_dimensions, oversized_threshold=oversized_threshold,
             oversized=oversized, url_pattern=url_pattern, limit=limit, offset=offset)
 
@@ -294,16 +248,18 @@ def violations(
     validator: Annotated[str | None, typer.Option("--validator", help="This validator only.", show_default=False)] = None,
     severity: Annotated[str | None, typer.Option("--severity", help="This severity only.", show_default=False)] = None,
     rule: Annotated[str | None, typer.Option("--rule", help="This rule only.", show_default=False)] = None,
+    finding_status: Annotated[str | None, typer.Option("--status", help="violation (the engine says the rule fails) or needs-review (it could not tell) only.", show_default=False)] = None,
     limit: Limit = None,
     offset: Offset = None,
     pretty: Pretty = False,
 ) -> None:
     """Analyzer findings (empty until an analyzer has written them).
 
-    Example: nitpicker query site.nitpicker violations --validator axe --severity error
+    Example: nitpicker query site.nitpicker violations --validator axe --status violation
     """
-    _answer(ctx, get_violations, pretty=pretty, validator=validator, severity=severity,
-            rule=rule, limit=limit, offset=offset)
+    # not through _answer's options: its integer checks know another --status (pages')
+    answer(ctx, functools.partial(get_violations, status=finding_status), pretty=pretty,
+            validator=validator, severity=severity, rule=rule, limit=limit, offset=offset)
 
 
 @app.command()
@@ -319,7 +275,7 @@ def page_values(
 
     Example: nitpicker query site.nitpicker page-values --plugin main-contents --limit 10
     """
-    _answer(ctx, get_page_values, pretty=pretty, plugin=plugin, url_pattern=url_pattern,
+    answer(ctx, get_page_values, pretty=pretty, plugin=plugin, url_pattern=url_pattern,
             limit=limit, offset=offset)
 
 
@@ -335,7 +291,7 @@ def duplicates(
 
     Example: nitpicker query site.nitpicker duplicates --field description
     """
-    _answer(ctx, find_duplicates, pretty=pretty, field=field, limit=limit, offset=offset)
+    answer(ctx, find_duplicates, pretty=pretty, field=field, limit=limit, offset=offset)
 
 
 @app.command()
@@ -350,7 +306,7 @@ def mismatches(
 
     Example: nitpicker query site.nitpicker mismatches --type canonical
     """
-    _answer(ctx, find_mismatches, pretty=pretty, type=type_, limit=limit, offset=offset)
+    answer(ctx, find_mismatches, pretty=pretty, type=type_, limit=limit, offset=offset)
 
 
 @app.command()
@@ -365,7 +321,7 @@ def headers(
 
     Example: nitpicker query site.nitpicker headers --missing-only
     """
-    _answer(ctx, check_headers, pretty=pretty, missing_only=missing_only, limit=limit,
+    answer(ctx, check_headers, pretty=pretty, missing_only=missing_only, limit=limit,
             offset=offset)
 
 
@@ -381,7 +337,7 @@ def resource_referrers(
 
     Example: nitpicker query site.nitpicker resource-referrers --url https://example.com/style.css
     """
-    _answer(ctx, get_resource_referrers, pretty=pretty, missing="Resource not found", url=url,
+    answer(ctx, get_resource_referrers, pretty=pretty, missing="Resource not found", url=url,
             limit=limit, offset=offset)
 
 
@@ -398,7 +354,7 @@ def duplicate_clusters(
 
     Example: nitpicker query site.nitpicker duplicate-clusters --min-count 3 --sample 2
     """
-    _answer(ctx, get_duplicate_clusters, pretty=pretty, min_count=min_count, sample=sample,
+    answer(ctx, get_duplicate_clusters, pretty=pretty, min_count=min_count, sample=sample,
             limit=limit, offset=offset)
 
 
@@ -409,7 +365,7 @@ def runs(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
 
     Example: nitpicker query site.nitpicker runs --pretty
     """
-    _answer(ctx, list_crawl_runs, pretty=pretty, limit=limit, offset=offset)
+    answer(ctx, list_crawl_runs, pretty=pretty, limit=limit, offset=offset)
 
 
 @app.command()
@@ -419,7 +375,7 @@ def trap_events(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
 
     Example: nitpicker query site.nitpicker trap-events
     """
-    _answer(ctx, list_trap_events, pretty=pretty, limit=limit, offset=offset)
+    answer(ctx, list_trap_events, pretty=pretty, limit=limit, offset=offset)
 
 
 @app.command()
@@ -429,7 +385,7 @@ def outages(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
 
     Example: nitpicker query site.nitpicker outages --pretty
     """
-    _answer(ctx, list_outages, pretty=pretty, limit=limit, offset=offset)
+    answer(ctx, list_outages, pretty=pretty, limit=limit, offset=offset)
 
 
 @app.command()
@@ -445,7 +401,7 @@ def console(
 
     Example: nitpicker query site.nitpicker console --level warning
     """
-    _answer(ctx, list_console_messages, pretty=pretty, missing="Page not found", level=level,
+    answer(ctx, list_console_messages, pretty=pretty, missing="Page not found", level=level,
             url=url, limit=limit, offset=offset)
 
 
@@ -462,7 +418,7 @@ def json_ld(
 
     Example: nitpicker query site.nitpicker json-ld --type Product
     """
-    _answer(ctx, list_json_ld, pretty=pretty, type=type_, invalid=invalid, limit=limit,
+    answer(ctx, list_json_ld, pretty=pretty, type=type_, invalid=invalid, limit=limit,
             offset=offset)
 
 
@@ -480,9 +436,9 @@ def match_urls_command(
 
     Example: nitpicker query site.nitpicker match-urls --urls cms-export.txt --unmatched-only
     """
-    _check_integers(limit=limit, offset=offset)  # before the file is read
+    check_integers(limit=limit, offset=offset)  # before the file is read
     entries = [entry for _, entry in read_url_lines(urls, "--urls file")]
-    _answer(ctx, match_urls, pretty=pretty, urls=entries, unmatched_only=unmatched_only,
+    answer(ctx, match_urls, pretty=pretty, urls=entries, unmatched_only=unmatched_only,
             limit=limit, offset=offset)
 
 
@@ -493,4 +449,9 @@ def inventory_runs(ctx: typer.Context, limit: Limit = None, offset: Offset = Non
 
     Example: nitpicker query site.nitpicker inventory-runs --pretty
     """
-    _answer(ctx, list_inventory_runs, pretty=pretty, limit=limit, offset=offset)
+    answer(ctx, list_inventory_runs, pretty=pretty, limit=limit, offset=offset)
+
+
+app.command()(templates)
+app.command()(template_pages)
+app.command()(template_findings)

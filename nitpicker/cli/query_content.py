@@ -9,19 +9,17 @@ terminal while it reads every snapshot (:func:`nitpicker.query.grep.grep_snapsho
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from nitpicker.cli.output import fail
-from nitpicker.query import ArchiveOpenError, check_integer, open_archive
+from nitpicker.cli.query_answer import Limit, Offset, Pretty, answer
 from nitpicker.query.grep import GREP_SCOPES, count_snapshots, grep_snapshots
 from nitpicker.query.technologies import get_technologies, list_technology_pages
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable
 
     from nitpicker.query.grep import GrepResult
@@ -37,7 +35,7 @@ def grep(
     url_pattern: Annotated[str | None, typer.Option("--url-pattern", help="Only pages whose URL matches this SQL LIKE pattern (% any text, _ one character).", show_default=False)] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-l", help="Most matches to return (default 100).", show_default=False)] = None,
     offset: Annotated[int | None, typer.Option("--offset", "-o", help="Matches to skip (default 0).", show_default=False)] = None,
-    pretty: Annotated[bool, typer.Option("--pretty", help="Indent the JSON.")] = False,
+    pretty: Pretty = False,
 ) -> None:
     """Search the stored HTML snapshots: each match with its page, line, column and a snippet.
 
@@ -46,17 +44,10 @@ def grep(
 
     Example: nitpicker query site.nitpicker grep '/gtag\\(.UA-/' --url-pattern '%/blog/%'
     """
-    _answer(ctx, lambda conn: _search(
-        conn, pattern, ignore_case=ignore_case, scope=in_, url_pattern=url_pattern,
-        limit=100 if limit is None else limit, offset=offset or 0),
-        limit=limit, offset=offset, pretty=pretty)
-
-
-Pretty = Annotated[bool, typer.Option("--pretty", help="Indent the JSON.")]
-Limit = Annotated[int | None, typer.Option(
-    "--limit", "-l", help="Most results to return (default 100).", show_default=False)]
-Offset = Annotated[int | None, typer.Option(
-    "--offset", "-o", help="Results to skip (default 0).", show_default=False)]
+    if in_ not in GREP_SCOPES:
+        fail(f"Invalid --in: {in_!r}. Must be one of: {', '.join(GREP_SCOPES)}")
+    answer(ctx, _search, pretty=pretty, pattern=pattern, ignore_case=ignore_case, scope=in_,
+           url_pattern=url_pattern, limit=limit, offset=offset)
 
 
 def technologies(
@@ -71,9 +62,7 @@ def technologies(
 
     Example: nitpicker query site.nitpicker technologies --category CMS --pretty
     """
-    _answer(ctx, lambda conn: get_technologies(
-        conn, category=category, limit=100 if limit is None else limit, offset=offset or 0),
-        limit=limit, offset=offset, pretty=pretty)
+    answer(ctx, get_technologies, pretty=pretty, category=category, limit=limit, offset=offset)
 
 
 def technology_pages(
@@ -87,44 +76,13 @@ def technology_pages(
 
     Example: nitpicker query site.nitpicker technology-pages --name jQuery
     """
-    _answer(ctx, lambda conn: list_technology_pages(
-        conn, name, limit=100 if limit is None else limit, offset=offset or 0),
-        limit=limit, offset=offset, pretty=pretty)
-
-
-def _answer(ctx: typer.Context, call: Callable[[sqlite3.Connection], object], *,
-            limit: int | None, offset: int | None, pretty: bool) -> None:
-    """Print ``call(conn)`` on the archive as JSON; one ``Error:`` line for a bad value."""
-    for flag, value in (("limit", limit), ("offset", offset)):
-        try:
-            check_integer(flag, value, label=f"--{flag}")
-        except ValueError as exc:
-            fail(str(exc))
-    file = ctx.obj
-    assert isinstance(file, Path), file  # set by the group's callback
-    try:
-        conn = open_archive(file)
-    except ArchiveOpenError as exc:
-        fail(str(exc))
-    try:
-        result = call(conn)
-    except ValueError as exc:
-        fail(str(exc).replace("Invalid scope", "Invalid --in"))
-    except sqlite3.DatabaseError as exc:
-        fail(f"{file}: corrupt archive ({exc})")
-    finally:
-        conn.close()
-    _print(result, pretty=pretty)
-
-
-def _print(result: object, *, pretty: bool) -> None:
-    typer.echo(json.dumps(result, ensure_ascii=False, indent=2 if pretty else None))
+    answer(ctx, list_technology_pages, pretty=pretty, name=name, limit=limit, offset=offset)
 
 
 def _search(conn: sqlite3.Connection, pattern: str, *, ignore_case: bool, scope: str,
-            url_pattern: str | None, limit: int, offset: int) -> GrepResult:
+            url_pattern: str | None = None, limit: int = 100, offset: int = 0) -> GrepResult:
     """The search, with a progress bar on stderr when it is a terminal: snapshots read, of
-    how many, at what rate, and the matches so far."""
+    how many, at what rate."""
     import time
 
     from rich.console import Console

@@ -145,6 +145,8 @@ class CrawlConfig:
     """Roots added to an existing archive by ``--append`` (already part of ``roots``)."""
     retry_failed: bool = False
     """``--retry-failed``: a resume that first queues the archive's failed URLs again."""
+    recrawl: tuple[str, ...] = ()
+    """``nitpicker recrawl``: a resume that first queues these URLs of the archive again."""
     strict: bool = False
     max_excluded_depth: int = 10
     """The original's ``--max-excluded-depth`` (``maxExcludedDepth``): accepted and stored so

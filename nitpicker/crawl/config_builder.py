@@ -8,12 +8,17 @@ their arguments (:func:`~nitpicker.crawl.spider_args.config_from_spider_args`). 
 - a new crawl's options become a config (:func:`new_config`): excludes split, the built-in
   excluded URLs added once, the default User-Agent, the archive path resolved; the roots are
   validated by ``CrawlConfig`` itself;
-- a resume (:func:`resume_config`), a retry of failed URLs (:func:`retry_failed_config`) and
-  an append (:func:`append_config`) start from the
-  options stored in the archive. The options of :data:`RUNTIME_OPTIONS` (how the crawl runs)
+- a resume (:func:`resume_config`), a retry of failed URLs (:func:`retry_failed_config`), a
+  recrawl of some of its URLs (:func:`recrawl_config`) and an append (:func:`append_config`)
+  start from the options stored in the archive. The options of :data:`RUNTIME_OPTIONS` (how the crawl runs)
   are this run's. Any other option given must be what the archive holds already — then it is
   honoured as is — or the run is refused with one line naming it: an option is never dropped
-  silently.
+  silently;
+- ``crawl --like OLD`` (:func:`like_config`) is a new crawl whose options are OLD's, each
+  option given replacing OLD's (the URLs given replace its roots).
+
+A recrawl and ``--like`` refuse an archive whose crawl cannot be reproduced
+(:mod:`nitpicker.crawl.reproducible`).
 """
 
 from __future__ import annotations
@@ -41,8 +46,8 @@ from nitpicker.policy.request_headers import HeaderError, parse_header, shown_ur
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-__all__ = ["RUNTIME_OPTIONS", "GivenOptions", "append_config", "new_config", "resume_config",
-           "retry_failed_config"]
+__all__ = ["RUNTIME_OPTIONS", "GivenOptions", "append_config", "like_config", "new_config",
+           "recrawl_config", "resume_config", "retry_failed_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -166,6 +171,108 @@ def retry_failed_config(path: Path, options: GivenOptions) -> CrawlConfig:
     return config
 
 
+def recrawl_config(path: Path, urls: Sequence[str], options: GivenOptions) -> CrawlConfig:
+    """The config of ``nitpicker recrawl``: a resume (the archive's options, this run's runtime
+    options) that first queues ``urls`` again. A URL given with credentials gives them for the
+    root it is under (the archive does not keep them)."""
+    from nitpicker.crawl.recrawl import normalised_urls
+    from nitpicker.crawl.reproducible import reproducible_settings, stored_settings
+
+    options = _with_header_file(options)
+    info = stored_settings(path)
+    reproducible_settings(info, path, given=RUNTIME_OPTIONS)
+    stored = CrawlConfig.from_json(info.config_json)
+    wanted = normalised_urls(urls, disable_queries=stored.disable_queries)
+    if not wanted:
+        raise ConfigError("recrawl needs at least one URL of the archive (URL… or --list-file)")
+    _, users = stored_secret_names(info.config_json)
+    credentials = tuple(
+        (root, user, password)
+        for url, user, password in given_credentials(urls, disable_queries=stored.disable_queries)
+        for root in users if url.startswith(root))
+    return CrawlConfig.from_json(
+        info.config_json, resume=True, recrawl=tuple(wanted), output=str(path),
+        **_runtime(options),
+        **_secrets(info.config_json, options, "recrawl", (), credentials=credentials))
+
+
+def like_config(old: Path, options: GivenOptions, *,
+                warn: Callable[[str], None] = logger.warning) -> CrawlConfig:
+    """The config of ``crawl --like OLD``: a new crawl with OLD's roots and options, each
+    option given replacing OLD's (``roots`` given: its roots and list mode). The header names
+    and the roots crawled with credentials are OLD's unless given: their values must be."""
+    from nitpicker.crawl.reproducible import (
+        NOT_REPRODUCIBLE,
+        reproducible_settings,
+        stored_settings,
+    )
+
+    info = stored_settings(old)
+    stored = reproducible_settings(info, old, given=options.given)
+    values = _as_given(stored, info.version)
+    values.update({name: options.values[name] for name in options.given})
+    names, users = stored_secret_names(info.config_json)
+    if names and not {"headers", "header_file"} & options.given:
+        raise ConfigError(
+            f"--like {old}: its crawl sent --header {', '.join(names)}, whose values are not "
+            "stored: give the headers again (--header or --header-file)")
+    inventory = values.get("inventory") if "inventory" not in options.given else None
+    if inventory and not Path(inventory).is_file():
+        raise ConfigError(NOT_REPRODUCIBLE.format(
+            path=old, why=f"its --inventory file {inventory} is gone (give --inventory FILE)"))
+    config = new_config(dataclasses.replace(options, values=values), warn=warn)
+    given_with = {root for root, _, _ in config.credentials}
+    for root, user in users.items():
+        if root in config.roots and root not in given_with:
+            example = shown_url(root.replace("://", f"://{user}:secret@", 1))
+            raise ConfigError(
+                f"--like {old}: its crawl sent credentials to {root} (user {user!r}), which "
+                f"are not stored: give its roots again, that one with them ('{example}')")
+    if inventory:
+        read = _inventory_sha256(old, inventory)
+        if read != config.inventory_sha256:
+            why = ("its crawl's record of it is missing" if read is None
+                   else "it changed since its crawl read it (another sha256)")
+            raise ConfigError(NOT_REPRODUCIBLE.format(
+                path=old, why=f"its --inventory file {inventory}: {why}; give --inventory FILE "
+                              "to crawl with a file as it is now"))
+    return config
+
+
+_NOT_CARRIED = ("output", "resume", "append", "retry_failed", "recrawl", "headers",
+                "credentials")
+"""What ``--like`` does not take from OLD's settings: the run it was, and the secrets (their
+names only are stored)."""
+
+
+def _as_given(stored: dict[str, Any], version: str) -> dict[str, Any]:
+    """OLD's stored options as a command line gives them (what :func:`new_config` takes)."""
+    values = {name: value for name, value in stored.items() if name not in _NOT_CARRIED}
+    values["exclude_urls"] = [url for url in stored.get("exclude_urls") or ()
+                              if url not in DEFAULT_EXCLUDED_URLS]
+    if stored.get("user_agent") == f"Nitpicker/{version}":
+        values["user_agent"] = None  # its version's default: this version's default
+    if stored.get("dedupe_cap") is None:
+        values["dedupe_cap"] = 0  # off
+    if stored.get("single") or stored.get("list_mode"):
+        values["recursive"] = True  # off by --single or the list, not by --no-recursive
+    return values
+
+
+def _inventory_sha256(path: Path, inventory: str) -> str | None:
+    """The sha256 of ``inventory`` as the crawl of the archive at ``path`` read it."""
+    from nitpicker.query import open_archive
+    from nitpicker.query.inventory_runs import list_inventory_runs
+
+    conn = open_archive(path)
+    try:
+        records = list_inventory_runs(conn, limit=1000)["items"]
+    finally:
+        conn.close()
+    return next((record["sha256"] for record in reversed(records)
+                 if record["path"] == inventory), None)
+
+
 def append_config(path: Path, new_urls: Sequence[str], options: GivenOptions) -> CrawlConfig:
     """The config of an append: the archive's options, roots old ∪ new, crawled fully, with
     this run's runtime options."""
@@ -196,11 +303,13 @@ def _runtime(options: GivenOptions) -> dict[str, Any]:
 
 
 def _secrets(config_json: str, options: GivenOptions, mode: str,
-             urls: Sequence[str]) -> dict[str, Any]:
+             urls: Sequence[str], *,
+             credentials: tuple[tuple[str, str, str], ...] | None = None) -> dict[str, Any]:
     """The secrets of a resumed or appended crawl, given anew: the archive keeps the names of
     its ``--header`` and the users of its credentials, not their values. The same header
     names must be given again, and each root crawled with credentials given again with them
-    (among the URLs); ``ConfigError`` naming what is missing otherwise."""
+    (among the URLs; or as ``credentials``, ``(root, user, password)``); ``ConfigError``
+    naming what is missing otherwise."""
     names, users = stored_secret_names(config_json)
     headers = tuple(options.values.get("headers") or ())
     try:
@@ -214,8 +323,9 @@ def _secrets(config_json: str, options: GivenOptions, mode: str,
             f"archive's crawl (the values are not stored): it had {stored}, this run gives "
             f"{', '.join(given) or 'none'}"
         )
-    archived = CrawlConfig.from_json(config_json)
-    credentials = given_credentials(urls, disable_queries=archived.disable_queries)
+    if credentials is None:
+        archived = CrawlConfig.from_json(config_json)
+        credentials = given_credentials(urls, disable_queries=archived.disable_queries)
     have = {root for root, _, _ in credentials}
     for root, user in users.items():
         if root not in have:

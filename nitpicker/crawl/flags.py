@@ -168,6 +168,9 @@ FLAGS: Final[tuple[Flag, ...]] = (
     Flag("retry_failed", ("--retry-failed",), Path | None,
          "Fetch this archive's failed URLs (no answer, 5xx) again, and what they newly link to.",
          "run"),
+    Flag("like", ("--like",), Path | None,
+         "Crawl as this earlier archive's crawl did: its roots and options (any given here "
+         "replaces its own), into a new archive (-o).", "run", show_default=False),
     Flag("verbose", ("--verbose",), bool, "Log every request; show tracebacks.", "run",
          default=False),
     Flag("silent", ("--silent",), bool, "No progress display or summary.", "run",

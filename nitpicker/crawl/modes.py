@@ -1,9 +1,10 @@
 """The modes of ``nitpicker crawl``, as data: :data:`MODES`.
 
-A mode is a way a crawl runs — a fresh crawl, ``--resume``, ``--append``, ``--retry-failed``,
-``--diff``, ``--frontier``, ``--coordinate`` — or a modifier of one (``--list``, ``--single``,
-``--workers``, ``--baseline``, ``--merge``). (A recrawl is not one yet: it would be a row, its
-flag a row of the flag table.) One row each: the flags that select it, its line
+A mode is a way a crawl runs — a fresh crawl, ``--like``, ``--resume``, ``--append``,
+``--retry-failed``, ``--diff``, ``--frontier``, ``--coordinate`` — or a modifier of one
+(``--list``, ``--single``, ``--workers``, ``--baseline``, ``--merge``). (A recrawl of some
+URLs of an archive is a command of its own, ``nitpicker recrawl``, with the runtime options
+only: :mod:`nitpicker.cli.recrawl`.) One row each: the flags that select it, its line
 in the help, its rules (the flags it refuses, the flags it needs) and, for a way a crawl runs,
 the builder its config comes from. From this table, and nowhere else:
 
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from nitpicker.crawl.config_builder import (
     append_config,
+    like_config,
     new_config,
     resume_config,
     retry_failed_config,
@@ -90,6 +92,10 @@ def need(*flags: str, message: str) -> Rule:
 
 def _new(options: GivenOptions, archive: Path | None, warn: Callable[[str], None]) -> CrawlConfig:
     return new_config(options, warn=warn)
+
+
+def _like(options: GivenOptions, archive: Path | None, warn: Callable[[str], None]) -> CrawlConfig:
+    return like_config(_resolved(archive), options, warn=warn)
 
 
 def _resume(options: GivenOptions, archive: Path | None,
@@ -176,7 +182,7 @@ MODES: Final[tuple[Mode, ...]] = (
          "the original's comparison: the URLs of the HTML pages of two archives into a.txt "
          "and b.txt",
          (refuse("append", "retry_failed", "inventory", "resume", "baseline", "fail_on",
-                 "suppressions", "workers", "frontier", "coordinate", "merge"),)),
+                 "suppressions", "workers", "frontier", "coordinate", "merge", "like"),)),
     Mode("coordinate", ("coordinate",), "{coordinate} {frontier} REDIS URL…",
          "seed a distributed crawl and wait for its workers; crawl nothing here",
          (need("frontier", message=_NEED_FRONTIER),), _new),
@@ -190,7 +196,13 @@ MODES: Final[tuple[Mode, ...]] = (
     Mode("frontier", ("frontier",), "{frontier} REDIS URL…",
          "one worker of a distributed crawl, recording into its own shard",
          (refuse("list_urls", "list_file", "resume", "append", "retry_failed", "workers",
-                 "baseline", "fail_on", "suppressions"),), _new),
+                 "baseline", "fail_on", "suppressions", "like"),), _new),
+    Mode("like", ("like",), "{like} OLD [URL…] -o NEW",
+         "crawl OLD's roots with its options into a new archive (a flag or URL given replaces "
+         "OLD's), for nitpicker diff OLD NEW",
+         (refuse("resume", "append", "retry_failed",
+                 message="{mode} crawls into a new archive: not with {given}"),),
+         _like),
     Mode("append", ("append",), "{append} FILE URL…",
          "add the URLs as new roots to this archive and crawl on",
          (refuse("retry_failed", message="{given} and {mode} cannot be used together"),
@@ -236,8 +248,8 @@ MODES: Final[tuple[Mode, ...]] = (
 )
 """The rows in the order their rules are checked: the first broken rule is the line shown."""
 
-HELP_ORDER: Final = ("fresh", "list", "single", "resume", "append", "retry-failed", "workers",
-                     "baseline", "diff", "frontier", "coordinate", "merge")
+HELP_ORDER: Final = ("fresh", "list", "single", "like", "resume", "append", "retry-failed",
+                     "workers", "baseline", "diff", "frontier", "coordinate", "merge")
 """The order ``--help`` lists the modes in: the plainest first (the table's is the order the
 rules are checked in)."""
 

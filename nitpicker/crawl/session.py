@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nitpicker.archive.template_store import record_templates_after_crawl
 from nitpicker.archive.worker import ArchiveWorker, yield_to_archive_thread
 from nitpicker.archive.writer import ArchiveError, ArchiveWriter
 from nitpicker.crawl.run_failure import RunFailure, classify_exception, outcome_of_close
@@ -188,6 +189,9 @@ class CrawlSession:
             elif self.config.retry_failed:
                 kind = "retry"
                 self._prepare_retry(writer)
+            elif self.config.recrawl:
+                kind = "recrawl"
+                self._prepare_recrawl(writer)
             writer.runs.start(kind)
         else:
             writer.runs.start("crawl")
@@ -278,6 +282,15 @@ class CrawlSession:
         logger.info("retry: %d failed URL(s) queued again, %d left under capped traps",
                     len(plan.retry), len(plan.capped))
 
+    def _prepare_recrawl(self, writer: ArchiveWriter) -> None:
+        """``nitpicker recrawl``: the URLs listed queued again (:mod:`nitpicker.crawl.recrawl`)."""
+        from nitpicker.crawl.recrawl import recrawl_plan
+
+        plan = recrawl_plan(writer.conn, self.config.recrawl)
+        writer.frontier.requeue(plan.frontier_entries())
+        writer.commit()
+        logger.info("recrawl: %d URL(s) queued again", len(plan.targets))
+
     def _check_new_roots(self, writer: ArchiveWriter) -> None:
         """``--append`` whose every new root was fetched with no HTTP answer failed
         (``network``), whatever else the run fetched: the append is then undone."""
@@ -345,6 +358,8 @@ class CrawlSession:
                 writer.commit()
                 writer.frontier.release_leases()
                 self._check_new_roots(writer)
+                if reason != "shutdown":  # Ctrl-C stops now; analyze --sample computes them
+                    record_templates_after_crawl(writer.conn)
             else:
                 writer.rollback()
             writer.finish(order=self.failure is None)

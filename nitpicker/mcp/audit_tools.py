@@ -159,18 +159,23 @@ def get_violations(
                                                        "textlint, lighthouse).")] = None,
     severity: Annotated[str | None, Field(description="Only this severity.")] = None,
     rule: Annotated[str | None, Field(description="Only this rule.")] = None,
+    status: Annotated[str | None, Field(description="Only 'violation' (the engine says the "
+                                                    "rule fails) or 'needs-review' (it could "
+                                                    "not tell: a person must look).")] = None,
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> Paged[ViolationItem]:
     """Violations found by the analyze plugins (accessibility, markup, text), by page URL.
 
     Items: url, validator, severity, rule, message, code, location (line:col in the page's
-    snapshot, when known). Filters match exactly. Empty until an analyzer has run on the
-    archive (nitpicker analyze).
+    snapshot, when known), status (violation or needs-review: axe's "incomplete", severity
+    needs-review), impact, tags (axe's wcag2aa, best-practice …), help_url, element (the
+    element, CSS) and summary (why it fails there: a contrast ratio and its colours). Filters
+    match exactly. Empty until an analyzer has run on the archive (nitpicker analyze).
     """
     with registry.use(archive_id) as conn:
         return q.get_violations(conn, validator=validator, severity=severity, rule=rule,
-                                limit=limit, offset=offset)
+                                status=status, limit=limit, offset=offset)
 
 
 @tool

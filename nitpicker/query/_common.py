@@ -117,6 +117,8 @@ INTEGER_RANGES: dict[str, tuple[int, int]] = {
     "sample": (0, SQLITE_INTEGER_MAX),
     "max_urls": (0, SQLITE_INTEGER_MAX),
     "run_id": (1, SQLITE_INTEGER_MAX),
+    "examples": (0, 100),
+    "template": (1, SQLITE_INTEGER_MAX),
 }
 """The accepted range of every integer argument of the queries, by parameter name: an
 interface (the CLI, the MCP server) checks against the same table."""

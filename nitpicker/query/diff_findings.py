@@ -38,10 +38,11 @@ from nitpicker.query.fingerprint import VIOLATION_FINGERPRINT_FUNCTION, register
 __all__ = ["SEVERITY_RANKS", "prepare", "severity_rank", "value_item"]
 
 SEVERITY_RANKS: Final = {"critical": 4, "serious": 3, "error": 3, "moderate": 2, "warning": 2,
-                         "minor": 1, "info": 1}
+                         "minor": 1, "info": 1, "needs-review": 0}
 """Each plugin's own severity words (axe's impacts, markuplint's and textlint's levels,
 SPEC §7.1) on one scale, for ``--fail-on new-violations:SEVERITY`` (that or worse). A word not
-listed ranks as ``error``."""
+listed ranks as ``error``; ``needs-review`` (what axe could not decide) ranks below every
+failure, so ``new-violations:minor`` and above never count it."""
 
 _UNKNOWN_RANK: Final = SEVERITY_RANKS["error"]
 

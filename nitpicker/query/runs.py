@@ -1,4 +1,5 @@
-"""The crawl runs recorded in an archive (the first crawl, then each ``--resume``)."""
+"""The crawl runs recorded in an archive (the first crawl, then each ``--resume``, ``--append``,
+``--retry-failed`` and ``nitpicker recrawl``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ __all__ = ["CrawlRun", "latest_run", "list_crawl_runs"]
 class CrawlRun(TypedDict):
     id: int
     kind: str
-    """``crawl`` or ``resume``."""
+    """``crawl``, ``resume``, ``append``, ``retry`` (``--retry-failed``) or ``recrawl``."""
     pid: int
     started_at: str
     ended_at: str | None
@@ -31,6 +32,11 @@ class CrawlRun(TypedDict):
     error_detail: str | None
     phase: str | None
     """Where a failed run was (``None`` in archives older than migration ``0004_run_phase``)."""
+    auto_retried: int | None
+    """URLs the end-of-run retry pass fetched again (failed for a passing reason: timeout,
+    connection reset, 429, 503); ``None``: the run had no retry pass."""
+    auto_recovered: int | None
+    """Of those, the URLs that answered then; ``None``: no retry pass."""
 
 
 def list_crawl_runs(conn: sqlite3.Connection, *, limit: int = 100, offset: int = 0
@@ -56,4 +62,5 @@ def _run(row: dict[str, Any]) -> CrawlRun:
         "stop_reason": row["stop_reason"], "pages_done": row["pages_done"],
         "errors": row["errors"], "error_code": row["error_code"],
         "error_detail": row["error_detail"], "phase": row.get("phase"),
+        "auto_retried": row.get("auto_retried"), "auto_recovered": row.get("auto_recovered"),
     }

@@ -2,31 +2,41 @@
 
 ``nitpicker analyze`` writes them (migration ``0013_analysis``: ``violations(page_id →
 pages.id, plugin, validator, severity, rule, code, message, url, location)``), the latest
-analysis of each page by each plugin. An archive no analyzer has opened has no such table:
+analysis of each page by each plugin; migration ``0020_findings`` adds the ``element`` at fault
+(axe's CSS selector), ``0021_violation_details`` what an engine says beside (``status``:
+``violation`` or ``needs-review``, ``impact``, ``tags``, ``help_url``, ``summary``:
+:data:`DETAIL_FIELDS`), ``NULL`` in an archive analysed before. An archive no analyzer has
+opened has no such table:
 the answer is then empty, and the table is never created here (readers never change the
 schema).
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict
 
 from nitpicker.query._common import (
     Paged,
+    check_choice,
     check_paging,
     fetch_all,
     fetch_one,
     find_page_id,
+    has_migration,
     has_tables,
     paged,
 )
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Sequence
 
 __all__ = [
+    "DETAIL_FIELDS",
+    "STATUSES",
     "RulePage",
     "ViolationItem",
     "ViolationRule",
@@ -47,6 +57,48 @@ class ViolationItem(TypedDict):
     """The offending markup (axe), or empty."""
     location: str | None
     """``line:col`` in the page's snapshot, when the plugin knows it."""
+    status: str
+    """``violation`` (the engine says the rule fails) or ``needs-review`` (it could not tell:
+    axe's ``incomplete``; its severity is ``needs-review`` too)."""
+    impact: str | None
+    """The engine's weight (axe: ``minor`` … ``critical``), for needs-review items too."""
+    tags: list[str]
+    """The rule's tags (axe: ``wcag2aa``, ``best-practice`` …)."""
+    help_url: str | None
+    element: str | None
+    """The element at fault when the plugin names it (axe: a CSS selector, its target)."""
+    summary: str | None
+    """Why it fails there, in the engine's words (axe: the contrast ratio and colours)."""
+
+
+# -- what an engine says beside the rule (migration 0021_violation_details) ------------------
+
+STATUSES = ("violation", "needs-review")
+"""A violation's ``status`` (the plugin API's ``VIOLATION`` and ``NEEDS_REVIEW``)."""
+
+DETAIL_FIELDS = ("status", "impact", "tags", "help_url", "element", "summary")
+"""The optional facts of a violation (the plugin API's ``Violation``), in column order."""
+
+def has_details(conn: sqlite3.Connection) -> bool:
+    """Whether the archive's ``violations`` have the engine's facts (an analysis since
+    ``0021_violation_details``)."""
+    return has_migration(conn, "0021_violation_details")
+
+
+def _detail_columns(conn: sqlite3.Connection) -> str:
+    """The facts as columns, constants in an archive analysed before they were kept."""
+    if has_details(conn):
+        return "v.status, v.impact, v.tags, v.help_url, v.element, v.summary"
+    return "'violation', NULL, NULL, NULL, NULL, NULL"
+
+
+def _item(row: Sequence[Any]) -> ViolationItem:
+    (url, validator, severity, rule, message, code, location,
+     status, impact, tags, help_url, element, summary) = row
+    return {"url": url, "validator": validator, "severity": severity, "rule": rule,
+            "message": message, "code": code, "location": location, "status": status,
+            "impact": impact, "tags": json.loads(tags) if tags else [], "help_url": help_url,
+            "element": element, "summary": summary}
 
 
 def get_violations(
@@ -56,12 +108,16 @@ def get_violations(
     severity: str | None = None,
     rule: str | None = None,
     url: str | None = None,
+    status: str | None = None,
     limit: int = 100,
     offset: int = 0,
 ) -> Paged[ViolationItem]:
     """Violations ordered by page URL; ``validator``, ``severity``, ``rule`` match exactly;
-    ``url``: one page's (none when the archive has no such page)."""
+    ``url``: one page's (none when the archive has no such page); ``status``: ``violation``
+    or ``needs-review`` only."""
     check_paging(limit, offset)
+    if status is not None:
+        check_choice("status", status, STATUSES)
     if not has_tables(conn, "violations"):
         return paged([], 0, limit, offset)
     where: list[str] = ["1"]
@@ -70,6 +126,9 @@ def get_violations(
         if value is not None:
             where.append(f"v.{column} = ?")  # column names from the tuple above, never input
             params.append(value)
+    if status is not None:
+        where.append("v.status = ?" if has_details(conn) else "'violation' = ?")
+        params.append(status)
     if url is not None:
         found = find_page_id(conn, url)
         where.append("v.page_id = ?")
@@ -77,18 +136,14 @@ def get_violations(
     condition = " AND ".join(where)
     rows = fetch_all(
         conn,
-        "SELECT p.url, v.validator, v.severity, v.rule, v.message, v.code, v.location"
-        " FROM violations v JOIN pages p ON p.id = v.page_id"
+        "SELECT p.url, v.validator, v.severity, v.rule, v.message, v.code, v.location,"
+        f" {_detail_columns(conn)} FROM violations v JOIN pages p ON p.id = v.page_id"
         f" WHERE {condition} ORDER BY p.url, v.rowid"
         " LIMIT ? OFFSET ?",
         [*params, limit, offset],
     )
     total = fetch_one(conn, f"SELECT count(*) FROM violations v WHERE {condition}", params)
-    items: list[ViolationItem] = [
-        {"url": url, "validator": validator_, "severity": severity_, "rule": rule_,
-         "message": message, "code": code, "location": location}
-        for url, validator_, severity_, rule_, message, code, location in rows
-    ]
+    items = [_item(row) for row in rows]
     return paged(items, total[0] if total else 0, limit, offset)
 
 

@@ -52,6 +52,7 @@ from nitpicker.query import (
     page_issues,
     summary,
 )
+from nitpicker.query.analysis_scope import analysis_scopes
 from nitpicker.query.charts import NEVER_FETCHED
 from nitpicker.query.duplicates import list_duplicate_pages
 from nitpicker.query.page_links import (
@@ -61,6 +62,7 @@ from nitpicker.query.page_links import (
 )
 from nitpicker.query.page_values import get_page_analysis
 from nitpicker.query.technologies import list_page_technologies
+from nitpicker.query.templates import list_template_findings, list_template_pages, list_templates
 from nitpicker.query.violations import list_rule_pages, list_violation_rules
 from nitpicker.viewer.charts import bar_chart, status_colour
 from nitpicker.viewer.params import BadRequest, NotFound, choice_param, int_param, text_param
@@ -152,7 +154,9 @@ def summary_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, 
               for name, rows, colour in (("depth", spread["depth"], "#24323f"),
                                          ("content_type", spread["content_type"], "#5c6bc0"),
                                          ("validator", spread["validator"], "#8e24aa"))}
+    sampled = [run for run in analysis_scopes(archive.conn) if run["scope"] is not None]
     return "summary.html", {"issues": issues, "summary": overview, "counts": counts, "runs": runs,
+                            "sampled": sampled,
                             "status_chart": dataclasses.asdict(chart),
                             "distributions": spread, "charts": charts, "runs_page": runs_page}
 
@@ -419,6 +423,32 @@ def headers_view(archive: OpenArchive, params: Mapping[str, str]
     return "headers.html", {"headers": result, "missing": missing, "page": number}
 
 
+_TEMPLATE_MAX = 2**62
+
+
+def templates_view(archive: OpenArchive, params: Mapping[str, str]
+                   ) -> tuple[str, dict[str, Any]]:
+    """The Templates view: the template clusters (pages grouped by their DOM skeleton), most
+    pages first, with example pages and how many template-level findings each has; or
+    (``?template=K``) that cluster's pages, paged, and the findings of its skeleton grouped by
+    element (:func:`nitpicker.query.templates.list_template_findings`)."""
+    number = page_number(params)
+    limit, offset = window(number)
+    template = int_param(params, "template", None, 1, _TEMPLATE_MAX)
+    if template is None:
+        clusters = list_templates(archive.conn, examples=3, limit=limit, offset=offset)
+        findings: dict[int, int] = {}
+        for item in list_template_findings(archive.conn, limit=1000)["items"]:
+            findings[item["template"]] = findings.get(item["template"], 0) + 1
+        return "templates.html", {"templates": clusters, "findings": findings,
+                                  "cluster": None, "page": number}
+    pages = list_template_pages(archive.conn, template, limit=limit, offset=offset)
+    grouped = list_template_findings(archive.conn, template=template, everything=True,
+                                     limit=1000)
+    return "templates.html", {"cluster": template, "template_pages": pages,
+                              "template_findings": grouped, "page": number}
+
+
 VIEWS: dict[str, View] = {
     "": summary_view,
     "issue": issue_view,
@@ -434,6 +464,7 @@ VIEWS: dict[str, View] = {
     "duplicates": duplicates_view,
     "mismatches": mismatches_view,
     "headers": headers_view,
+    "templates": templates_view,
     "tree": tree_view,
     "graph": graph_view,
     "technologies": technologies_view,

@@ -1,6 +1,7 @@
-// textlint for plugins/textlint.py: request {url, html} -> [{severity, rule, message, line, col}].
-// Settings: {rules: {ruleId: true | false | options}} — the full rule set (the Python side
-// merges the user's rules over the Japanese defaults). The linter is built once.
+// textlint for plugins/textlint.py: request {url, html, lang} -> [{severity, rule, message,
+// line, col}]. Settings: {rules: {lang: {ruleId: true | false | options}}} — the full rule set
+// of each language (the Python side merges the user's rules over the defaults). One linter per
+// language, built when its first page comes (the Japanese dictionaries load only then).
 import { TextlintKernelDescriptor } from '@textlint/kernel';
 import { createLinter } from 'textlint';
 
@@ -36,7 +37,13 @@ async function buildLinter(rules) {
 
 const SEVERITY = { 1: 'warning', 2: 'error' };
 
-const linter = buildLinter(settings().rules ?? {});
+const rulesByLanguage = settings().rules ?? {};
+const linters = new Map();
+
+function linterFor(lang) {
+	if (!linters.has(lang)) linters.set(lang, buildLinter(rulesByLanguage[lang] ?? {}));
+	return linters.get(lang);
+}
 
 /**
  * textlint picks the HTML plugin by the file name's extension: `/a/` becomes `/a/index.html`
@@ -49,8 +56,8 @@ function fileName(url) {
 	return `${pathname}.html`;
 }
 
-serve(async ({ url, html }) => {
-	const result = await (await linter).lintText(html, fileName(url));
+serve(async ({ url, html, lang }) => {
+	const result = await (await linterFor(lang)).lintText(html, fileName(url));
 	return result.messages.map((m) => ({
 		severity: SEVERITY[m.severity] ?? 'error',
 		rule: m.ruleId,

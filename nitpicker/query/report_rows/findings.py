@@ -12,12 +12,13 @@ from dataclasses import astuple, fields
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.query._common import INTERNAL_HTML, has_tables, listed_filter
-from nitpicker.query.report_rows.cells import CHUNK_ROWS, Chunk, SheetSpec, stream
+from nitpicker.query.analysis_scope import analysis_scopes
+from nitpicker.query.report_rows.cells import CHUNK_ROWS, Chunk, SheetSpec, Value, stream
 from nitpicker.query.summary import summary
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
 __all__ = ["DISCREPANCIES", "IMAGES", "LINK_TEXT_VS_TITLE", "SUMMARY", "VIOLATIONS",
            "discrepancies_count", "discrepancies_rows", "images_count", "images_rows",
@@ -111,7 +112,7 @@ def discrepancies_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *
 
 
 def summary_count(conn: sqlite3.Connection) -> int:
-    return len(fields(summary(conn)))
+    return len(fields(summary(conn))) + len(_sampled(conn))
 
 
 def summary_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
@@ -119,4 +120,21 @@ def summary_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS
     """The archive's counts (:func:`nitpicker.query.summary.summary`), one a row."""
     facts = summary(conn)
     names = [f.name.replace("_", " ") for f in fields(facts)]
-    yield Chunk([[name, value] for name, value in zip(names, astuple(facts), strict=True)])
+    rows: list[Sequence[Value]] = [[name, value]
+                                   for name, value in zip(names, astuple(facts), strict=True)]
+    yield Chunk(rows + _sampled(conn))
+
+
+def _sampled(conn: sqlite3.Connection) -> list[Sequence[Value]]:
+    """One row per plugin whose latest analysis covered only some pages (``--sample``,
+    ``--pages``): the report says its findings are not the whole site's."""
+    found: list[Sequence[Value]] = []
+    for run in analysis_scopes(conn):
+        scope = run["scope"]
+        if scope is None:
+            continue
+        how = f", a sample of {scope['sample']} per template" if scope.get("sample") else ""
+        pages = f", pages matching {' '.join(scope['pages'])}" if scope.get("pages") else ""
+        found.append([f"analysis sampled: {run['plugin']}",
+                      f"{scope['selected']} of {scope['of']} pages{how}{pages}"])
+    return found

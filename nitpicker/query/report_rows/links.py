@@ -179,7 +179,7 @@ def pretty_headers(headers: dict[str, str]) -> str:
     return "{\n  " + _pairs(headers)[1:-1].replace("\x00", ",\n  ") + "\n}"
 
 
-_scan = json.scanner.make_scanner(json.JSONDecoder())
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: the C scanner takes a decoder
 """``_scan(text, 0)[0]``: the value of the JSON ``text`` SQLite wrote."""
 
 _pairs = json.JSONEncoder(ensure_ascii=False, separators=("\x00", ": ")).encode

@@ -294,7 +294,7 @@ def _row(number: int, page: tuple[Any, ...], title_of: Callable[[str], str | Non
 _META: Final = 10
 """Where og:url (its link) sits in a :data:`_PAGES` row; the meta columns' cells follow."""
 
-_scan = json.scanner.make_scanner(json.JSONDecoder())
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: the C scanner takes a decoder
 """``_scan(text, 0)[0]``: the value of JSON ``text`` SQLite wrote (no space around it), without
 ``json.loads``' checks around the C scanner."""
 
@@ -317,7 +317,8 @@ def split_url(url: str) -> tuple[SplitResult, str]:
 
 def _segments_of(parts: SplitResult) -> list[Value]:
     """path1…: ``/<decoded segment>``, the query on the last one (at most ten)."""
-    segments: list[Value] = [f"/{unquote(s)}" for s in parts.path.split("/") if s][:MAX_PATHS]
+    segments: list[Value] = []
+    segments += [f"/{unquote(s)}" for s in parts.path.split("/") if s][:MAX_PATHS]
     if parts.query and segments:
         segments[-1] = f"{segments[-1]}?{parts.query}"
     elif parts.query:
