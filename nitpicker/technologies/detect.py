@@ -172,9 +172,9 @@ def detect(data_set: DataSet, evidence: PageEvidence) -> list[Detection]:
                 if match:
                     found.add(name, pattern, match, _EVIDENCE_NAMES[kind])
                     break
-    for kind, values in facts.named.items():
+    for kind, named in facts.named.items():
         exact, prefixed = data_set.named[kind], data_set.prefixed[kind]
-        for key, texts in values.items():
+        for key, texts in named.items():
             candidates = [*exact.get(key, ()),
                           *((n, p) for prefix, n, p in prefixed if key.startswith(prefix))]
             for name, pattern in candidates:

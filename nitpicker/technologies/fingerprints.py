@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Final
 
 from nitpicker.errors import UserError
@@ -259,9 +260,11 @@ def load_data_set() -> DataSet:
             " pip install 'nitpicker[technologies]'") from exc
     base = f"{DATA_SET}/data"
     try:
-        with open(dist.locate_file(f"{base}/technologies.json"), encoding="utf-8") as handle:  # type: ignore[arg-type]
+        with Path(str(dist.locate_file(f"{base}/technologies.json"))).open(
+                encoding="utf-8") as handle:
             raw = json.load(handle)
-        with open(dist.locate_file(f"{base}/categories.json"), encoding="utf-8") as handle:  # type: ignore[arg-type]
+        with Path(str(dist.locate_file(f"{base}/categories.json"))).open(
+                encoding="utf-8") as handle:
             categories = {int(key): value["name"] for key, value in json.load(handle).items()}
     except (OSError, ValueError, KeyError) as exc:
         raise DataSetMissingError(
@@ -362,7 +365,9 @@ def selector_literals(selector: str) -> tuple[tuple[str, bool], ...]:
 
 def _alternatives(selector: str) -> list[str]:
     """The selectors of a selector list (split at the commas outside quotes and brackets)."""
-    parts, current, quote, depth = [], [], "", 0
+    parts: list[str] = []
+    current: list[str] = []
+    quote, depth = "", 0
     for char in selector:
         if quote:
             quote = "" if char == quote else quote
