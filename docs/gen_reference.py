@@ -5,9 +5,12 @@
 - ``docs/reference/settings.md``: every ``NITPICKER_*`` setting and environment variable of
   ``nitpicker/default_settings.py``;
 - ``docs/reference/mcp-tools.md``: every tool the MCP server registers, its description (the
-  function's docstring) and its arguments (the input schema).
+  function's docstring) and its arguments (the input schema);
+- ``docs/reference/checks.md``: every site check of the registry (``nitpicker/query/checks/``),
+  family by family: its id, priority, category, title, explanation and fix; and the table of
+  rich-result types the structured-data checks read.
 
-    .venv/bin/python docs/gen_reference.py           # write the three pages (make docs does)
+    .venv/bin/python docs/gen_reference.py           # write the pages (make docs does)
     .venv/bin/python docs/gen_reference.py --check   # exit 1, naming them, if they differ
 
 ``tests/test_docs.py`` runs ``--check``: a new option, setting or tool, or a changed help text,
@@ -40,7 +43,6 @@ MCP_INTRO = (
     "The tools `nitpicker mcp` serves, as the client (the model) reads them: the description is "
     "the tool function's docstring, the arguments its input schema. How to connect a client, "
     "and what a session looks like: [`nitpicker mcp`](../guide/mcp.md).")
-
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>|])")
 
 
@@ -236,10 +238,56 @@ def mcp_reference() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+CHECKS_INTRO = (
+    "Every built-in site check, as `nitpicker check` and the end of every crawl run them: its "
+    "id (what `--fail-on check:ID` and `query FILE issue --id ID` take), its default priority "
+    "and category, why it matters and how to fix it (what `query FILE issues` and the viewer "
+    "show). What each check reads, and the bad input of the command: "
+    "[`nitpicker check`](../guide/check.md).")
+
+
+# -- the site checks ----------------------------------------------------------------------------
+
+
+def _rich_results() -> list[str]:
+    from nitpicker.query.checks.structured_data import RICH_RESULTS
+
+    lines = ["### The rich-result types", "",
+             ("What `structured-data/missing-required` and `structured-data/missing-recommended` "
+             "ask of an item of each type (`a / b`: one of them will do):"), "",
+             "| type | required | recommended |", "|---|---|---|"]
+    for kind, needs in RICH_RESULTS.items():
+        required = ", ".join(" / ".join(code(name) for name in group) for group in needs.required)
+        recommended = ", ".join(code(name) for name in needs.recommended)
+        lines.append(f"| `{kind}` | {required or '—'} | {recommended or '—'} |")
+    return [*lines, ""]
+
+
+def checks_reference() -> str:
+    """``docs/reference/checks.md``."""
+    from nitpicker.query.checks import FAMILIES
+
+    lines = ["# Site checks", "", NOTE, "", CHECKS_INTRO, ""]
+    for family in FAMILIES:
+        lines += [f"## {family.CHECKS[0].family}", ""]
+        summary = (family.__doc__ or "").strip().split("\n\n")[0]
+        lines += [" ".join(summary.split()), ""]
+        for check in family.CHECKS:
+            lines += [f"### `{check.id}`", "",
+                      (f"**{escape(check.title)}** — priority `{check.priority}`, category "
+                      f"`{check.category}`."), "",
+                      escape(" ".join(check.explanation.split())), "",
+                      f"*Fix:* {escape(' '.join(check.fix.split()))}", ""]
+        if family.__name__.endswith(".structured_data"):
+            lines += _rich_results()
+    return "\n".join(lines).rstrip() + "\n"
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "cli.md": cli_reference,
     "settings.md": settings_reference,
     "mcp-tools.md": mcp_reference,
+    "checks.md": checks_reference,
 }
 
 

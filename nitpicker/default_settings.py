@@ -56,6 +56,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NITPICKER_SITEMAP_MAX_BYTES", 10 * MiB,
             "Largest sitemap document read (compressed or not); larger ones are skipped whole."),
     Setting("NITPICKER_SITEMAP_MAX_DOCUMENTS", 1000, "Most sitemap documents read in one crawl."),
+    # -- TLS certificates ---------------------------------------------------------------------
+    Setting("NITPICKER_TLS_CHECK", True,
+            "Look at the certificate of each https origin in the crawl's scope once (a TLS "
+            "handshake of its own, verified as a browser would, with the system's trusted "
+            "certificates or `SSL_CERT_FILE`): the `security/tls-invalid` and "
+            "`security/tls-expiring` checks read it. `False` leaves it out."),
+    Setting("NITPICKER_TLS_CHECK_TIMEOUT", 10.0,
+            "Seconds for that handshake, connection included."),
     # -- predictive pagination -----------------------------------------------------------------
     Setting("NITPICKER_PREDICT_PAGINATION", True,
             "`False` removes predictive pagination (`--no-predict-pagination`, `--single`, "

@@ -7,13 +7,15 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 
 from nitpicker.policy.extract import JsonLdBlock, PageMeta
+from nitpicker.policy.extract.structured import MarkupProblem, StructuredItem
 from nitpicker.policy.extract.target import charset_of
 from nitpicker.policy.follow import FollowMode  # the mode of a LinkRecord, defined with the rules
 from nitpicker.policy.urls import MAX_URL_LENGTH
 
-__all__ = ["MAX_URL_LENGTH", "ConsoleRecord", "FollowMode", "ImageRecord", "LinkRecord",
-           "MissedPrediction", "PageItem", "Redirect", "RedirectKind", "ResourceRecord",
-           "answered_link", "status_phrase", "too_long_stand_in"]
+__all__ = ["MAX_URL_LENGTH", "CertificateRecord", "ConsoleRecord", "FollowMode", "ImageRecord",
+           "LinkRecord", "MissedPrediction", "PageItem", "Redirect", "RedirectKind",
+           "ResourceRecord", "SitemapRecord", "answered_link", "status_phrase",
+           "too_long_stand_in"]
 
 
 
@@ -141,11 +143,19 @@ class PageItem:
     resources: list[ResourceRecord] = field(default_factory=list)
     json_ld: list[JsonLdBlock] = field(default_factory=list)
     """The page's JSON-LD blocks, in document order (in-scope HTML pages only)."""
+    structured: list[StructuredItem] = field(default_factory=list)
+    """Its structured data's items, JSON-LD's then Microdata's then RDFa's."""
+    structured_errors: list[MarkupProblem] = field(default_factory=list)
+    """The Microdata or RDFa that could not be read."""
+    extracted: list[tuple[str, str]] = field(default_factory=list)
+    """``(rule name, value)`` of each ``--extract`` match, in order."""
     console: list[ConsoleRecord] = field(default_factory=list)
     """Console messages and uncaught exceptions, in order of first occurrence (rendered
     pages only)."""
     html: str | None = None
     """The HTML snapshot (in-scope HTML pages only)."""
+    http_form_action: str | None = None
+    """The first form of an https page that submits over plain http: its action, resolved."""
     skip_reason: str | None = None
     links_capped: bool = False
     """More links than ``MAX_LINKS_PER_PAGE`` on the page: only that many were kept."""
@@ -215,3 +225,39 @@ class MissedPrediction:
     frontier_id: int | None
     reason: str
     """Why it missed: the status, ``redirected``, ``skipped`` or the error."""
+
+
+@dataclass(slots=True)
+class SitemapRecord:
+    """One sitemap document the crawl asked for (``sitemaps``), read or not."""
+
+    url: str
+    """As requested: the robots.txt line, the index's ``<loc>``, the guessed ``/sitemap.xml``."""
+    found_in: str | None = None
+    """The robots.txt or sitemap index that named it; ``None``: a guess (``/sitemap.xml``)."""
+    status: int | None = None
+    """Its HTTP status; -1: no answer."""
+    kind: str | None = None
+    """``urlset`` or ``sitemapindex``; ``None``: not read."""
+    entries: int | None = None
+    """How many ``<url>`` (or ``<sitemap>``) entries it has, repeats included."""
+    size: int | None = None
+    """Bytes, uncompressed; beyond the read cap as many as were counted (``None``: unknown)."""
+    error: str | None = None
+    """Why it was not read; ``None``: read."""
+
+
+@dataclass(slots=True)
+class CertificateRecord:
+    """The TLS certificate of one https origin (``tls_certificates``)."""
+
+    origin: str
+    """``https://host[:port]``."""
+    checked_at: str
+    """When it was looked at (ISO 8601, UTC)."""
+    not_after: str | None = None
+    """Its end of validity (ISO 8601, UTC); ``None``: unknown."""
+    issuer: str | None = None
+    """Its issuer (RFC 4514); ``None``: unknown."""
+    error: str | None = None
+    """Why the TLS verification refused it; ``None``: valid."""

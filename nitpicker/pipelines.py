@@ -158,12 +158,15 @@ class ArchivePipeline:
     def _record_sitemap(self, item: SitemapItem) -> None:
         session = self.session
         entries = []
-        for raw in item.urls:
+        for raw in dict.fromkeys(item.urls):  # a URL listed again and again is read once
             parsed = session.policy_url(raw)
             if parsed is not None and parsed.is_http:
                 entries.append((parsed.url, not session.in_scope(parsed)))
-        if entries:
+        if entries or item.record is not None:
             try:
-                session.archive.pages.record_sitemap(entries)
+                if item.record is None:
+                    session.archive.pages.record_sitemap(entries)
+                else:
+                    session.archive.site.record_sitemap(item.record, entries)
             except (sqlite3.Error, OSError) as exc:
                 session.fail(classify_exception(exc))

@@ -71,8 +71,8 @@ os.environ.update({name: value for name, value in AUTO_RETRY_OFF.items()
 #: Modules whose tests crawl, serve or start processes without needing a fixture of
 #: :data:`INTEGRATION_FIXTURES` (their own servers, subprocesses, signals): all ``integration``.
 INTEGRATION_MODULES = frozenset({
-    "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_cli", "test_templates",
-    "test_markuplint_hooks",
+    "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_checks_https",
+    "test_cli", "test_templates", "test_markuplint_hooks",
     "test_crawl_compare", "test_distributed", "test_docs", "test_fingerprint", "test_hostile",
     "test_inventory", "test_issues", "test_kill_resume", "test_mcp_server", "test_outage",
     "test_output_files", "test_plugin_lighthouse", "test_plugin_markuplint_engine",

@@ -415,7 +415,7 @@ EXPECTED_HEADERS = {
         "External Links", "External Bad Links", "Internal Referrers", "description",
         "keywords", "noindex", "nofollow", "noarchive", "canonical", "alternate",
         "twitter:card", "og:site_name", "og:url", "og:title", "og:description", "og:type",
-        "og:image",
+        "og:image", "Link Score",  # (and a column per --extract rule of the crawl)
     ],
     "Links": ["URL", "Page Title", "Status Code", "Status Text", "Content Type",
               "Redirect From", "Referrers", "Headers", "Remarks"],

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from fixtures.defects import DEFECTS, EXPECTED
+from fixtures.structured import EXPECTED as STRUCTURED_EXPECTED
 from nitpicker.query.checks import CATEGORIES, CHECKS, PRIORITIES, check_by_id
 from tests.helpers import BEFORE_FINDINGS, run
 
@@ -22,7 +23,11 @@ if TYPE_CHECKING:
     from tests.helpers import Defects
 
 MADE_IN_SQL = {"security/mixed-content", "crawl/trap-cap"}
-"""Checks no page of an http fixture site can trip: ``test_checks_a_crawl_cannot_trip``."""
+"""Checks no page of an http fixture site can trip: ``test_checks_a_crawl_cannot_trip`` (mixed
+content is tripped by a crawl of the https fixture too)."""
+OVER_HTTPS = {"security/hsts", "security/cookie-not-secure", "security/cookie-attributes",
+              "security/tls-invalid", "security/tls-expiring"}
+"""Checks tripped by crawls of the https fixture only: ``tests/test_checks_https.py``."""
 
 
 def findings(archive: Path) -> dict[str, list[tuple[str, str | None, str]]]:
@@ -52,7 +57,10 @@ def test_the_registry_is_well_formed() -> None:
 
 
 def test_every_check_has_a_page_made_to_trip_it() -> None:
-    assert set(EXPECTED) | MADE_IN_SQL == {check.id for check in CHECKS}
+    """``/defects/`` trips the checks of a site's pages, ``/structured/`` the structured-data
+    ones (``tests/test_structured_data.py``), ``fixtures/secure.py`` the https ones."""
+    assert set(EXPECTED) | set(STRUCTURED_EXPECTED) | MADE_IN_SQL | OVER_HTTPS == {
+        check.id for check in CHECKS}
 
 
 def test_the_crawl_runs_the_checks_and_each_finds_exactly_its_defects(defects: Defects) -> None:
@@ -89,6 +97,24 @@ def test_the_clean_pages_trip_nothing(defects: Defects) -> None:
     ("headings/h1-multiple", "two-h1", None, "2 <h1> elements"),
     ("status/fetch-error", "reset", "Connection reset: Connection was closed cleanly.",
      "Could not be fetched: Connection reset: Connection was closed cleanly."),
+    ("redirects/chain", "hop-1", None,
+     ("2 redirects before {base}/defects/clean: {base}/defects/hop-1 → {base}/defects/hop-2"
+     " → {base}/defects/clean")),
+    ("hreflang/invalid-code", "hreflang/bad-code", "en-UK",
+     "hreflang=\"en-UK\" is not valid: 'UK' is not an ISO 3166-1 alpha-2 region code"),
+    ("hreflang/no-return-link", "hreflang/no-return", "{base}/defects/hreflang/en",
+     "hreflang=\"en\" names {base}/defects/hreflang/en, which does not name this page back"),
+    ("hreflang/target-redirect", "hreflang/to-redirect", "{base}/defects/old",
+     "hreflang=\"it-CH\" names {base}/defects/old, which redirects to {base}/defects/clean"),
+    ("sitemaps/not-ok", "server-error", "{base}/defects/sitemap.xml",
+     "Listed in {base}/defects/sitemap.xml, but answers 500"),
+    ("sitemaps/too-large", "sitemap-many.xml", None,
+     "Lists 50,001 URLs: a sitemap may list at most 50,000"),
+    ("sitemaps/too-large", "sitemap-huge.xml.gz", None,
+     ("More than 50 MB uncompressed (52,428,801 bytes or more): a sitemap may be at most"
+     " 52,428,800 bytes")),
+    ("sitemaps/unreadable", "sitemap-gone.xml", None,
+     "Not read (answers 404); named in {base}/sitemap.xml"),
 ])
 def test_a_finding_names_its_element_and_its_facts(defects: Defects, rule: str, path: str,
                                                    element: str | None, message: str) -> None:
@@ -108,7 +134,8 @@ def _copy(defects: Defects, target: Path, *sql: str) -> Path:
 
 
 def test_checks_a_crawl_cannot_trip(defects: Defects, tmp_path: Path) -> None:
-    """Mixed content and HSTS on a page made https in SQL (its images stay http), the trap cap
+    """Mixed content and HSTS on a page made https in SQL (its images stay http: HSTS is
+    ``security/hsts``'s, no more ``security/missing-headers``'), the trap cap
     on two firings of one signature under one directory (one finding): ``nitpicker check``
     finds them; the crawl itself did not (the pages made not to trip them)."""
     assert not {"security/mixed-content", "crawl/trap-cap"} & set(findings(defects.archive))
@@ -128,11 +155,47 @@ def test_checks_a_crawl_cannot_trip(defects: Defects, tmp_path: Path) -> None:
         (https, f"{defects.base}/defects/img/huge.png"),
         (https, f"{defects.base}/defects/img/no-alt.png"),
         (https, f"{defects.base}/defects/img/no-size.png")]
-    headers = {url: message for url, _, message in found["security/missing-headers"]}
-    assert headers[https] == "Served without Strict-Transport-Security"
+    hsts = {url: message for url, _, message in found["security/hsts"]}
+    assert hsts == {https: "Served without Strict-Transport-Security"}
+    assert https not in {url for url, _, _ in found["security/missing-headers"]}
     assert [(url, message) for url, _, message in found["crawl/trap-cap"]] == [
         (first, ("The trap cap stopped following links under /defects after 30 pages with one "
                 f"title and description (last: {first}?n=30)"))]
+
+
+def test_a_redirect_circle_of_handed_over_hops_is_a_loop_not_a_chain(
+        defects: Defects, tmp_path: Path) -> None:
+    """Two URLs redirecting to each other, each met by a request of its own (no request gave
+    up: the crawl recorded both as redirect rows), made in SQL on ``hop-1`` → ``hop-2``:
+    ``redirects/loop`` names both, ``redirects/chain`` none; the crawl's chain was found
+    through ``pages.redirect_next`` alone (cleared, it is gone)."""
+    hop_1, hop_2 = (f"{defects.base}/defects/hop-{n}" for n in (1, 2))
+    circle = _copy(defects, tmp_path / "circle.nitpicker",
+                   f"UPDATE pages SET redirect_next = '{hop_1}' WHERE url = '{hop_2}'")
+    unrecorded = _copy(defects, tmp_path / "unrecorded.nitpicker",
+                       "UPDATE pages SET redirect_next = NULL")
+    for archive in (circle, unrecorded):
+        result = run("check", str(archive), cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    found = findings(circle)
+    assert "redirects/chain" not in found
+    assert sorted((defects.path(url), message) for url, _, message in found["redirects/loop"]) == [
+        ("hop-1", f"Redirects in a circle: {hop_1} → {hop_2} → {hop_1}"),
+        ("hop-2", f"Redirects in a circle: {hop_2} → {hop_1} → {hop_2}"),
+        ("loop-a", "Redirect loop: gave up after 10 redirects")]
+    assert "redirects/chain" not in findings(unrecorded)
+
+
+def test_concat_keeps_what_the_checks_read(defects: Defects, tmp_path: Path) -> None:
+    """``nitpicker concat`` of the crawl with a copy of itself, then ``check``: the same
+    findings (the redirects' next hops, hreflang tags, sitemap documents and their listings,
+    the out-of-scope one's too, are carried over)."""
+    copy = _copy(defects, tmp_path / "copy.nitpicker")
+    result = run("concat", str(defects.archive), str(copy), "-o", "both", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    result = run("check", "both.nitpicker", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert findings(tmp_path / "both.nitpicker") == findings(defects.archive)
 
 
 def test_check_replaces_the_findings_and_records_each_run(defects: Defects,

@@ -30,6 +30,7 @@ USER_ERRORS = [
     ("nitpicker.cli.analyze", "SelectionError"),
     ("nitpicker.crawl.append", "AppendError"),
     ("nitpicker.crawl.config", "ConfigError"),
+    ("nitpicker.policy.extract.custom", "ExtractError"),
     ("nitpicker.policy.request_headers", "HeaderError"),
     ("nitpicker.query.archives", "UnknownArchiveError"),
     ("nitpicker.query.connection", "ArchiveOpenError"),

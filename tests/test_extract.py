@@ -29,6 +29,8 @@ from nitpicker.policy.extract import (
     PageMeta,
     ResourceRef,
     extract,
+    http_form_action,
+    resolve_meta_urls,
 )
 
 parsel = pytest.importorskip("parsel")
@@ -1302,3 +1304,28 @@ def test_pager_links_prev_and_next() -> None:
     meta = extract('<link rel="prev" href="/p/1"><link rel="Next" href=" /p/3 ">'
                    '<link rel="next" href="/p/9">').meta
     assert (meta.prev, meta.next) == ("/p/1", "/p/3")
+
+
+def test_hreflang_alternates_and_form_actions() -> None:
+    """Every ``<link rel=alternate hreflang>`` (the first alternate stays ``alternate``), in
+    order, and each form's action (``""`` when absent); resolved, the hreflang hrefs are
+    absolute and the first form of an https page that submits over http is named."""
+    result = extract(
+        '<head><link rel="alternate" href="/feed.xml" type="application/rss+xml">'
+        '<link rel="alternate" hreflang="en" href="/en/">'
+        '<link rel="Alternate" hreflang=" x-default " href="https://a.test/">'
+        '<link rel="alternate" hreflang="de" href="">'
+        '</head><body><form action="/search"></form><form></form>'
+        '<form action=" http://a.test/post "></form></body>')
+    meta = result.meta
+    assert meta.alternate == "/feed.xml"
+    assert meta.hreflang == [("en", "/en/"), ("x-default", "https://a.test/")]
+    assert result.form_actions == ["/search", "", "http://a.test/post"]
+    resolve_meta_urls(meta, "https://a.test/page")
+    assert meta.hreflang == [("en", "https://a.test/en/"), ("x-default", "https://a.test/")]
+    assert http_form_action("https://a.test/page", "https://a.test/page",
+                            result.form_actions) == "http://a.test/post"
+    assert http_form_action("http://a.test/page", "http://a.test/page",
+                            result.form_actions) is None  # not https: nothing is mixed
+    assert http_form_action("https://a.test/", "http://a.test/", ["/x"]) == "http://a.test/x"
+    assert http_form_action("https://a.test/", "https://a.test/", ["", "/x"]) is None

@@ -252,7 +252,7 @@ def test_an_archive_from_a_newer_nitpicker(archive: str, tmp_path: Path) -> None
         (["html"], "--url is required for the html sub-command"),
         (["resource-referrers"], "--url is required for the resource-referrers sub-command"),
         (["pages", "--sort-by", "size"], ("Invalid sort field: 'size'."
-                                          " Must be one of: url, status, title")),
+                                          " Must be one of: url, status, title, link_score")),
         (["pages", "--sort-order", "up"], "Invalid sort order: 'up'. Must be one of: asc, desc"),
         (["duplicates", "--field", "h1"], ("Invalid duplicate field: 'h1'."
                                            " Must be one of: title, description")),

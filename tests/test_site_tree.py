@@ -1,4 +1,4 @@
-"""``nitpicker.query.site_tree`` and ``link_graph``: the site by folder, and its link graph
+"""``nitpicker.query.site_tree`` and ``site_graph``: the site by folder, and its link graph
 bounded to ``MAX_NODES`` nodes, on a generated archive (``fixtures/snapshot_archive.py``:
 pages in ten folders, page n linking to n + 1 (the next folder) and n + 10 (its own))."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from fixtures.snapshot_archive import BASE, FOLDERS, build_snapshot_archive, page_url
 from nitpicker.query import open_archive
-from nitpicker.query.link_graph import MAX_NODES, link_graph
+from nitpicker.query.site_graph import MAX_NODES, site_graph
 from nitpicker.query.site_tree import folder_tree, status_class
 from nitpicker.viewer.graph import draw_graph, mix_colour
 
@@ -73,7 +73,7 @@ def test_drill_down_and_page_the_files(conn: sqlite3.Connection) -> None:
 
 
 def test_a_big_site_is_a_graph_of_folders(conn: sqlite3.Connection) -> None:
-    graph = link_graph(conn)
+    graph = site_graph(conn)
     assert graph["kind"] == "folder" and graph["pages"] == PAGES > MAX_NODES
     # the deepest level with at most MAX_NODES folders: /news/2024/05/ has its own node
     assert sorted(node["id"] for node in graph["nodes"]) == sorted(
@@ -91,7 +91,7 @@ def test_a_big_site_is_a_graph_of_folders(conn: sqlite3.Connection) -> None:
 
 
 def test_a_small_folder_is_a_graph_of_pages(conn: sqlite3.Connection) -> None:
-    graph = link_graph(conn, "/blog/")
+    graph = site_graph(conn, "/blog/")
     assert graph["kind"] == "page" and graph["pages"] == len(graph["nodes"]) == PAGES // 10
     ids = [node["id"] for node in graph["nodes"]]
     assert page_url(1) in ids

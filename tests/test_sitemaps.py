@@ -11,7 +11,7 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
 from fixtures.site import FixtureSite
-from nitpicker.crawl.sitemaps import SitemapSeeder, SitemapTooLarge, read_sitemap
+from nitpicker.crawl.sitemaps import SIZE_COUNTED, SitemapSeeder, SitemapTooLarge, read_sitemap
 from tests.components import unit_crawler
 from tests.helpers import crawl
 
@@ -46,6 +46,21 @@ def test_read_a_urlset_an_index_and_gzip() -> None:
 def test_documents_over_the_cap_are_skipped_whole(body: bytes) -> None:
     with pytest.raises(SitemapTooLarge):
         read_sitemap(body, 4_000)
+
+
+def test_a_document_over_the_cap_is_measured_up_to_past_50_mb() -> None:
+    """Its size, for ``sitemaps/too-large``: as served, or decompressed (and thrown away) up to
+    one byte past the protocol's 50 MB."""
+    body = urlset("https://a.com/1")
+    assert read_sitemap(body, 10_000).size == len(body)
+    assert read_sitemap(gzip.compress(body), 10_000).size == len(body)
+    for served, cap, size in (
+            (urlset(*(f"https://a.com/{n}" for n in range(200))), 4_000, None),
+            (gzip.compress(b" " * 50_000), 4_000, 50_000),
+            (gzip.compress(b" " * (SIZE_COUNTED + 5_000_000), 1), 1_000_000, SIZE_COUNTED)):
+        with pytest.raises(SitemapTooLarge) as raised:
+            read_sitemap(served, cap)
+        assert raised.value.size == (len(served) if size is None else size)
 
 
 def test_garbage_is_not_a_sitemap() -> None:

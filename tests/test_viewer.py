@@ -213,7 +213,7 @@ def test_duplicates_mismatches_headers_violations(viewer: Viewer, site: FixtureS
     ("/a/0/pages?page=0", 400, "Invalid page: 0. Must be between 1 and 184467440737095516"),
     ("/a/0/pages?page=two", 400, "Invalid page: 'two'. Must be an integer"),
     ("/a/0/pages?status=1000", 400, "Invalid status: 1000. Must be between -1 and 999"),
-    ("/a/0/pages?sort=evil", 400, "Invalid sort: 'evil'. Must be one of: url, status, title"),
+    ("/a/0/pages?sort=evil", 400, "Invalid sort: 'evil'. Must be one of: url, status, title, link_score"),
     ("/a/0/links?type=all", 400,
      "Invalid type: 'all'. Must be one of: broken, external, orphaned"),
     ("/a/0/clusters?min=0", 400, "Invalid min: 0. Must be between 1 and 9223372036854775807"),

@@ -88,7 +88,7 @@ async def test_from_the_overview_to_an_issue_its_page_and_back(viewer: Viewer,
         await page.get_by_role("link", name=missing, exact=True).click()
         assert await page.locator(".page-url").inner_text() == missing
         own = page.locator("#page-issues tbody tr")
-        assert await own.count() == 2  # broken, and a 4xx
+        assert await own.count() == 3  # broken, a 4xx, and listed in a sitemap
         await page.locator("#page-issues").get_by_role("link", name="Client errors (4xx)").click()
         assert await page.locator("h1").inner_text() == "Client errors (4xx)"
         await page.get_by_role("link", name="Issues", exact=True).first.click()

@@ -43,6 +43,8 @@ __all__ = [
     "ConfigError",
     "PluginEntry",
     "cli_overrides",
+    "config_document",
+    "config_line",
     "load_config",
     "plugin_name",
 ]
@@ -103,6 +105,17 @@ def plugin_name(name: str) -> str:
 def load_config(cwd: Path, known: Collection[str]) -> AnalyzeConfig:
     """The config of ``cwd`` (see the module's docstring); ``known``: the installed plugins'
     names, against which the file's names are checked."""
+    found = config_document(cwd)
+    if found is None:
+        return _bundled(None)
+    path, text, document = found
+    return _from_document(path, text, document, known)
+
+
+def config_document(cwd: Path) -> tuple[Path, str, Any] | None:
+    """The first config file of ``cwd`` that has nitpicker's config (:data:`CONFIG_FILES`):
+    its path, its text and the config (the whole file, or its ``[tool.nitpicker]`` table, its
+    ``nitpicker`` key); ``None`` when there is none. ``ConfigError`` for a malformed file."""
     for filename in CONFIG_FILES:
         path = cwd / filename
         if not path.is_file():
@@ -120,8 +133,13 @@ def load_config(cwd: Path, known: Collection[str]) -> AnalyzeConfig:
         if document is None:
             continue
         _check_depth(path, document)
-        return _from_document(path, text, document, known)
-    return _bundled(None)
+        return path, text, document
+    return None
+
+
+def config_line(path: Path, text: str, key: str) -> str:
+    """``file:line`` of the first line of the config that names ``key`` (for a message)."""
+    return _Locator(path, text).at(key)
 
 
 def _bundled(source: Path | None) -> AnalyzeConfig:

@@ -1,5 +1,5 @@
 """Running the site checks over an archive and storing what they find (migration
-``0020_findings``).
+``0020_findings``), each page's link score first (:mod:`nitpicker.archive.link_score`).
 
 :func:`record_checks` runs every check of :mod:`nitpicker.query.checks` on a writer's
 connection, in **one transaction**: the archive's check findings are replaced whole, or (an
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.archive.connection import connect, now
+from nitpicker.archive.link_score import LinkScoreSummary, record_link_scores
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
 from nitpicker.archive.writer import ArchiveError, check_archive_file
@@ -67,14 +68,18 @@ class CheckRunSummary:
     """Findings by priority."""
     elapsed: float = 0.0
     """Seconds."""
+    link_scores: LinkScoreSummary | None = None
+    """The link scores computed first (:mod:`nitpicker.archive.link_score`)."""
 
 
 def record_checks(conn: sqlite3.Connection, checks: Sequence[Check] = CHECKS, *,
-                  on_check: Callable[[Check, int], None] | None = None) -> CheckRunSummary:
+                  on_check: Callable[[Check, int], None] | None = None,
+                  link_scores: bool = True) -> CheckRunSummary:
     """Run ``checks`` on ``conn`` (a writer's autocommit connection, the archive migrated)
-    and replace the archive's check findings with theirs, in one transaction.
-    ``on_check(check, findings)`` is called after each check. Raises what SQLite raises, the
-    transaction then rolled back."""
+    and replace the archive's check findings with theirs, in one transaction, the pages'
+    link scores computed first (``link_scores``: false when the caller has). ``on_check(check,
+    findings)`` is called after each check. Raises what SQLite raises, the transaction then
+    rolled back."""
     register_functions(conn)
     register_fingerprint(conn)
     summary = CheckRunSummary()
@@ -83,6 +88,8 @@ def record_checks(conn: sqlite3.Connection, checks: Sequence[Check] = CHECKS, *,
         conn.execute("COMMIT")
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if link_scores:
+            summary.link_scores = record_link_scores(conn)
         conn.execute("DELETE FROM check_findings")
         for check in checks:
             params = {**check.params, "rule": check.id, "priority": check.priority,

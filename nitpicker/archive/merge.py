@@ -76,6 +76,8 @@ MERGED_TABLES: Final = frozenset({
     "console_messages", "page_console_messages", "json_ld_blocks", "json_ld_types",
     "analysis_runs", "analyzed_pages", "page_values", "violations", "plugin_errors", "outages",
     "inventory_runs", "check_runs", "check_findings", "templates", "page_templates",
+    "hreflang_links", "sitemaps", "sitemap_urls", "tls_certificates",
+    "structured_items", "structured_data_errors", "extracted_values",
     "technology_runs", "technologies", "technology_categories", "page_technologies",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
@@ -346,6 +348,11 @@ def _merge_children(conn: sqlite3.Connection) -> None:
         " FROM s.json_ld_types AS r WHERE r.block_id IN"
         " (SELECT id FROM s.json_ld_blocks WHERE page_id IN (SELECT old FROM temp.taken))",
         (blocks,))
+    _merge_site_audit(conn, page)
+    _copy_shifted(conn, "structured_items", _OWNED, {"page_id": page})
+    _copy_shifted(conn, "structured_data_errors", _OWNED, {"page_id": page})
+    conn.execute("INSERT INTO main.extracted_values(page_id, name, position, value)"
+                 f" SELECT {page}, r.name, r.position, r.value FROM s.extracted_values AS r {_OWNED}")
     runs = _copy_shifted(conn, "runs")
     _copy_shifted(conn, "trap_events", "", {"run_id": f"r.run_id + {runs}"})
     _copy_shifted(conn, "outages", "", {"run_id": f"r.run_id + {runs}"})
@@ -355,6 +362,27 @@ def _merge_children(conn: sqlite3.Connection) -> None:
         " SELECT key, url, depth, mode, state FROM s.frontier WHERE true"
         " ON CONFLICT(key) DO UPDATE SET state = max(frontier.state, excluded.state)")
     _merge_analysis(conn, page)
+
+
+def _merge_site_audit(conn: sqlite3.Connection, page: str) -> None:
+    """A shard's hreflang alternates (of the pages it brings), sitemap documents (keyed by
+    URL: the first shard's row of one), the URLs each lists (every URL the new archive has),
+    and certificates (keyed by origin)."""
+    conn.execute(
+        "INSERT INTO main.hreflang_links(page_id, lang, url)"
+        f" SELECT {page}, r.lang, r.url FROM s.hreflang_links AS r {_OWNED} ORDER BY r.rowid")
+    columns = _columns(conn, "sitemaps", skip=("id",))
+    conn.execute(
+        f"INSERT OR IGNORE INTO main.sitemaps({', '.join(columns)})"
+        f" SELECT {', '.join('r.' + c for c in columns)} FROM s.sitemaps AS r ORDER BY r.id")
+    conn.execute(  # a listing is the URL's, recorded in full or not (an out-of-scope stub)
+        "INSERT OR IGNORE INTO main.sitemap_urls(sitemap_id, page_id)"
+        f" SELECT m.id, {page} FROM s.sitemap_urls AS r"
+        " JOIN s.sitemaps AS d ON d.id = r.sitemap_id JOIN main.sitemaps AS m ON m.url = d.url"
+        " WHERE r.page_id IN (SELECT old FROM temp.idmap)")
+    conn.execute(
+        "INSERT OR IGNORE INTO main.tls_certificates(origin, checked_at, not_after, issuer, error)"
+        " SELECT origin, checked_at, not_after, issuer, error FROM s.tls_certificates")
 
 
 def _merge_analysis(conn: sqlite3.Connection, page: str) -> None:

@@ -377,6 +377,46 @@ ALTER TABLE analysis_runs ADD COLUMN scope TEXT /* JSON: --sample, --pages; NULL
 """
 """Template clusters (issue 29): pages grouped by DOM skeleton; the pages a run analysed."""
 
+_STRUCTURED_DATA: Final = """
+CREATE TABLE structured_items (     -- each typed top-level entity of a page's structured data
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    syntax TEXT NOT NULL,           -- json-ld, microdata, rdfa
+    position INTEGER NOT NULL,      -- its place among the page's items, from 0
+    type TEXT NOT NULL,             -- its first type: a schema.org name (Product), else an IRI
+    data TEXT NOT NULL              -- the item as JSON, schema.org names short: {"@type": …}
+);
+CREATE INDEX structured_items_page ON structured_items(page_id);
+CREATE INDEX structured_items_type ON structured_items(type);
+CREATE TABLE structured_data_errors (  -- Microdata or RDFa that could not be read
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    syntax TEXT NOT NULL,           -- microdata, rdfa (JSON-LD's errors: json_ld_blocks.error)
+    message TEXT NOT NULL
+);
+CREATE INDEX structured_data_errors_page ON structured_data_errors(page_id)
+"""
+"""Structured data in one shape for its three syntaxes (issue 30, item 7;
+:mod:`nitpicker.policy.extract.structured`): JSON-LD's blocks stay in ``json_ld_blocks``."""
+
+_EXTRACTED_VALUES: Final = """
+CREATE TABLE extracted_values (     -- what each --extract rule found on a page
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    name TEXT NOT NULL,             -- the rule's name
+    position INTEGER NOT NULL,      -- the match's place on the page, from 0
+    value TEXT NOT NULL,
+    PRIMARY KEY (page_id, name, position)
+) WITHOUT ROWID
+"""
+"""Custom extraction (issue 30, item 8): ``crawl --extract NAME=css:…|xpath:…|regex:…``."""
+
+_LINK_SCORE: Final = """
+-- the page's PageRank over the in-scope link graph, times the number of pages in it (1: an
+-- average page); NULL: not in the graph (not an internal HTML page) or never computed
+ALTER TABLE pages ADD COLUMN link_score REAL
+"""
+"""Link score (issue 30, item 9): computed after the crawl, with the site checks."""
+
 _RUN_AUTO_RETRY: Final = """
 -- the URLs the end-of-run retry pass fetched again
 ALTER TABLE runs ADD COLUMN auto_retried INTEGER;
@@ -385,6 +425,56 @@ ALTER TABLE runs ADD COLUMN auto_recovered INTEGER
 """
 """The end-of-run retry pass (issue 32, :mod:`nitpicker.crawl.auto_retry`): NULL when a run
 had none (nothing failed for a passing reason, the pass turned off, the run stopped first)."""
+
+_REDIRECT_NEXT: Final = """
+-- the URL a redirect source sends to: its next hop (the page, or the next redirect of its
+-- chain); NULL on every other row and on rows written before this migration
+ALTER TABLE pages ADD COLUMN redirect_next TEXT;
+CREATE INDEX pages_redirect_next ON pages(redirect_next) WHERE redirect_next IS NOT NULL
+"""
+"""Each redirect's next hop (``redirects/chain``): ``redirect_dest_id`` says where a chain
+*ends*, this column how it gets there, hop by hop. A URL, not an id: merge, concat and split
+copy it as it is."""
+
+_SITE_AUDIT: Final = """
+-- the first <form action> of an https page that submits over plain http (resolved); NULL: none
+ALTER TABLE pages ADD COLUMN http_form_action TEXT;
+
+CREATE TABLE hreflang_links (     -- a page's <link rel=alternate hreflang=… href=…>
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    lang TEXT NOT NULL,             -- the hreflang value as written: en, en-GB, x-default
+    url TEXT NOT NULL               -- the href resolved against the page, normalised
+);
+CREATE INDEX hreflang_links_page ON hreflang_links(page_id);
+
+CREATE TABLE sitemaps (           -- each sitemap document the crawl asked for
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL UNIQUE,       -- as requested (the robots.txt line, the index's <loc>)
+    found_in TEXT,                  -- the robots.txt or sitemap index naming it; NULL: a guess
+    status INTEGER,                 -- its HTTP status; -1: no answer
+    kind TEXT,                      -- urlset or sitemapindex; NULL: not read
+    entries INTEGER,                -- its <url> (or <sitemap>) entries; NULL: not read
+    size INTEGER,                   -- bytes, uncompressed (beyond the read cap: counted, or NULL)
+    error TEXT                      -- why it was not read; NULL: read
+);
+CREATE TABLE sitemap_urls (       -- which sitemap lists which URL
+    sitemap_id INTEGER NOT NULL REFERENCES sitemaps(id),
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    PRIMARY KEY (sitemap_id, page_id)
+) WITHOUT ROWID;
+CREATE INDEX sitemap_urls_page ON sitemap_urls(page_id);
+
+CREATE TABLE tls_certificates (   -- the certificate of each https origin the crawl fetched
+    origin TEXT PRIMARY KEY,        -- https://host[:port]
+    checked_at TEXT NOT NULL,       -- when the crawl looked (ISO 8601, UTC)
+    not_after TEXT,                 -- its end of validity (ISO 8601, UTC); NULL: unknown
+    issuer TEXT,                    -- its issuer (RFC 4514); NULL: unknown
+    error TEXT                      -- why the TLS verification refused it; NULL: valid
+) WITHOUT ROWID
+"""
+"""The facts the security, hreflang and sitemap checks read (issue 30, items 4–6): a form
+that posts over http from an https page, a page's hreflang alternates, the sitemap documents
+and what each lists, each https origin's certificate."""
 
 _TECHNOLOGIES: Final = """
 CREATE TABLE technology_runs (    -- each technology detection pass (nitpicker technologies)
@@ -446,6 +536,11 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0020_findings", _FINDINGS),
     ("0021_violation_details", _VIOLATION_DETAILS),
     ("0022_page_templates", _PAGE_TEMPLATES),
+    ("0028_redirect_next", _REDIRECT_NEXT),
+    ("0029_site_audit", _SITE_AUDIT),
+    ("0030_structured_data", _STRUCTURED_DATA),
+    ("0031_extracted_values", _EXTRACTED_VALUES),
+    ("0032_link_score", _LINK_SCORE),
     ("0033_run_auto_retry", _RUN_AUTO_RETRY),
     ("0035_technologies", _TECHNOLOGIES),
 )

@@ -2,8 +2,9 @@
 
 One call records one URL's result (:meth:`PageRecorder.record`): its ``pages`` row, its child
 rows (response headers, anchors, images, resources and their referrers and headers, JSON-LD
-blocks and their types, console messages — each distinct message once, linked to every page
-that showed it — and the snapshot), the rows of its redirect hops, the stub rows of the pages it links to, the frontier
+blocks and their types, structured data items, ``--extract`` values, console messages — each
+distinct message once, linked to every page that showed it —, hreflang alternates and the
+snapshot), the rows of its redirect hops, the stub rows of the pages it links to, the frontier
 rows of the links to follow and the acknowledgement of its own frontier row, all in the open
 batch; the URLs a page's own resources answered (:meth:`PageRecorder.record_answered`) are
 recorded alongside, without a request of their own. Sitemap listings (:meth:`PageRecorder.record_sitemap`) and, when a run closes, the URL
@@ -19,8 +20,9 @@ import zlib
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
-from nitpicker.archive import page_sql
+from nitpicker.archive import page_audit, page_sql
 from nitpicker.archive.connection import json_rows, now, serialised, sorting_on_disk
+from nitpicker.archive.page_data import record_page_data
 from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.policy.urls import frontier_key, natural_order_key
 
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from nitpicker.archive.budget import SizeBudget
     from nitpicker.archive.frontier_port import FrontierPort
     from nitpicker.items import ConsoleRecord, LinkRecord, PageItem, ResourceRecord
-    from nitpicker.policy.extract import JsonLdBlock
 
 __all__ = ["PageRecorder"]
 
@@ -217,14 +218,15 @@ class PageRecorder:
         at). ``dest_id`` is the URL the last hop led to (``final_id`` unless it redirects)."""
         conn = self._conn
         frontier = self._frontier
-        fetched_at = now()
-        for hop in item.redirects:
+        at = now()
+        following = [*(hop.url for hop in item.redirects[1:]), item.url]  # each hop's next
+        for hop, next_url in zip(item.redirects, following, strict=True):
             if hop.url == item.url:
                 continue  # a self-redirect (e.g. an auth challenge) is not a source
             external = item.is_external if hop.is_external is None else hop.is_external
             hop_id, was_page = conn.execute(
                 page_sql.RECORD_HOP,
-                (hop.url, external, item.depth, hop.status, final_id, hop.kind, fetched_at),
+                (hop.url, external, item.depth, hop.status, final_id, hop.kind, next_url, at),
             ).fetchone()
             if was_page is not None:  # fetched again (a recrawl), it redirects now
                 self._forget_page(hop_id)
@@ -324,8 +326,9 @@ class PageRecorder:
             )
         if item.resources:
             self._insert_resources(page_id, item.resources)
-        if item.json_ld:
-            self._insert_json_ld(page_id, item.json_ld)
+        if item.json_ld or item.structured or item.structured_errors or item.extracted:
+            record_page_data(conn, page_id, item)
+        page_audit.record_page_audit(conn, page_id, item, fetched_before=fetched_before)
         if item.console:
             self._insert_console(page_id, item.console)
         if page.snapshot is not None:
@@ -333,20 +336,6 @@ class PageRecorder:
                 "INSERT OR REPLACE INTO snapshots(page_id, encoding, html) VALUES (?, 'zlib', ?)",
                 (page_id, page.snapshot),
             )
-
-    def _insert_json_ld(self, page_id: int, blocks: list[JsonLdBlock]) -> None:
-        conn = self._conn
-        for position, block in enumerate(blocks):
-            row = conn.execute(
-                "INSERT INTO json_ld_blocks(page_id, position, is_valid, error, source)"
-                " VALUES (?, ?, ?, ?, ?) RETURNING id",
-                (page_id, position, block.is_valid, block.error, block.source),
-            ).fetchone()
-            if block.types:
-                conn.executemany(
-                    "INSERT OR IGNORE INTO json_ld_types(block_id, type) VALUES (?, ?)",
-                    [(row[0], kind) for kind in block.types],
-                )
 
     def _insert_console(self, page_id: int, records: list[ConsoleRecord]) -> None:
         # A message shown by many pages (a shared script's warning) is one row: inserted by

@@ -18,7 +18,7 @@ RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, 
 VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
     ?, ?)
 ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_kind = NULL,
-    is_target = excluded.is_target, is_external = excluded.is_external,
+    redirect_next = NULL, is_target = excluded.is_target, is_external = excluded.is_external,
     depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
     status_text = excluded.status_text, content_type = excluded.content_type,
     content_length = excluded.content_length, lang = excluded.lang,
@@ -36,9 +36,10 @@ ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_ki
     canonical_relative = excluded.canonical_relative RETURNING id"""
 
 RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
-    redirect_kind, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?)
+    redirect_kind, redirect_next, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET scraped = 1, status = excluded.status,
-    redirect_dest_id = excluded.redirect_dest_id, redirect_kind = excluded.redirect_kind
+    redirect_dest_id = excluded.redirect_dest_id, redirect_kind = excluded.redirect_kind,
+    redirect_next = excluded.redirect_next
 RETURNING id, content_type"""
 """A hop's row, and its content type: not NULL when the URL was recorded as a page before
 (fetched again, by a recrawl, it now redirects): :data:`FORGET_PAGE_FACTS` then."""
@@ -47,7 +48,8 @@ FORGET_PAGE_FACTS = """UPDATE pages SET is_target = 0, content_type = NULL, cont
     lang = '', title = '', description = '', keywords = '', noindex = 0, nofollow = 0,
     noarchive = 0, canonical = '', alternate = '', og_type = '', og_title = '',
     og_site_name = '', og_description = '', og_url = '', og_image = '', twitter_card = '',
-    links_capped = 0, charset = NULL, h1_count = NULL, canonical_relative = NULL
+    links_capped = 0, charset = NULL, h1_count = NULL, canonical_relative = NULL,
+    http_form_action = NULL
 WHERE id = ?"""
 """A page that is a redirect now keeps none of the facts it had as a page (its child rows,
 :data:`FETCHED_CHILDREN`, go too)."""
@@ -85,11 +87,13 @@ MARK_SITEMAP = "UPDATE pages SET in_sitemap = 1 WHERE id = ?"
 MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
 
 FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers",
-                     "page_console_messages", "json_ld_blocks")
+                     "page_console_messages", "json_ld_blocks", "hreflang_links",
+                     "structured_items", "structured_data_errors", "extracted_values")
 """The child tables of a fetched page (constant names: formatted into statements)."""
 
 REPLACED_CHILDREN = ("response_headers", "anchors", "images", "json_ld_blocks",
-                      "page_console_messages")
+                      "page_console_messages", "hreflang_links", "structured_items",
+                      "structured_data_errors", "extracted_values")
 """The child tables a fetch of the page again replaces (the snapshot is replaced by its own
 insert, resource referrers are kept)."""
 

@@ -16,7 +16,9 @@ close. Its parts write by concept, through the same connection and under the sam
 - ``writer.runs`` (:class:`~nitpicker.archive.run_log.RunLog`): the run rows, lost runs,
   the trap cap's events and the signatures it capped;
 - ``writer.pages`` (:class:`~nitpicker.archive.page_recorder.PageRecorder`): page rows and
-  their children, sitemap listings, the URL order.
+  their children, sitemap listings, the URL order;
+- ``writer.site`` (:class:`~nitpicker.archive.site_facts.SiteFacts`): the sitemap documents
+  and what each lists, the https origins' certificates.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.page_recorder import PageRecorder
 from nitpicker.archive.run_log import RunLog
 from nitpicker.archive.schema import SchemaError, migrate
+from nitpicker.archive.site_facts import SiteFacts
 from nitpicker.errors import UserError
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 
@@ -101,6 +104,7 @@ class ArchiveWriter:
         self.frontier: FrontierPort = self.make_frontier()
         self.runs = RunLog(self)
         self.pages = PageRecorder(self, self.frontier, self.budget)
+        self.site = SiteFacts(self, self.pages)
         self._after_commit: Callable[[], None] | None = None
 
     def use_frontier(self, frontier: FrontierPort, after_commit: Callable[[], None]) -> None:

@@ -21,6 +21,7 @@ from nitpicker import __version__
 from nitpicker.errors import UserError
 from nitpicker.messages import shown_integer
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, keyword_pattern
+from nitpicker.policy.extract.custom import ExtractError, compile_rules
 from nitpicker.policy.request_headers import (
     Credentials,
     HeaderError,
@@ -155,6 +156,9 @@ class CrawlConfig:
     image_file_size_threshold: int | None = None
     """Bytes above which an image file is oversized (``--image-file-size-threshold``):
     ``nitpicker query FILE images --oversized`` lists the images that exceed it."""
+    extract: tuple[str, ...] = ()
+    """``--extract NAME=css:…|xpath:…|regex:…`` (and ``nitpicker.toml``'s ``[crawl.extract]``):
+    the values read from every in-scope HTML page (:mod:`nitpicker.policy.extract.custom`)."""
     headers: tuple[str, ...] = field(default=(), repr=False)
     """``--header 'Name: value'``: sent with in-scope requests only. The archive keeps the
     names (:meth:`to_json`), never the values."""
@@ -204,6 +208,10 @@ class CrawlConfig:
                 keyword_pattern(keyword)
             except ValueError as exc:
                 raise ConfigError(f"--exclude-keyword: {exc}") from exc
+        try:
+            compile_rules(tuple(self.extract))
+        except ExtractError as exc:
+            raise ConfigError(f"--extract {exc}") from exc
         if self.inventory_label and not self.inventory:
             raise ConfigError("--inventory-label names an --inventory: give the file too")
         if self.inventory and not self.follows_links:

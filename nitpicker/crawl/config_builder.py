@@ -40,6 +40,7 @@ from nitpicker.crawl.config import (
     stored_secret_names,
     validate_url,
 )
+from nitpicker.crawl.extract_config import configured_rules, merged_rules
 from nitpicker.policy.excludes import DEFAULT_EXCLUDED_URLS, split_globs
 from nitpicker.policy.request_headers import HeaderError, parse_header, shown_url
 
@@ -128,6 +129,8 @@ def new_config(options: GivenOptions, *, cwd: Path | None = None,
     values["recursive"] = values.get("recursive", True) and not single and not list_mode
     values["output"] = resolve_output_path(values.get("output") or "", roots[0] if roots else "",
                                            cwd)
+    values["extract"] = merged_rules(configured_rules(cwd or Path.cwd()),
+                                     values.get("extract") or ())
     if values.get("inventory"):
         from nitpicker.crawl.inventory import read_inventory_file
 

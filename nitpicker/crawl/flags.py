@@ -121,6 +121,9 @@ FLAGS: Final[tuple[Flag, ...]] = (
     Flag("header_file", ("--header-file",), Path | None,
          "Extra request headers from this file, one 'Name: value' a line (# comments), as "
          "repeated --header.", show_default=False),
+    Flag("extract", ("--extract",), list[str] | None,
+         "Read a value from every in-scope HTML page: NAME=css:SELECTOR, NAME=xpath:EXPR or "
+         "NAME=regex:PATTERN; repeatable (and [crawl.extract] in nitpicker.toml)."),
     Flag("ignore_robots", ("--ignore-robots",), bool, "Do not fetch or obey robots.txt."),
     Flag("parallels", ("--parallels", "-P"), int, "Concurrent requests."),
     Flag("interval", ("--interval", "-I"), int, "Minimum delay between requests, in ms."),

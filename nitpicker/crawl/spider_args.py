@@ -85,7 +85,7 @@ def _coerce(key: str, raw: Any, annotation: Any) -> Any:
     if kind.startswith("tuple"):
         if key == "excludes":
             return tuple(split_globs(raw))
-        if key == "headers":  # a value may hold commas: one header a line
+        if key in ("headers", "extract"):  # a value may hold commas: one a line
             return tuple(line.removesuffix("\r") for line in raw.split("\n") if line.strip())
         return tuple(v.strip() for v in raw.split(",") if v.strip())
     return raw

@@ -179,7 +179,7 @@ Limit = Annotated[int, Field(ge=1, le=1000, description="Most items to return (1
 Offset = Annotated[int, Field(ge=0, le=SQLITE_INTEGER_MAX, description="Items to skip (paging).")]
 Status = Annotated[int | None, Field(ge=STATUS_RANGE[0], le=STATUS_RANGE[1])]
 """An HTTP status filter: -1 (fetch error) to 999."""
-SortField = Literal["url", "status", "title"]
+SortField = Literal["url", "status", "title", "link_score"]
 SortOrder = Literal["asc", "desc"]
 LinkType = Literal["broken", "external", "orphaned"]
 DuplicateField = Literal["title", "description"]

@@ -16,6 +16,7 @@ from typing_extensions import TypedDict
 from nitpicker.messages import shown_integer
 from nitpicker.policy.signature import OG_FIELDS, is_signable, meta_signature
 from nitpicker.policy.urls import join_href, normalize_url
+from nitpicker.query.audit_functions import register_audit_functions
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -293,9 +294,11 @@ def register_functions(conn: sqlite3.Connection) -> None:
 
     ``nitpicker_page_signature(url, title, description, og_type, og_title, og_site_name,
     og_description, og_url, og_image)``, ``nitpicker_resolve_url(base, href)`` and
-    ``nitpicker_url_scheme(text)``. Registering a function changes nothing in the file.
+    ``nitpicker_url_scheme(text)``, and the checks' (:mod:`nitpicker.query.audit_functions`).
+    Registering a function changes nothing in the file.
     """
     conn.create_function("nitpicker_page_signature", 3 + len(OG_FIELDS), _page_signature,
                          deterministic=True)
     conn.create_function("nitpicker_resolve_url", 2, _resolve_url, deterministic=True)
     conn.create_function("nitpicker_url_scheme", 1, _url_scheme, deterministic=True)
+    register_audit_functions(conn)

@@ -28,6 +28,7 @@ from nitpicker.query._common import (
     fetch_counted,
     fetch_one,
     find_page_id,
+    has_column,
     has_tables,
     paged,
 )
@@ -108,9 +109,14 @@ _OVERVIEW_SQL: Final = f"""SELECT rule, min(source), min({_PRIORITY_RANK}), min(
 """One row per issue: its id, source, most severe priority, category, URLs, findings and
 one message (an analyzer rule's explanation)."""
 
-_ISSUE_FINDINGS_SQL: Final = """SELECT url, element, location, snippet, message, fingerprint,
-        count(*) OVER () FROM findings WHERE rule = :rule
-    ORDER BY url, element, location, source_id LIMIT :limit OFFSET :offset"""
+_ISSUE_FINDINGS_SQL: Final = """SELECT f.url, f.element, f.location, f.snippet, f.message,
+        f.fingerprint, count(*) OVER () FROM findings f {join} WHERE f.rule = :rule
+    ORDER BY {score} f.url, f.element, f.location, f.source_id LIMIT :limit OFFSET :offset"""
+"""``{join}``, ``{score}``: the pages' link scores, most important first (migration
+``0032_link_score``; an archive before it: by URL only). Constants, never input."""
+_BY_SCORE: Final = {"join": "LEFT JOIN pages p ON p.id = f.page_id",
+                    "score": "p.link_score IS NULL, p.link_score DESC,"}
+_BY_URL: Final = {"join": "", "score": ""}
 _ISSUE_COUNT_SQL: Final = "SELECT count(*) FROM findings WHERE rule = :rule"
 _ISSUE_EXISTS_SQL: Final = "SELECT 1 FROM findings WHERE rule = :rule LIMIT 1"
 
@@ -203,8 +209,8 @@ def _known(conn: sqlite3.Connection, issue_id: str) -> bool:
 
 def issue_urls(conn: sqlite3.Connection, issue_id: str, *, limit: int = 100,
                offset: int = 0) -> Paged[IssueFinding]:
-    """The findings of one issue, by URL (then element and location): where it is, and what
-    each finding says. ``ValueError`` for an id that is no check and no rule of the archive's
+    """The findings of one issue, the most important pages first (by link score, then URL,
+    element and location): where it is, and what each finding says. ``ValueError`` for an id that is no check and no rule of the archive's
     findings."""
     check_paging(limit, offset)
     if not has_findings(conn):
@@ -213,7 +219,8 @@ def issue_urls(conn: sqlite3.Connection, issue_id: str, *, limit: int = 100,
         return paged([], 0, limit, offset)
     if not _known(conn, issue_id):
         raise ValueError(_unknown(issue_id))
-    rows, total = fetch_counted(conn, _ISSUE_FINDINGS_SQL, _ISSUE_COUNT_SQL,
+    order = _BY_SCORE if has_column(conn, "pages", "link_score") else _BY_URL
+    rows, total = fetch_counted(conn, _ISSUE_FINDINGS_SQL.format(**order), _ISSUE_COUNT_SQL,
                                 {"rule": issue_id, "limit": limit, "offset": offset}, offset)
     items: list[IssueFinding] = [
         {"url": url, "element": element, "location": location, "snippet": snippet,

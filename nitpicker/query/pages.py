@@ -16,11 +16,13 @@ from nitpicker.query._common import (
     fetch_all,
     fetch_one,
     find_page_id,
+    has_column,
     has_migration,
     like_escape,
     paged,
     url_candidates,
 )
+from nitpicker.query.extracted import extract_names, page_extracted_values
 
 if TYPE_CHECKING:
     import sqlite3
@@ -39,7 +41,7 @@ __all__ = [
     "list_pages",
 ]
 
-SORT_FIELDS = ("url", "status", "title")
+SORT_FIELDS = ("url", "status", "title", "link_score")
 SORT_ORDERS = ("asc", "desc")
 _SORT_SQL = {
     ("url", "asc"): "p.url ASC",
@@ -48,6 +50,8 @@ _SORT_SQL = {
     ("status", "desc"): "p.status DESC NULLS LAST, p.url ASC",
     ("title", "asc"): "p.title ASC, p.url ASC",
     ("title", "desc"): "p.title DESC, p.url ASC",
+    ("link_score", "asc"): "p.link_score ASC NULLS LAST, p.url ASC",
+    ("link_score", "desc"): "p.link_score DESC NULLS LAST, p.url ASC",
 }
 
 _PATH_SQL = "substr(p.url, instr(substr(p.url, instr(p.url, '://') + 3), '/') + instr(p.url, '://') + 2)"
@@ -67,6 +71,13 @@ class PageListItem(TypedDict):
     """The character encoding the page declares, lower-case (its ``Content-Type`` header's,
     else its ``<meta charset>``); ``None`` when none does, or recorded before migration
     ``0019_page_charset``."""
+    link_score: float | None
+    """The page's PageRank in the in-scope link graph, times the graph's pages: 1 is an
+    average page (:mod:`nitpicker.query.link_graph`); ``None`` out of the graph (not an
+    internal 2xx HTML page) or before the site checks ran."""
+    extracted: dict[str, list[str]]
+    """The values of each of the crawl's ``--extract`` rules on the page, by rule name (every
+    rule present; ``[]``: no match)."""
 
 
 def _directory_filter(directory: str) -> tuple[str, str]:
@@ -135,7 +146,8 @@ def list_pages(
     ``noindex``, ``url_pattern`` (SQL ``LIKE`` on the URL, ``%`` wildcard), ``directory``
     (path prefix such as ``/blog/``, or a URL prefix), ``search`` (text in the URL or the title,
     taken literally; ASCII letters in any case). ``sort_by`` is ``url``, ``status`` or
-    ``title``; ``sort_order`` ``asc`` or ``desc``.
+    ``title`` or ``link_score`` (``desc``: the most important pages first); ``sort_order`` ``asc`` or
+    ``desc``.
     """
     check_choice("sort field", sort_by, SORT_FIELDS)
     check_choice("sort order", sort_order, SORT_ORDERS)
@@ -150,20 +162,26 @@ def list_pages(
     )
     condition = " AND ".join(where)
     charset = "p.charset" if has_migration(conn, "0019_page_charset") else "NULL"
+    scored = has_column(conn, "pages", "link_score")
+    score = "p.link_score" if scored else "NULL"
+    order = _SORT_SQL[sort_by, sort_order] if scored or sort_by != "link_score" else "p.url ASC"
     rows = fetch_all(
         conn,
-        "SELECT p.url, p.title, p.status, p.content_type, p.is_external, p.description != '',"
-        f" p.og_title != '', p.noindex, {charset} FROM pages p WHERE {condition}"
-        f" ORDER BY {_SORT_SQL[sort_by, sort_order]} LIMIT ? OFFSET ?",
+        "SELECT p.id, p.url, p.title, p.status, p.content_type, p.is_external,"
+        f" p.description != '', p.og_title != '', p.noindex, {charset}, {score}"
+        f" FROM pages p WHERE {condition} ORDER BY {order} LIMIT ? OFFSET ?",
         [*params, limit, offset],
     )
     total = fetch_one(conn, f"SELECT count(*) FROM pages p WHERE {condition}", params)
+    names = extract_names(conn)
+    extracted = page_extracted_values(conn, [row[0] for row in rows], names)
     items: list[PageListItem] = [
         {"url": url, "title": title, "status": status_, "content_type": content_type,
          "is_external": bool(external), "has_description": bool(has_description),
-         "has_og_title": bool(has_og_title), "noindex": bool(noindex_), "charset": declared}
-        for (url, title, status_, content_type, external, has_description, has_og_title, noindex_,
-             declared) in rows
+         "has_og_title": bool(has_og_title), "noindex": bool(noindex_), "charset": declared,
+         "link_score": link_score, "extracted": extracted[page_id]}
+        for (page_id, url, title, status_, content_type, external, has_description,
+             has_og_title, noindex_, declared, link_score) in rows
     ]
     return paged(items, total[0] if total else 0, limit, offset)
 

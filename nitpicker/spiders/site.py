@@ -52,10 +52,11 @@ from nitpicker.items import (
     status_phrase,
     too_long_stand_in,
 )
-from nitpicker.policy.extract import document_base, extract, resolve_meta_urls
+from nitpicker.policy.extract import document_base, extract, http_form_action, resolve_meta_urls
 from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
 from nitpicker.spiders.loaded import answers_link_check, image_sizes, read_loaded
+from nitpicker.spiders.page_data import read_page_data
 from nitpicker.spiders.redirects import (
     handed_over,
     ignored_as_error,
@@ -395,10 +396,11 @@ class SiteSpider(Spider):
             item.links_capped = True
             self.crawler.stats.inc_value("nitpicker/links/capped_pages")
         item.meta = found.meta
-        item.json_ld = found.json_ld
         item.html = html
         base = document_base(response.url, found.base_href)
+        read_page_data(item, found, html, base, self.config.extract)
         resolve_meta_urls(found.meta, base)
+        item.http_form_action = http_form_action(item.url, base, found.form_actions)
         resolve = self.resolver.resolve
         links = item.links
         full = FollowMode.FULL

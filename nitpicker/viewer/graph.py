@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 from nitpicker.viewer.charts import status_colour
 
 if TYPE_CHECKING:
-    from nitpicker.query.link_graph import LinkGraph
+    from nitpicker.query.site_graph import SiteGraph
     from nitpicker.query.site_tree import StatusMix
 
 __all__ = ["DrawnEdge", "DrawnGraph", "DrawnNode", "MixBar", "draw_graph", "mix_bar",
@@ -95,7 +95,7 @@ def mix_bar(mix: StatusMix, width: int = 160) -> MixBar:
     return MixBar(width, tuple(segments))
 
 
-def draw_graph(graph: LinkGraph, base: str) -> DrawnGraph:
+def draw_graph(graph: SiteGraph, base: str) -> DrawnGraph:
     """Lay out ``graph``; ``base`` is the archive's viewer path (``/a/0/``)."""
     from urllib.parse import urlencode
 

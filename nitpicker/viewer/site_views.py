@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from nitpicker.query.link_graph import MAX_EDGES, MAX_NODES, link_graph
+from nitpicker.query.site_graph import MAX_EDGES, MAX_NODES, site_graph
 from nitpicker.query.site_tree import folder_tree
 from nitpicker.query.technologies import get_technologies, list_technology_pages
 from nitpicker.viewer.graph import draw_graph, mix_bar
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from collections import OrderedDict
     from collections.abc import Mapping
 
-    from nitpicker.query.link_graph import LinkGraph
+    from nitpicker.query.site_graph import SiteGraph
 
 __all__ = ["graph_view", "technologies_view", "tree_view"]
 
@@ -36,7 +36,7 @@ class SiteArchive(Protocol):
 
     index: int
     conn: sqlite3.Connection
-    graphs: OrderedDict[tuple[str | None, str], LinkGraph]
+    graphs: OrderedDict[tuple[str | None, str], SiteGraph]
 
 
 def _page(params: Mapping[str, str]) -> int:
@@ -70,7 +70,7 @@ def graph_view(archive: SiteArchive, params: Mapping[str, str]) -> tuple[str, di
     key = (origin, folder)
     graph = archive.graphs.get(key)
     if graph is None:
-        graph = link_graph(archive.conn, folder, origin=origin)
+        graph = site_graph(archive.conn, folder, origin=origin)
         archive.graphs[key] = graph
         while len(archive.graphs) > GRAPHS_KEPT:
             archive.graphs.popitem(last=False)

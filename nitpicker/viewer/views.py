@@ -55,6 +55,7 @@ from nitpicker.query import (
 from nitpicker.query.analysis_scope import analysis_scopes
 from nitpicker.query.charts import NEVER_FETCHED
 from nitpicker.query.duplicates import list_duplicate_pages
+from nitpicker.query.extracted import extract_names
 from nitpicker.query.page_links import (
     has_page_snapshot,
     list_inbound_links,
@@ -71,7 +72,7 @@ from nitpicker.viewer.site_views import graph_view, technologies_view, tree_view
 if TYPE_CHECKING:
     import sqlite3
 
-    from nitpicker.query.link_graph import LinkGraph
+    from nitpicker.query.site_graph import SiteGraph
 
 __all__ = ["PAGE_SIZE", "VIEWS", "OpenArchive", "View", "page_number", "snapshot_html", "window"]
 
@@ -104,7 +105,7 @@ class OpenArchive:
     ``CLUSTER_TITLES_KEPT``, least recently used dropped): the archive is read-only, and a
     signature's title never changes (it is part of the signature)."""
 
-    graphs: OrderedDict[tuple[str | None, str], LinkGraph] = field(default_factory=OrderedDict)
+    graphs: OrderedDict[tuple[str | None, str], SiteGraph] = field(default_factory=OrderedDict)
     """The link graphs drawn, by (origin, folder), least recently used first: computed once
     (``nitpicker.viewer.site_views.graph_view``)."""
 
@@ -193,7 +194,8 @@ def pages_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, di
     filters = {"status": "" if status is None else str(status), "scope": scope, "q": search,
                "sort": sort, "order": order}
     return "pages.html", {"pages": result, "filters": filters, "page": number,
-                          "sort_fields": SORT_FIELDS, "scopes": SCOPES}
+                          "sort_fields": SORT_FIELDS, "scopes": SCOPES,
+                          "extract_names": extract_names(archive.conn)}
 
 
 def _required_url(params: Mapping[str, str]) -> str:

@@ -92,7 +92,7 @@ async def test_lists_every_tool_with_a_description_and_schemas(client: Client) -
         assert tool.annotations is not None and tool.annotations.read_only_hint, tool.name
     assert "Always call this first" in (tools["open_archive"].description or "")
     pages = tools["list_pages"].input_schema["properties"]
-    assert pages["sort_by"]["enum"] == ["url", "status", "title"]
+    assert pages["sort_by"]["enum"] == ["url", "status", "title", "link_score"]
     assert pages["sort_order"]["enum"] == ["asc", "desc"]
     assert (pages["limit"]["minimum"], pages["limit"]["maximum"], pages["limit"]["default"]) == (
         1, 1000, 100)
@@ -355,10 +355,11 @@ async def test_list_pages_filters_sorts_and_pages(client: Client, opened: str,
     meta = await ok(client, "list_pages", archive_id=opened, directory="/meta/")
     assert [p["title"] for p in meta["items"]] == [
         "Meta Top", "Full Meta Page", "Minimal Page", "Robots Noindex"]
+    assert meta["items"][1].pop("link_score") > 0  # (its share of the whole crawl's links)
     assert meta["items"][1] == {
         "url": site.url("/meta/full"), "title": "Full Meta Page", "status": 200,
         "content_type": "text/html", "is_external": False, "has_description": True,
-        "has_og_title": True, "noindex": False, "charset": "utf-8"}
+        "has_og_title": True, "noindex": False, "charset": "utf-8", "extracted": {}}
     recursive = await ok(client, "list_pages", archive_id=opened, url_pattern="%/recursive/%")
     assert recursive["total"] == 4
     undescribed = await ok(client, "list_pages", archive_id=opened, missing_description=True,
@@ -768,7 +769,7 @@ async def test_unknown_archive_id_for_every_tool(client: Client, site: FixtureSi
 
 
 @pytest.mark.parametrize(("tool", "arguments", "expected"), [
-    pytest.param("list_pages", {"sort_by": "name"}, "Input should be 'url', 'status' or 'title'",
+    pytest.param("list_pages", {"sort_by": "name"}, "Input should be 'url', 'status', 'title' or 'link_score'",
                  id="sort_by"),
     pytest.param("list_pages", {"sort_order": "up"}, "Input should be 'asc' or 'desc'",
                  id="sort_order"),

@@ -41,6 +41,7 @@ from nitpicker.policy.extract.resolve import (
     META_URL_FIELDS,
     absolute_url,
     document_base,
+    http_form_action,
     resolve_meta_urls,
 )
 from nitpicker.policy.extract.target import Target
@@ -56,6 +57,7 @@ __all__ = [
     "absolute_url",
     "document_base",
     "extract",
+    "http_form_action",
     "read_json_ld",
     "resolve_meta_urls",
 ]

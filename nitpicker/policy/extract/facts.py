@@ -41,6 +41,9 @@ class PageMeta:
     """How many ``<h1>`` elements the page has."""
     canonical_relative: bool = False
     """The canonical was written as a relative URL (set when it is resolved)."""
+    hreflang: list[tuple[str, str]] = field(default_factory=list)
+    """``(hreflang, href)`` of each ``<link rel=alternate hreflang>``, in document order (the
+    href resolved with the other URL fields)."""
 
 
 @dataclass(slots=True)
@@ -83,5 +86,7 @@ class Extracted:
     resources: list[ResourceRef] = field(default_factory=list)
     json_ld: list[JsonLdBlock] = field(default_factory=list)
     """Every ``<script type="application/ld+json">``, in document order."""
+    form_actions: list[str] = field(default_factory=list)
+    """The ``action`` of each ``<form>`` (``""`` when absent: the form submits to the page)."""
 
 

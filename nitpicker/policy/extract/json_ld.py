@@ -35,6 +35,9 @@ class JsonLdBlock:
     """The ``@type`` values of its top-level entities (``[]`` for an invalid block)."""
     error: str | None = None
     """Why the block is not JSON-LD (``None`` when it is)."""
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    """Its top-level entities that declare a ``@type``, as parsed, in document order (the
+    structured data's items: :mod:`nitpicker.policy.extract.structured`)."""
 
     @property
     def is_valid(self) -> bool:
@@ -74,12 +77,15 @@ def read_json_ld(text: str) -> JsonLdBlock:
     if not isinstance(data, dict | list):
         return JsonLdBlock(source, error=f"not a JSON-LD object or array: {_KINDS[type(data)]}")
     types: list[str] = []
-    _collect_types(data, types, set())
-    return JsonLdBlock(source, types)
+    entities: list[dict[str, Any]] = []
+    _collect_types(data, types, set(), entities)
+    return JsonLdBlock(source, types, entities=entities)
 
 
-def _collect_types(data: Any, types: list[str], seen: set[str]) -> None:
-    """The ``@type`` values of ``data``'s top-level entities (arrays and ``@graph`` opened)."""
+def _collect_types(data: Any, types: list[str], seen: set[str],
+                   entities: list[dict[str, Any]]) -> None:
+    """The ``@type`` values of ``data``'s top-level entities (arrays and ``@graph`` opened),
+    and those entities."""
     pending = [data]
     while pending:
         node = pending.pop(0)
@@ -89,6 +95,8 @@ def _collect_types(data: Any, types: list[str], seen: set[str]) -> None:
         if not isinstance(node, dict):
             continue
         declared = node.get("@type")
+        if declared:
+            entities.append(node)
         for value in declared if isinstance(declared, list) else (declared,):
             if isinstance(value, str) and value and value not in seen:
                 seen.add(value)

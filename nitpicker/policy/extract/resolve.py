@@ -1,5 +1,5 @@
 """Absolute URLs for the page metadata that names a URL: canonical, alternate, ``og:url``,
-``og:image``.
+``og:image``, the hreflang alternates.
 
 :func:`nitpicker.policy.extract.extract` returns every value as the markup wrote it. A page's
 ``<link rel=canonical href=../a>`` means the URL the browser would make of it, so the crawl
@@ -19,7 +19,8 @@ from nitpicker.policy.urls import join_href, normalize_url
 if TYPE_CHECKING:
     from nitpicker.policy.extract.facts import PageMeta
 
-__all__ = ["META_URL_FIELDS", "absolute_url", "document_base", "resolve_meta_urls"]
+__all__ = ["META_URL_FIELDS", "absolute_url", "document_base", "http_form_action",
+           "resolve_meta_urls"]
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
@@ -42,10 +43,27 @@ def absolute_url(base: str, value: str) -> str:
 
 
 def resolve_meta_urls(meta: PageMeta, base: str) -> None:
-    """Replace the URL fields of ``meta`` (:data:`META_URL_FIELDS`) by their absolute form;
+    """Replace the URL fields of ``meta`` (:data:`META_URL_FIELDS`, and the hreflang
+    alternates' hrefs) by their absolute form;
     ``meta.canonical_relative`` says whether the canonical was written relative (no scheme)."""
     meta.canonical_relative = bool(meta.canonical) and _SCHEME.match(meta.canonical) is None
     for name in META_URL_FIELDS:
         value = getattr(meta, name)
         if value:
             setattr(meta, name, absolute_url(base, value))
+    if meta.hreflang:
+        meta.hreflang = [(lang, absolute_url(base, href)) for lang, href in meta.hreflang]
+
+
+def http_form_action(page_url: str, base: str, actions: list[str]) -> str | None:
+    """The first of a page's form ``actions`` that submits over plain http from an https page
+    (resolved against ``base``: an absent or empty action submits to the page itself, which
+    ``base`` does not change); ``None`` when there is none, or the page is not https."""
+    if not page_url.startswith("https:"):
+        return None
+    for action in actions:
+        if action:
+            target = absolute_url(base, action)
+            if target[:5].lower() == "http:":
+                return target
+    return None

@@ -95,6 +95,7 @@ class _Target:
         "anchors",
         "base_href",
         "data",
+        "form_actions",
         "images",
         "json_ld",
         "json_ld_open",
@@ -125,6 +126,7 @@ class _Target:
         self.images: list[ImageRef] = []
         self.resources: list[ResourceRef] = []
         self.json_ld: list[JsonLdBlock] = []
+        self.form_actions: list[str] = []
         self.json_ld_open = False  # the open <script> is a JSON-LD block
         # how many more links to collect
         self.room = sys.maxsize if max_anchors is None else max(0, max_anchors)
@@ -186,7 +188,7 @@ class _Target:
         if self.title_mark >= 0:
             _end_title(self)
         return Extracted(self.meta, self.base_href, self.anchors, self.images, self.resources,
-                         self.json_ld)
+                         self.json_ld, self.form_actions)
 
     # -- start handlers ---------------------------------------------------------------------
 
@@ -238,9 +240,13 @@ class _Target:
         if "canonical" in tokens and "canonical" not in seen:
             seen.add("canonical")
             self.meta.canonical = href
-        if "alternate" in tokens and "alternate" not in seen:
-            seen.add("alternate")
-            self.meta.alternate = href
+        if "alternate" in tokens:
+            if "alternate" not in seen:
+                seen.add("alternate")
+                self.meta.alternate = href
+            lang = attrib.get("hreflang")
+            if lang is not None and href:
+                self.meta.hreflang.append((lang.strip(_ASCII_WS), href))
         for rel_name in ("prev", "next"):
             if rel_name in tokens and rel_name not in seen:
                 seen.add(rel_name)
@@ -258,6 +264,9 @@ class _Target:
         else:
             return
         self.resources.append(ResourceRef(href, kind))
+
+    def _start_form(self, attrib: dict[str, str]) -> None:
+        self.form_actions.append(attrib.get("action", "").strip(_ASCII_WS))
 
     def _start_meta(self, attrib: dict[str, str]) -> None:
         content = attrib.get("content")
@@ -405,6 +414,7 @@ _START: dict[str, _Handler] = {
     "svg": _Target._start_svg,
     "picture": _Target._start_picture,
     "h1": _Target._start_h1,
+    "form": _Target._start_form,
 }
 _END: dict[str, _EndHandler] = {
     "title": _Target._end_title,

@@ -22,13 +22,16 @@ from nitpicker.query.checks import (
     crawl,
     descriptions,
     headings,
+    hreflang,
     images,
     indexing,
     links,
     performance,
     redirects,
     security,
+    sitemaps,
     status,
+    structured_data,
     titles,
 )
 from nitpicker.query.checks.model import CATEGORIES, PRIORITIES, Check
@@ -36,7 +39,8 @@ from nitpicker.query.checks.model import CATEGORIES, PRIORITIES, Check
 __all__ = ["CATEGORIES", "CHECKS", "FAMILIES", "PRIORITIES", "Check", "check_by_id"]
 
 FAMILIES: Final = (links, redirects, status, canonical, titles, descriptions, headings,
-                   indexing, images, performance, security, crawl)
+                   indexing, hreflang, sitemaps, images, performance, security, crawl,
+                   structured_data)
 """The families' modules, each with its ``CHECKS``."""
 
 CHECKS: Final[tuple[Check, ...]] = tuple(check for family in FAMILIES for check in family.CHECKS)

@@ -29,6 +29,7 @@ from nitpicker.query.report_rows.cells import (
     note_of,
     stream,
 )
+from nitpicker.query.report_rows.page_columns import add_page_columns, page_column_titles
 from nitpicker.query.report_rows.plugin_columns import add_plugin_values, plugin_columns
 
 if TYPE_CHECKING:
@@ -141,9 +142,11 @@ def page_list_spec(conn: sqlite3.Connection, *, listed: bool = False) -> SheetSp
             if deepest >= MAX_PATHS:
                 break
     hidden = tuple(range(_PATH_COLUMN + deepest, _PATH_COLUMN + MAX_PATHS))
-    headers = (*HEADERS, *(column.title for column in plugin_columns(conn)))
+    own = len(HEADERS) + len(page_column_titles(conn))
+    headers = (*HEADERS, *page_column_titles(conn),
+               *(column.title for column in plugin_columns(conn)))
     return SheetSpec("Page List", headers, freeze_rows=1, freeze_cols=1, hidden_columns=hidden,
-                     note_columns=tuple(range(len(HEADERS), len(headers))),
+                     note_columns=tuple(range(own, len(headers))),
                      url_columns=(HEADERS.index("canonical"),))
 
 
@@ -190,16 +193,19 @@ def is_bad_link(status: int | None, skipped: int) -> bool:
 
 def page_list_rows(conn: sqlite3.Connection, chunk_rows: int = CHUNK_ROWS, *,
                    listed: bool = False) -> Iterator[Chunk]:
-    """The Page List rows, ``chunk_rows`` at a time (the plugin columns last); ``listed``: of
+    """The Page List rows, ``chunk_rows`` at a time (the link score and ``--extract`` columns,
+    then the plugin columns, last); ``listed``: of
     the listed pages only (:mod:`~nitpicker.query.report_rows.listed`)."""
     title_of = _title_lookup(conn)
     columns = plugin_columns(conn)
+    titles = page_column_titles(conn)
     facts = _Facts()
     for pages in stream(conn, _PAGES_LISTED if listed else _PAGES, (), chunk_rows):
         values: list[list[Value]] = []
         marks: list[Mark] = []
         for number, page in enumerate(pages):
             values.append(_row(number, page, title_of, facts, marks))
+        add_page_columns(conn, titles, [page[0] for page in pages], values)
         if columns:
             add_plugin_values(conn, columns, [page[0] for page in pages], values, marks)
         yield Chunk(values, marks)  # type: ignore[arg-type]  # rows of lists

@@ -1,0 +1,56 @@
+"""What a page says about itself beyond its HTTP facts and links: its JSON-LD blocks and their
+types (migration ``0011_json_ld``), its structured data's items and the Microdata or RDFa that
+could not be read (``0030_structured_data``), and the values of the ``--extract`` rules
+(``0031_extracted_values``). :class:`~nitpicker.archive.page_recorder.PageRecorder` calls
+:func:`record_page_data` in its open batch, after deleting an earlier fetch's rows
+(:data:`~nitpicker.archive.page_sql.REPLACED_CHILDREN`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from nitpicker.items import PageItem
+
+__all__ = ["record_page_data"]
+
+_BLOCK: Final = ("INSERT INTO json_ld_blocks(page_id, position, is_valid, error, source)"
+                 " VALUES (?, ?, ?, ?, ?) RETURNING id")
+_BLOCK_TYPE: Final = "INSERT OR IGNORE INTO json_ld_types(block_id, type) VALUES (?, ?)"
+_ITEM: Final = ("INSERT INTO structured_items(page_id, syntax, position, type, data)"
+                " VALUES (?, ?, ?, ?, ?)")
+_ERROR: Final = "INSERT INTO structured_data_errors(page_id, syntax, message) VALUES (?, ?, ?)"
+_VALUE: Final = ("INSERT OR IGNORE INTO extracted_values(page_id, name, position, value)"
+                 " VALUES (?, ?, ?, ?)")
+
+
+def _json(data: object) -> str:
+    # default=str: a value extruct's RDF parsers give as an object (a date) is its text
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem) -> None:
+    """Insert the page's JSON-LD blocks, structured items and errors, extracted values."""
+    for position, block in enumerate(item.json_ld):
+        row = conn.execute(_BLOCK, (page_id, position, block.is_valid, block.error,
+                                    block.source)).fetchone()
+        if block.types:
+            conn.executemany(_BLOCK_TYPE, [(row[0], kind) for kind in block.types])
+    if item.structured:
+        conn.executemany(_ITEM, [(page_id, entry.syntax, position, entry.type, _json(entry.data))
+                                 for position, entry in enumerate(item.structured)])
+    if item.structured_errors:
+        conn.executemany(_ERROR, [(page_id, error.syntax, error.message)
+                                  for error in item.structured_errors])
+    if item.extracted:
+        positions: dict[str, int] = {}
+        rows = []
+        for name, value in item.extracted:
+            position = positions.get(name, 0)
+            positions[name] = position + 1
+            rows.append((page_id, name, position, value))
+        conn.executemany(_VALUE, rows)

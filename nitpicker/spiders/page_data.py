@@ -1,0 +1,34 @@
+"""What an in-scope HTML page says about itself, read once its facts are extracted: its
+JSON-LD blocks, its structured data's items in the three syntaxes
+(:mod:`nitpicker.policy.extract.structured`) and the values of the crawl's ``--extract``
+rules (:mod:`nitpicker.policy.extract.custom`). Over the HTML the page was read from: the
+served HTML, or the rendered DOM's when the browser rendered it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nitpicker.policy.extract.custom import compile_rules, extract_values
+from nitpicker.policy.extract.structured import embedded_syntaxes, json_ld_items, read_embedded
+
+if TYPE_CHECKING:
+    from nitpicker.items import PageItem
+    from nitpicker.policy.extract import Extracted
+
+__all__ = ["read_page_data"]
+
+
+def read_page_data(item: PageItem, found: Extracted, html: str, base: str,
+                   extract: tuple[str, ...]) -> None:
+    """Set ``item``'s JSON-LD, structured items and errors, and extracted values; ``base``:
+    the document's base URL (Microdata and RDFa resolve their URLs against it)."""
+    item.json_ld = found.json_ld
+    structured = [entry for block in found.json_ld for entry in json_ld_items(block.entities)]
+    syntaxes = embedded_syntaxes(html)
+    if syntaxes:
+        embedded = read_embedded(html, base, syntaxes)
+        structured += embedded.items
+        item.structured_errors = embedded.errors
+    item.structured = structured
+    if extract:
+        item.extracted = extract_values(compile_rules(extract), html)
