@@ -84,7 +84,8 @@ INTEGRATION_MODULES = frozenset({
     "test_ci_recipes", "test_report_audit", "test_report_sheets_hardening", "test_concat",
     "test_split", "test_guard_proxy", "test_analyze_bad_input", "test_lock_holder",
     "test_merge_errors", "test_viewer_host", "test_query_match_urls", "test_fail_on_empty",
-    "test_analyze_config_shape", "test_crawl_modes", "test_recrawl",
+    "test_analyze_config_shape", "test_crawl_modes", "test_recrawl", "test_query_content_cli",
+    "test_viewer_site",
 })
 
 #: Fixtures that serve the fixture site, crawl it, or start a server: a test using one (or a

@@ -426,6 +426,7 @@ EXPECTED_HEADERS = {
     "Violations": ["Validator", "Severity", "Rule", "Code", "Message", "URL"],
     "Discrepancies": ["Type", "Left URL", "Left", "Right", "Right URL", "Note"],
     "Summary": ["Metric", "Value"],
+    "Technologies": ["Technology", "Categories", "Pages", "Versions", "Website"],
     "Referrers Relational Table": ["Link (To)", "Referrer (From)", "Referrer Content",
                                    "Link Status Code", "Link Status Text", "Link Content Type"],
     "Resources Relational Table": ["Referred Page (From)", "Resource (To)",

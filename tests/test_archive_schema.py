@@ -61,6 +61,10 @@ TABLES = {
     "sitemaps",
     "sitemap_urls",
     "tls_certificates",
+    "technology_runs",
+    "technologies",
+    "technology_categories",
+    "page_technologies",
     "migrations",
 }
 
@@ -158,6 +162,9 @@ CHILD_TABLES = [
     ("hreflang_links", "page_id", "pages"),
     ("sitemap_urls", "page_id", "pages"),
     ("sitemap_urls", "sitemap_id", "sitemaps"),
+    ("technology_categories", "technology_id", "technologies"),
+    ("page_technologies", "page_id", "pages"),
+    ("page_technologies", "technology_id", "technologies"),
 ]
 
 

@@ -147,7 +147,7 @@ def _mcp_tool_names() -> list[str]:
     mcp = ROOT / "nitpicker" / "mcp"
     return [
         node.name
-        for module in ("tools.py", "audit_tools.py")  # the modules that define tools
+        for module in ("tools.py", "audit_tools.py", "content_tools.py")  # the modules of tools
         for node in ast.walk(ast.parse((mcp / module).read_text()))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and any(isinstance(d, ast.Name) and d.id == "tool" for d in node.decorator_list)
@@ -158,7 +158,7 @@ def test_every_query_sub_command_and_mcp_tool_is_documented() -> None:
     for name in QUERY_SUBCOMMANDS:
         assert f"`{name}`" in WRITTEN["guide/query.md"], name
     tools = _mcp_tool_names()
-    assert len(tools) == 24, tools
+    assert len(tools) == 27, tools
     for name in tools:
         assert f"`{name}`" in WRITTEN["guide/mcp.md"], name
 

@@ -37,6 +37,7 @@ USER_ERRORS = [
     ("nitpicker.query.diff", "DiffInputError"),
     ("nitpicker.render.chromium", "BrowserMissingError"),
     ("nitpicker.report.host", "ReportError"),
+    ("nitpicker.technologies.fingerprints", "DataSetMissingError"),
     ("nitpicker.url_file", "UrlFileError"),
     ("nitpicker_plugins._settings", "SettingError"),
     ("nitpicker_plugins._node", "NodeToolsMissingError"),

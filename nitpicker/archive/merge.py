@@ -78,12 +78,14 @@ MERGED_TABLES: Final = frozenset({
     "inventory_runs", "check_runs", "check_findings", "templates", "page_templates",
     "hreflang_links", "sitemaps", "sitemap_urls", "tls_certificates",
     "structured_items", "structured_data_errors", "extracted_values",
+    "technology_runs", "technologies", "technology_categories", "page_technologies",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
 checks' two are made afresh too: the checks run over the merged archive; the template clusters,
 ``templates`` and ``page_templates``, are derived: computed afresh over the merged snapshots,
-:func:`~nitpicker.archive.template_store.record_templates`). A table added to the schema and
-not here makes the merge refuse: it would be dropped silently."""
+:func:`~nitpicker.archive.template_store.record_templates`; the technologies' four are left
+empty: ``nitpicker technologies`` detects them over the merged archive). A table added to the
+schema and not here makes the merge refuse: it would be dropped silently."""
 
 _REPOINT_ROUNDS: Final = 32
 

@@ -19,6 +19,7 @@ from nitpicker.archive.audit_migrations import (
     RUN_AUTO_RETRY,
     SITE_AUDIT,
     STRUCTURED_DATA,
+    TECHNOLOGIES,
     VIOLATION_DETAILS,
 )
 from nitpicker.archive.initial_schema import INITIAL
@@ -328,4 +329,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0031_extracted_values", EXTRACTED_VALUES),
     ("0032_link_score", LINK_SCORE),
     ("0033_run_auto_retry", RUN_AUTO_RETRY),
+    ("0035_technologies", TECHNOLOGIES),
 )

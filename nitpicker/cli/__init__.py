@@ -123,8 +123,9 @@ def _root(
     """Crawl a website into one SQLite archive, then query it."""
 
 
-COMMANDS: Final = ("crawl", "recrawl", "merge", "concat", "split", "analyze", "check", "query",
-                   "report", "pipeline", "diff", "export", "baseline", "view", "mcp")
+COMMANDS: Final = ("crawl", "recrawl", "merge", "concat", "split", "analyze", "check",
+                   "technologies", "query", "report", "pipeline", "diff", "export", "baseline",
+                   "view", "mcp")
 """The command modules (``nitpicker.cli.<name>``), each adding the command or group of its
 name, in the order the help lists them."""
 

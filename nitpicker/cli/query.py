@@ -29,6 +29,7 @@ from nitpicker.cli.query_answer import (
     answer,
     check_integers,
 )
+from nitpicker.cli.query_content import grep, technologies, technology_pages
 from nitpicker.cli.query_group import QueryGroup
 from nitpicker.cli.query_templates import template_findings, template_pages, templates
 from nitpicker.query import (
@@ -181,6 +182,11 @@ def html(
     """
     answer(ctx, get_page_html, pretty=pretty, missing="HTML snapshot not found", url=url,
             max_length=max_length)
+
+
+app.command("grep")(grep)
+app.command("technologies")(technologies)
+app.command("technology-pages")(technology_pages)
 
 
 @app.command()

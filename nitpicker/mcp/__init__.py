@@ -14,7 +14,7 @@ A bad argument (an unknown id, a bad choice, a URL the archive does not have) is
 
 from __future__ import annotations
 
-from nitpicker.mcp import audit_tools as _audit_tools  # noqa: F401  (registers every tool)
+from nitpicker.mcp import content_tools as _content_tools  # noqa: F401  (registers every tool)
 from nitpicker.mcp.server import registry, sanitize, server
 from nitpicker.mcp.tools import OpenedArchive
 

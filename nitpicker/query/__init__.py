@@ -50,6 +50,7 @@ from nitpicker.query.duplicates import (
     find_duplicates,
     find_mismatches,
 )
+from nitpicker.query.grep import GREP_SCOPES, GrepMatch, GrepResult, grep_snapshots
 from nitpicker.query.headers import HeaderCheck, check_headers
 from nitpicker.query.images import ImageItem, file_size_threshold, list_images
 from nitpicker.query.info import CrawlInfo, crawl_info
@@ -121,6 +122,7 @@ from nitpicker.query.violations import ViolationItem, get_violations
 __all__ = [
     "CONSOLE_LEVELS",
     "DUPLICATE_FIELDS",
+    "GREP_SCOPES",
     "INTEGER_RANGES",
     "LINK_TYPES",
     "MISMATCH_TYPES",
@@ -141,6 +143,8 @@ __all__ = [
     "Distributions",
     "DuplicateCluster",
     "DuplicateEntry",
+    "GrepMatch",
+    "GrepResult",
     "HeaderCheck",
     "HeaderItem",
     "ImageItem",
@@ -194,6 +198,7 @@ __all__ = [
     "get_resource_referrers",
     "get_summary",
     "get_violations",
+    "grep_snapshots",
     "issue_urls",
     "issues_overview",
     "latest_run",

@@ -62,13 +62,17 @@ from nitpicker.query.page_links import (
     list_outbound_links,
 )
 from nitpicker.query.page_values import get_page_analysis
+from nitpicker.query.technologies import list_page_technologies
 from nitpicker.query.templates import list_template_findings, list_template_pages, list_templates
 from nitpicker.query.violations import list_rule_pages, list_violation_rules
 from nitpicker.viewer.charts import bar_chart, status_colour
 from nitpicker.viewer.params import BadRequest, NotFound, choice_param, int_param, text_param
+from nitpicker.viewer.site_views import graph_view, technologies_view, tree_view
 
 if TYPE_CHECKING:
     import sqlite3
+
+    from nitpicker.query.site_graph import SiteGraph
 
 __all__ = ["PAGE_SIZE", "VIEWS", "OpenArchive", "View", "page_number", "snapshot_html", "window"]
 
@@ -100,6 +104,10 @@ class OpenArchive:
     """Signature → title of the clusters this viewer has seen (at most
     ``CLUSTER_TITLES_KEPT``, least recently used dropped): the archive is read-only, and a
     signature's title never changes (it is part of the signature)."""
+
+    graphs: OrderedDict[tuple[str | None, str], SiteGraph] = field(default_factory=OrderedDict)
+    """The link graphs drawn, by (origin, folder), least recently used first: computed once
+    (``nitpicker.viewer.site_views.graph_view``)."""
 
     def remember_cluster(self, signature: str, title: str) -> None:
         titles = self.cluster_titles
@@ -245,6 +253,7 @@ def page_view(archive: OpenArchive, params: Mapping[str, str]) -> tuple[str, dic
                          "images": images, "resources": resources, "console": console,
                          "violations": violations, "analysis": get_page_analysis(conn, page_url),
                          "json_ld": get_page_json_ld(conn, page_url),
+                         "technologies": list_page_technologies(conn, page_url) or [],
                          "has_snapshot": has_page_snapshot(conn, page_url),
                          "redirect_chain": chain,
                          "section_pages": {name: number for name, (number, _) in pages.items()}}
@@ -458,5 +467,8 @@ VIEWS: dict[str, View] = {
     "mismatches": mismatches_view,
     "headers": headers_view,
     "templates": templates_view,
+    "tree": tree_view,
+    "graph": graph_view,
+    "technologies": technologies_view,
 }
 """Path (after ``/a/<index>/``) → view."""

@@ -40,10 +40,12 @@ TOOLS = {
     "find_duplicates", "find_mismatches", "get_resource_referrers", "check_headers",
     "get_duplicate_clusters", "list_crawl_runs", "list_trap_events", "list_console_messages",
     "list_json_ld", "get_page_values", "compare_archives", "get_issues", "get_issue_urls", "list_outages",
+    "search_html", "get_technologies", "get_technology_pages",
 }
 """SPEC §6's 14 tools, the duplicate clusters, the runs, the trap cap's audit log, the network
 outages, the console messages, the JSON-LD blocks, the analyze plugins' page values, the
-comparison of two archives, and the audit's issues and their URLs."""
+comparison of two archives, the audit's issues and their URLs, the search of the snapshots and
+the technologies (issue 32)."""
 
 TWO_ARCHIVES = {"compare_archives"}
 """The tools that take two archive ids (``old_archive_id``, ``new_archive_id``)."""
@@ -145,6 +147,9 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         "list_json_ld": {},
         "get_issues": {},
         "get_issue_urls": {"issue_id": "status/client-error"},
+        "search_html": {"pattern": "Full Meta Page"},
+        "get_technologies": {},
+        "get_technology_pages": {"name": "WordPress"},
     }
     # compare_archives, which takes two archives: test_compare_archives
     assert set(calls) | {"open_archive", "close_archive"} | TWO_ARCHIVES == TOOLS
@@ -409,6 +414,44 @@ async def test_page_detail_and_html(client: Client, opened: str, site: FixtureSi
         "Error executing tool get_page_html: HTML snapshot not found.")
     assert "max_length" in await error(client, "get_page_html", archive_id=opened,
                                        url=site.url("/meta/"), max_length=0)
+
+
+async def test_search_html(client: Client, opened: str, site: FixtureSite) -> None:
+    found = await ok(client, "search_html", archive_id=opened, pattern="Minimal meta tags.")
+    assert (found["total"], found["pages_matched"]) == (1, 1)
+    assert found["pages_searched"] > 10
+    assert found["items"] == [{"url": site.url("/meta/minimal"), "line": 7, "column": 4,
+                               "match": "Minimal meta tags.",
+                               "snippet": "<p>Minimal meta tags.</p>"}]
+    regex = await ok(client, "search_html", archive_id=opened, pattern="/minimal META/",
+                     ignore_case=True, scope="text", url_pattern="%/meta/%", limit=1)
+    assert regex["total"] == 1 and regex["items"][0]["match"] == "Minimal meta"
+    assert "Invalid regular expression '/(/'" in await error(
+        client, "search_html", archive_id=opened, pattern="/(/")
+    assert "Input should be 'html' or 'text'" in await error(
+        client, "search_html", archive_id=opened, pattern="x", scope="css")
+
+
+async def test_technologies(client: Client, archive: ArchiveFile, tmp_path: Path) -> None:
+    never = await open_id(client, archive.path)
+    assert (await ok(client, "get_technologies", archive_id=never))["run"] is None
+    await ok(client, "close_archive", archive_id=never)
+    copy = tmp_path / "detected.nitpicker"
+    shutil.copyfile(archive.path, copy)
+    detected = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "nitpicker.cli", "technologies", str(copy), "--silent"],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+        timeout=120, check=False)
+    assert detected.returncode == 0, detected.stderr
+    opened_id = await open_id(client, copy)
+    overview = await ok(client, "get_technologies", archive_id=opened_id)
+    assert overview["run"]["data_set"].startswith("wappalyzer ")
+    assert overview["run"]["pages"] > 10
+    for item in overview["items"]:
+        pages = await ok(client, "get_technology_pages", archive_id=opened_id, name=item["name"])
+        assert pages["total"] == item["pages"]
+    await ok(client, "close_archive", archive_id=opened_id)
 
 
 # -- links, resources, images -------------------------------------------------------------------
@@ -714,7 +757,8 @@ async def test_unknown_archive_id_for_every_tool(client: Client, site: FixtureSi
                 "list_links": {"type": "broken"}, "find_mismatches": {"type": "canonical"},
                 "get_resource_referrers": {"resource_url": site.url("/style.css")},
                 "get_page_values": {"plugin": "search"},
-                "get_issue_urls": {"issue_id": "status/client-error"}}
+                "get_issue_urls": {"issue_id": "status/client-error"},
+                "search_html": {"pattern": "x"}, "get_technology_pages": {"name": "jQuery"}}
     for tool in sorted(TOOLS - {"open_archive"} - TWO_ARCHIVES):
         text = await error(client, tool, archive_id="archive_999", **required.get(tool, {}))
         assert text == f"Error executing tool {tool}: Archive not found: archive_999. {NOT_OPEN}"
@@ -770,7 +814,8 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
     and the answer was a bare "Error executing tool" with a traceback on the server's stderr.)
     """
     required = {"url": "http://localhost/", "resource_url": "http://localhost/x.css",
-                "plugin": "search", "issue_id": "status/client-error"}
+                "plugin": "search", "issue_id": "status/client-error", "pattern": "x",
+                "name": "jQuery"}
     checked = []
     for tool in (await client.list_tools()).tools:
         properties = tool.input_schema["properties"]
@@ -793,7 +838,7 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
                 assert text.startswith(f"Error executing tool {tool.name}: "), text
                 assert name in text and reason in text, text
             checked.append((tool.name, name))
-    assert len(checked) == 45, checked
+    assert len(checked) == 51, checked  # 45, and limit and offset of the three issue 32 tools
     assert {("list_pages", "status"), ("list_pages", "offset"), ("list_images",
             "oversized_threshold"), ("get_duplicate_clusters", "min_count")} <= set(checked)
 

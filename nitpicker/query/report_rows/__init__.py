@@ -69,6 +69,11 @@ from nitpicker.query.report_rows.resources_dedupe import (
     deduped_resources_count,
     deduped_resources_rows,
 )
+from nitpicker.query.report_rows.technologies import (
+    TECHNOLOGIES,
+    technologies_count,
+    technologies_rows,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -132,6 +137,7 @@ SHEETS: Final = (
     Sheet("Discrepancies", _fixed(DISCREPANCIES), discrepancies_count, discrepancies_rows,
           listable=True),
     Sheet("Summary", _fixed(SUMMARY), summary_count, summary_rows),
+    Sheet("Technologies", _fixed(TECHNOLOGIES), technologies_count, technologies_rows),
     Sheet("Referrers Relational Table", _fixed(REFERRERS_TABLE), referrers_count,
           referrers_rows, listable=True),
     Sheet("Resources Relational Table", _fixed(RESOURCES_TABLE), resources_table_count,
