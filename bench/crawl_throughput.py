@@ -727,9 +727,9 @@ def report(runs_a: list[RunResult], runs_b: list[RunResult], args: argparse.Name
     for b in runs_b:
         print(f"peak RSS {b.name}: {b.peak_rss / 1e6:.1f} MB sampled, {b.maxrss / 1e6:.1f} MB "
               "ru_maxrss")
-        print("  RSS at each 1,000 pages: " + ", ".join(
+        print("  RSS at each 1,000 pages: " + (", ".join(
             f"{n}: {rss / 1e6:.1f} MB" + (" (closing)" if closing else "")
-            for n, rss, closing in b.rss_marks) or "(none)")
+            for n, rss, closing in b.rss_marks) or "(none)"))
     growths = [g for g in (growth_per_10k(b.rss_marks) for b in runs_b) if g is not None]
     if not growths:
         print("RSS growth (b): not enough samples while crawling (crawl at least 3,000 pages)")
