@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from http import HTTPStatus
 
-from nitpicker.policy.extract import JsonLdBlock, PageMeta
+from nitpicker.policy.extract import JsonLdBlock, PageMeta, PageText
 from nitpicker.policy.extract.structured import MarkupProblem, StructuredItem
 from nitpicker.policy.extract.target import charset_of
 from nitpicker.policy.follow import FollowMode  # the mode of a LinkRecord, defined with the rules
@@ -156,6 +156,9 @@ class PageItem:
     """The HTML snapshot (in-scope HTML pages only)."""
     http_form_action: str | None = None
     """The first form of an https page that submits over plain http: its action, resolved."""
+    content: PageText | None = None
+    """Its fragment targets (ids, ``<a name>``) and main content's text, from the extraction's
+    parse (in-scope HTML pages only; ``None``: not read)."""
     skeleton: frozenset[str] | None = None
     """The snapshot's template skeleton, from the extraction's parse (``None``: not computed;
     the close reads it from the snapshot)."""

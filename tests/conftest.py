@@ -85,7 +85,7 @@ INTEGRATION_MODULES = frozenset({
     "test_split", "test_guard_proxy", "test_analyze_bad_input", "test_lock_holder",
     "test_merge_errors", "test_viewer_host", "test_query_match_urls", "test_fail_on_empty",
     "test_analyze_config_shape", "test_crawl_modes", "test_recrawl", "test_query_content_cli",
-    "test_viewer_site",
+    "test_viewer_site", "test_content_checks",
 })
 
 #: Fixtures that serve the fixture site, crawl it, or start a server: a test using one (or a

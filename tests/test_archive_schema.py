@@ -65,6 +65,8 @@ TABLES = {
     "technologies",
     "technology_categories",
     "page_technologies",
+    "page_content",
+    "page_fragment_ids",
     "migrations",
 }
 
@@ -165,6 +167,8 @@ CHILD_TABLES = [
     ("technology_categories", "technology_id", "technologies"),
     ("page_technologies", "page_id", "pages"),
     ("page_technologies", "technology_id", "technologies"),
+    ("page_content", "page_id", "pages"),
+    ("page_fragment_ids", "page_id", "pages"),
 ]
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from fixtures.content_checks import EXPECTED as CONTENT_EXPECTED
 from fixtures.defects import DEFECTS, EXPECTED
 from fixtures.structured import EXPECTED as STRUCTURED_EXPECTED
 from nitpicker.query.checks import CATEGORIES, CHECKS, PRIORITIES, check_by_id
@@ -58,9 +59,10 @@ def test_the_registry_is_well_formed() -> None:
 
 def test_every_check_has_a_page_made_to_trip_it() -> None:
     """``/defects/`` trips the checks of a site's pages, ``/structured/`` the structured-data
-    ones (``tests/test_structured_data.py``), ``fixtures/secure.py`` the https ones."""
-    assert set(EXPECTED) | set(STRUCTURED_EXPECTED) | MADE_IN_SQL | OVER_HTTPS == {
-        check.id for check in CHECKS}
+    ones (``tests/test_structured_data.py``), ``/content-checks/`` the content ones
+    (``tests/test_content_checks.py``), ``fixtures/secure.py`` the https ones."""
+    assert (set(EXPECTED) | set(STRUCTURED_EXPECTED) | set(CONTENT_EXPECTED) | MADE_IN_SQL
+            | OVER_HTTPS) == {check.id for check in CHECKS}
 
 
 def test_the_crawl_runs_the_checks_and_each_finds_exactly_its_defects(defects: Defects) -> None:

@@ -79,6 +79,7 @@ MERGED_TABLES: Final = frozenset({
     "hreflang_links", "sitemaps", "sitemap_urls", "tls_certificates",
     "structured_items", "structured_data_errors", "extracted_values",
     "technology_runs", "technologies", "technology_categories", "page_technologies",
+    "page_content", "page_fragment_ids",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
 checks' two are made afresh too: the checks run over the merged archive; the template clusters,
@@ -353,6 +354,7 @@ def _merge_children(conn: sqlite3.Connection) -> None:
     _copy_shifted(conn, "structured_data_errors", _OWNED, {"page_id": page})
     conn.execute("INSERT INTO main.extracted_values(page_id, name, position, value)"
                  f" SELECT {page}, r.name, r.position, r.value FROM s.extracted_values AS r {_OWNED}")
+    _merge_content(conn, page)
     runs = _copy_shifted(conn, "runs")
     _copy_shifted(conn, "trap_events", "", {"run_id": f"r.run_id + {runs}"})
     _copy_shifted(conn, "outages", "", {"run_id": f"r.run_id + {runs}"})
@@ -362,6 +364,17 @@ def _merge_children(conn: sqlite3.Connection) -> None:
         " SELECT key, url, depth, mode, state FROM s.frontier WHERE true"
         " ON CONFLICT(key) DO UPDATE SET state = max(frontier.state, excluded.state)")
     _merge_analysis(conn, page)
+
+
+def _merge_content(conn: sqlite3.Connection, page: str) -> None:
+    """A shard's pages' content facts and fragment targets (of the pages it brings)."""
+    columns = _columns(conn, "page_content", skip=("page_id",))
+    conn.execute(
+        f"INSERT INTO main.page_content(page_id, {', '.join(columns)})"
+        f" SELECT {page}, {', '.join('r.' + c for c in columns)} FROM s.page_content AS r"
+        f" {_OWNED}")
+    conn.execute("INSERT INTO main.page_fragment_ids(page_id, name)"
+                 f" SELECT {page}, r.name FROM s.page_fragment_ids AS r {_OWNED}")
 
 
 def _merge_site_audit(conn: sqlite3.Connection, page: str) -> None:

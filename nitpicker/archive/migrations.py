@@ -22,6 +22,7 @@ from nitpicker.archive.audit_migrations import (
     TECHNOLOGIES,
     VIOLATION_DETAILS,
 )
+from nitpicker.archive.content_migrations import PAGE_CONTENT
 from nitpicker.archive.initial_schema import INITIAL
 
 __all__ = ["MIGRATIONS"]
@@ -330,4 +331,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0032_link_score", LINK_SCORE),
     ("0033_run_auto_retry", RUN_AUTO_RETRY),
     ("0035_technologies", TECHNOLOGIES),
+    ("0040_page_content", PAGE_CONTENT),
 )

@@ -1,7 +1,7 @@
 """What a page says about itself beyond its HTTP facts and links: its JSON-LD blocks and their
 types (migration ``0011_json_ld``), its structured data's items and the Microdata or RDFa that
-could not be read (``0030_structured_data``), and the values of the ``--extract`` rules
-(``0031_extracted_values``). :class:`~nitpicker.archive.page_recorder.PageRecorder` calls
+could not be read (``0030_structured_data``), the values of the ``--extract`` rules
+(``0031_extracted_values``), and its fragment targets (``0040_page_content``). :class:`~nitpicker.archive.page_recorder.PageRecorder` calls
 :func:`record_page_data` in its open batch, after deleting an earlier fetch's rows
 (:data:`~nitpicker.archive.page_sql.REPLACED_CHILDREN`).
 """
@@ -26,6 +26,8 @@ _ITEM: Final = ("INSERT INTO structured_items(page_id, syntax, position, type, d
 _ERROR: Final = "INSERT INTO structured_data_errors(page_id, syntax, message) VALUES (?, ?, ?)"
 _VALUE: Final = ("INSERT OR IGNORE INTO extracted_values(page_id, name, position, value)"
                  " VALUES (?, ?, ?, ?)")
+_CONTENT: Final = "INSERT INTO page_content(page_id, ids) VALUES (?, ?)"
+_FRAGMENT_ID: Final = "INSERT OR IGNORE INTO page_fragment_ids(page_id, name) VALUES (?, ?)"
 
 
 def _json(data: object) -> str:
@@ -34,7 +36,8 @@ def _json(data: object) -> str:
 
 
 def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem) -> None:
-    """Insert the page's JSON-LD blocks, structured items and errors, extracted values."""
+    """Insert the page's JSON-LD blocks, structured items and errors, extracted values,
+    fragment targets."""
     for position, block in enumerate(item.json_ld):
         row = conn.execute(_BLOCK, (page_id, position, block.is_valid, block.error,
                                     block.source)).fetchone()
@@ -54,3 +57,8 @@ def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem) -> 
             positions[name] = position + 1
             rows.append((page_id, name, position, value))
         conn.executemany(_VALUE, rows)
+    content = item.content
+    if content is not None:
+        conn.execute(_CONTENT, (page_id, len(content.ids)))
+        if content.ids:
+            conn.executemany(_FRAGMENT_ID, [(page_id, name) for name in content.ids])

@@ -326,7 +326,8 @@ class PageRecorder:
             )
         if item.resources:
             self._insert_resources(page_id, item.resources)
-        if item.json_ld or item.structured or item.structured_errors or item.extracted:
+        if (item.json_ld or item.structured or item.structured_errors or item.extracted
+                or item.content is not None):
             record_page_data(conn, page_id, item)
         page_audit.record_page_audit(conn, page_id, item, fetched_before=fetched_before)
         if item.console:

@@ -88,12 +88,14 @@ MARK_INVENTORY = "UPDATE pages SET in_inventory = 1 WHERE id = ?"
 
 FETCHED_CHILDREN = ("anchors", "images", "response_headers", "snapshots", "resource_referrers",
                      "page_console_messages", "json_ld_blocks", "hreflang_links",
-                     "structured_items", "structured_data_errors", "extracted_values")
+                     "structured_items", "structured_data_errors", "extracted_values",
+                     "page_content", "page_fragment_ids")
 """The child tables of a fetched page (constant names: formatted into statements)."""
 
 REPLACED_CHILDREN = ("response_headers", "anchors", "images", "json_ld_blocks",
                       "page_console_messages", "hreflang_links", "structured_items",
-                      "structured_data_errors", "extracted_values")
+                      "structured_data_errors", "extracted_values", "page_content",
+                      "page_fragment_ids")
 """The child tables a fetch of the page again replaces (the snapshot is replaced by its own
 insert, resource referrers are kept)."""
 

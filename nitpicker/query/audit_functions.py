@@ -7,13 +7,16 @@ over the pure rules of :mod:`nitpicker.policy`:
 - ``nitpicker_hsts_max_age(value)``: a ``Strict-Transport-Security`` value's ``max-age``, NULL
   when it has none;
 - ``nitpicker_cookie_name(value)``, ``nitpicker_cookie_missing(value)``: the cookie a
-  ``Set-Cookie`` value sets, and which of ``Secure``, ``HttpOnly``, ``SameSite`` it lacks.
+  ``Set-Cookie`` value sets, and which of ``Secure``, ``HttpOnly``, ``SameSite`` it lacks;
+- ``nitpicker_fragment_target(hash)``: the id a link's fragment must find, NULL when it needs
+  none (``#``, ``#top``, a route).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nitpicker.policy.fragments import fragment_target
 from nitpicker.policy.hreflang import hreflang_problem
 from nitpicker.policy.sitemap_scope import outside_sitemap_scope
 from nitpicker.policy.transport import cookie_missing, cookie_name, hsts_max_age
@@ -32,3 +35,4 @@ def register_audit_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("nitpicker_hsts_max_age", 1, hsts_max_age, deterministic=True)
     conn.create_function("nitpicker_cookie_name", 1, cookie_name, deterministic=True)
     conn.create_function("nitpicker_cookie_missing", 1, cookie_missing, deterministic=True)
+    conn.create_function("nitpicker_fragment_target", 1, fragment_target, deterministic=True)

@@ -20,11 +20,12 @@ __all__ = ["read_page_data"]
 
 def read_page_data(item: PageItem, found: Extracted, html: str, base: str,
                    extract: tuple[str, ...]) -> None:
-    """Set ``item``'s JSON-LD, structured items and errors, extracted values and template
-    skeleton (the close's template clusters take it: no second parse); ``base``: the document's
+    """Set ``item``'s JSON-LD, structured items and errors, extracted values, fragment targets
+    and main content, and template skeleton (the close's template clusters take it: no second parse); ``base``: the document's
     base URL (Microdata and RDFa resolve their URLs against it)."""
     item.json_ld = found.json_ld
     item.skeleton = found.skeleton
+    item.content = found.content
     structured = [entry for block in found.json_ld for entry in json_ld_items(block.entities)]
     syntaxes = embedded_syntaxes(html)
     if syntaxes:

@@ -390,7 +390,7 @@ class SiteSpider(Spider):
                 ensure_ascii=False,
             )
             return
-        found = extract(html, max_anchors=MAX_LINKS_PER_PAGE + 1, skeleton=True)
+        found = extract(html, max_anchors=MAX_LINKS_PER_PAGE + 1, skeleton=True, content=True)
         if len(found.anchors) > MAX_LINKS_PER_PAGE:
             del found.anchors[MAX_LINKS_PER_PAGE:]
             item.links_capped = True

@@ -35,6 +35,7 @@ from typing import Any
 
 from lxml import etree
 
+from nitpicker.policy.extract.content import PageText
 from nitpicker.policy.extract.facts import AnchorRef, Extracted, ImageRef, PageMeta, ResourceRef
 from nitpicker.policy.extract.json_ld import JsonLdBlock, read_json_ld
 from nitpicker.policy.extract.resolve import (
@@ -53,6 +54,7 @@ __all__ = [
     "ImageRef",
     "JsonLdBlock",
     "PageMeta",
+    "PageText",
     "ResourceRef",
     "absolute_url",
     "document_base",
@@ -85,14 +87,16 @@ def _empty() -> Extracted:
     return Extracted(PageMeta(), "", [], [], [])
 
 
-def extract(html: str, *, max_anchors: int | None = None, skeleton: bool = False) -> Extracted:
+def extract(html: str, *, max_anchors: int | None = None, skeleton: bool = False,
+            content: bool = False) -> Extracted:
     """Read the page facts of one HTML document.
 
     ``html`` is the decoded text (Scrapy's ``response.text`` or the browser's snapshot).
     ``max_anchors`` caps the number of links collected (the rest of the page is still read for
     metadata, images and resources).  ``skeleton``: also the page's template skeleton, from
     the same parse (what :func:`~nitpicker.policy.extract.skeleton.skeleton` gives for the
-    page's UTF-8 bytes). Never raises on malformed markup; an empty document gives an empty
+    page's UTF-8 bytes). ``content``: also its fragment targets and main content's text
+    (:class:`~nitpicker.policy.extract.content.PageText`). Never raises on malformed markup; an empty document gives an empty
     :class:`Extracted`.
     """
     if not isinstance(html, str):
@@ -105,9 +109,11 @@ def extract(html: str, *, max_anchors: int | None = None, skeleton: bool = False
         empty = _empty()
         if skeleton:
             empty.skeleton = frozenset()
+        if content:
+            empty.content = PageText()
         return empty
     parser, target = _parser()
-    target.reset(max_anchors, skeleton)
+    target.reset(max_anchors, skeleton, content)
     try:
         parser.feed(data)
         result: Extracted = parser.close()

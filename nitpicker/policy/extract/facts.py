@@ -4,8 +4,12 @@ sub-resources, JSON-LD blocks (plain slotted dataclasses, the URLs raw as the ma
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from nitpicker.policy.extract.json_ld import JsonLdBlock
+
+if TYPE_CHECKING:
+    from nitpicker.policy.extract.content import PageText
 
 __all__ = ["AnchorRef", "Extracted", "ImageRef", "PageMeta", "ResourceRef"]
 
@@ -91,5 +95,8 @@ class Extracted:
     skeleton: frozenset[str] | None = None
     """The page's template skeleton (:mod:`nitpicker.policy.extract.skeleton`), when asked
     for (``extract(..., skeleton=True)``)."""
+    content: PageText | None = None
+    """The page's fragment targets and main content's text
+    (:mod:`nitpicker.policy.extract.content`), when asked for (``extract(..., content=True)``)."""
 
 

@@ -9,6 +9,7 @@ import re
 import sys
 from collections.abc import Callable
 
+from nitpicker.policy.extract.content import ContentTarget
 from nitpicker.policy.extract.facts import AnchorRef, Extracted, ImageRef, PageMeta, ResourceRef
 from nitpicker.policy.extract.json_ld import JsonLdBlock, is_json_ld_type, read_json_ld
 from nitpicker.policy.extract.skeleton import SkeletonTarget
@@ -95,6 +96,7 @@ class _Target:
     __slots__ = (
         "anchors",
         "base_href",
+        "content",
         "data",
         "form_actions",
         "images",
@@ -120,10 +122,13 @@ class _Target:
         self.data: Callable[[str], None] = self.texts.append
         self.reset(None)
 
-    def reset(self, max_anchors: int | None, skeleton: bool = False) -> None:
+    def reset(self, max_anchors: int | None, skeleton: bool = False,
+              content: bool = False) -> None:
         self.texts.clear()
         # the page's template skeleton, from the same events (None: not asked for)
         self.layout = SkeletonTarget() if skeleton else None
+        # its fragment targets and main content (None: not asked for)
+        self.content = ContentTarget(self.texts) if content else None
         self.meta = PageMeta()
         self.base_href = ""
         self.anchors: list[AnchorRef] = []
@@ -149,6 +154,9 @@ class _Target:
         layout = self.layout
         if layout is not None:
             layout.start(tag, attrib)
+        content = self.content
+        if content is not None:
+            content.start(tag, attrib)
         if tag == "a":  # the hot path (every page has many links): inlined
             stack = self.open_anchors
             href = attrib.get("href")
@@ -160,6 +168,8 @@ class _Target:
             if stack:
                 mark = len(texts)
             else:
+                if content is not None:
+                    content.flush()
                 texts.clear()  # nothing before an outermost link is needed any more
                 mark = 0
             ref = AnchorRef(href.strip(" \t\n\r\f"), "", "a")
@@ -174,6 +184,9 @@ class _Target:
         layout = self.layout
         if layout is not None:
             layout.end(tag)
+        content = self.content
+        if content is not None:
+            content.end(tag)
         if tag == "a":
             stack = self.open_anchors
             if stack:
@@ -198,9 +211,11 @@ class _Target:
         if self.title_mark >= 0:
             _end_title(self)
         layout = self.layout
+        content = self.content
         return Extracted(self.meta, self.base_href, self.anchors, self.images, self.resources,
                          self.json_ld, self.form_actions,
-                         None if layout is None else layout.close())
+                         None if layout is None else layout.close(),
+                         None if content is None else content.close())
 
     # -- start handlers ---------------------------------------------------------------------
 

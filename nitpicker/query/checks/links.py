@@ -1,5 +1,6 @@
 """Links: broken internal and external links (one finding per broken target, with how often
-and from how many pages it is linked), links to redirects, and links with no text."""
+and from how many pages it is linked), links to redirects, links with no text, and links whose
+``#fragment`` finds no element on their page."""
 
 from __future__ import annotations
 
@@ -49,6 +50,30 @@ _NO_TEXT_SQL: Final = f"""SELECT p.id AS page_id, p.url AS url, t.url AS element
     GROUP BY p.id, t.id"""
 """Links whose text is empty: no words, no ``alt`` of an image inside (the crawl's anchor
 text), grouped by page and target."""
+
+_FRAGMENT_SQL: Final = f"""WITH fragments(page_id, target_id, hash, name) AS MATERIALIZED (
+        SELECT DISTINCT a.page_id, a.href_id, a.hash, nitpicker_fragment_target(a.hash)
+        FROM anchors a WHERE a.hash != ''
+    )
+    SELECT p.id AS page_id, p.url AS url, t.url || '#' || x.hash AS element,
+        CASE WHEN e.status BETWEEN 200 AND 299
+            THEN 'No element on ' || e.url || ' has the id (or <a name>) "' || x.name || '"'
+            ELSE 'The page is missing: ' || e.url || CASE WHEN e.status = -1
+                THEN ' could not be fetched' ELSE ' answers ' || e.status END
+                || ', so its #' || x.hash || ' cannot be reached' END AS message
+    FROM fragments x JOIN pages p ON p.id = x.page_id JOIN pages t ON t.id = x.target_id
+        JOIN pages e ON e.id = coalesce(t.redirect_dest_id, t.id)
+    WHERE x.name IS NOT NULL AND {OK_PAGE} AND t.is_external = 0 AND (
+        e.status >= 400 OR e.status = -1
+        OR e.status BETWEEN 200 AND 299
+            AND EXISTS (SELECT 1 FROM page_content c WHERE c.page_id = e.id)
+            AND NOT EXISTS (SELECT 1 FROM page_fragment_ids i
+                            WHERE i.page_id = e.id AND i.name = x.name))"""
+"""Links of a page to ``page#fragment`` (one finding per page and link target): the page is
+missing (it, or the end of its redirects, answers an error or nothing), or it was read
+(``page_content``: an in-scope HTML page, as rendered when the browser rendered it) and no
+element has the fragment as its id or ``<a name>``. ``#``, ``#top``, text fragments and
+routes (``#/about``) need no element (:func:`nitpicker.policy.fragments.fragment_target`)."""
 
 CHECKS: Final = (
     Check(
@@ -104,5 +129,21 @@ CHECKS: Final = (
             "check reads the link's text and its images' alt texts: a link named only by "
             "aria-label is listed too."),
         priority="medium", category="accessibility", sql=_NO_TEXT_SQL,
+    ),
+    Check(
+        id="links/broken-fragment",
+        title="Links to missing page sections",
+        explanation=(
+            "Links point at a section of a page (page#section), but no element of that page "
+            "has the id (or <a name>) the fragment names, or the page itself is missing. A "
+            "visitor lands at the top of the page, or on an error, instead of the section. "
+            "The ids are read from the page as the browser rendered it when rendering is on, "
+            "so sections a script creates count; \"#\", \"#top\" and routes (#/about) are "
+            "never broken. The message says which: the page or the section is missing."),
+        fix=(
+            "Point the link at the section's current id (headings' ids change when their "
+            "text does), give the section back its id, or remove the fragment; for a missing "
+            "page, correct the link as for a broken link."),
+        priority="medium", category="links", sql=_FRAGMENT_SQL,
     ),
 )

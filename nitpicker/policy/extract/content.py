@@ -1,0 +1,136 @@
+"""What a page's links can point at and what its main content says, from the extraction's parse.
+
+:class:`ContentTarget` takes the start and end events of the extraction's streaming parse
+(:func:`nitpicker.policy.extract.extract` with ``content=True``), as the template skeleton's
+target does, and reads two facts without a tree:
+
+- the page's **fragment targets**: every element's ``id`` and every ``<a name>``, what a link's
+  ``#fragment`` scrolls to (``links/broken-fragment``). Over the rendered DOM's HTML when the
+  browser rendered the page, so an id a script creates counts;
+- its **main content**: the first element, in document order, that the ``main-contents``
+  plugin would take (``main``, ``[role="main"]``, ``#main``, ``.main``, ``#content``, …: the
+  same list), else the ``<body>``; its text is the text chunks the extraction collects between
+  the element's start and end (script and style text never counts). The near-duplicate checks
+  read it (:mod:`nitpicker.policy.minhash`).
+
+The text chunks are the extraction target's own list: it clears the list when an outermost
+link opens (nothing before it is needed for the links' texts), so the target calls
+:meth:`ContentTarget.flush` first and the chunks so far are kept here, in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["MAIN_SELECTORS", "MAX_FRAGMENT_TARGETS", "ContentTarget", "PageText"]
+
+MAIN_SELECTORS: Final = (
+    "main", '[role="main"]', "#main", ".main", "#content", ".content", "#contents", ".contents",
+    "#main-content", ".main-content", "#main_content", ".main_content", "#mainContent",
+    ".mainContent",
+)
+"""The main content's selectors, as the ``main-contents`` plugin's defaults (the first element
+matching any of them, in document order)."""
+
+_MAIN_NAMES: Final = frozenset(selector[1:] for selector in MAIN_SELECTORS
+                               if selector[0] in "#.")
+"""The ids and class names of :data:`MAIN_SELECTORS` (the two lists are the same names)."""
+
+MAX_FRAGMENT_TARGETS: Final = 5000
+"""Ids and names kept at most per page (a page of generated ids stays small in the archive)."""
+
+_VOID: Final = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
+                          "meta", "source", "track", "wbr", "param"})
+
+
+@dataclass(slots=True)
+class PageText:
+    """A page's fragment targets and its main content's text."""
+
+    ids: list[str] = field(default_factory=list)
+    """Its elements' ids and ``<a name>`` values, in document order, each once."""
+    main: str = ""
+    """Where the main content was taken from: ``main``, ``div#content``, ``div.main``; ``""``:
+    no element matched, the body's text is taken."""
+    text: str = ""
+    """The main content's text, whitespace runs collapsed."""
+
+
+class ContentTarget:
+    """The events' fragment targets and the main content's span of text chunks."""
+
+    __slots__ = ("body", "depth", "flushed", "ids", "main", "main_end", "main_start", "seen",
+                 "stream", "texts")
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts  # the extraction's text chunks (the same list, cleared by it)
+        self.stream: list[str] = []  # the chunks flushed from it, in order
+        self.flushed = 0
+        self.ids: list[str] = []
+        self.seen: set[str] = set()
+        self.main = ""
+        self.main_start = -1  # position of the main content's first chunk in the stream
+        self.main_end = -1
+        self.depth = 0  # open elements inside the main content, itself included
+        self.body = -1  # position of the body's first chunk
+
+    def _position(self) -> int:
+        return len(self.stream) + len(self.texts)
+
+    def flush(self) -> None:
+        """Keep the chunks so far (the extraction is about to clear its list)."""
+        self.stream.extend(self.texts)
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        ident = attrib.get("id")
+        if ident is None and tag == "a":
+            ident = attrib.get("name")
+        if ident and ident not in self.seen and len(self.ids) < MAX_FRAGMENT_TARGETS:
+            self.seen.add(ident)
+            self.ids.append(ident)
+        if tag in _VOID:
+            return
+        if self.depth:
+            self.depth += 1
+        elif self.main_start < 0 and self._is_main(tag, attrib):
+            self.main = self._describe(tag, attrib)
+            self.main_start = self._position()
+            self.depth = 1
+        elif tag == "body" and self.body < 0:
+            self.body = self._position()
+
+    def end(self, tag: str) -> None:
+        if self.depth and tag not in _VOID:
+            self.depth -= 1
+            if not self.depth:
+                self.main_end = self._position()
+
+    def close(self) -> PageText:
+        self.flush()
+        stream = self.stream
+        if self.main_start >= 0:
+            end = self.main_end if self.main_end >= 0 else len(stream)
+            chunks = stream[self.main_start:end]
+        else:
+            chunks = stream[max(self.body, 0):]
+        return PageText(self.ids, self.main, " ".join("".join(chunks).split()))
+
+    @staticmethod
+    def _is_main(tag: str, attrib: dict[str, str]) -> bool:
+        if tag == "main" or attrib.get("role") == "main":
+            return True
+        if attrib.get("id") in _MAIN_NAMES:
+            return True
+        classes = attrib.get("class")
+        return classes is not None and not _MAIN_NAMES.isdisjoint(classes.split())
+
+    @staticmethod
+    def _describe(tag: str, attrib: dict[str, str]) -> str:
+        ident = attrib.get("id")
+        if ident in _MAIN_NAMES:
+            return f"{tag}#{ident}"
+        for name in (attrib.get("class") or "").split():
+            if name in _MAIN_NAMES:
+                return f"{tag}.{name}"
+        return tag

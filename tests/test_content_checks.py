@@ -1,0 +1,108 @@
+"""The content checks through the command line (issue 30, items 1–3): ``/content-checks/``
+(``fixtures/content_checks.py``) crawled as rendered by Chromium and as served, each check
+finding exactly the pages made to trip it (``nitpicker query FILE issue --id ID``), none of
+the pages made not to."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from fixtures.content_checks import EXPECTED, EXPECTED_UNRENDERED, PAGES, PREFIX
+from nitpicker.render.chromium import find_chromium
+
+if TYPE_CHECKING:
+    from fixtures.site import FixtureSite
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def nitpicker(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "nitpicker.cli", *args], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                          text=True, timeout=170, check=False, stdin=subprocess.DEVNULL)
+
+
+def _crawl(output: Path, *args: str) -> Path:
+    result = nitpicker("crawl", *args, "--silent", "--retry", "0", "-o", str(output))
+    assert result.returncode == 0, result.stderr
+    return output
+
+
+@pytest.fixture(scope="module")
+def rendered(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if find_chromium() is None and not os.environ.get("CI"):
+        pytest.skip("Chromium is not installed (make test installs it; CI requires it)")
+    return _crawl(tmp_path_factory.mktemp("rendered") / "rendered.nitpicker",
+                  site.url(PREFIX))
+
+
+@pytest.fixture(scope="module")
+def served(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _crawl(tmp_path_factory.mktemp("served") / "served.nitpicker", site.url(PREFIX),
+                  "--no-render")
+
+
+def _issue(archive: Path, check_id: str) -> list[dict[str, Any]]:
+    result = nitpicker("query", str(archive), "issue", "--id", check_id)
+    assert result.returncode == 0, result.stderr
+    return list(json.loads(result.stdout)["items"])
+
+
+def _paths(archive: Path, site: FixtureSite, check_id: str) -> list[str]:
+    base = site.url(PREFIX)
+    return sorted(item["url"].removeprefix(base) for item in _issue(archive, check_id))
+
+
+@pytest.mark.parametrize("check_id", sorted(EXPECTED))
+def test_each_check_finds_exactly_the_pages_made_to_trip_it(
+        rendered: Path, site: FixtureSite, check_id: str) -> None:
+    assert _paths(rendered, site, check_id) == EXPECTED[check_id]
+
+
+@pytest.mark.parametrize("check_id", sorted(EXPECTED_UNRENDERED))
+def test_as_served_each_check_finds_its_pages(served: Path, site: FixtureSite,
+                                              check_id: str) -> None:
+    """Without the browser the script's id is not there: ``js-section``'s link is broken."""
+    assert _paths(served, site, check_id) == EXPECTED_UNRENDERED[check_id]
+
+
+def test_the_clean_pages_trip_none(rendered: Path, site: FixtureSite) -> None:
+    tripped = {path for check_id in EXPECTED for path in _paths(rendered, site, check_id)}
+    clean = {"", "sections", "good-fragments", "js-section"}
+    assert clean <= set(PAGES)
+    assert not clean & tripped
+
+
+def test_a_fragment_finding_says_whether_the_page_or_the_section_is_missing(
+        rendered: Path, site: FixtureSite) -> None:
+    found = {item["url"].removeprefix(site.url(PREFIX)): item
+             for item in _issue(rendered, "links/broken-fragment")}
+    sections, missing = site.url(PREFIX + "sections"), site.url(PREFIX + "missing")
+    assert (found["bad-fragment"]["element"], found["bad-fragment"]["message"]) == (
+        f"{sections}#gone", f'No element on {sections} has the id (or <a name>) "gone"')
+    assert (found["missing-page-fragment"]["element"],
+            found["missing-page-fragment"]["message"]) == (
+        f"{missing}#intro",
+        f"The page is missing: {missing} answers 404, so its #intro cannot be reached")
+
+
+def test_the_fragment_targets_are_recorded_as_the_page_was_read(
+        rendered: Path, served: Path, site: FixtureSite) -> None:
+    """The rendered page has the script's id, the served one not; both the others."""
+    sql = ("SELECT i.name FROM page_fragment_ids i JOIN pages p ON p.id = i.page_id"
+           " WHERE p.url = ? ORDER BY i.name")
+    names = {}
+    for archive in (rendered, served):
+        conn = sqlite3.connect(archive)
+        names[archive] = [row[0] for row in conn.execute(sql, (site.url(PREFIX + "sections"),))]
+        conn.close()
+    assert names[rendered] == ["app", "intro", "legacy", "made-by-script"]
+    assert names[served] == ["app", "intro", "legacy"]
