@@ -77,6 +77,16 @@ SETTINGS: tuple[Setting, ...] = (
             "Run the [site checks](../guide/check.md) when a crawl ends (`nitpicker check` runs "
             "them later). `False` leaves the archive without check findings: for a crawl whose "
             "archive budget has no room for them, or one whose checks run elsewhere."),
+    Setting("NITPICKER_CONTENT_FACTS", True,
+            "Record each in-scope HTML page's fragment targets (its elements' ids, its "
+            "`<a name>`s) and its main content's hash and MinHash signature, from the parse "
+            "that reads its links: `links/broken-fragment`, `content/exact-duplicate` and "
+            "`content/near-duplicate` read them. `False` leaves them out (those checks then "
+            "judge no page)."),
+    Setting("NITPICKER_NEAR_DUPLICATE_THRESHOLD", 0.9,
+            "The estimated Jaccard similarity of two pages' main contents (their 3-word "
+            "shingles) from which `content/near-duplicate` clusters them, above 0 and at most "
+            "1 (`nitpicker check --near-duplicate-threshold` for a later run)."),
     # -- the trap cap ---------------------------------------------------------------------------
     Setting("NITPICKER_DEDUPE_CAP", 100,
             "The trap cap's threshold, as `--dedupe-cap` (a crawl's `--dedupe-cap` other than "

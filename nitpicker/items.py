@@ -158,7 +158,7 @@ class PageItem:
     """The first form of an https page that submits over plain http: its action, resolved."""
     content: PageText | None = None
     """Its fragment targets (ids, ``<a name>``) and main content's text, from the extraction's
-    parse (in-scope HTML pages only; ``None``: not read)."""
+    parse (in-scope HTML pages only; ``None``: not read, or ``NITPICKER_CONTENT_FACTS`` off)."""
     skeleton: frozenset[str] | None = None
     """The snapshot's template skeleton, from the extraction's parse (``None``: not computed;
     the close reads it from the snapshot)."""

@@ -67,6 +67,7 @@ TABLES = {
     "page_technologies",
     "page_content",
     "page_fragment_ids",
+    "content_clusters",
     "migrations",
 }
 
@@ -169,6 +170,7 @@ CHILD_TABLES = [
     ("page_technologies", "technology_id", "technologies"),
     ("page_content", "page_id", "pages"),
     ("page_fragment_ids", "page_id", "pages"),
+    ("content_clusters", "page_id", "pages"),
 ]
 
 

@@ -24,10 +24,12 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def nitpicker(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def nitpicker(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
+              ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "nitpicker.cli", *args], cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                          text=True, timeout=170, check=False, stdin=subprocess.DEVNULL)
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                          capture_output=True, text=True, timeout=170, check=False,
+                          stdin=subprocess.DEVNULL)
 
 
 def _crawl(output: Path, *args: str) -> Path:
@@ -106,3 +108,75 @@ def test_the_fragment_targets_are_recorded_as_the_page_was_read(
         conn.close()
     assert names[rendered] == ["app", "intro", "legacy", "made-by-script"]
     assert names[served] == ["app", "intro", "legacy"]
+
+
+def test_the_clean_pages_trip_none_as_served(served: Path, site: FixtureSite) -> None:
+    """Among them: a page half like the near duplicates, two pages too short to be compared
+    with the same five words, an article of its own in the frame all pages share."""
+    tripped = {path for check_id in EXPECTED_UNRENDERED
+               for path in _paths(served, site, check_id)}
+    clean = {"", "sections", "good-fragments", "half-alike", "own-words", "short-1", "short-2"}
+    assert clean <= set(PAGES)
+    assert not clean & tripped
+
+
+def test_a_duplicate_finding_names_the_other_page(served: Path, site: FixtureSite) -> None:
+    found = {item["url"].removeprefix(site.url(PREFIX)): item["message"]
+             for check_id in ("content/exact-duplicate", "content/near-duplicate")
+             for item in _issue(served, check_id)}
+    assert found["same-2"] == f"The same main content as 1 other page: {site.url(PREFIX)}same-1"
+    assert found["near-a"] == ("One of 3 pages whose main contents are near duplicates: "
+                               "the first of them")
+    assert found["near-c"] == ("One of 3 pages whose main contents are near duplicates: "
+                               f"99% like {site.url(PREFIX)}near-a")
+
+
+def _check(archive: Path, *args: str, env: dict[str, str] | None = None
+           ) -> subprocess.CompletedProcess[str]:
+    return nitpicker("check", str(archive), "--silent", *args, cwd=archive.parent, env=env)
+
+
+def test_the_near_duplicate_threshold(served: Path, site: FixtureSite, tmp_path: Path) -> None:
+    """``--near-duplicate-threshold 0.3``: the half-alike page joins the cluster; the
+    setting from the environment does the same; bad values are one line."""
+    copy = tmp_path / "copy.nitpicker"
+    copy.write_bytes(served.read_bytes())
+    near = ["half-alike", "near-a", "near-b", "near-c"]
+    for args, env in ((("--near-duplicate-threshold", "0.3"), None),
+                      ((), {"NITPICKER_NEAR_DUPLICATE_THRESHOLD": "0.3"})):
+        result = _check(copy, *args, env=env)
+        assert result.returncode == 0, result.stderr
+        assert _paths(copy, site, "content/near-duplicate") == near
+    for args, env, message in (
+            (("--near-duplicate-threshold", "0"), None,
+             "Error: --near-duplicate-threshold must be above 0 and at most 1, got 0.0"),
+            ((), {"NITPICKER_NEAR_DUPLICATE_THRESHOLD": "high"},
+             "Error: NITPICKER_NEAR_DUPLICATE_THRESHOLD must be a number, got 'high'")):
+        result = _check(copy, *args, env=env)
+        assert (result.returncode, result.stderr.strip()) == (1, message)
+
+
+def test_the_crawl_takes_the_threshold_setting(site: FixtureSite, tmp_path: Path) -> None:
+    """As any setting, from the environment; a bad one stops the crawl in one line."""
+    result = nitpicker("crawl", site.url(PREFIX), "--no-render", "--silent", "-o",
+                       str(tmp_path / "low"), env={"NITPICKER_NEAR_DUPLICATE_THRESHOLD": "0.3"})
+    assert result.returncode == 0, result.stderr
+    assert _paths(tmp_path / "low.nitpicker", site, "content/near-duplicate") == [
+        "half-alike", "near-a", "near-b", "near-c"]
+    result = nitpicker("crawl", site.url(PREFIX), "--no-render", "--silent", "-o",
+                       str(tmp_path / "bad"), env={"NITPICKER_NEAR_DUPLICATE_THRESHOLD": "2"})
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: NITPICKER_NEAR_DUPLICATE_THRESHOLD must be above 0 and at most 1, got 2.0")
+
+
+def test_without_content_facts_nothing_is_judged(site: FixtureSite, tmp_path: Path) -> None:
+    """``NITPICKER_CONTENT_FACTS=false``: no ids, no signatures, so no content finding but
+    the missing page's (a 404 needs no ids)."""
+    result = nitpicker("crawl", site.url(PREFIX), "--no-render", "--silent", "-o",
+                       str(tmp_path / "off"), env={"NITPICKER_CONTENT_FACTS": "false"})
+    assert result.returncode == 0, result.stderr
+    found = {check_id: _paths(tmp_path / "off.nitpicker", site, check_id)
+             for check_id in EXPECTED}
+    assert found == {check_id: ["missing-page-fragment"] if check_id == "links/broken-fragment"
+                     else [] for check_id in EXPECTED}

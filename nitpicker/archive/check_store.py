@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.archive.connection import connect, now
+from nitpicker.archive.content_clusters import ContentClusterSummary, record_content_clusters
 from nitpicker.archive.link_score import LinkScoreSummary, record_link_scores
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
 from nitpicker.archive.writer import ArchiveError, check_archive_file
+from nitpicker.policy.minhash import NEAR_DUPLICATE_THRESHOLD
 from nitpicker.query._common import register_functions
 from nitpicker.query.checks import CHECKS, Check
 from nitpicker.query.fingerprint import (
@@ -70,14 +72,18 @@ class CheckRunSummary:
     """Seconds."""
     link_scores: LinkScoreSummary | None = None
     """The link scores computed first (:mod:`nitpicker.archive.link_score`)."""
+    content_clusters: ContentClusterSummary | None = None
+    """The near-duplicate clusters computed first (:mod:`nitpicker.archive.content_clusters`)."""
 
 
 def record_checks(conn: sqlite3.Connection, checks: Sequence[Check] = CHECKS, *,
                   on_check: Callable[[Check, int], None] | None = None,
-                  link_scores: bool = True) -> CheckRunSummary:
+                  link_scores: bool = True,
+                  near_duplicate_threshold: float = NEAR_DUPLICATE_THRESHOLD) -> CheckRunSummary:
     """Run ``checks`` on ``conn`` (a writer's autocommit connection, the archive migrated)
     and replace the archive's check findings with theirs, in one transaction, the pages'
-    link scores computed first (``link_scores``: false when the caller has). ``on_check(check,
+    link scores computed first (``link_scores``: false when the caller has), and the
+    near-duplicate clusters at ``near_duplicate_threshold``. ``on_check(check,
     findings)`` is called after each check. Raises what SQLite raises, the transaction then
     rolled back."""
     register_functions(conn)
@@ -90,6 +96,7 @@ def record_checks(conn: sqlite3.Connection, checks: Sequence[Check] = CHECKS, *,
     try:
         if link_scores:
             summary.link_scores = record_link_scores(conn)
+        summary.content_clusters = record_content_clusters(conn, near_duplicate_threshold)
         conn.execute("DELETE FROM check_findings")
         for check in checks:
             params = {**check.params, "rule": check.id, "priority": check.priority,
@@ -145,8 +152,10 @@ class CheckStore:
         return cls(path, conn, lock)
 
     def run(self, checks: Sequence[Check] = CHECKS, *,
-            on_check: Callable[[Check, int], None] | None = None) -> CheckRunSummary:
-        return record_checks(self.conn, checks, on_check=on_check)
+            on_check: Callable[[Check, int], None] | None = None,
+            near_duplicate_threshold: float = NEAR_DUPLICATE_THRESHOLD) -> CheckRunSummary:
+        return record_checks(self.conn, checks, on_check=on_check,
+                             near_duplicate_threshold=near_duplicate_threshold)
 
     def close(self) -> None:
         """Fold the WAL back into the file, release the lock."""

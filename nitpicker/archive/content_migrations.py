@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["PAGE_CONTENT"]
+__all__ = ["CONTENT_SIGNATURES", "PAGE_CONTENT"]
 
 PAGE_CONTENT: Final = """
 CREATE TABLE page_content (       -- what an in-scope HTML page's links can point at, read once
@@ -23,3 +23,25 @@ CREATE TABLE page_fragment_ids (  -- each element id and <a name> of a page: a #
 """Fragment links checked against the page as read (issue 30, item 1): the rendered DOM when
 the browser rendered it. A page with no ``page_content`` row was not read (crawled before this
 migration, or not an in-scope HTML page): its fragments are not judged."""
+
+CONTENT_SIGNATURES: Final = """
+-- where the main content was taken from: main, div#content; '' the body (no element matched)
+ALTER TABLE page_content ADD COLUMN main TEXT;
+-- the main content's tokens (words; a Han or kana character is one)
+ALTER TABLE page_content ADD COLUMN words INTEGER;
+-- 64-bit hash of its normalised tokens (nitpicker.policy.minhash); NULL: no text
+ALTER TABLE page_content ADD COLUMN content_hash INTEGER;
+-- its MinHash signature: 128 x uint32 little-endian (512 bytes); NULL: no text
+ALTER TABLE page_content ADD COLUMN minhash BLOB;
+CREATE INDEX page_content_hash ON page_content(content_hash) WHERE content_hash IS NOT NULL;
+
+CREATE TABLE content_clusters (   -- near-duplicate clusters, computed with the site checks
+    page_id INTEGER PRIMARY KEY REFERENCES pages(id),
+    cluster_id INTEGER NOT NULL,    -- the cluster's first page (its smallest page id)
+    similarity REAL NOT NULL        -- estimated Jaccard similarity to that page, 0..1
+);
+CREATE INDEX content_clusters_cluster ON content_clusters(cluster_id, page_id)
+"""
+"""Near-duplicate content (issue 30, item 3): each page's main content as a content hash
+(exact duplicates, in SQL) and a MinHash signature; the clusters of pages whose signatures
+are alike, by LSH banding after the crawl (:mod:`nitpicker.archive.content_clusters`)."""

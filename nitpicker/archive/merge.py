@@ -79,12 +79,12 @@ MERGED_TABLES: Final = frozenset({
     "hreflang_links", "sitemaps", "sitemap_urls", "tls_certificates",
     "structured_items", "structured_data_errors", "extracted_values",
     "technology_runs", "technologies", "technology_categories", "page_technologies",
-    "page_content", "page_fragment_ids",
+    "page_content", "page_fragment_ids", "content_clusters",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
-checks' two are made afresh too: the checks run over the merged archive; the template clusters,
-``templates`` and ``page_templates``, are derived: computed afresh over the merged snapshots,
-:func:`~nitpicker.archive.template_store.record_templates`; the technologies' four are left
+checks' two and the near-duplicate clusters are made afresh too: the checks run over the merged
+archive; the template clusters, ``templates`` and ``page_templates``, are derived: computed
+afresh over the merged snapshots, :func:`~nitpicker.archive.template_store.record_templates`; the technologies' four are left
 empty: ``nitpicker technologies`` detects them over the merged archive). A table added to the
 schema and not here makes the merge refuse: it would be dropped silently."""
 

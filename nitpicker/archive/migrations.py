@@ -22,7 +22,7 @@ from nitpicker.archive.audit_migrations import (
     TECHNOLOGIES,
     VIOLATION_DETAILS,
 )
-from nitpicker.archive.content_migrations import PAGE_CONTENT
+from nitpicker.archive.content_migrations import CONTENT_SIGNATURES, PAGE_CONTENT
 from nitpicker.archive.initial_schema import INITIAL
 
 __all__ = ["MIGRATIONS"]
@@ -332,4 +332,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0033_run_auto_retry", RUN_AUTO_RETRY),
     ("0035_technologies", TECHNOLOGIES),
     ("0040_page_content", PAGE_CONTENT),
+    ("0041_content_signatures", CONTENT_SIGNATURES),
 )

@@ -1,7 +1,8 @@
 """What a page says about itself beyond its HTTP facts and links: its JSON-LD blocks and their
 types (migration ``0011_json_ld``), its structured data's items and the Microdata or RDFa that
 could not be read (``0030_structured_data``), the values of the ``--extract`` rules
-(``0031_extracted_values``), and its fragment targets (``0040_page_content``). :class:`~nitpicker.archive.page_recorder.PageRecorder` calls
+(``0031_extracted_values``), its fragment targets (``0040_page_content``) and its main
+content's hash and signature (``0041_content_signatures``). :class:`~nitpicker.archive.page_recorder.PageRecorder` calls
 :func:`record_page_data` in its open batch, after deleting an earlier fetch's rows
 (:data:`~nitpicker.archive.page_sql.REPLACED_CHILDREN`).
 """
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Final
+
+from nitpicker.policy.minhash import fingerprint
 
 if TYPE_CHECKING:
     import sqlite3
@@ -26,7 +29,8 @@ _ITEM: Final = ("INSERT INTO structured_items(page_id, syntax, position, type, d
 _ERROR: Final = "INSERT INTO structured_data_errors(page_id, syntax, message) VALUES (?, ?, ?)"
 _VALUE: Final = ("INSERT OR IGNORE INTO extracted_values(page_id, name, position, value)"
                  " VALUES (?, ?, ?, ?)")
-_CONTENT: Final = "INSERT INTO page_content(page_id, ids) VALUES (?, ?)"
+_CONTENT: Final = ("INSERT INTO page_content(page_id, ids, main, words, content_hash, minhash)"
+                   " VALUES (?, ?, ?, ?, ?, ?)")
 _FRAGMENT_ID: Final = "INSERT OR IGNORE INTO page_fragment_ids(page_id, name) VALUES (?, ?)"
 
 
@@ -59,6 +63,8 @@ def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem) -> 
         conn.executemany(_VALUE, rows)
     content = item.content
     if content is not None:
-        conn.execute(_CONTENT, (page_id, len(content.ids)))
+        signed = fingerprint(content.text)  # here: the item holds no bytes (feed exports)
+        conn.execute(_CONTENT, (page_id, len(content.ids), content.main, signed.words,
+                                signed.content_hash, signed.minhash))
         if content.ids:
             conn.executemany(_FRAGMENT_ID, [(page_id, name) for name in content.ids])

@@ -8,6 +8,7 @@ check findings are replaced whole, or left as they were).
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import traceback
@@ -21,6 +22,7 @@ from nitpicker.ci.source import UncheckedArchiveError
 from nitpicker.cli.export_output import load_suppressions
 from nitpicker.cli.gate import GateCount, gate_findings, parse_fail_on, print_gate
 from nitpicker.cli.output import fail
+from nitpicker.policy.minhash import NEAR_DUPLICATE_THRESHOLD, check_threshold
 from nitpicker.query.connection import ArchiveOpenError
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ def check(
     silent: Annotated[bool, typer.Option("--silent", help="No progress display or summary.")] = False,
     fail_on: Annotated[str | None, typer.Option("--fail-on", help="Once the checks ran, exit 3 when one of these gates (comma-separated) trips: broken-links, 4xx, 5xx, issues:PRIORITY, violations:SEVERITY, check:ID; NAME>N trips over N.", show_default=False)] = None,
     suppressions: Annotated[Path | None, typer.Option("--suppressions", help="The accepted findings the gates do not count (default: .nitpicker-baseline.json when there is one).", show_default=False)] = None,
+    near_duplicate_threshold: Annotated[float | None, typer.Option("--near-duplicate-threshold", help="content/near-duplicate: the estimated similarity (above 0, at most 1) from which two pages' main contents are near duplicates (default: NITPICKER_NEAR_DUPLICATE_THRESHOLD from the environment, else 0.9).", show_default=False)] = None,
 ) -> None:
     """Run the built-in site checks over an archive and store their findings in it.
 
@@ -60,13 +63,14 @@ def check(
     Example: nitpicker check site.nitpicker --fail-on broken-links,issues:critical
     """
     gate = _gate(fail_on, suppressions)
+    threshold = _threshold(near_duplicate_threshold)
     try:
         store = CheckStore.open(file)
     except sqlite3.DatabaseError as exc:  # a read-only file, a full disk
         fail(f"{file}: cannot write the findings ({exc})")
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
-        summary = _run(store, silent=silent)
+        summary = _run(store, silent=silent, threshold=threshold)
     except KeyboardInterrupt:
         store.close()
         from nitpicker.cli import interrupted
@@ -106,7 +110,25 @@ def _gate(fail_on: str | None, suppressions: Path | None
     return gates, load_suppressions(suppressions)
 
 
-def _run(store: CheckStore, *, silent: bool) -> CheckRunSummary:
+def _threshold(option: float | None) -> float:
+    """The near-duplicate threshold: the option's, else the environment's setting's."""
+    name, value = "--near-duplicate-threshold", option
+    if option is None:
+        name = "NITPICKER_NEAR_DUPLICATE_THRESHOLD"
+        raw = os.environ.get(name)
+        if raw is None:
+            return NEAR_DUPLICATE_THRESHOLD
+        try:
+            value = float(raw)
+        except ValueError:
+            fail(f"{name} must be a number, got {raw!r}")
+    try:
+        return check_threshold(value, name)
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def _run(store: CheckStore, *, silent: bool, threshold: float) -> CheckRunSummary:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -114,7 +136,7 @@ def _run(store: CheckStore, *, silent: bool) -> CheckRunSummary:
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     if silent or not console.is_terminal:
-        return store.run()
+        return store.run(near_duplicate_threshold=threshold)
     with Progress(TextColumn("checks"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[current]} · {task.fields[found]} findings"),
                   console=console, transient=True) as progress:
@@ -126,7 +148,7 @@ def _run(store: CheckStore, *, silent: bool) -> CheckRunSummary:
             found += count
             progress.update(task, advance=1, current=getattr(done, "id", ""), found=found)
 
-        return store.run(on_check=advance)
+        return store.run(on_check=advance, near_duplicate_threshold=threshold)
 
 
 def _print_summary(file: Path, summary: CheckRunSummary) -> None:

@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, Any
 from nitpicker.archive.template_store import record_templates_after_crawl
 from nitpicker.archive.worker import ArchiveWorker, yield_to_archive_thread
 from nitpicker.archive.writer import ArchiveError, ArchiveWriter
+from nitpicker.crawl.config import ConfigError
 from nitpicker.crawl.run_failure import RunFailure, classify_exception, outcome_of_close
 from nitpicker.items import FollowMode
 from nitpicker.policy.excludes import Excludes
 from nitpicker.policy.follow import FollowPolicy
 from nitpicker.policy.links import LinkResolver
+from nitpicker.policy.minhash import NEAR_DUPLICATE_THRESHOLD, check_threshold
 from nitpicker.policy.request_headers import RequestHeaders
 from nitpicker.policy.scope import Scope
 from nitpicker.policy.urls import ParsedUrl, frontier_key
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
 
     from nitpicker.archive.lock import ArchiveLock
     from nitpicker.crawl.config import CrawlConfig
@@ -89,10 +92,15 @@ class CrawlSession:
         ``None`` while it runs. Unlike :attr:`halted`, a pause ends and the crawl goes on."""
         self.failure: RunFailure | None = None
         self.max_archive_bytes: int | None = None
-        self.site_checks = True
-        """Whether the site checks run when the crawl ends (``NITPICKER_SITE_CHECKS``)."""
         """Storage budget (``NITPICKER_ARCHIVE_MAX_MB``, set by the spider from the setting):
         the run fails with ``disk_full`` past it."""
+        self.site_checks = True
+        """Whether the site checks run when the crawl ends (``NITPICKER_SITE_CHECKS``)."""
+        self.near_duplicate_threshold = NEAR_DUPLICATE_THRESHOLD
+        """The near-duplicate clusters' similarity (``NITPICKER_NEAR_DUPLICATE_THRESHOLD``)."""
+        self.content_facts = True
+        """Whether the pages' fragment targets and content signatures are recorded
+        (``NITPICKER_CONTENT_FACTS``)."""
         self.request_close: Callable[[str], None] = lambda reason: None
         """Set by the spider: asks Scrapy's engine to close the spider."""
         self.lock: ArchiveLock | None = None
@@ -391,14 +399,27 @@ class CrawlSession:
         logger.info("archive closed: %s (%s)", writer.path, status)
 
 
-    @staticmethod
-    def _check_site(writer: ArchiveWriter) -> None:
+    def read_settings(self, settings: BaseSettings) -> None:
+        """The settings the session keeps (read once, by the spider's ``from_crawler``)."""
+        budget_mb = settings.getfloat("NITPICKER_ARCHIVE_MAX_MB")
+        self.max_archive_bytes = int(budget_mb * 1024 * 1024) or None
+        self.site_checks = settings.getbool("NITPICKER_SITE_CHECKS")
+        try:
+            self.near_duplicate_threshold = check_threshold(
+                settings.getfloat("NITPICKER_NEAR_DUPLICATE_THRESHOLD"),
+                "NITPICKER_NEAR_DUPLICATE_THRESHOLD")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        self.content_facts = settings.getbool("NITPICKER_CONTENT_FACTS")
+
+    def _check_site(self, writer: ArchiveWriter) -> None:
         """The site checks over the finished crawl (``nitpicker check`` runs them again): a
         failure of theirs is logged, and the crawl keeps what it recorded."""
         from nitpicker.archive.check_store import record_checks
 
         try:
-            summary = record_checks(writer.conn)
+            summary = record_checks(writer.conn,
+                                    near_duplicate_threshold=self.near_duplicate_threshold)
         except sqlite3.Error as exc:
             logger.error("the site checks failed (%s); run them again with: nitpicker check %s",
                          exc, writer.path)

@@ -151,9 +151,7 @@ class SiteSpider(Spider):
         crawler.signals.connect(spider._on_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
         spider.session.request_close = spider._close_soon
-        budget_mb = settings.getfloat("NITPICKER_ARCHIVE_MAX_MB")
-        spider.session.max_archive_bytes = int(budget_mb * 1024 * 1024) or None
-        spider.session.site_checks = settings.getbool("NITPICKER_SITE_CHECKS")
+        spider.session.read_settings(settings)
         return spider
 
     def use_shared_frontier(self, settings: BaseSettings) -> None:
@@ -390,7 +388,8 @@ class SiteSpider(Spider):
                 ensure_ascii=False,
             )
             return
-        found = extract(html, max_anchors=MAX_LINKS_PER_PAGE + 1, skeleton=True, content=True)
+        found = extract(html, max_anchors=MAX_LINKS_PER_PAGE + 1, skeleton=True,
+                        content=self.session.content_facts)
         if len(found.anchors) > MAX_LINKS_PER_PAGE:
             del found.anchors[MAX_LINKS_PER_PAGE:]
             item.links_capped = True

@@ -19,6 +19,7 @@ from typing import Final
 
 from nitpicker.query.checks import (
     canonical,
+    content,
     crawl,
     descriptions,
     headings,
@@ -40,7 +41,7 @@ __all__ = ["CATEGORIES", "CHECKS", "FAMILIES", "PRIORITIES", "Check", "check_by_
 
 FAMILIES: Final = (links, redirects, status, canonical, titles, descriptions, headings,
                    indexing, hreflang, sitemaps, images, performance, security, crawl,
-                   structured_data)
+                   structured_data, content)
 """The families' modules, each with its ``CHECKS``."""
 
 CHECKS: Final[tuple[Check, ...]] = tuple(check for family in FAMILIES for check in family.CHECKS)
