@@ -17,6 +17,7 @@ import pytest
 
 from fixtures.content_checks import EXPECTED, EXPECTED_UNRENDERED, PAGES, PREFIX
 from nitpicker.render.chromium import find_chromium
+from tests.viewer_process import Viewer
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
@@ -180,3 +181,45 @@ def test_without_content_facts_nothing_is_judged(site: FixtureSite, tmp_path: Pa
              for check_id in EXPECTED}
     assert found == {check_id: ["missing-page-fragment"] if check_id == "links/broken-fragment"
                      else [] for check_id in EXPECTED}
+
+
+def test_query_content_clusters(served: Path, site: FixtureSite) -> None:
+    """``nitpicker query FILE content-clusters`` and ``content-cluster-pages``; a bad kind is
+    one line."""
+    base = site.url(PREFIX)
+    result = nitpicker("query", str(served), "content-clusters")
+    assert result.returncode == 0, result.stderr
+    clusters = json.loads(result.stdout)
+    assert [(c["kind"], c["count"], c["first_page"].removeprefix(base),
+             [url.removeprefix(base) for url in c["sample_pages"]])
+            for c in clusters["items"]] == [
+        ("near", 3, "near-a", ["near-a", "near-b", "near-c"]),
+        ("exact", 2, "same-1", ["same-1", "same-2"])]
+    exact = clusters["items"][1]
+    result = nitpicker("query", str(served), "content-cluster-pages", "--kind", "exact",
+                       "--cluster", str(exact["id"]))
+    assert result.returncode == 0, result.stderr
+    assert [page["url"].removeprefix(base) for page in json.loads(result.stdout)["items"]] == [
+        "same-1", "same-2"]
+    result = nitpicker("query", str(served), "content-clusters", "--kind", "similar")
+    assert (result.returncode, result.stderr.strip()) == (
+        1, "Error: Invalid kind: 'similar'. Must be one of: exact, near")
+
+
+def test_the_viewer_shows_the_content_clusters(served: Path, site: FixtureSite) -> None:
+    """The Content Clusters view and its drill-down, as JSON and HTML."""
+    server = Viewer(str(served))
+    try:
+        listed = server.get("/a/0/content-clusters?format=json").json()["clusters"]
+        assert [(c["kind"], c["count"]) for c in listed["items"]] == [("near", 3), ("exact", 2)]
+        near = listed["items"][0]
+        page = server.get(f"/a/0/content-cluster?kind=near&id={near['id']}")
+        assert page.status_code == 200
+        for name in ("near-a", "near-b", "near-c"):
+            assert f"{site.url(PREFIX)}{name}" in page.text
+        assert server.get("/a/0/content-clusters?kind=exact&format=json").json()[
+            "clusters"]["total"] == 1
+        assert server.get("/a/0/content-cluster?kind=near&id=999999").status_code == 404
+        assert "Content Clusters" in server.get("/a/0/").text
+    finally:
+        assert server.stop()[0] == 0

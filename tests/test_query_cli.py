@@ -191,7 +191,8 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "resource-referrers",
         "images", "violations", "page-values", "duplicates", "mismatches", "headers",
         "duplicate-clusters", "runs", "trap-events", "outages", "console", "json-ld", "inventory-runs", "match-urls",
-        "templates", "template-pages", "template-findings"}
+        "templates", "template-pages", "template-findings", "content-clusters",
+        "content-cluster-pages"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
@@ -278,7 +279,7 @@ def _required(subcommand: str) -> list[str]:
     """The required flags of ``subcommand``, each with a valid value."""
     values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken",
               "--plugin": "search", "--id": "status/server-error", "--urls": "urls.txt",
-              "--template": "1"}
+              "--template": "1", "--kind": "near", "--cluster": "1"}
     flags = [param.opts[0] for param in SUBCOMMANDS[subcommand].params
              if param.required and param.param_type_name == "option"]
     return [token for flag in flags for token in (flag, values[flag])]
@@ -385,6 +386,8 @@ FLAGS = {
     "templates": {"--examples", *PAGING},
     "template-pages": {"--template", *PAGING},
     "template-findings": {"--template", "--all", *PAGING},
+    "content-clusters": {"--kind", "--min-count", "--sample", *PAGING},
+    "content-cluster-pages": {"--kind", "--cluster", *PAGING},
 }
 """The flags of each sub-command (besides --pretty and --help): the dispatch table of the one
 ``query`` command of before, which refused the others."""

@@ -1,4 +1,5 @@
-"""The content tools: a search of the stored HTML snapshots and the technologies the pages use.
+"""The content tools: a search of the stored HTML snapshots, the technologies the pages use,
+and the clusters of pages with the same or nearly the same main content.
 
 Registered on :data:`nitpicker.mcp.server.server` on import, after the audit tools (imported
 first, so the tools list in one order), each a thin function over one query function.
@@ -12,7 +13,9 @@ from pydantic import Field
 
 from nitpicker.mcp import audit_tools as _audit_tools  # noqa: F401  (registered first: the order)
 from nitpicker.mcp.server import ArchiveId, Limit, Offset, registry, tool
-from nitpicker.query import Paged
+from nitpicker.query import SQLITE_INTEGER_MAX, Paged
+from nitpicker.query import content_clusters as q_content
+from nitpicker.query.content_clusters import ContentCluster, ContentClusterPage
 from nitpicker.query.grep import GrepResult, grep_snapshots
 from nitpicker.query.technologies import (
     TechnologiesOverview,
@@ -90,3 +93,44 @@ def get_technology_pages(
     """
     with registry.use(archive_id) as conn:
         return list_technology_pages(conn, name, limit=limit, offset=offset)
+
+
+@tool
+def get_content_clusters(
+    archive_id: ArchiveId,
+    kind: Annotated[Literal["exact", "near"] | None, Field(
+        description="exact: the same main content; near: nearly the same; both if omitted.")]
+    = None,
+    min_count: Annotated[int, Field(ge=2, le=SQLITE_INTEGER_MAX,
+                                    description="Smallest cluster to list.")] = 2,
+    sample: Annotated[int, Field(ge=0, le=100, description="Page URLs listed per cluster.")]
+    = 5,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[ContentCluster]:
+    """Clusters of pages whose main content (without header, navigation and footer) is the
+    same (exact, by a hash of its words) or nearly the same (near: MinHash similarity at or
+    above the crawl's threshold, 0.9 by default): duplicate or thin pages. Largest first.
+
+    Items: kind, id (the cluster's first page's id; with kind, it names the cluster for
+    list_content_cluster_pages), count, min_similarity, first_page, sample_pages.
+    """
+    with registry.use(archive_id) as conn:
+        return q_content.get_content_clusters(conn, kind=kind, min_count=min_count,
+                                              sample=sample, limit=limit, offset=offset)
+
+
+@tool
+def list_content_cluster_pages(
+    archive_id: ArchiveId,
+    kind: Annotated[Literal["exact", "near"], Field(description="The cluster's kind.")],
+    cluster: Annotated[int, Field(ge=1, le=SQLITE_INTEGER_MAX,
+                                  description="The cluster's id (get_content_clusters).")],
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> Paged[ContentClusterPage]:
+    """The pages of one content cluster, most alike first: url, title, similarity (estimated,
+    to the cluster's first page). Empty for no such cluster."""
+    with registry.use(archive_id) as conn:
+        return q_content.list_content_cluster_pages(conn, kind, cluster, limit=limit,
+                                                    offset=offset)

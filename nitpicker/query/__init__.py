@@ -34,6 +34,12 @@ from nitpicker.query.clusters import (
 )
 from nitpicker.query.connection import ArchiveOpenError, open_archive
 from nitpicker.query.console import CONSOLE_LEVELS, ConsoleMessage, list_console_messages
+from nitpicker.query.content_clusters import (
+    ContentCluster,
+    ContentClusterPage,
+    get_content_clusters,
+    list_content_cluster_pages,
+)
 from nitpicker.query.diff import (
     ArchiveDiff,
     DiffInputError,
@@ -136,6 +142,8 @@ __all__ = [
     "ArchiveSummary",
     "ClusterPage",
     "ConsoleMessage",
+    "ContentCluster",
+    "ContentClusterPage",
     "CrawlInfo",
     "CrawlRun",
     "DiffInputError",
@@ -189,6 +197,7 @@ __all__ = [
     "file_size_threshold",
     "find_duplicates",
     "find_mismatches",
+    "get_content_clusters",
     "get_distributions",
     "get_duplicate_clusters",
     "get_page_detail",
@@ -205,6 +214,7 @@ __all__ = [
     "list_broken_links",
     "list_cluster_pages",
     "list_console_messages",
+    "list_content_cluster_pages",
     "list_crawl_runs",
     "list_external_links",
     "list_images",

@@ -120,6 +120,7 @@ INTEGER_RANGES: dict[str, tuple[int, int]] = {
     "run_id": (1, SQLITE_INTEGER_MAX),
     "examples": (0, 100),
     "template": (1, SQLITE_INTEGER_MAX),
+    "cluster": (1, SQLITE_INTEGER_MAX),
 }
 """The accepted range of every integer argument of the queries, by parameter name: an
 interface (the CLI, the MCP server) checks against the same table."""

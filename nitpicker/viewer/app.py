@@ -10,6 +10,8 @@ URLs (stable, shareable)::
     /a/<n>/links?type=broken|external|orphaned&page=
     /a/<n>/clusters?min=10&page=      Duplicate Clusters
     /a/<n>/cluster?signature=<sha1>   the pages of one cluster
+    /a/<n>/content-clusters?kind=exact|near|any&min=2&page=   Content Clusters
+    /a/<n>/content-cluster?kind=&id=  the pages of one content cluster
     /a/<n>/traps?page=                the trap cap's audit log
     /a/<n>/violations?validator=&rule=&url=   rules → the pages with one → its findings
     /compare?old=<n>&new=<m>&category=&page=  what ``nitpicker diff`` says changed

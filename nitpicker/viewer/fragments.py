@@ -182,7 +182,8 @@ def _section_pager(path: str, result: Mapping[str, Any], number: int, query: dic
 NAV = (("", "Issues"), ("pages", "Pages"), ("links", "Links"), ("resources", "Resources"),
        ("images", "Images"), ("violations", "Violations"), ("duplicates", "Duplicates"),
        ("mismatches", "Mismatches"), ("headers", "Security headers"),
-       ("clusters", "Duplicate Clusters"), ("templates", "Templates"), ("traps", "Trap log"),
+       ("clusters", "Duplicate Clusters"), ("content-clusters", "Content Clusters"),
+       ("templates", "Templates"), ("traps", "Trap log"),
        ("tree", "Tree"), ("graph", "Link graph"), ("technologies", "Technologies"))
 """The views of an archive in its navigation bar: path (after ``/a/<n>/``) and label."""
 

@@ -66,6 +66,7 @@ from nitpicker.query.technologies import list_page_technologies
 from nitpicker.query.templates import list_template_findings, list_template_pages, list_templates
 from nitpicker.query.violations import list_rule_pages, list_violation_rules
 from nitpicker.viewer.charts import bar_chart, status_colour
+from nitpicker.viewer.content_views import content_cluster_view, content_clusters_view
 from nitpicker.viewer.params import BadRequest, NotFound, choice_param, int_param, text_param
 from nitpicker.viewer.site_views import graph_view, technologies_view, tree_view
 
@@ -459,6 +460,8 @@ VIEWS: dict[str, View] = {
     "links": links_view,
     "clusters": clusters_view,
     "cluster": cluster_view,
+    "content-clusters": content_clusters_view,
+    "content-cluster": content_cluster_view,
     "traps": traps_view,
     "resources": resources_view,
     "images": images_view,

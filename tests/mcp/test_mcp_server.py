@@ -40,7 +40,8 @@ TOOLS = {
     "find_duplicates", "find_mismatches", "get_resource_referrers", "check_headers",
     "get_duplicate_clusters", "list_crawl_runs", "list_trap_events", "list_console_messages",
     "list_json_ld", "get_page_values", "compare_archives", "get_issues", "get_issue_urls", "list_outages",
-    "search_html", "get_technologies", "get_technology_pages",
+    "search_html", "get_technologies", "get_technology_pages", "get_content_clusters",
+    "list_content_cluster_pages",
 }
 """SPEC §6's 14 tools, the duplicate clusters, the runs, the trap cap's audit log, the network
 outages, the console messages, the JSON-LD blocks, the analyze plugins' page values, the
@@ -150,6 +151,8 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         "search_html": {"pattern": "Full Meta Page"},
         "get_technologies": {},
         "get_technology_pages": {"name": "WordPress"},
+        "get_content_clusters": {},
+        "list_content_cluster_pages": {"kind": "near", "cluster": 1},
     }
     # compare_archives, which takes two archives: test_compare_archives
     assert set(calls) | {"open_archive", "close_archive"} | TWO_ARCHIVES == TOOLS
@@ -451,6 +454,34 @@ async def test_technologies(client: Client, archive: ArchiveFile, tmp_path: Path
     for item in overview["items"]:
         pages = await ok(client, "get_technology_pages", archive_id=opened_id, name=item["name"])
         assert pages["total"] == item["pages"]
+    await ok(client, "close_archive", archive_id=opened_id)
+
+
+async def test_content_clusters(client: Client, site: FixtureSite, tmp_path: Path) -> None:
+    """``/content-checks/`` (``fixtures/content_checks.py``): its exact and near clusters,
+    each cluster's pages; a bad kind is an error."""
+    crawled = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "nitpicker.cli", "crawl", site.url("/content-checks/"),
+         "--no-render", "--silent", "--retry", "0", "-o", str(tmp_path / "content")],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+        timeout=120, check=False)
+    assert crawled.returncode == 0, crawled.stderr
+    opened_id = await open_id(client, tmp_path / "content.nitpicker")
+    clusters = await ok(client, "get_content_clusters", archive_id=opened_id)
+    base = site.url("/content-checks/")
+    assert [(c["kind"], c["count"], c["first_page"].removeprefix(base))
+            for c in clusters["items"]] == [("near", 3, "near-a"), ("exact", 2, "same-1")]
+    near = clusters["items"][0]
+    pages = await ok(client, "list_content_cluster_pages", archive_id=opened_id, kind="near",
+                     cluster=near["id"])
+    assert [page["url"].removeprefix(base) for page in pages["items"]] == [
+        "near-a", "near-c", "near-b"]
+    assert pages["items"][0]["similarity"] == 1.0 and near["min_similarity"] < 1.0
+    only = await ok(client, "get_content_clusters", archive_id=opened_id, kind="exact")
+    assert [c["first_page"].removeprefix(base) for c in only["items"]] == ["same-1"]
+    assert "Input should be 'exact' or 'near'" in await error(
+        client, "get_content_clusters", archive_id=opened_id, kind="similar")
     await ok(client, "close_archive", archive_id=opened_id)
 
 
@@ -758,7 +789,8 @@ async def test_unknown_archive_id_for_every_tool(client: Client, site: FixtureSi
                 "get_resource_referrers": {"resource_url": site.url("/style.css")},
                 "get_page_values": {"plugin": "search"},
                 "get_issue_urls": {"issue_id": "status/client-error"},
-                "search_html": {"pattern": "x"}, "get_technology_pages": {"name": "jQuery"}}
+                "search_html": {"pattern": "x"}, "get_technology_pages": {"name": "jQuery"},
+                "list_content_cluster_pages": {"kind": "near", "cluster": 1}}
     for tool in sorted(TOOLS - {"open_archive"} - TWO_ARCHIVES):
         text = await error(client, tool, archive_id="archive_999", **required.get(tool, {}))
         assert text == f"Error executing tool {tool}: Archive not found: archive_999. {NOT_OPEN}"

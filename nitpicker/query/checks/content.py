@@ -72,7 +72,8 @@ CHECKS: Final = (
             "--near-duplicate-threshold)."),
         fix=(
             "Merge the pages into one (redirecting the others), make each say something of "
-            "its own, or point their rel=canonical at the one to keep."),
+            "its own, or point their rel=canonical at the one to keep. nitpicker query FILE "
+            "content-clusters lists the clusters."),
         priority="low", category="content", sql=_NEAR_SQL,
     ),
 )
