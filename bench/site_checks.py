@@ -12,7 +12,10 @@ Run from the repository root with the project's virtualenv:
    page in 50, redirects, response headers, three images, a JSON-LD block on one page in
    four (one in a hundred invalid), structured items in the three syntaxes (some lacking a
    required property), two ``--extract`` values a page, titles and descriptions with
-   duplicates, a slow and a large page now and then;
+   duplicates, a slow and a large page now and then; and the content facts (issue 30, items
+   1 and 3): 20 element ids a page, one link in ten to a ``#fragment`` (one in five of those
+   broken), a main content's hash and MinHash signature a page (random signatures; one page in
+   50 an exact copy of another, one in 50 a near copy, 6 of its 128 values changed);
 2. times the link score (``record_link_scores``: the graph read from the archive, PageRank,
    the scores written), then every check the registry holds (``CHECKS``, whatever other
    modules have added to it: ``record_checks`` with each check timed as it completes), on the
@@ -45,10 +48,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nitpicker.archive.check_store import record_checks
 from nitpicker.archive.link_score import record_link_scores
 from nitpicker.archive.schema import migrate
+from nitpicker.policy.minhash import PERMUTATIONS
 from nitpicker.query.link_graph import pagerank, read_link_graph
 
 BASE = "https://bench.example"
 NAV = 5
+FRAGMENT_IDS = 20
+"""Element ids a page has: ``section-0`` … ``section-19`` (links name up to ``section-24``)."""
 EXTERNAL = 2
 CHECKS_TARGET_S = 60.0
 PAGERANK_TARGET_S = 10.0
@@ -88,8 +94,8 @@ def _pages(pages: int, rng: random.Random) -> tuple[list[tuple[Any, ...]], int, 
 
 
 def _anchors(pages: int, links: int, first_404: int, first_external: int, externals: int,
-             redirects: int, rng: random.Random) -> list[tuple[int, int, str]]:
-    anchors: list[tuple[int, int, str]] = []
+             redirects: int, rng: random.Random) -> list[tuple[int, int, str, str]]:
+    anchors: list[tuple[int, int, str, str]] = []
     first_redirect = first_external - redirects
     for page_id in range(1, pages + 1):
         targets = set(range(1, NAV + 1)) - {page_id}
@@ -97,13 +103,16 @@ def _anchors(pages: int, links: int, first_404: int, first_external: int, extern
             target = rng.randrange(1, pages + 1)
             if target != page_id:
                 targets.add(target)
-        anchors += [(page_id, target, "Read more") for target in sorted(targets)]
-        anchors += [(page_id, first_external + rng.randrange(externals), "Elsewhere")
+        anchors += [(page_id, target, "Read more",
+                     f"section-{rng.randrange(FRAGMENT_IDS + 5)}" if rng.random() < 0.1 else "")
+                    for target in sorted(targets)]
+        anchors += [(page_id, first_external + rng.randrange(externals), "Elsewhere", "")
                     for _ in range(EXTERNAL)]
         if page_id % 50 == 0:
-            anchors.append((page_id, first_404 + (page_id // 50) % (pages // 50 or 1), "Old"))
+            anchors.append((page_id, first_404 + (page_id // 50) % (pages // 50 or 1), "Old",
+                            "intro"))
         if page_id % 100 == 0:
-            anchors.append((page_id, first_redirect + (page_id // 100) % redirects, "Moved"))
+            anchors.append((page_id, first_redirect + (page_id // 100) % redirects, "Moved", ""))
     return anchors
 
 
@@ -136,6 +145,23 @@ def _structured(pages: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]
     return blocks, items, problems
 
 
+def _content(pages: int, seed: int) -> list[tuple[Any, ...]]:
+    """Each page's ``page_content`` row: random signatures, one page in 50 an exact copy of
+    the page before it (its hash and signature), one in 50 a near copy (6 values changed)."""
+    rng = np.random.default_rng(seed)
+    signatures = rng.integers(0, 2**32, size=(pages, PERMUTATIONS), dtype=np.uint64)
+    hashes = rng.integers(-(2**63), 2**63 - 1, size=pages, dtype=np.int64)
+    for n in range(1, pages):
+        if n % 50 == 0:
+            signatures[n], hashes[n] = signatures[n - 1], hashes[n - 1]
+        elif n % 50 == 25:
+            signatures[n] = signatures[n - 1]
+            signatures[n, rng.choice(PERMUTATIONS, 6, replace=False)] = rng.integers(0, 2**32, 6)
+    blobs = signatures.astype("<u4")
+    return [(n + 1, FRAGMENT_IDS, "main", 300, int(hashes[n]), blobs[n].tobytes())
+            for n in range(pages)]
+
+
 def build(path: Path, pages: int, links: int, seed: int) -> dict[str, int]:
     """Write the benchmark's archive at ``path``; its row counts."""
     rng = random.Random(seed)
@@ -154,7 +180,13 @@ def build(path: Path, pages: int, links: int, seed: int) -> dict[str, int]:
                  " VALUES (1, 'bench', 'bench', ?, ?, ?, '2026-12-03T09:00:00+00:00')",
                  (f"{BASE}/", json.dumps([f"{BASE}/"]), config))
     conn.executemany(_PAGE, rows)
-    conn.executemany("INSERT INTO anchors(page_id, href_id, text) VALUES (?, ?, ?)", anchors)
+    conn.executemany("INSERT INTO anchors(page_id, href_id, text, hash) VALUES (?, ?, ?, ?)",
+                     anchors)
+    conn.executemany("INSERT INTO page_content(page_id, ids, main, words, content_hash, minhash)"
+                     " VALUES (?, ?, ?, ?, ?, ?)", _content(pages, seed))
+    conn.executemany("INSERT INTO page_fragment_ids(page_id, name) VALUES (?, ?)",
+                     [(page_id, f"section-{k}") for page_id in range(1, pages + 1)
+                      for k in range(FRAGMENT_IDS)])
     conn.executemany("INSERT INTO response_headers(page_id, name, value) VALUES (?, ?, ?)",
                      [(page_id, name, value) for page_id in range(1, len(rows) + 1)
                       for name, value in (("content-type", "text/html"),
@@ -198,9 +230,16 @@ def time_checks(path: Path) -> tuple[float, list[tuple[str, float, int]], float,
         times.append((check.id, now - last, found))
         last = now
 
-    record_checks(conn, on_check=timed, link_scores=False)
+    summary = record_checks(conn, on_check=timed, link_scores=False)
     checks = time.perf_counter() - started
     conn.close()
+    clusters = summary.content_clusters
+    assert clusters is not None
+    if times:  # the first check's time ran from the transaction's start: the clusters' out
+        first_id, first_seconds, first_found = times[0]
+        times[0] = (first_id, first_seconds - clusters.elapsed, first_found)
+    times.insert(0, (f"(near-duplicate clusters: {clusters.clusters:,})", clusters.elapsed,
+                     clusters.clustered))
     return link_score, times, checks, scored.links
 
 

@@ -69,6 +69,7 @@ class Addon:
                 "nitpicker.middlewares.body.BodyGuard": 0,
                 "nitpicker.crawl.sitemaps.SitemapSeeder": 0,
                 "nitpicker.crawl.tls_probe.TlsProbe": 0,
+                "nitpicker.crawl.soft404.Soft404Probes": 0,
                 "nitpicker.crawl.throttle.AdaptiveConcurrency": 0,
                 # NotConfigured when NITPICKER_AUTO_RETRY_CONCURRENCY is 0.
                 "nitpicker.crawl.auto_retry.AutoRetry": 0,

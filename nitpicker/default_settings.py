@@ -87,6 +87,10 @@ SETTINGS: tuple[Setting, ...] = (
             "The estimated Jaccard similarity of two pages' main contents (their 3-word "
             "shingles) from which `content/near-duplicate` clusters them, above 0 and at most "
             "1 (`nitpicker check --near-duplicate-threshold` for a later run)."),
+    Setting("NITPICKER_SOFT404_PROBES", 50,
+            "Directories of in-scope pages probed for soft 404s at most (one random missing "
+            "URL fetched once for each; `content/soft-404` compares the pages with the probes "
+            "that answered 200). `0` turns the probes off."),
     # -- the trap cap ---------------------------------------------------------------------------
     Setting("NITPICKER_DEDUPE_CAP", 100,
             "The trap cap's threshold, as `--dedupe-cap` (a crawl's `--dedupe-cap` other than "

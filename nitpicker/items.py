@@ -14,7 +14,7 @@ from nitpicker.policy.urls import MAX_URL_LENGTH
 
 __all__ = ["MAX_URL_LENGTH", "CertificateRecord", "ConsoleRecord", "FollowMode", "ImageRecord",
            "LinkRecord", "MissedPrediction", "PageItem", "Redirect", "RedirectKind",
-           "ResourceRecord", "SitemapRecord", "answered_link", "status_phrase",
+           "ResourceRecord", "SitemapRecord", "Soft404Probe", "answered_link", "status_phrase",
            "too_long_stand_in"]
 
 
@@ -267,3 +267,20 @@ class CertificateRecord:
     """Its issuer (RFC 4514); ``None``: unknown."""
     error: str | None = None
     """Why the TLS verification refused it; ``None``: valid."""
+
+
+@dataclass(slots=True)
+class Soft404Probe:
+    """One guaranteed-missing URL fetched for a directory of pages (``soft404_probes``)."""
+
+    directory: str
+    url: str
+    checked_at: str
+    status: int | None = None
+    """After redirects; ``None``: no answer."""
+    final_url: str | None = None
+    title: str | None = None
+    words: int | None = None
+    content_hash: int | None = None
+    minhash: bytes | None = None
+    error: str | None = None

@@ -48,6 +48,7 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 from nitpicker.archive.writer import ArchiveWriter
 from tests.helpers import (
     AUTO_RETRY_OFF,
+    PROBES_OFF,
     REPORT_ROOTS,
     SHEET_ACCOUNT,
     SHEET_ID,
@@ -62,8 +63,9 @@ from tests.helpers import (
 )
 
 # Every nitpicker process the tests start, and every crawl in process through the command line's
-# settings, has the end-of-run retry pass off unless its test turns it on (AUTO_RETRY_OFF).
-os.environ.update({name: value for name, value in AUTO_RETRY_OFF.items()
+# settings, has the end-of-run retry pass and the soft-404 probes off unless its test turns them
+# on (AUTO_RETRY_OFF, PROBES_OFF).
+os.environ.update({name: value for name, value in {**AUTO_RETRY_OFF, **PROBES_OFF}.items()
                    if name not in os.environ})
 
 # -- markers and xdist groups -----------------------------------------------------------------

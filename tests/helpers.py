@@ -31,6 +31,11 @@ AUTO_RETRY_OFF = {"NITPICKER_AUTO_RETRY_CONCURRENCY": "0"}
 crawls'): the fixture site has URLs that always time out or reset, and every crawl of it would
 wait for the pass and fetch them again. ``tests/test_auto_retry.py`` turns it on."""
 
+PROBES_OFF = {"NITPICKER_SOFT404_PROBES": "0"}
+"""The soft-404 probes are off in the tests' crawls too (as :data:`AUTO_RETRY_OFF`): each would
+be one more request to the fixture site, which some tests count. ``tests/test_content_checks.py``
+turns them on."""
+
 
 # -- the archive writer's unit tests ---------------------------------------------------------
 
@@ -101,7 +106,7 @@ class Archive:
 def crawl_settings() -> Settings:
     settings = Settings()
     settings.setmodule("nitpicker.settings", priority="project")
-    settings.setdict(AUTO_RETRY_OFF, priority="project")
+    settings.setdict({**AUTO_RETRY_OFF, **PROBES_OFF}, priority="project")
     settings.set("LOG_LEVEL", "WARNING")
     return settings
 

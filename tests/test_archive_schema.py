@@ -68,6 +68,7 @@ TABLES = {
     "page_content",
     "page_fragment_ids",
     "content_clusters",
+    "soft404_probes",
     "migrations",
 }
 

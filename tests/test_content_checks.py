@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from fixtures.site import FixtureSite
 
 ROOT = Path(__file__).resolve().parent.parent
+PROBES_ON = {"NITPICKER_SOFT404_PROBES": "50"}
+"""The soft-404 probes, off in the other tests' crawls (``tests.helpers.PROBES_OFF``)."""
 
 
 def nitpicker(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
@@ -34,7 +36,8 @@ def nitpicker(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
 
 
 def _crawl(output: Path, *args: str) -> Path:
-    result = nitpicker("crawl", *args, "--silent", "--retry", "0", "-o", str(output))
+    result = nitpicker("crawl", *args, "--silent", "--retry", "0", "-o", str(output),
+                       env=PROBES_ON)
     assert result.returncode == 0, result.stderr
     return output
 
@@ -79,7 +82,7 @@ def test_as_served_each_check_finds_its_pages(served: Path, site: FixtureSite,
 
 def test_the_clean_pages_trip_none(rendered: Path, site: FixtureSite) -> None:
     tripped = {path for check_id in EXPECTED for path in _paths(rendered, site, check_id)}
-    clean = {"", "sections", "good-fragments", "js-section"}
+    clean = {"", "sections", "good-fragments", "js-section", "soft404/", "soft404/about"}
     assert clean <= set(PAGES)
     assert not clean & tripped
 
@@ -116,7 +119,8 @@ def test_the_clean_pages_trip_none_as_served(served: Path, site: FixtureSite) ->
     with the same five words, an article of its own in the frame all pages share."""
     tripped = {path for check_id in EXPECTED_UNRENDERED
                for path in _paths(served, site, check_id)}
-    clean = {"", "sections", "good-fragments", "half-alike", "own-words", "short-1", "short-2"}
+    clean = {"", "sections", "good-fragments", "half-alike", "own-words", "short-1", "short-2",
+             "soft404/", "soft404/about"}
     assert clean <= set(PAGES)
     assert not clean & tripped
 
@@ -129,7 +133,7 @@ def test_a_duplicate_finding_names_the_other_page(served: Path, site: FixtureSit
     assert found["near-a"] == ("One of 3 pages whose main contents are near duplicates: "
                                "the first of them")
     assert found["near-c"] == ("One of 3 pages whose main contents are near duplicates: "
-                               f"99% like {site.url(PREFIX)}near-a")
+                               f"95% like {site.url(PREFIX)}near-a")
 
 
 def _check(archive: Path, *args: str, env: dict[str, str] | None = None
@@ -138,13 +142,13 @@ def _check(archive: Path, *args: str, env: dict[str, str] | None = None
 
 
 def test_the_near_duplicate_threshold(served: Path, site: FixtureSite, tmp_path: Path) -> None:
-    """``--near-duplicate-threshold 0.3``: the half-alike page joins the cluster; the
+    """``--near-duplicate-threshold 0.25``: the half-alike page joins the cluster; the
     setting from the environment does the same; bad values are one line."""
     copy = tmp_path / "copy.nitpicker"
     copy.write_bytes(served.read_bytes())
     near = ["half-alike", "near-a", "near-b", "near-c"]
-    for args, env in ((("--near-duplicate-threshold", "0.3"), None),
-                      ((), {"NITPICKER_NEAR_DUPLICATE_THRESHOLD": "0.3"})):
+    for args, env in ((("--near-duplicate-threshold", "0.25"), None),
+                      ((), {"NITPICKER_NEAR_DUPLICATE_THRESHOLD": "0.25"})):
         result = _check(copy, *args, env=env)
         assert result.returncode == 0, result.stderr
         assert _paths(copy, site, "content/near-duplicate") == near
@@ -160,7 +164,7 @@ def test_the_near_duplicate_threshold(served: Path, site: FixtureSite, tmp_path:
 def test_the_crawl_takes_the_threshold_setting(site: FixtureSite, tmp_path: Path) -> None:
     """As any setting, from the environment; a bad one stops the crawl in one line."""
     result = nitpicker("crawl", site.url(PREFIX), "--no-render", "--silent", "-o",
-                       str(tmp_path / "low"), env={"NITPICKER_NEAR_DUPLICATE_THRESHOLD": "0.3"})
+                       str(tmp_path / "low"), env={"NITPICKER_NEAR_DUPLICATE_THRESHOLD": "0.25"})
     assert result.returncode == 0, result.stderr
     assert _paths(tmp_path / "low.nitpicker", site, "content/near-duplicate") == [
         "half-alike", "near-a", "near-b", "near-c"]
@@ -173,14 +177,15 @@ def test_the_crawl_takes_the_threshold_setting(site: FixtureSite, tmp_path: Path
 
 def test_without_content_facts_nothing_is_judged(site: FixtureSite, tmp_path: Path) -> None:
     """``NITPICKER_CONTENT_FACTS=false``: no ids, no signatures, so no content finding but
-    the missing page's (a 404 needs no ids)."""
+    the missing page's (a 404 needs no ids) and the title's."""
     result = nitpicker("crawl", site.url(PREFIX), "--no-render", "--silent", "-o",
                        str(tmp_path / "off"), env={"NITPICKER_CONTENT_FACTS": "false"})
     assert result.returncode == 0, result.stderr
     found = {check_id: _paths(tmp_path / "off.nitpicker", site, check_id)
              for check_id in EXPECTED}
-    assert found == {check_id: ["missing-page-fragment"] if check_id == "links/broken-fragment"
-                     else [] for check_id in EXPECTED}
+    assert found == {**{check_id: [] for check_id in EXPECTED},
+                     "links/broken-fragment": ["missing-page-fragment"],
+                     "content/not-found-title": ["soft404/gone"]}
 
 
 def test_query_content_clusters(served: Path, site: FixtureSite) -> None:
@@ -223,3 +228,38 @@ def test_the_viewer_shows_the_content_clusters(served: Path, site: FixtureSite) 
         assert "Content Clusters" in server.get("/a/0/").text
     finally:
         assert server.stop()[0] == 0
+
+
+def test_the_probes_are_recorded_and_never_pages(served: Path, site: FixtureSite) -> None:
+    """One probe a directory of pages: ``/content-checks/`` answers 404 (no soft 404),
+    ``/content-checks/soft404/`` 200 with its catch-all page; neither is a page row, a
+    frontier row or a link target. ``nitpicker query FILE probes`` lists them."""
+    result = nitpicker("query", str(served), "probes")
+    assert result.returncode == 0, result.stderr
+    probes = {item["directory"].removeprefix(site.url(PREFIX)): item
+              for item in json.loads(result.stdout)["items"]}
+    assert sorted(probes) == ["", "soft404/"]
+    assert (probes[""]["status"], probes[""]["soft_404"], probes[""]["pages_matched"]) == (
+        404, False, 0)
+    catch_all = probes["soft404/"]
+    assert (catch_all["status"], catch_all["soft_404"], catch_all["title"],
+            catch_all["pages_matched"]) == (200, True, "Sorry | content checks", 1)
+    assert catch_all["url"].startswith(site.url(PREFIX + "soft404/nitpicker-probe-"))
+    conn = sqlite3.connect(served)
+    try:
+        for table, column in (("pages", "url"), ("frontier", "url")):
+            assert conn.execute(f"SELECT count(*) FROM {table} WHERE {column} LIKE ?",
+                                ("%nitpicker-probe-%",)).fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
+def test_without_probes_no_soft_404(site: FixtureSite, tmp_path: Path) -> None:
+    """``NITPICKER_SOFT404_PROBES=0``: no probe, so no soft 404; the title check stands."""
+    result = nitpicker("crawl", site.url(PREFIX), "--no-render", "--silent", "-o",
+                       str(tmp_path / "none"), env={"NITPICKER_SOFT404_PROBES": "0"})
+    assert result.returncode == 0, result.stderr
+    archive = tmp_path / "none.nitpicker"
+    assert _paths(archive, site, "content/soft-404") == []
+    assert _paths(archive, site, "content/not-found-title") == ["soft404/gone"]
+    assert json.loads(nitpicker("query", str(archive), "probes").stdout)["total"] == 0

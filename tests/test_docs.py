@@ -158,7 +158,7 @@ def test_every_query_sub_command_and_mcp_tool_is_documented() -> None:
     for name in QUERY_SUBCOMMANDS:
         assert f"`{name}`" in WRITTEN["guide/query.md"], name
     tools = _mcp_tool_names()
-    assert len(tools) == 27, tools
+    assert len(tools) == 30, tools
     for name in tools:
         assert f"`{name}`" in WRITTEN["guide/mcp.md"], name
 

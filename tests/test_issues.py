@@ -69,7 +69,8 @@ def test_issues_filters(defects: Defects) -> None:
         "security/mixed-content", "crawl/trap-cap", "security/hsts",
         "security/cookie-not-secure", "security/cookie-attributes", "security/tls-invalid",
         "security/tls-expiring", "links/broken-fragment",
-        "content/exact-duplicate", "content/near-duplicate"}
+        "content/exact-duplicate", "content/near-duplicate", "content/soft-404",
+        "content/not-found-title"}
     assert everything["items"][-len(passed):] == passed
     page = query(defects.archive, "issues", "--limit", "2", "--offset", "1")
     assert [item["id"] for item in page["items"]] == [

@@ -192,7 +192,7 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "images", "violations", "page-values", "duplicates", "mismatches", "headers",
         "duplicate-clusters", "runs", "trap-events", "outages", "console", "json-ld", "inventory-runs", "match-urls",
         "templates", "template-pages", "template-findings", "content-clusters",
-        "content-cluster-pages"}
+        "content-cluster-pages", "probes"}
 
 
 # -- errors ---------------------------------------------------------------------------------------
@@ -388,6 +388,7 @@ FLAGS = {
     "template-findings": {"--template", "--all", *PAGING},
     "content-clusters": {"--kind", "--min-count", "--sample", *PAGING},
     "content-cluster-pages": {"--kind", "--cluster", *PAGING},
+    "probes": PAGING,
 }
 """The flags of each sub-command (besides --pretty and --help): the dispatch table of the one
 ``query`` command of before, which refused the others."""

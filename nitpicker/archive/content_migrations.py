@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["CONTENT_SIGNATURES", "PAGE_CONTENT"]
+__all__ = ["CONTENT_SIGNATURES", "PAGE_CONTENT", "SOFT404_PROBES"]
 
 PAGE_CONTENT: Final = """
 CREATE TABLE page_content (       -- what an in-scope HTML page's links can point at, read once
@@ -45,3 +45,20 @@ CREATE INDEX content_clusters_cluster ON content_clusters(cluster_id, page_id)
 """Near-duplicate content (issue 30, item 3): each page's main content as a content hash
 (exact duplicates, in SQL) and a MinHash signature; the clusters of pages whose signatures
 are alike, by LSH banding after the crawl (:mod:`nitpicker.archive.content_clusters`)."""
+
+SOFT404_PROBES: Final = """
+CREATE TABLE soft404_probes (     -- one guaranteed-missing URL fetched per directory of pages
+    directory TEXT PRIMARY KEY,     -- https://host/path/ of the in-scope pages it stands for
+    url TEXT NOT NULL,              -- the probe: the directory and a random token
+    checked_at TEXT NOT NULL,       -- ISO 8601, UTC
+    status INTEGER,                 -- its HTTP status after redirects; NULL: no answer
+    final_url TEXT,                 -- where its redirects ended; NULL: no answer
+    title TEXT,                     -- an HTML answer's title; NULL: none
+    words INTEGER,                  -- its main content's tokens
+    content_hash INTEGER,           -- as page_content's (nitpicker.policy.minhash)
+    minhash BLOB,                   -- as page_content's
+    error TEXT                      -- why there is no answer; NULL: answered
+) WITHOUT ROWID
+"""
+"""Soft 404s by probe (issue 30, item 2): never pages of the site (no ``pages`` row, no
+frontier row); ``content/soft-404`` compares the pages with the probes that answered 200."""

@@ -79,7 +79,7 @@ MERGED_TABLES: Final = frozenset({
     "hreflang_links", "sitemaps", "sitemap_urls", "tls_certificates",
     "structured_items", "structured_data_errors", "extracted_values",
     "technology_runs", "technologies", "technology_categories", "page_technologies",
-    "page_content", "page_fragment_ids", "content_clusters",
+    "page_content", "page_fragment_ids", "content_clusters", "soft404_probes",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
 checks' two and the near-duplicate clusters are made afresh too: the checks run over the merged
@@ -367,7 +367,8 @@ def _merge_children(conn: sqlite3.Connection) -> None:
 
 
 def _merge_content(conn: sqlite3.Connection, page: str) -> None:
-    """A shard's pages' content facts and fragment targets (of the pages it brings)."""
+    """A shard's pages' content facts and fragment targets (of the pages it brings), and its
+    soft-404 probes."""
     columns = _columns(conn, "page_content", skip=("page_id",))
     conn.execute(
         f"INSERT INTO main.page_content(page_id, {', '.join(columns)})"
@@ -375,6 +376,9 @@ def _merge_content(conn: sqlite3.Connection, page: str) -> None:
         f" {_OWNED}")
     conn.execute("INSERT INTO main.page_fragment_ids(page_id, name)"
                  f" SELECT {page}, r.name FROM s.page_fragment_ids AS r {_OWNED}")
+    columns = _columns(conn, "soft404_probes")  # keyed by directory: the first shard's
+    conn.execute(f"INSERT OR IGNORE INTO main.soft404_probes({', '.join(columns)})"
+                 f" SELECT {', '.join('r.' + c for c in columns)} FROM s.soft404_probes AS r")
 
 
 def _merge_site_audit(conn: sqlite3.Connection, page: str) -> None:

@@ -22,7 +22,11 @@ from nitpicker.archive.audit_migrations import (
     TECHNOLOGIES,
     VIOLATION_DETAILS,
 )
-from nitpicker.archive.content_migrations import CONTENT_SIGNATURES, PAGE_CONTENT
+from nitpicker.archive.content_migrations import (
+    CONTENT_SIGNATURES,
+    PAGE_CONTENT,
+    SOFT404_PROBES,
+)
 from nitpicker.archive.initial_schema import INITIAL
 
 __all__ = ["MIGRATIONS"]
@@ -333,4 +337,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0035_technologies", TECHNOLOGIES),
     ("0040_page_content", PAGE_CONTENT),
     ("0041_content_signatures", CONTENT_SIGNATURES),
+    ("0042_soft404_probes", SOFT404_PROBES),
 )

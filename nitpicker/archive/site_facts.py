@@ -1,6 +1,6 @@
 """SiteFacts: what a crawl learns about the site beyond its pages — each sitemap document
 it asked for and the URLs each lists, and the TLS certificate of each https origin (migration
-``0029_site_audit``). The sitemap and security checks read them
+``0029_site_audit``), and each soft-404 probe (``0042_soft404_probes``). The sitemap and security checks read them
 (:mod:`nitpicker.query.checks`).
 
 A sitemap's URLs are page facts too: they are marked and queued by the page recorder
@@ -17,7 +17,7 @@ from nitpicker.archive.connection import serialised
 if TYPE_CHECKING:
     from nitpicker.archive.batch import Batch
     from nitpicker.archive.page_recorder import PageRecorder
-    from nitpicker.items import CertificateRecord, SitemapRecord
+    from nitpicker.items import CertificateRecord, SitemapRecord, Soft404Probe
 
 __all__ = ["SiteFacts"]
 
@@ -31,6 +31,11 @@ RETURNING id"""
 
 _RECORD_CERTIFICATE: Final = """INSERT OR REPLACE INTO tls_certificates(origin, checked_at,
     not_after, issuer, error) VALUES (?, ?, ?, ?, ?)"""
+
+
+_RECORD_PROBE: Final = """INSERT OR REPLACE INTO soft404_probes(directory, url, checked_at,
+    status, final_url, title, words, content_hash, minhash, error)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 
 
 class SiteFacts:
@@ -72,4 +77,14 @@ class SiteFacts:
             _RECORD_CERTIFICATE,
             (certificate.origin, certificate.checked_at, certificate.not_after,
              certificate.issuer, certificate.error))
+        self._archive.dirty += 1
+
+    @serialised
+    def record_probe(self, probe: Soft404Probe) -> None:
+        """The soft-404 probe of one directory (a later one replaces an earlier one)."""
+        self._archive.begin()
+        self._conn.execute(
+            _RECORD_PROBE,
+            (probe.directory, probe.url, probe.checked_at, probe.status, probe.final_url,
+             probe.title, probe.words, probe.content_hash, probe.minhash, probe.error))
         self._archive.dirty += 1

@@ -30,7 +30,11 @@ from nitpicker.cli.query_answer import (
     check_integers,
 )
 from nitpicker.cli.query_content import grep, technologies, technology_pages
-from nitpicker.cli.query_content_clusters import content_cluster_pages, content_clusters
+from nitpicker.cli.query_content_clusters import (
+    content_cluster_pages,
+    content_clusters,
+    probes,
+)
 from nitpicker.cli.query_group import QueryGroup
 from nitpicker.cli.query_templates import template_findings, template_pages, templates
 from nitpicker.query import (
@@ -458,3 +462,4 @@ app.command()(template_pages)
 app.command()(template_findings)
 app.command()(content_clusters)
 app.command()(content_cluster_pages)
+app.command()(probes)

@@ -1,7 +1,7 @@
-"""The content-cluster sub-commands of ``nitpicker query`` (issue 30, item 3): pages with the
-same or nearly the same main content, and one cluster's pages
-(:mod:`nitpicker.query.content_clusters`); registered on the query group by
-:mod:`nitpicker.cli.query`."""
+"""The content sub-commands of ``nitpicker query`` (issue 30, items 2 and 3): pages with the
+same or nearly the same main content, one cluster's pages
+(:mod:`nitpicker.query.content_clusters`), and the soft-404 probes
+(:mod:`nitpicker.query.probes`); registered on the query group by :mod:`nitpicker.cli.query`."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import typer
 
 from nitpicker.cli.query_answer import Limit, Offset, Pretty, answer
 from nitpicker.query.content_clusters import get_content_clusters, list_content_cluster_pages
+from nitpicker.query.probes import list_probes
 
-__all__ = ["content_cluster_pages", "content_clusters"]
+__all__ = ["content_cluster_pages", "content_clusters", "probes"]
 
 
 def content_clusters(
@@ -46,3 +47,13 @@ def content_cluster_pages(
     """
     answer(ctx, list_content_cluster_pages, pretty=pretty, kind=kind, cluster=cluster,
            limit=limit, offset=offset)
+
+
+def probes(ctx: typer.Context, limit: Limit = None, offset: Offset = None,
+           pretty: Pretty = False) -> None:
+    """The soft-404 probes: a random missing URL fetched once for each directory of pages,
+    and what the site answered (never pages of the site).
+
+    Example: nitpicker query site.nitpicker probes --pretty
+    """
+    answer(ctx, list_probes, pretty=pretty, limit=limit, offset=offset)

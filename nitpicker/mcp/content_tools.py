@@ -1,5 +1,5 @@
 """The content tools: a search of the stored HTML snapshots, the technologies the pages use,
-and the clusters of pages with the same or nearly the same main content.
+the clusters of pages with the same or nearly the same main content, the soft-404 probes.
 
 Registered on :data:`nitpicker.mcp.server.server` on import, after the audit tools (imported
 first, so the tools list in one order), each a thin function over one query function.
@@ -17,6 +17,8 @@ from nitpicker.query import SQLITE_INTEGER_MAX, Paged
 from nitpicker.query import content_clusters as q_content
 from nitpicker.query.content_clusters import ContentCluster, ContentClusterPage
 from nitpicker.query.grep import GrepResult, grep_snapshots
+from nitpicker.query.probes import Soft404ProbeItem
+from nitpicker.query.probes import list_probes as list_probes_of
 from nitpicker.query.technologies import (
     TechnologiesOverview,
     TechnologyPage,
@@ -134,3 +136,15 @@ def list_content_cluster_pages(
     with registry.use(archive_id) as conn:
         return q_content.list_content_cluster_pages(conn, kind, cluster, limit=limit,
                                                     offset=offset)
+
+
+@tool
+def list_probes(archive_id: ArchiveId, limit: Limit = 100, offset: Offset = 0
+                ) -> Paged[Soft404ProbeItem]:
+    """The soft-404 probes, by directory: for each directory of pages (50 at most), one
+    random URL that cannot exist, fetched once, and what the site answered. soft_404 is true
+    when it answered 200 (the site hides its missing URLs); pages_matched counts the pages
+    reported as soft 404s against it. Never pages of the site. Items: directory, url,
+    checked_at, status, final_url, title, soft_404, pages_matched, error."""
+    with registry.use(archive_id) as conn:
+        return list_probes_of(conn, limit=limit, offset=offset)

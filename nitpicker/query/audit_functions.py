@@ -9,7 +9,10 @@ over the pure rules of :mod:`nitpicker.policy`:
 - ``nitpicker_cookie_name(value)``, ``nitpicker_cookie_missing(value)``: the cookie a
   ``Set-Cookie`` value sets, and which of ``Secure``, ``HttpOnly``, ``SameSite`` it lacks;
 - ``nitpicker_fragment_target(hash)``: the id a link's fragment must find, NULL when it needs
-  none (``#``, ``#top``, a route).
+  none (``#``, ``#top``, a route);
+- ``nitpicker_minhash_similarity(a, b)``: the estimated similarity of two MinHash signatures
+  (NULL when one is NULL); ``nitpicker_not_found_title(title)``: 1 when a title reads like a
+  missing page's.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from typing import TYPE_CHECKING
 
 from nitpicker.policy.fragments import fragment_target
 from nitpicker.policy.hreflang import hreflang_problem
+from nitpicker.policy.minhash import similarity
+from nitpicker.policy.not_found import says_not_found
 from nitpicker.policy.sitemap_scope import outside_sitemap_scope
 from nitpicker.policy.transport import cookie_missing, cookie_name, hsts_max_age
 
@@ -36,3 +41,11 @@ def register_audit_functions(conn: sqlite3.Connection) -> None:
     conn.create_function("nitpicker_cookie_name", 1, cookie_name, deterministic=True)
     conn.create_function("nitpicker_cookie_missing", 1, cookie_missing, deterministic=True)
     conn.create_function("nitpicker_fragment_target", 1, fragment_target, deterministic=True)
+    conn.create_function("nitpicker_minhash_similarity", 2, _similarity, deterministic=True)
+    conn.create_function("nitpicker_not_found_title", 1, says_not_found, deterministic=True)
+
+
+def _similarity(first: bytes | None, second: bytes | None) -> float | None:
+    if first is None or second is None:
+        return None
+    return similarity(first, second)

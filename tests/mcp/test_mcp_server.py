@@ -41,7 +41,7 @@ TOOLS = {
     "get_duplicate_clusters", "list_crawl_runs", "list_trap_events", "list_console_messages",
     "list_json_ld", "get_page_values", "compare_archives", "get_issues", "get_issue_urls", "list_outages",
     "search_html", "get_technologies", "get_technology_pages", "get_content_clusters",
-    "list_content_cluster_pages",
+    "list_content_cluster_pages", "list_probes",
 }
 """SPEC §6's 14 tools, the duplicate clusters, the runs, the trap cap's audit log, the network
 outages, the console messages, the JSON-LD blocks, the analyze plugins' page values, the
@@ -153,6 +153,7 @@ async def test_every_tool_answers_and_the_archive_is_untouched(
         "get_technology_pages": {"name": "WordPress"},
         "get_content_clusters": {},
         "list_content_cluster_pages": {"kind": "near", "cluster": 1},
+        "list_probes": {},
     }
     # compare_archives, which takes two archives: test_compare_archives
     assert set(calls) | {"open_archive", "close_archive"} | TWO_ARCHIVES == TOOLS
@@ -476,7 +477,7 @@ async def test_content_clusters(client: Client, site: FixtureSite, tmp_path: Pat
     pages = await ok(client, "list_content_cluster_pages", archive_id=opened_id, kind="near",
                      cluster=near["id"])
     assert [page["url"].removeprefix(base) for page in pages["items"]] == [
-        "near-a", "near-c", "near-b"]
+        "near-a", "near-b", "near-c"]
     assert pages["items"][0]["similarity"] == 1.0 and near["min_similarity"] < 1.0
     only = await ok(client, "get_content_clusters", archive_id=opened_id, kind="exact")
     assert [c["first_page"].removeprefix(base) for c in only["items"]] == ["same-1"]
@@ -870,7 +871,8 @@ async def test_every_integer_argument_has_a_range_and_out_of_range_is_a_tool_err
                 assert text.startswith(f"Error executing tool {tool.name}: "), text
                 assert name in text and reason in text, text
             checked.append((tool.name, name))
-    assert len(checked) == 51, checked  # 45, and limit and offset of the three issue 32 tools
+    assert len(checked) == 60, checked  # 45, limit and offset of the three issue 32 tools, and
+    # the 9 of the content tools (issue 30: content clusters, their pages, the probes)
     assert {("list_pages", "status"), ("list_pages", "offset"), ("list_images",
             "oversized_threshold"), ("get_duplicate_clusters", "min_count")} <= set(checked)
 

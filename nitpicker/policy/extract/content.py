@@ -9,7 +9,7 @@ target does, and reads two facts without a tree:
   browser rendered the page, so an id a script creates counts;
 - its **main content**: the first element, in document order, that the ``main-contents``
   plugin would take (``main``, ``[role="main"]``, ``#main``, ``.main``, ``#content``, …: the
-  same list), else the ``<body>``; its text is the text chunks the extraction collects between
+  same list; not a link), else the ``<body>``; its text is the text chunks the extraction collects between
   the element's start and end (script and style text never counts). The near-duplicate checks
   read it (:mod:`nitpicker.policy.minhash`).
 
@@ -40,7 +40,8 @@ _MAIN_NAMES: Final = frozenset(selector[1:] for selector in MAIN_SELECTORS
 MAX_FRAGMENT_TARGETS: Final = 5000
 """Ids and names kept at most per page (a page of generated ids stays small in the archive)."""
 
-_VOID: Final = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
+_BEFORE_MAIN: Final = frozenset({"main", "body"})
+_VOID: Final = frozenset({"a", "area", "base", "br", "col", "embed", "hr", "img", "input", "link",
                           "meta", "source", "track", "wbr", "param"})
 
 
@@ -58,22 +59,28 @@ class PageText:
 
 
 class ContentTarget:
-    """The events' fragment targets and the main content's span of text chunks."""
+    """The events' fragment targets and the main content's span of text chunks.
 
-    __slots__ = ("body", "depth", "flushed", "ids", "main", "main_end", "main_start", "seen",
-                 "stream", "texts")
+    The extraction calls :meth:`start` only for an element with attributes or whose tag is in
+    :attr:`watch`, and :meth:`end` only for a tag in :attr:`watch` (most elements cost one
+    test, no call): before the main content, ``main`` and ``body``; inside it, its own tag (its
+    nesting is counted to find its end); after it, none."""
+
+    __slots__ = ("body", "depth", "ids", "main", "main_end", "main_start", "main_tag", "seen",
+                 "stream", "texts", "watch")
 
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts  # the extraction's text chunks (the same list, cleared by it)
         self.stream: list[str] = []  # the chunks flushed from it, in order
-        self.flushed = 0
         self.ids: list[str] = []
         self.seen: set[str] = set()
         self.main = ""
+        self.main_tag = ""
         self.main_start = -1  # position of the main content's first chunk in the stream
         self.main_end = -1
-        self.depth = 0  # open elements inside the main content, itself included
+        self.depth = 0  # open elements of the main content's tag, itself included
         self.body = -1  # position of the body's first chunk
+        self.watch: frozenset[str] = _BEFORE_MAIN
 
     def _position(self) -> int:
         return len(self.stream) + len(self.texts)
@@ -82,29 +89,37 @@ class ContentTarget:
         """Keep the chunks so far (the extraction is about to clear its list)."""
         self.stream.extend(self.texts)
 
-    def start(self, tag: str, attrib: dict[str, str]) -> None:
-        ident = attrib.get("id")
-        if ident is None and tag == "a":
-            ident = attrib.get("name")
+    def name(self, attrib: dict[str, str]) -> None:
+        """An ``<a>``'s id, else its ``name``: a fragment target (a link is never the main
+        content, nor one of its nested tags)."""
+        ident = attrib.get("id") or attrib.get("name")
         if ident and ident not in self.seen and len(self.ids) < MAX_FRAGMENT_TARGETS:
             self.seen.add(ident)
             self.ids.append(ident)
-        if tag in _VOID:
-            return
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        ident = attrib.get("id")
+        if ident and ident not in self.seen and len(self.ids) < MAX_FRAGMENT_TARGETS:
+            self.seen.add(ident)
+            self.ids.append(ident)
         if self.depth:
-            self.depth += 1
-        elif self.main_start < 0 and self._is_main(tag, attrib):
+            if tag == self.main_tag:
+                self.depth += 1
+        elif self.main_start < 0 and tag not in _VOID and self._is_main(tag, attrib):
             self.main = self._describe(tag, attrib)
+            self.main_tag = tag
             self.main_start = self._position()
             self.depth = 1
+            self.watch = frozenset((tag,))
         elif tag == "body" and self.body < 0:
             self.body = self._position()
 
     def end(self, tag: str) -> None:
-        if self.depth and tag not in _VOID:
+        if self.depth and tag == self.main_tag:
             self.depth -= 1
             if not self.depth:
                 self.main_end = self._position()
+                self.watch = frozenset()
 
     def close(self) -> PageText:
         self.flush()

@@ -156,7 +156,11 @@ class _Target:
             layout.start(tag, attrib)
         content = self.content
         if content is not None:
-            content.start(tag, attrib)
+            if tag == "a":  # many: only a named one is a fragment target, none is the main
+                if "id" in attrib or "name" in attrib:
+                    content.name(attrib)
+            elif attrib or tag in content.watch:
+                content.start(tag, attrib)
         if tag == "a":  # the hot path (every page has many links): inlined
             stack = self.open_anchors
             href = attrib.get("href")
@@ -185,7 +189,7 @@ class _Target:
         if layout is not None:
             layout.end(tag)
         content = self.content
-        if content is not None:
+        if content is not None and tag in content.watch:
             content.end(tag)
         if tag == "a":
             stack = self.open_anchors
