@@ -15,7 +15,9 @@ Run from the repository root with the project's virtualenv:
    duplicates, a slow and a large page now and then; and the content facts (issue 30, items
    1 and 3): 20 element ids a page, one link in ten to a ``#fragment`` (one in five of those
    broken), a main content's hash and MinHash signature a page (random signatures; one page in
-   50 an exact copy of another, one in 50 a near copy, 6 of its 128 values changed);
+   50 an exact copy of another, one in 50 a near copy, 6 of its 128 values changed); a
+   soft-404 probe for each of the 40 directories, answering 200 with the title a page in 97
+   shares and the signature of one of them;
 2. times the link score (``record_link_scores``: the graph read from the archive, PageRank,
    the scores written), then every check the registry holds (``CHECKS``, whatever other
    modules have added to it: ``record_checks`` with each check timed as it completes), on the
@@ -184,6 +186,12 @@ def build(path: Path, pages: int, links: int, seed: int) -> dict[str, int]:
                      anchors)
     conn.executemany("INSERT INTO page_content(page_id, ids, main, words, content_hash, minhash)"
                      " VALUES (?, ?, ?, ?, ?, ?)", _content(pages, seed))
+    shared = conn.execute("SELECT minhash FROM page_content WHERE page_id = 1").fetchone()[0]
+    conn.executemany("INSERT INTO soft404_probes(directory, url, checked_at, status, final_url,"
+                     " title, words, content_hash, minhash) VALUES (?, ?, 'now', 200, ?,"
+                     " 'Shared title', 300, 1, ?)",
+                     [(f"{BASE}/s{k}/", f"{BASE}/s{k}/nitpicker-probe-0", f"{BASE}/s{k}/x",
+                       shared) for k in range(40)])
     conn.executemany("INSERT INTO page_fragment_ids(page_id, name) VALUES (?, ?)",
                      [(page_id, f"section-{k}") for page_id in range(1, pages + 1)
                       for k in range(FRAGMENT_IDS)])

@@ -55,7 +55,8 @@ class PageText:
     """Where the main content was taken from: ``main``, ``div#content``, ``div.main``; ``""``:
     no element matched, the body's text is taken."""
     text: str = ""
-    """The main content's text, whitespace runs collapsed."""
+    """The main content's text, as the document has it (whitespace not collapsed: the
+    tokeniser reads words, :mod:`nitpicker.policy.minhash`)."""
 
 
 class ContentTarget:
@@ -129,7 +130,7 @@ class ContentTarget:
             chunks = stream[self.main_start:end]
         else:
             chunks = stream[max(self.body, 0):]
-        return PageText(self.ids, self.main, " ".join("".join(chunks).split()))
+        return PageText(self.ids, self.main, "".join(chunks))
 
     @staticmethod
     def _is_main(tag: str, attrib: dict[str, str]) -> bool:
