@@ -263,3 +263,26 @@ def test_without_probes_no_soft_404(site: FixtureSite, tmp_path: Path) -> None:
     assert _paths(archive, site, "content/soft-404") == []
     assert _paths(archive, site, "content/not-found-title") == ["soft404/gone"]
     assert json.loads(nitpicker("query", str(archive), "probes").stdout)["total"] == 0
+
+
+def test_split_and_concat_keep_the_content_facts(served: Path, site: FixtureSite,
+                                                 tmp_path: Path) -> None:
+    """``split`` to ``soft404/``: its probe, its pages' findings, not the other directory's
+    probe; ``concat`` of the whole with a copy: the same findings after ``check``."""
+    result = nitpicker("split", str(served), site.url(PREFIX + "soft404/"), "-o",
+                       str(tmp_path / "part"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    part = tmp_path / "part.nitpicker"
+    assert nitpicker("check", str(part), "--silent").returncode == 0
+    probes = json.loads(nitpicker("query", str(part), "probes").stdout)["items"]
+    assert [probe["directory"] for probe in probes] == [site.url(PREFIX + "soft404/")]
+    assert _paths(part, site, "content/soft-404") == ["soft404/old-product"]
+    copy = tmp_path / "copy.nitpicker"
+    copy.write_bytes(served.read_bytes())
+    result = nitpicker("concat", str(served), str(copy), "-o", str(tmp_path / "both"),
+                       cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    both = tmp_path / "both.nitpicker"
+    assert nitpicker("check", str(both), "--silent").returncode == 0
+    for check_id in EXPECTED_UNRENDERED:
+        assert _paths(both, site, check_id) == EXPECTED_UNRENDERED[check_id], check_id

@@ -74,6 +74,7 @@ _PRUNE: Final = (
     ("UPDATE main.frontier SET mode = 1 WHERE mode != 1 AND NOT in_scope(url)"
      " AND url NOT IN (SELECT url FROM main.pages WHERE is_external = 0)"),
     "DELETE FROM main.trap_events WHERE NOT in_scope(first_url) AND NOT in_scope(last_url)",
+    "DELETE FROM main.soft404_probes WHERE NOT in_scope(directory)",
     ("DELETE FROM main.plugin_errors WHERE coalesce(page_id NOT IN (SELECT d.new FROM temp.idmap"
      " AS d JOIN temp.kept AS k ON k.old = d.old), NOT in_scope(url))"),
 )
