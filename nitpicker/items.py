@@ -156,9 +156,10 @@ class PageItem:
     """The HTML snapshot (in-scope HTML pages only)."""
     http_form_action: str | None = None
     """The first form of an https page that submits over plain http: its action, resolved."""
-    skeleton: frozenset[str] | None = None
+    skeleton: tuple[str, ...] | None = None
     """The snapshot's template skeleton, from the extraction's parse (``None``: not computed;
-    the close reads it from the snapshot)."""
+    the close reads it from the snapshot). A tuple: an item is exported as JSON (Scrapyd's
+    feed), which has no sets."""
     skip_reason: str | None = None
     links_capped: bool = False
     """More links than ``MAX_LINKS_PER_PAGE`` on the page: only that many were kept."""
