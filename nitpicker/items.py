@@ -159,9 +159,10 @@ class PageItem:
     content: PageText | None = None
     """Its fragment targets (ids, ``<a name>``) and main content's text, from the extraction's
     parse (in-scope HTML pages only; ``None``: not read, or ``NITPICKER_CONTENT_FACTS`` off)."""
-    skeleton: frozenset[str] | None = None
+    skeleton: tuple[str, ...] | None = None
     """The snapshot's template skeleton, from the extraction's parse (``None``: not computed;
-    the close reads it from the snapshot)."""
+    the close reads it from the snapshot). A tuple: an item is exported as JSON (Scrapyd's
+    feed), which has no sets."""
     skip_reason: str | None = None
     links_capped: bool = False
     """More links than ``MAX_LINKS_PER_PAGE`` on the page: only that many were kept."""

@@ -137,7 +137,8 @@ class ArchivePipeline:
             predicted = int(FollowMode.PREDICTED)
             new_links.extend((key, url, depth, predicted) for key, url in item.predictions)
         page_id = writer.pages.record(item, new_links)
-        writer.templates.note(page_id, item.skeleton if item.html is not None else None)
+        writer.templates.note(page_id, frozenset(item.skeleton)
+                              if item.html is not None and item.skeleton is not None else None)
         writer.maybe_commit()
 
     def _drop_prediction(self, item: MissedPrediction) -> None:

@@ -308,13 +308,18 @@ ROWS_BY_URL = {
 answer the same."""
 
 
-def rows(path: Path, sql: str, *params: Any) -> list[Any]:
-    """The rows ``sql`` answers on the archive at ``path`` (read-only), sorted."""
+def archive_rows(path: Path, sql: str, *params: Any) -> list[Any]:
+    """The rows ``sql`` answers on the archive at ``path`` (read-only), in its order."""
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        return sorted(conn.execute(sql, params).fetchall(), key=repr)
+        return conn.execute(sql, params).fetchall()
     finally:
         conn.close()
+
+
+def rows(path: Path, sql: str, *params: Any) -> list[Any]:
+    """The rows ``sql`` answers on the archive at ``path`` (read-only), sorted."""
+    return sorted(archive_rows(path, sql, *params), key=repr)
 
 
 # -- the site checks' fixture crawl ---------------------------------------------------------

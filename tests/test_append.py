@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -14,17 +13,10 @@ import pytest
 from nitpicker.archive import ArchiveLock
 from nitpicker.crawl.append import AppendError, ArchiveBackup
 from tests.helpers import ROOT, run
+from tests.helpers import archive_rows as rows
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
-
-
-def rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def test_append_adds_a_root_and_repromotes_its_rows(site: FixtureSite, tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ always."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections import Counter
@@ -21,6 +20,7 @@ from scrapy.utils.test import get_crawler
 
 from nitpicker.crawl.auto_retry import AutoRetry, AutoRetrySettings
 from nitpicker.items import PageItem
+from tests.helpers import archive_rows as rows
 from tests.helpers import run
 
 
@@ -100,14 +100,6 @@ def flaky() -> Iterator[FlakySite]:
     site = FlakySite()
     yield site
     site.stop()
-
-
-def rows(path: Path, sql: str, *params: object) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def crawl(site: FlakySite, directory: Path, concurrency: int) -> Any:

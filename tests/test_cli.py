@@ -140,7 +140,7 @@ def test_usage_errors_exit_1(tmp_path: Path) -> None:
     assert bare.returncode == 1 and "Usage: " in bare.stdout and "crawl" in bare.stdout
     unknown = run("crawel", "http://localhost:1/", cwd=tmp_path)
     assert (unknown.returncode, unknown.stderr) == (
-        1, "Error: No such command 'crawel'. Did you mean 'crawl'?\n")
+        1, "Error: No such command 'crawel'. Did you mean 'crawl', 'recrawl'?\n")
 
 
 def test_list_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
@@ -297,7 +297,7 @@ def test_a_named_command_imports_only_its_own_module() -> None:
     listing, everything = run_cli("--help")
     assert everything.startswith("LOADED ['analyze', 'baseline', 'check', 'concat', 'crawl', "
                                  "'diff', 'export', 'mcp', 'merge', 'pipeline', 'query', "
-                                 "'report', 'split', 'view']")
+                                 "'recrawl', 'report', 'split', 'technologies', 'view']")
     assert all(f" {name} " in listing for name in ("crawl", "report", "diff", "mcp"))
     from nitpicker.cli import COMMANDS, app, named_command
 

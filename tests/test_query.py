@@ -224,7 +224,7 @@ def _integer_parameters() -> list[tuple[str, str]]:
 
 INTEGER_PARAMETERS = _integer_parameters()
 REQUIRED = {"url": "http://localhost/", "type": None, "plugin": "search", "signature": "0" * 40,
-            "urls": ["http://localhost/"], "issue_id": "status/server-error"}
+            "urls": ["http://localhost/"], "issue_id": "status/server-error", "pattern": "x"}
 
 
 def test_every_integer_parameter_has_a_range() -> None:

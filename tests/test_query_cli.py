@@ -148,6 +148,13 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
         "templates": ok(archive, "templates", "--examples", "1", "--limit", "1"),
         "template-pages": ok(archive, "template-pages", "--template", "1", "--limit", "1"),
         "template-findings": ok(archive, "template-findings", "--template", "1", "--all"),
+        "grep": ok(archive, "grep", "<title>", "--url-pattern", "%/query/%", "--limit", "1"),
+        "technologies": ok(archive, "technologies"),
+        "technology-pages": ok(archive, "technology-pages", "--name", "jQuery"),
+        "content-clusters": ok(archive, "content-clusters", "--kind", "exact"),
+        "content-cluster-pages": ok(archive, "content-cluster-pages", "--kind", "near",
+                                    "--cluster", "1"),
+        "probes": ok(archive, "probes"),
     }
     assert _fingerprint(Path(archive)) == before  # bytes, mtime, and no -wal/-shm/-journal
     assert answers["pages"]["total"] == 30
@@ -186,8 +193,20 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
     assert answers["templates"] == {"items": [], "total": 0, "offset": 0, "limit": 1}
     assert answers["template-pages"]["total"] == 0
     assert answers["template-findings"]["total"] == 0
+    assert (answers["grep"]["pages_searched"], answers["grep"]["total"],
+            len(answers["grep"]["items"])) == GREP_TITLE
+    # nitpicker technologies has not run on this archive
+    assert answers["technologies"] == {"items": [], "total": 0, "offset": 0, "limit": 100,
+                                       "run": None}
+    assert answers["technology-pages"]["total"] == 0
+    # the /query/ pages' main contents are short (fewer than 20 words: not compared), and the
+    # tests' crawls have no soft-404 probe (tests.helpers.PROBES_OFF)
+    assert answers["content-clusters"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
+    assert answers["content-cluster-pages"]["total"] == 0
+    assert answers["probes"] == {"items": [], "total": 0, "offset": 0, "limit": 100}
     assert {name for name in SUBCOMMANDS} == {
-        "summary", "issues", "issue", "pages", "page-detail", "html", "links", "resources",
+        "summary", "issues", "issue", "pages", "page-detail", "html", "grep", "technologies",
+        "technology-pages", "links", "resources",
         "resource-referrers",
         "images", "violations", "page-values", "duplicates", "mismatches", "headers",
         "duplicate-clusters", "runs", "trap-events", "outages", "console", "json-ld", "inventory-runs", "match-urls",
@@ -197,10 +216,15 @@ def test_every_sub_command_answers_and_the_archive_is_never_modified(
 
 # -- errors ---------------------------------------------------------------------------------------
 
-VALID = ("Valid sub-commands: summary, issues, issue, pages, page-detail, html, links, resources, images, "
+GREP_TITLE = (15, 15, 1)
+"""``query grep '<title>' --url-pattern %/query/% --limit 1``: the pages searched (the crawled
+/query/ pages with a snapshot), the matches (a title each), the items (one, the limit)."""
+
+VALID = ("Valid sub-commands: summary, issues, issue, pages, page-detail, html, grep, technologies, "
+         "technology-pages, links, resources, images, "
          "violations, page-values, duplicates, mismatches, headers, resource-referrers, duplicate-clusters, runs, "
          "trap-events, outages, console, json-ld, match-urls, inventory-runs, templates, template-pages,"
-         " template-findings")
+         " template-findings, content-clusters, content-cluster-pages, probes")
 
 
 def test_missing_file_and_sub_command_errors(archive: str, tmp_path: Path) -> None:
@@ -279,10 +303,11 @@ def _required(subcommand: str) -> list[str]:
     """The required flags of ``subcommand``, each with a valid value."""
     values = {"--url": "x", "--type": "canonical" if subcommand == "mismatches" else "broken",
               "--plugin": "search", "--id": "status/server-error", "--urls": "urls.txt",
-              "--template": "1", "--kind": "near", "--cluster": "1"}
+              "--template": "1", "--name": "jQuery", "--kind": "near", "--cluster": "1"}
     flags = [param.opts[0] for param in SUBCOMMANDS[subcommand].params
              if param.required and param.param_type_name == "option"]
-    return [token for flag in flags for token in (flag, values[flag])]
+    pattern = ["x"] if subcommand == "grep" else []  # its one argument
+    return [*pattern, *[token for flag in flags for token in (flag, values[flag])]]
 
 
 INTEGER_OPTIONS = [(name, param.name) for name, command in SUBCOMMANDS.items()
@@ -301,7 +326,7 @@ def test_every_integer_option_has_a_range() -> None:
                         "oversized_threshold", "max_length", "min_count", "sample", "examples",
                         "template"}
     assert integers <= set(INTEGER_RANGES)
-    assert len(INTEGER_OPTIONS) == 56  # (sub-command, integer flag) pairs
+    assert len(INTEGER_OPTIONS) == 71  # (sub-command, integer flag) pairs
 
 
 @pytest.mark.parametrize(("subcommand", "option"), INTEGER_OPTIONS)
@@ -365,6 +390,9 @@ FLAGS = {
               "--directory", "--sort-by", "--sort-order", *PAGING},
     "page-detail": {"--url"},
     "html": {"--url", "--max-length"},
+    "grep": {"--ignore-case", "--in", "--url-pattern", *PAGING},
+    "technologies": {"--category", *PAGING},
+    "technology-pages": {"--name", *PAGING},
     "links": {"--type", *PAGING},
     "resources": {"--content-type", "--is-external", "--is-internal", *PAGING},
     "images": {"--missing-alt", "--missing-dimensions", "--oversized-threshold", "--oversized",

@@ -16,6 +16,7 @@ import pytest
 
 from fixtures.site import FixtureSite
 from tests.counting_server import CountingServer
+from tests.helpers import archive_rows as rows
 from tests.helpers import run
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
@@ -24,14 +25,6 @@ HTML = {"Content-Type": "text/html; charset=utf-8"}
 def page(title: str, *links: str) -> tuple[int, dict[str, str], str]:
     anchors = " ".join(f'<a href="{href}">{href}</a>' for href in links)
     return 200, HTML, f"<html><head><title>{title}</title></head><body>{anchors}</body></html>"
-
-
-def rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def settings(path: Path) -> dict[str, object]:

@@ -365,7 +365,8 @@ def _base(archive: Path) -> str:
 
 def test_urls_keeps_the_rows_of_the_listed_pages(formulas_path: Path, tmp_path: Path) -> None:
     """--urls: every sheet keeps the rows about a listed page (by the column of LISTED_BY;
-    Resources: what a listed page loaded), the Summary and the Issues are the archive's; a listed URL the
+    Resources: what a listed page loaded), the Summary, the Issues and the Technologies are the
+    archive's; a listed URL the
     archive lacks is one warning line. CSV, XLSX and HTML."""
     base = _base(formulas_path)
     urls, listed = _url_file(tmp_path, base)
@@ -383,7 +384,7 @@ def test_urls_keeps_the_rows_of_the_listed_pages(formulas_path: Path, tmp_path: 
     assert loaded  # the image of /formulas/
     for name in SHEET_NAMES:
         header, *rows = every[name]
-        if name in ("Summary", "Issues"):  # the archive's, whatever is listed
+        if name in ("Summary", "Issues", "Technologies"):  # the archive's, whatever is listed
             kept = rows
         elif name == "Resources":
             kept = [row for row in rows if row[0] in loaded]

@@ -14,15 +14,8 @@ from fixtures.site import FixtureSite
 from fixtures.traps import TrapSite
 from nitpicker.crawl.retry import retry_plan
 from nitpicker.query import open_archive
+from tests.helpers import archive_rows as rows
 from tests.helpers import run
-
-
-def rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def sha256(path: Path) -> str:

@@ -4,40 +4,30 @@ process over a crawl of the fixture site (through the CLI) and over a generated 
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 import pytest_twisted
 import requests
-from twisted.internet.defer import Deferred
 
 from fixtures.snapshot_archive import FOLDERS, build_snapshot_archive
-from nitpicker.render.chromium import CHROMIUM_ARGS, find_chromium
 from nitpicker.viewer import APP_CSP
+from tests.viewer_process import ENV, Viewer, in_browser, needs_chromium
+from tests.viewer_process import screenshot as keep_screenshot
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator
+    from collections.abc import Iterator
 
     from playwright.async_api import Page
 
     from fixtures.site import FixtureSite
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-ARTIFACTS = Path(os.environ.get("NITPICKER_TEST_ARTIFACTS", ROOT / ".test-artifacts")) / "viewer"
 ROOTS = ("/tech/", "/scope/blog/", "/recursive/", "/error-status/")
 FOLDERS_CRAWLED = ("error-status/", "recursive/", "scope/", "tech/")
-
-needs_chromium = pytest.mark.skipif(
-    find_chromium() is None and not os.environ.get("CI"),
-    reason="Chromium is not installed (make test installs it; CI requires it)")
 
 
 def nitpicker(*args: str) -> subprocess.CompletedProcess[str]:
@@ -59,60 +49,17 @@ def archives(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> tup
     return crawled, big
 
 
-class Viewer:
-    """A ``nitpicker view`` process and its URL (its first line)."""
-
-    def __init__(self, *files: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "nitpicker.cli", "view", *map(str, files), "--port", "0"],
-            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        first: list[str] = []
-        reader = threading.Thread(target=lambda: first.append(
-            self.process.stdout.readline() if self.process.stdout else ""))
-        reader.start()
-        reader.join(30)
-        assert first and first[0].startswith("Serving "), self.stop()
-        self.url = first[0].split(" at ", 1)[1].split(" ", 1)[0]
-
-    def stop(self) -> tuple[int, str]:
-        self.process.send_signal(signal.SIGINT)
-        try:
-            _, err = self.process.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            _, err = self.process.communicate()
-        return self.process.returncode, err
-
-
 @pytest.fixture(scope="module")
 def viewer(archives: tuple[Path, Path]) -> Iterator[Viewer]:
-    server = Viewer(*archives)
+    server = Viewer(*map(str, archives), "--port", "0")
     yield server
     code, err = server.stop()
     assert code == 0, err
     assert "Traceback" not in err, err
 
 
-def in_browser(test: Callable[[Page], Awaitable[None]]) -> Deferred[None]:
-    async def run() -> None:
-        from playwright.async_api import async_playwright
-
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=find_chromium(),
-                                                       args=CHROMIUM_ARGS)
-            try:
-                page = await browser.new_page(viewport={"width": 1200, "height": 1000})
-                await test(page)
-            finally:
-                await browser.close()
-
-    return Deferred.fromFuture(asyncio.ensure_future(run()))
-
-
 async def screenshot(page: Page, name: str) -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / name
-    await page.screenshot(path=str(path), full_page=True)
+    path = await keep_screenshot(page, name)
     assert path.stat().st_size > 10_000  # a rendered page, not a blank image
     return path
 

@@ -18,15 +18,26 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any, Final, NoReturn
 
 __all__ = ["COMMANDS", "INTERRUPTED_EXIT", "NitpickerGroup", "app", "command_app", "interrupted",
-           "main", "named_command", "usage_error_message"]
+           "main", "named_command", "sigterm_stops_like_ctrl_c", "usage_error_message"]
 
 INTERRUPTED_EXIT = 130
 """The exit code of a command interrupted by Ctrl-C (128 + SIGINT)."""
+
+
+def sigterm_stops_like_ctrl_c() -> None:
+    """From now on SIGTERM (a service manager, ``kill``) stops this process like Ctrl-C: a
+    ``KeyboardInterrupt`` the command already handles (what is done is kept, or rolled back)."""
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+
+
+def _raise_keyboard_interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def interrupted(message: str = "Interrupted: nothing was written") -> NoReturn:

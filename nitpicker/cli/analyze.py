@@ -279,10 +279,6 @@ def _load(names: Sequence[str], points: Mapping[str, EntryPoint],
     return runs, errors
 
 
-def _stop_on_sigterm(signum: int, frame: object) -> None:
-    """SIGTERM (a service manager, ``kill``) stops like Ctrl-C: what is done is kept."""
-    raise KeyboardInterrupt
-
 
 def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, silent: bool,
              verbose: bool) -> list[RunSummary]:
@@ -292,7 +288,9 @@ def _run_all(store: AnalysisStore, runs: Sequence[PluginRun], *, force: bool, si
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     summaries: list[RunSummary] = []
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    from nitpicker.cli import sigterm_stops_like_ctrl_c
+
+    sigterm_stops_like_ctrl_c()
     # Ctrl-C is Python's KeyboardInterrupt again: after pipeline's crawl, Scrapy's shutdown
     # handler is still installed and would swallow it (its reactor is gone)
     signal.signal(signal.SIGINT, signal.default_int_handler)

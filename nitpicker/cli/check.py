@@ -9,7 +9,6 @@ check findings are replaced whole, or left as they were).
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import traceback
 from pathlib import Path
@@ -38,10 +37,6 @@ _PRIORITY_STYLES = {"critical": "bold red", "high": "red", "medium": "yellow", "
                     "info": "dim"}
 
 
-def _stop_on_sigterm(signum: int, frame: object) -> None:
-    """SIGTERM stops like Ctrl-C: the transaction is rolled back, nothing is written."""
-    raise KeyboardInterrupt
-
 
 @app.command()
 def check(
@@ -68,7 +63,9 @@ def check(
         store = CheckStore.open(file)
     except sqlite3.DatabaseError as exc:  # a read-only file, a full disk
         fail(f"{file}: cannot write the findings ({exc})")
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    from nitpicker.cli import sigterm_stops_like_ctrl_c
+
+    sigterm_stops_like_ctrl_c()
     try:
         summary = _run(store, silent=silent, threshold=threshold)
     except KeyboardInterrupt:

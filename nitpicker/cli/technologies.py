@@ -7,7 +7,6 @@ archive's technologies replaced whole, or left as they were).
 
 from __future__ import annotations
 
-import signal
 import sqlite3
 import traceback
 from pathlib import Path
@@ -31,10 +30,6 @@ app = typer.Typer()
 SHOWN: int = 12
 """Technologies the closing line names, most pages first."""
 
-
-def _stop_on_sigterm(signum: int, frame: object) -> None:
-    """SIGTERM stops like Ctrl-C: the transaction is rolled back, nothing is written."""
-    raise KeyboardInterrupt
 
 
 @app.command()
@@ -60,7 +55,9 @@ def technologies(
         store = CheckStore.open(file)
     except sqlite3.DatabaseError as exc:  # a read-only file, a full disk
         fail(f"{file}: cannot write the technologies ({exc})")
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    from nitpicker.cli import sigterm_stops_like_ctrl_c
+
+    sigterm_stops_like_ctrl_c()
     try:
         summary = _run(store, data_set, silent=silent)
     except KeyboardInterrupt:

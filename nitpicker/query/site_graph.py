@@ -21,8 +21,8 @@ from nitpicker.query._common import INTERNAL_HTML, fetch_all
 from nitpicker.query.site_tree import (
     StatusMix,
     add_status,
+    crawled_origin,
     empty_mix,
-    list_origins,
     normalise_folder,
     url_range,
 )
@@ -97,12 +97,7 @@ class SiteGraph(TypedDict):
 def site_graph(conn: sqlite3.Connection, folder: str = "/", *, origin: str | None = None
                ) -> SiteGraph:
     """The link graph under ``folder`` of ``origin`` (default: the first origin)."""
-    origins = list_origins(conn)
-    if origin is None:
-        origin = origins[0] if origins else ""
-    elif origin.rstrip("/") not in origins:
-        raise ValueError(f"Invalid origin: {origin!r}. The crawl's are: {', '.join(origins)}")
-    origin = origin.rstrip("/")
+    origin = crawled_origin(conn, origin)
     folder = normalise_folder(folder)
     low, high = url_range(origin + folder)
     rows = fetch_all(conn, f"SELECT count(*) FROM ({_PAGES})", {"low": low, "high": high})

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from nitpicker.query._common import Paged
 
 __all__ = ["STATUS_CLASSES", "FolderItem", "FolderTree", "StatusMix", "TreePage",
-           "folder_tree", "list_origins", "status_class", "url_range"]
+           "crawled_origin", "folder_tree", "list_origins", "status_class", "url_range"]
 
 STATUS_CLASSES: Final = ("2xx", "3xx", "4xx", "5xx", "error", "other")
 """A status mix's classes: by the status's first digit; ``error`` no HTTP answer (-1);
@@ -123,6 +123,17 @@ def list_origins(conn: sqlite3.Connection) -> list[str]:
     return [row[0].rstrip("/") for row in fetch_all(conn, _ORIGINS)]
 
 
+def crawled_origin(conn: sqlite3.Connection, origin: str | None) -> str:
+    """``origin`` without its trailing slash, or the crawl's first origin when ``None``; a
+    ``ValueError`` when the crawl has no such origin."""
+    origins = list_origins(conn)
+    if origin is None:
+        return origins[0] if origins else ""
+    if origin.rstrip("/") not in origins:
+        raise ValueError(f"Invalid origin: {origin!r}. The crawl's are: {', '.join(origins)}")
+    return origin.rstrip("/")
+
+
 def normalise_folder(path: str) -> str:
     """``path`` as a folder path: a leading and a trailing slash, no query."""
     path = "/" + path.split("?", 1)[0].split("#", 1)[0].strip("/")
@@ -146,12 +157,7 @@ def folder_tree(conn: sqlite3.Connection, path: str = "/", *, origin: str | None
     """The folder ``path`` of ``origin`` (default: the first origin); ``limit`` and
     ``offset`` page its own URLs."""
     check_paging(limit, offset)
-    origins = list_origins(conn)
-    if origin is None:
-        origin = origins[0] if origins else ""
-    elif origin.rstrip("/") not in origins:
-        raise ValueError(f"Invalid origin: {origin!r}. The crawl's are: {', '.join(origins)}")
-    origin = origin.rstrip("/")
+    origin = crawled_origin(conn, origin)
     path = normalise_folder(path)
     total_mix = empty_mix()
     folders: dict[str, FolderItem] = {}
@@ -174,7 +180,8 @@ def folder_tree(conn: sqlite3.Connection, path: str = "/", *, origin: str | None
             files.append({"url": url, "name": rest, "status": status, "title": title})
         own += 1
     listed = sorted(folders.values(), key=lambda folder: folder["path"])
-    return {"origins": origins, "origin": origin, "path": path, "parents": _parents(path),
+    return {"origins": list_origins(conn), "origin": origin, "path": path,
+            "parents": _parents(path),
             "pages": pages, "status": total_mix, "folders": listed[:FOLDERS_SHOWN],
             "folders_total": len(listed), "files": paged(files, own, limit, offset)}
 

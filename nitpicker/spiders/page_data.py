@@ -24,7 +24,7 @@ def read_page_data(item: PageItem, found: Extracted, html: str, base: str,
     and main content, and template skeleton (the close's template clusters take it: no second parse); ``base``: the document's
     base URL (Microdata and RDFa resolve their URLs against it)."""
     item.json_ld = found.json_ld
-    item.skeleton = found.skeleton
+    item.skeleton = None if found.skeleton is None else tuple(found.skeleton)
     item.content = found.content
     structured = [entry for block in found.json_ld for entry in json_ld_items(block.entities)]
     syntaxes = embedded_syntaxes(html)
