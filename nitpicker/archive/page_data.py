@@ -63,8 +63,13 @@ def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem) -> 
         conn.executemany(_VALUE, rows)
     content = item.content
     if content is not None:
-        signed = fingerprint(content.text)  # here: the item holds no bytes (feed exports)
-        conn.execute(_CONTENT, (page_id, len(content.ids), content.main, signed.words,
-                                signed.content_hash, signed.minhash))
+        if content.words is None:  # not signed by the spider
+            signed = fingerprint(content.text)
+            words, content_hash, minhash = signed.words, signed.content_hash, signed.minhash
+        else:
+            words, content_hash = content.words, content.content_hash
+            minhash = None if content.minhash is None else bytes.fromhex(content.minhash)
+        conn.execute(_CONTENT, (page_id, len(content.ids), content.main, words, content_hash,
+                                minhash))
         if content.ids:
             conn.executemany(_FRAGMENT_ID, [(page_id, name) for name in content.ids])

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from nitpicker.policy.extract.custom import compile_rules, extract_values
 from nitpicker.policy.extract.structured import embedded_syntaxes, json_ld_items, read_embedded
+from nitpicker.policy.minhash import fingerprint
 
 if TYPE_CHECKING:
     from nitpicker.items import PageItem
@@ -25,7 +26,11 @@ def read_page_data(item: PageItem, found: Extracted, html: str, base: str,
     base URL (Microdata and RDFa resolve their URLs against it)."""
     item.json_ld = found.json_ld
     item.skeleton = None if found.skeleton is None else tuple(found.skeleton)
-    item.content = found.content
+    content = item.content = found.content
+    if content is not None:  # signed here: on the writer's thread it holds the GIL meanwhile
+        signed = fingerprint(content.text)
+        content.words, content.content_hash = signed.words, signed.content_hash
+        content.minhash = None if signed.minhash is None else signed.minhash.hex()
     structured = [entry for block in found.json_ld for entry in json_ld_items(block.entities)]
     syntaxes = embedded_syntaxes(html)
     if syntaxes:

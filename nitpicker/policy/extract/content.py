@@ -57,6 +57,11 @@ class PageText:
     text: str = ""
     """The main content's text, as the document has it (whitespace not collapsed: the
     tokeniser reads words, :mod:`nitpicker.policy.minhash`)."""
+    words: int | None = None
+    """Its tokens, once signed (``None``: not yet; the archive writer signs it then)."""
+    content_hash: int | None = None
+    minhash: str | None = None
+    """The signature's bytes in hex (an item stays JSON for a feed export)."""
 
 
 class ContentTarget:
