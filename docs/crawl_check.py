@@ -7,9 +7,10 @@ nitpicker itself, and fail when any link of it is broken.
 Steps: ``mkdocs build --strict``; a static file server on a free 127.0.0.1 port (the standard
 library's, in a thread); ``nitpicker crawl URL --no-render --no-fetch-external`` into a
 temporary archive (no browser, nothing fetched off the machine: the site's few external links
-are recorded, not requested); then ``nitpicker query ARCHIVE links --type broken``. Exit 0 when
-the crawl found the pages and no broken link; 1, printing each broken link (the page, the URL
-and its status), otherwise. ``tests/test_docs.py`` runs it, so ``make test`` (and CI) does.
+are recorded, not requested); then ``nitpicker query ARCHIVE links --type broken`` and the
+``links/broken-fragment`` check's findings (a link to ``page#id`` where ``page`` has no such id).
+Exit 0 when the crawl found the pages and no broken link; 1, printing each broken link (the
+page, the URL and its status, or the missing fragment), otherwise. ``tests/test_docs.py`` runs it, so ``make test`` (and CI) does.
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ def check(site: Path, work: Path) -> list[str]:
     for link in broken["items"]:  # type: ignore[attr-defined]
         problems.append(f"broken link on {link['source_url']}: {link['dest_url']} "
                         f"({link['status']} {link['status_text']})")
+    fragments = query(archive, "issue", "--id", "links/broken-fragment", "--limit", "1000")
+    for finding in fragments["items"]:  # type: ignore[attr-defined]
+        problems.append(f"broken fragment link on {finding['url']}: {finding['message']}")
     return problems
 
 

@@ -201,13 +201,18 @@ def test_nitpicker_crawls_its_manual_and_finds_no_broken_link(built_site: Path) 
 
 
 def test_the_docs_crawl_fails_on_a_broken_link(built_site: Path, tmp_path: Path) -> None:
-    """A link MkDocs cannot see (raw HTML) to a page that is not there fails the check, named."""
+    """Links MkDocs cannot see (raw HTML) to a page that is not there and to a section a page
+    does not have fail the check, each named."""
     site = tmp_path / "site"
     shutil.copytree(built_site, site)
     page = site / "guide" / "crawl" / "index.html"
-    page.write_text(page.read_text().replace("</body>", '<a href="../gone/">gone</a></body>'))
+    page.write_text(page.read_text().replace(
+        "</body>", '<a href="../gone/">gone</a><a href="../check/#no-such-part">part</a></body>'))
     done = _crawl_check(site)
     assert done.returncode == 1
     assert re.search(r"^broken link on http://127\.0\.0\.1:\d+/guide/crawl/: "
                      r"http://127\.0\.0\.1:\d+/guide/gone/ \(404 ", done.stderr, re.MULTILINE), (
         done.stderr)
+    assert re.search(r"^broken fragment link on http://127\.0\.0\.1:\d+/guide/crawl/: No element "
+                     r"on http://127\.0\.0\.1:\d+/guide/check/ has the id .*\"no-such-part\"",
+                     done.stderr, re.MULTILINE), done.stderr
