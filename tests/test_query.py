@@ -224,7 +224,8 @@ def _integer_parameters() -> list[tuple[str, str]]:
 
 INTEGER_PARAMETERS = _integer_parameters()
 REQUIRED = {"url": "http://localhost/", "type": None, "plugin": "search", "signature": "0" * 40,
-            "urls": ["http://localhost/"], "issue_id": "status/server-error", "pattern": "x"}
+            "urls": ["http://localhost/"], "issue_id": "status/server-error", "pattern": "x",
+            "kind": "exact", "cluster": 1}
 
 
 def test_every_integer_parameter_has_a_range() -> None:
@@ -238,7 +239,7 @@ def test_integers_out_of_range_are_value_errors(conn: sqlite3.Connection, functi
     """Beyond 64 bits SQLite raised OverflowError; past a documented bound the query ran."""
     call = getattr(query, function)
     required = {name: REQUIRED[name] for name, p in inspect.signature(call).parameters.items()
-                if name in REQUIRED and p.default is inspect.Parameter.empty}
+                if name in REQUIRED and name != parameter and p.default is inspect.Parameter.empty}
     if "type" in required:
         required["type"] = (MISMATCH_TYPES if function == "find_mismatches" else LINK_TYPES)[0]
     low, high = INTEGER_RANGES[parameter]
