@@ -89,13 +89,15 @@ class ArchivePipeline:
         session = self.session
         if session.failure is not None:
             return item
-        session.write_behind(self._write, session.archive, item)
+        session.write_behind(self._write, session.archive, item, session)
         counters = session.counters
         counters.done += 1
         if item.is_target and item.content_type is not None:
             counters.pages += 1
         if item.is_skipped:
             counters.skipped += 1
+        if item.is_external:
+            counters.external += 1
         if item.error is not None:
             if item.is_external:
                 counters.external_errors += 1
@@ -107,7 +109,7 @@ class ArchivePipeline:
         return item
 
     @staticmethod
-    def _write(writer: ArchiveWriter, item: PageItem) -> None:
+    def _write(writer: ArchiveWriter, item: PageItem, session: CrawlSession | None = None) -> None:
         """On the archive worker's thread: the page, its new frontier rows, its acknowledgement.
 
         A link to a resource the browser loaded for the page (``item.loaded``) is recorded from
@@ -139,6 +141,8 @@ class ArchivePipeline:
         page_id = writer.pages.record(item, new_links)
         writer.templates.note(page_id, item.skeleton if item.html is not None else None)
         writer.maybe_commit()
+        if session is not None and not item.is_external:
+            session.site_written += 1
 
     def _drop_prediction(self, item: MissedPrediction) -> None:
         """A predicted URL that missed: nothing recorded (it counts as fetched for

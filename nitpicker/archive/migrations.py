@@ -299,6 +299,16 @@ ALTER TABLE pages ADD COLUMN charset TEXT
 """The character encoding a page declares (:attr:`nitpicker.items.PageItem.charset`): the
 ``Content-Type`` header's ``charset`` wins over the markup's, as in a browser."""
 
+_FRONTIER_SITE_FIRST: Final = """
+DROP INDEX IF EXISTS frontier_pending;
+-- the lease order: the site's URLs (mode 0 full, 6 predicted) before the checks (mode 1:
+-- out-of-scope URLs fetched for their metadata), each lane shallowest first
+CREATE INDEX frontier_pending ON frontier(mode = 1, depth, id) WHERE state = 0
+"""
+"""The site first (issue 27, item 1): pending rows are leased in two lanes, the URLs the crawl
+reads in full before the URLs it only checks (``FollowMode.METADATA``), so that a slow or dead
+external host never holds the site's own pages back (:mod:`nitpicker.archive.frontier_store`)."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -330,4 +340,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0032_link_score", LINK_SCORE),
     ("0033_run_auto_retry", RUN_AUTO_RETRY),
     ("0035_technologies", TECHNOLOGIES),
+    ("0036_frontier_site_first", _FRONTIER_SITE_FIRST),
 )
