@@ -1,0 +1,157 @@
+"""HostBreaker (nitpicker/middlewares/host_breaker.py, issue 27 item 2): a host that fails at
+the connection K times in a row is given up on, its other URLs recorded with the same error,
+untried; one probe after N seconds may bring it back. The middleware driven with Scrapy's own
+requests and exceptions, and real crawls of a site linking a port that accepts and never
+answers (:class:`fixtures.graph_site.SilentHost`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import pytest_twisted
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Response
+from scrapy.utils.test import get_crawler
+from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
+
+from fixtures.graph_site import GraphSite, SilentHost
+from nitpicker.crawl.fetch_errors import HostGivenUp
+from nitpicker.crawl.meta import META_HOST_PROBE
+from nitpicker.default_settings import defaults
+from nitpicker.middlewares.host_breaker import HostBreaker, host_key
+from tests.helpers import crawl
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def breaker(**settings: Any) -> HostBreaker:
+    return HostBreaker.from_crawler(get_crawler(settings_dict={**defaults(), **settings}))
+
+
+def request(path: str, host: str = "dead.test") -> Request:
+    return Request(f"http://{host}{path}")
+
+
+def fail(middleware: HostBreaker, count: int, host: str = "dead.test") -> None:
+    for n in range(count):
+        req = request(f"/f{n}", host)
+        middleware.process_request(req)
+        middleware.process_exception(req, TimeoutError(string="took longer than 30.0 seconds"))
+
+
+@pytest.mark.parametrize(("url", "key"), [
+    ("http://Example.COM/a", "example.com:80"), ("https://example.com/", "example.com:443"),
+    ("http://127.0.0.1:8080/x?y", "127.0.0.1:8080"), ("https://[::1]:8443/", "::1:8443"),
+])
+def test_the_host_is_its_name_and_port(url: str, key: str) -> None:
+    assert host_key(Request(url)) == key
+
+
+def test_given_up_after_k_connection_failures_in_a_row() -> None:
+    middleware = breaker(NITPICKER_HOST_BREAKER_FAILURES=3)
+    fail(middleware, 2)
+    middleware.process_request(request("/still-tried"))  # 2 failures: not yet
+    fail(middleware, 1)
+    with pytest.raises(HostGivenUp) as given_up:
+        middleware.process_request(request("/next"))
+    assert given_up.value.untried
+    assert given_up.value.error.startswith("Timeout: ")
+    assert "after 3 connection failures in a row" in given_up.value.error
+    middleware.process_request(request("/other", "alive.test"))  # other hosts go on
+    retried = request("/retried")
+    retried.meta["retry_times"] = 1
+    with pytest.raises(HostGivenUp) as again:
+        middleware.process_request(retried)
+    assert not again.value.untried, "a retry's URL was requested before"
+    assert middleware.stats.get_value("nitpicker/host_breaker/opened") == 1
+    assert middleware.stats.get_value("nitpicker/host_breaker/given_up") == 2
+
+
+def test_an_answer_resets_the_count_and_other_failures_do_not_count() -> None:
+    middleware = breaker(NITPICKER_HOST_BREAKER_FAILURES=3)
+    fail(middleware, 2)
+    answered = request("/ok")
+    middleware.process_response(answered, Response(answered.url, status=404))
+    fail(middleware, 2)
+    middleware.process_request(request("/a"))
+    middleware.process_exception(request("/b"), ValueError("not the connection's"))
+    middleware.process_request(request("/c"))
+    refused = request("/d")
+    middleware.process_exception(refused, ConnectionRefusedError())
+    with pytest.raises(HostGivenUp, match="^Connection refused"):
+        middleware.process_request(request("/e"))
+
+
+def test_one_probe_after_the_wait_reopens_or_keeps_it_given_up() -> None:
+    middleware = breaker(NITPICKER_HOST_BREAKER_FAILURES=1, NITPICKER_HOST_BREAKER_PROBE_AFTER=0)
+    fail(middleware, 1)
+    probe = request("/probe")
+    middleware.process_request(probe)  # the wait (0 s) is over: one probe goes
+    assert probe.meta[META_HOST_PROBE]
+    with pytest.raises(HostGivenUp):
+        middleware.process_request(request("/while-probing"))
+    middleware.process_exception(probe, DNSLookupError("no such host"))
+    second = request("/probe-2")
+    middleware.process_request(second)  # failed probe: given up again, probed again after 0 s
+    middleware.process_response(second, Response(second.url, status=200))
+    for n in range(3):
+        middleware.process_request(request(f"/back{n}"))  # answered: no longer given up
+    assert middleware.stats.get_value("nitpicker/host_breaker/probes") == 2
+
+
+def test_a_probe_waits_probe_after_seconds() -> None:
+    middleware = breaker(NITPICKER_HOST_BREAKER_FAILURES=1)  # 60 s
+    fail(middleware, 1)
+    with pytest.raises(HostGivenUp):
+        middleware.process_request(request("/too-soon"))
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"NITPICKER_HOST_BREAKER_ENABLED": False}, "NITPICKER_HOST_BREAKER_ENABLED is false"),
+    ({"NITPICKER_HOST_BREAKER_FAILURES": 0}, "NITPICKER_HOST_BREAKER_FAILURES must be at least 1"),
+    ({"NITPICKER_HOST_BREAKER_PROBE_AFTER": -1},
+     "NITPICKER_HOST_BREAKER_PROBE_AFTER must not be negative"),
+])
+def test_off_or_bad_settings_say_so(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(NotConfigured, match=message):
+        breaker(**settings)
+
+
+DEAD_LINKS = 12
+
+
+def dead_links_site(dead: SilentHost) -> GraphSite:
+    return GraphSite({"/": ["/about", *(dead.url(f"/x{n}") for n in range(DEAD_LINKS))],
+                      "/about": ["/"]})
+
+
+@pytest.mark.integration
+@pytest_twisted.ensureDeferred
+async def test_a_dead_host_s_urls_are_recorded_untried(tmp_path: Path) -> None:
+    with SilentHost() as dead, dead_links_site(dead) as site:
+        archive = await crawl(tmp_path, [site.url("/")], parallels=4,
+                              settings={"DOWNLOAD_TIMEOUT": 1})
+        accepted = dead.accepted
+    rows = archive.rows("SELECT url, status, status_text, untried FROM pages"
+                        " WHERE url LIKE ?", dead.url("/x%"))
+    assert len(rows) == DEAD_LINKS and {row["status"] for row in rows} == {-1}
+    untried = [row for row in rows if row["untried"]]
+    # robots.txt and at most --parallels URLs were requested; the breaker answered the rest
+    assert accepted <= 1 + 4 and len(untried) >= DEAD_LINKS - 4
+    assert all(row["status_text"].startswith("Timeout: ") for row in rows)
+    assert all("not requested" in row["status_text"] for row in untried)
+    assert archive.page(site.url("/about"))["status"] == 200
+
+
+@pytest.mark.integration
+@pytest_twisted.ensureDeferred
+async def test_without_the_breaker_every_url_is_requested(tmp_path: Path) -> None:
+    with SilentHost() as dead, dead_links_site(dead) as site:
+        archive = await crawl(tmp_path, [site.url("/")], parallels=12, host_breaker=False,
+                              settings={"DOWNLOAD_TIMEOUT": 1})
+        accepted = dead.accepted
+    assert accepted == 1 + DEAD_LINKS
+    assert archive.rows("SELECT count(*) AS n FROM pages WHERE untried = 1")[0]["n"] == 0
