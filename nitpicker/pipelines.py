@@ -151,14 +151,18 @@ class ArchivePipeline:
         logger.debug("predicted page missed (%s): %s", item.reason, item.url)
         if session.failure is not None or item.frontier_id is None:
             return
-        session.write_behind(self._write_drop, session.archive, item.frontier_id, self.stats)
+        session.write_behind(self._write_drop, session.archive, item.frontier_id, self.stats,
+                             session)
 
     @staticmethod
-    def _write_drop(writer: ArchiveWriter, frontier_id: int, stats: StatsCollector) -> None:
+    def _write_drop(writer: ArchiveWriter, frontier_id: int, stats: StatsCollector,
+                    session: CrawlSession | None = None) -> None:
         """On the archive worker's thread: the missed prediction's frontier row."""
         requeued = writer.frontier.drop_prediction(frontier_id)
         stats.inc_value("nitpicker/pagination/requeued" if requeued else "nitpicker/pagination/missed")
         writer.maybe_commit()
+        if session is not None:
+            session.site_written += 1
 
     def _record_sitemap(self, item: SitemapItem) -> None:
         session = self.session

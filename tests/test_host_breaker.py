@@ -13,8 +13,11 @@ import pytest_twisted
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
+from twisted.internet import reactor
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
+from twisted.internet.task import deferLater
 
 from fixtures.graph_site import GraphSite, SilentHost
 from nitpicker.crawl.fetch_errors import HostGivenUp
@@ -35,10 +38,26 @@ def request(path: str, host: str = "dead.test") -> Request:
     return Request(f"http://{host}{path}")
 
 
+def go(middleware: HostBreaker, req: Request) -> None:
+    """``process_request`` when it does not wait: it returns (the request goes) or raises."""
+    coro = middleware.process_request(req)
+    try:
+        coro.send(None)
+    except StopIteration:
+        return
+    coro.close()
+    raise AssertionError(f"{req.url} waits")
+
+
+async def turn() -> None:
+    """Let the reactor run what is ready (a waiting request's coroutine)."""
+    await deferLater(reactor, 0, lambda: None)
+
+
 def fail(middleware: HostBreaker, count: int, host: str = "dead.test") -> None:
     for n in range(count):
         req = request(f"/f{n}", host)
-        middleware.process_request(req)
+        go(middleware, req)
         middleware.process_exception(req, TimeoutError(string="took longer than 30.0 seconds"))
 
 
@@ -53,21 +72,51 @@ def test_the_host_is_its_name_and_port(url: str, key: str) -> None:
 def test_given_up_after_k_connection_failures_in_a_row() -> None:
     middleware = breaker(NITPICKER_HOST_BREAKER_FAILURES=3)
     fail(middleware, 2)
-    middleware.process_request(request("/still-tried"))  # 2 failures: not yet
-    fail(middleware, 1)
+    third = request("/third")
+    go(middleware, third)  # 2 failures: it still goes
+    middleware.process_exception(third, TimeoutError(string="took longer than 30.0 seconds"))
     with pytest.raises(HostGivenUp) as given_up:
-        middleware.process_request(request("/next"))
+        go(middleware, request("/next"))
     assert given_up.value.untried
     assert given_up.value.error.startswith("Timeout: ")
     assert "after 3 connection failures in a row" in given_up.value.error
-    middleware.process_request(request("/other", "alive.test"))  # other hosts go on
+    go(middleware, request("/other", "alive.test"))  # other hosts go on
     retried = request("/retried")
     retried.meta["retry_times"] = 1
     with pytest.raises(HostGivenUp) as again:
-        middleware.process_request(retried)
+        go(middleware, retried)
     assert not again.value.untried, "a retry's URL was requested before"
     assert middleware.stats.get_value("nitpicker/host_breaker/opened") == 1
     assert middleware.stats.get_value("nitpicker/host_breaker/given_up") == 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_failing_host_gets_no_more_requests_than_it_takes_to_give_it_up() -> None:
+    """After one failure, two requests go (3 failures give the host up); a third waits for
+    their outcome: given up when they fail, sent when one answers."""
+    middleware = breaker(NITPICKER_HOST_BREAKER_FAILURES=3)
+    fail(middleware, 1)
+    first, second = request("/1"), request("/2")
+    go(middleware, first)
+    go(middleware, second)
+    waiting = deferred_from_coro(middleware.process_request(request("/3")))
+    await turn()
+    assert not waiting.called, "two in flight: as many as the failures still needed"
+    middleware.process_exception(first, TimeoutError())
+    await turn()
+    assert not waiting.called, "still one in flight: 2 failures of 3"
+    middleware.process_exception(second, TimeoutError())
+    with pytest.raises(HostGivenUp):
+        await waiting
+    fail(middleware, 1, "slow.test")
+    sent = [request(f"/s{n}", "slow.test") for n in range(2)]
+    for req in sent:
+        go(middleware, req)
+    late = deferred_from_coro(middleware.process_request(request("/late", "slow.test")))
+    await turn()
+    assert not late.called
+    middleware.process_response(sent[0], Response(sent[0].url, status=200))
+    assert await late is None, "the host answered: the request goes"
 
 
 def test_an_answer_resets_the_count_and_other_failures_do_not_count() -> None:
@@ -76,29 +125,30 @@ def test_an_answer_resets_the_count_and_other_failures_do_not_count() -> None:
     answered = request("/ok")
     middleware.process_response(answered, Response(answered.url, status=404))
     fail(middleware, 2)
-    middleware.process_request(request("/a"))
-    middleware.process_exception(request("/b"), ValueError("not the connection's"))
-    middleware.process_request(request("/c"))
+    other = request("/b")
+    go(middleware, other)
+    middleware.process_exception(other, ValueError("not the connection's"))
     refused = request("/d")
+    go(middleware, refused)
     middleware.process_exception(refused, ConnectionRefusedError())
     with pytest.raises(HostGivenUp, match="^Connection refused"):
-        middleware.process_request(request("/e"))
+        go(middleware, request("/e"))
 
 
 def test_one_probe_after_the_wait_reopens_or_keeps_it_given_up() -> None:
     middleware = breaker(NITPICKER_HOST_BREAKER_FAILURES=1, NITPICKER_HOST_BREAKER_PROBE_AFTER=0)
     fail(middleware, 1)
     probe = request("/probe")
-    middleware.process_request(probe)  # the wait (0 s) is over: one probe goes
+    go(middleware, probe)  # the wait (0 s) is over: one probe goes
     assert probe.meta[META_HOST_PROBE]
     with pytest.raises(HostGivenUp):
-        middleware.process_request(request("/while-probing"))
+        go(middleware, request("/while-probing"))
     middleware.process_exception(probe, DNSLookupError("no such host"))
     second = request("/probe-2")
-    middleware.process_request(second)  # failed probe: given up again, probed again after 0 s
+    go(middleware, second)  # failed probe: given up again, probed again after 0 s
     middleware.process_response(second, Response(second.url, status=200))
     for n in range(3):
-        middleware.process_request(request(f"/back{n}"))  # answered: no longer given up
+        go(middleware, request(f"/back{n}"))  # answered: no longer given up
     assert middleware.stats.get_value("nitpicker/host_breaker/probes") == 2
 
 
@@ -106,7 +156,7 @@ def test_a_probe_waits_probe_after_seconds() -> None:
     middleware = breaker(NITPICKER_HOST_BREAKER_FAILURES=1)  # 60 s
     fail(middleware, 1)
     with pytest.raises(HostGivenUp):
-        middleware.process_request(request("/too-soon"))
+        go(middleware, request("/too-soon"))
 
 
 @pytest.mark.parametrize(("settings", "message"), [

@@ -6,7 +6,7 @@ rows in small batches, the site first (the rows crawled in full, then the out-of
 checks), each lane breadth-first (shallowest depth first), and builds one ``Request`` per
 leased row. When the next row it holds is a check and a row of the site is waiting in the
 frontier (found since), it leases again and hands out the site's rows first; and while the
-site has work (rows pending, requests in the downloader, pages being written), checks take at
+site has work (rows pending, its requests in the downloader, pages being written), checks take at
 most half of ``CONCURRENT_REQUESTS``, so that a slow external host never fills the downloader
 the site's next pages need. When the last page of the site is recorded, at most the checks
 already handed to the engine are left. Requests the engine hands back (redirect hops, retries) are kept in memory:
@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scrapy import Request
 from scrapy.core.scheduler import BaseScheduler
@@ -115,14 +116,13 @@ class FrontierScheduler(BaseScheduler):
         downloader = self._downloader
         if downloader is None:
             return False
-        active = downloader.active
-        checks = sum(1 for request in active if request.meta.get(META_MODE) == CHECK)
+        checks = sum(1 for request in downloader.active if request.meta.get(META_MODE) == CHECK)
         if checks < downloader.total_concurrency // 2:
             return False
         session = self.session
         counters = session.counters
-        return (len(active) > checks or session.archive.frontier.pending_site > 0
-                or counters.done - counters.external > session.site_written)
+        return (session.archive.frontier.pending_site > 0
+                or counters.leased - counters.leased_checks > session.site_written)
 
     def _lease(self) -> None:
         session = self.session
@@ -147,13 +147,18 @@ class FrontierScheduler(BaseScheduler):
         """The request for one frontier row. Override to add headers or meta.
 
         A predicted row (``FollowMode.PREDICTED``) is fetched as a full crawl, marked
-        ``nitpicker_predicted``.
+        ``nitpicker_predicted``. A check (``FollowMode.METADATA``) goes to a download slot of
+        its host and port (Scrapy's is the host's): two servers on one host name are two hosts
+        to wait for, each throttled and given up on (:mod:`~nitpicker.middlewares.host_breaker`)
+        by itself.
         """
         spider: Any = self.crawler.spider
-        meta = {META_FRONTIER_ID: frontier_id, META_DEPTH: depth, META_MODE: mode}
+        meta: dict[str, Any] = {META_FRONTIER_ID: frontier_id, META_DEPTH: depth, META_MODE: mode}
         if mode == FollowMode.PREDICTED:
             meta[META_MODE] = FollowMode.FULL
             meta[META_PREDICTED] = True
+        elif mode == CHECK:
+            meta["download_slot"] = urlsplit(url).netloc
         return Request(
             url,
             callback=spider.parse,

@@ -89,9 +89,10 @@ class CrawlSession:
         self.halted: str | None = None
         """Why this run takes no more URLs from the frontier (``max_pages``, ``max_duration``)."""
         self.site_written = 0
-        """In-scope URLs written to the archive (counted on the archive worker's thread): the
-        scheduler compares it with the in-scope URLs done to see the site's pages still
-        being written (their links not queued yet)."""
+        """In-scope URLs whose outcome is written (a page recorded, a missed prediction
+        dropped; counted on the archive worker's thread): the scheduler compares it with the
+        site's rows it leased, to see the site's requests not settled yet (their links not
+        queued yet)."""
         self.paused: str | None = None
         """Why this run leases no URL for now (``outage``: :mod:`nitpicker.middlewares.outage`);
         ``None`` while it runs. Unlike :attr:`halted`, a pause ends and the crawl goes on."""
