@@ -21,8 +21,9 @@ from twisted.internet.task import deferLater
 
 from fixtures.graph_site import GraphSite, SilentHost
 from nitpicker.crawl.fetch_errors import HostGivenUp
-from nitpicker.crawl.meta import META_HOST_PROBE
+from nitpicker.crawl.meta import META_HOST_PROBE, META_MODE
 from nitpicker.default_settings import defaults
+from nitpicker.items import FollowMode
 from nitpicker.middlewares.host_breaker import HostBreaker, host_key
 from tests.helpers import crawl
 
@@ -34,8 +35,10 @@ def breaker(**settings: Any) -> HostBreaker:
     return HostBreaker.from_crawler(get_crawler(settings_dict={**defaults(), **settings}))
 
 
-def request(path: str, host: str = "dead.test") -> Request:
-    return Request(f"http://{host}{path}")
+def request(path: str, host: str = "dead.test", mode: FollowMode = FollowMode.METADATA
+            ) -> Request:
+    """A request as the scheduler builds it: an out-of-scope check by default."""
+    return Request(f"http://{host}{path}", meta={META_MODE: int(mode)})
 
 
 def go(middleware: HostBreaker, req: Request) -> None:
@@ -150,6 +153,19 @@ def test_one_probe_after_the_wait_reopens_or_keeps_it_given_up() -> None:
     for n in range(3):
         go(middleware, request(f"/back{n}"))  # answered: no longer given up
     assert middleware.stats.get_value("nitpicker/host_breaker/probes") == 2
+
+
+def test_the_site_s_own_pages_are_never_held_and_count_for_nothing() -> None:
+    middleware = breaker(NITPICKER_HOST_BREAKER_FAILURES=1)
+    for n in range(3):
+        page = request(f"/page{n}", "site.test", FollowMode.FULL)
+        go(middleware, page)
+        middleware.process_exception(page, TimeoutError())
+    go(middleware, request("/check", "site.test"))  # no failure counted: checks go
+    fail(middleware, 1, "site.test")  # a check's failure gives the host up, for checks
+    go(middleware, request("/page", "site.test", FollowMode.FULL))
+    with pytest.raises(HostGivenUp):
+        go(middleware, request("/check-2", "site.test"))
 
 
 def test_a_probe_waits_probe_after_seconds() -> None:

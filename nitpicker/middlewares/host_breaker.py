@@ -1,8 +1,9 @@
 """HostBreaker: a dead host costs one timeout, not one per URL (issue 27, item 2).
 
 A site linking hundreds of URLs on a host that never answers made the crawl wait out the
-download timeout for each of them. Here, per host (``host:port``), consecutive failures at the
-connection or in TLS — DNS lookup failed, connection refused or reset, timeout, TLS error — are
+download timeout for each of them. Here, per host (``host:port``) of the out-of-scope checks
+(``FollowMode.METADATA``; the site's own pages are never held or given up on: a site that
+stops answering is the outage guard's), consecutive failures at the connection or in TLS — DNS lookup failed, connection refused or reset, timeout, TLS error — are
 counted, and any HTTP answer resets the count. While a host has failed and not answered since,
 it gets no more requests in flight than the failures still needed to give it up (the others
 wait for their outcome), so that a dead host is given up on after one round of timeouts, not
@@ -41,7 +42,8 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from nitpicker.crawl.fetch_errors import HostGivenUp, describe_failure, is_host_failure
-from nitpicker.crawl.meta import META_HOST_PROBE
+from nitpicker.crawl.meta import META_HOST_PROBE, META_MODE
+from nitpicker.items import FollowMode
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -53,6 +55,8 @@ if TYPE_CHECKING:
 __all__ = ["BreakerSettings", "HostBreaker", "HostState", "host_key"]
 
 logger = logging.getLogger(__name__)
+
+_CHECK, _FULL = int(FollowMode.METADATA), int(FollowMode.FULL)
 
 @dataclass(frozen=True)
 class BreakerSettings:
@@ -132,8 +136,8 @@ class HostBreaker:
     # -- the middleware ----------------------------------------------------------------------
 
     async def process_request(self, request: Request) -> None:
-        if not self.hosts:
-            return  # no host has failed: nothing to look up
+        if not self.hosts or request.meta.get(META_MODE) != _CHECK:
+            return  # no host has failed, or not a check: nothing to look up
         key = host_key(request)
         state = self.hosts.get(key)
         if state is None or self._admit(request, key, state):
@@ -189,8 +193,8 @@ class HostBreaker:
         return response
 
     def process_exception(self, request: Request, exception: BaseException) -> None:
-        if isinstance(exception, HostGivenUp):
-            return
+        if isinstance(exception, HostGivenUp) or request.meta.get(META_MODE) == _FULL:
+            return  # the site's own pages count for nothing (robots.txt counts)
         key = host_key(request)
         if not self.counts(exception):
             self._settled(request, self.hosts.get(key))
