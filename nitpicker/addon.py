@@ -97,6 +97,9 @@ class Addon:
                 # tells a network outage (pause, fetch again) from a failing URL (retried).
                 # NotConfigured when NITPICKER_OUTAGE_ENABLED is false.
                 "nitpicker.middlewares.outage.OutageGuard": 560,
+                # Between the outage guard and the retry middleware: it counts the failures
+                # the guard lets go (no outage) and each retry's.
+                "nitpicker.middlewares.host_breaker.HostBreaker": 555,
                 # The last before the downloader: once the crawl stops, nothing starts.
                 "nitpicker.middlewares.stop.GracefulStop": 950,
                 # Scrapy's redirects, without the warning about the RefererMiddleware above.

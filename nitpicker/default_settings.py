@@ -153,6 +153,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("NITPICKER_FRONTIER_RETRY_SECONDS", 30.0,
             "How long a worker retries an unreachable Redis (a restart) before its run fails "
             "with `error_code = network`."),
+    # -- dead hosts -----------------------------------------------------------------------------
+    Setting("NITPICKER_HOST_BREAKER_ENABLED", True,
+            "The host breaker (`nitpicker.middlewares.host_breaker.HostBreaker`, see "
+            "[How a crawl works](../topics/how-a-crawl-works.md)): after "
+            "`NITPICKER_HOST_BREAKER_FAILURES` connection failures in a row to one host, its "
+            "other URLs are recorded with the same error (`pages.untried = 1`) without a "
+            "request. `False` requests every URL, in every crawl of the project "
+            "(`--no-host-breaker` does it for one crawl)."),
+    Setting("NITPICKER_HOST_BREAKER_FAILURES", 3,
+            "Connection failures in a row (DNS lookup failed, refused, reset, timeout, TLS "
+            "error) after which a host is given up on; any HTTP answer resets the count."),
+    Setting("NITPICKER_HOST_BREAKER_PROBE_AFTER", 60.0,
+            "Seconds after which one request to a given-up host is sent as a probe: an "
+            "answer fetches its URLs again, a failure gives it up for as long again."),
     # -- network outages -----------------------------------------------------------------------
     Setting("NITPICKER_OUTAGE_ENABLED", True,
             "Network outage detection (`nitpicker.middlewares.outage.OutageGuard`, see "

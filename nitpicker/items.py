@@ -135,6 +135,9 @@ class PageItem:
     content_length: int | None = None
     response_time_ms: int | None = None
     """From the request to the response headers (``pages.response_time_ms``)."""
+    untried: bool = False
+    """Recorded with its host's connection failure, never requested itself: the host breaker
+    had given up on the host (``pages.untried``)."""
     headers: list[tuple[str, str]] = field(default_factory=list)
     meta: PageMeta = field(default_factory=PageMeta)
     redirects: list[Redirect] = field(default_factory=list)

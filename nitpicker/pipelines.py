@@ -89,13 +89,15 @@ class ArchivePipeline:
         session = self.session
         if session.failure is not None:
             return item
-        session.write_behind(self._write, session.archive, item)
+        session.write_behind(self._write, session.archive, item, session)
         counters = session.counters
         counters.done += 1
         if item.is_target and item.content_type is not None:
             counters.pages += 1
         if item.is_skipped:
             counters.skipped += 1
+        if item.is_external:
+            counters.external += 1
         if item.error is not None:
             if item.is_external:
                 counters.external_errors += 1
@@ -107,7 +109,7 @@ class ArchivePipeline:
         return item
 
     @staticmethod
-    def _write(writer: ArchiveWriter, item: PageItem) -> None:
+    def _write(writer: ArchiveWriter, item: PageItem, session: CrawlSession | None = None) -> None:
         """On the archive worker's thread: the page, its new frontier rows, its acknowledgement.
 
         A link to a resource the browser loaded for the page (``item.loaded``) is recorded from
@@ -140,6 +142,8 @@ class ArchivePipeline:
         writer.templates.note(page_id, frozenset(item.skeleton)
                               if item.html is not None and item.skeleton is not None else None)
         writer.maybe_commit()
+        if session is not None and not item.is_external:
+            session.site_written += 1
 
     def _drop_prediction(self, item: MissedPrediction) -> None:
         """A predicted URL that missed: nothing recorded (it counts as fetched for
@@ -148,14 +152,18 @@ class ArchivePipeline:
         logger.debug("predicted page missed (%s): %s", item.reason, item.url)
         if session.failure is not None or item.frontier_id is None:
             return
-        session.write_behind(self._write_drop, session.archive, item.frontier_id, self.stats)
+        session.write_behind(self._write_drop, session.archive, item.frontier_id, self.stats,
+                             session)
 
     @staticmethod
-    def _write_drop(writer: ArchiveWriter, frontier_id: int, stats: StatsCollector) -> None:
+    def _write_drop(writer: ArchiveWriter, frontier_id: int, stats: StatsCollector,
+                    session: CrawlSession | None = None) -> None:
         """On the archive worker's thread: the missed prediction's frontier row."""
         requeued = writer.frontier.drop_prediction(frontier_id)
         stats.inc_value("nitpicker/pagination/requeued" if requeued else "nitpicker/pagination/missed")
         writer.maybe_commit()
+        if session is not None:
+            session.site_written += 1
 
     def _record_sitemap(self, item: SitemapItem) -> None:
         session = self.session

@@ -53,7 +53,7 @@ def test_add_after_a_rollback_inserts_the_dropped_keys_again(
     assert urls == {"http://example.com/kept", "http://example.com/dropped"}
 
 
-def test_lease_shallowest_first_and_marks_leased(
+def test_lease_site_first_shallowest_first_and_marks_leased(
     writer: ArchiveWriter, frontier: FrontierStore
 ) -> None:
     frontier.add(
@@ -72,7 +72,7 @@ def test_lease_shallowest_first_and_marks_leased(
     }
     second = frontier.lease(10)
     assert [(url, depth, mode) for _, url, depth, mode in second] == [
-        ("http://example.com/mid2", 1, 1), ("http://example.com/deep", 3, 0),
+        ("http://example.com/deep", 3, 0), ("http://example.com/mid2", 1, 1),
     ]
     assert frontier.pending == 0
     assert frontier.lease(10) == []

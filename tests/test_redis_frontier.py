@@ -24,6 +24,7 @@ from tests.redis_server import RedisServer, free_port, running_redis
 
 FULL = int(FollowMode.FULL)
 PREDICTED = int(FollowMode.PREDICTED)
+CHECK = int(FollowMode.METADATA)
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +130,24 @@ def test_a_chunk_is_leased_once_shallowest_first(settings: FrontierSettings) -> 
     assert sorted(row[2] for row in first + rest_of_chunk) == [1, 1, 1, 1, 2]
 
 
+def test_the_site_is_leased_before_the_checks(settings: FrontierSettings) -> None:
+    """A chunk takes the site's entries first; site entries queued later go before the checks
+    this worker still holds (a new chunk is leased for them)."""
+    seeded(settings, [entry(f"/x{i}", depth=1, mode=CHECK) for i in range(4)]
+           + [entry("/deep", depth=3)])
+    one = worker(settings)
+    first = one.lease(2)
+    assert [(row[1], row[3]) for row in first] == [
+        ("http://site.test/deep", FULL), ("http://site.test/x0", CHECK)]
+    assert one.counts.checks == 0 and one.pending_checks == 0
+    seeded(settings, [entry("/late", depth=4)])
+    one.refresh()
+    assert one.pending_site == 1
+    assert [row[1] for row in one.lease(10)] == [
+        "http://site.test/late", "http://site.test/x1", "http://site.test/x2",
+        "http://site.test/x3"]
+
+
 def test_acknowledgement_is_sent_after_the_shard_commits(
         tmp_path: Path, writer: ArchiveWriter, settings: FrontierSettings) -> None:
     seeded(settings, [entry("/a"), entry("/b")])
@@ -192,11 +211,11 @@ def test_a_retried_lease_gets_the_same_chunk_and_a_spent_token_nothing(
     frontier = worker(settings)
     first = frontier._run("LEASE", "w:0", 5, 30_000)
     retried = frontier._run("LEASE", "w:0", 5, 30_000)
-    assert sorted(first[3::2]) == sorted(retried[3::2]) and len(first[3::2]) == 5
+    assert sorted(first[4::2]) == sorted(retried[4::2]) and len(first[4::2]) == 5
     assert frontier.refresh().leased == 5 and frontier.counts.pending == 3
-    frontier._acks = [int(i) for i in first[3::2]]
+    frontier._acks = [int(i) for i in first[4::2]]
     frontier.committed()
-    assert frontier._run("LEASE", "w:0", 5, 30_000)[3:] == [], "a crawled chunk is not re-granted"
+    assert frontier._run("LEASE", "w:0", 5, 30_000)[4:] == [], "a crawled chunk is not re-granted"
     assert frontier.refresh().pending == 3
 
 

@@ -55,16 +55,36 @@ def test_opening_creates_the_archive_and_queues_the_roots(tmp_path: Path) -> Non
     assert not scheduler.has_pending_requests()
 
 
-def test_shallowest_first(tmp_path: Path) -> None:
+def test_site_first_then_shallowest_first(tmp_path: Path) -> None:
     scheduler = opened(tmp_path)
     writer = scheduler.session.archive
     writer.frontier.add([
         (frontier_key("http://site.test/deep"), "http://site.test/deep", 3, 0),
+        (frontier_key("http://x.test/b"), "http://x.test/b", 2, int(FollowMode.METADATA)),
         (frontier_key("http://x.test/"), "http://x.test/", 1, int(FollowMode.METADATA)),
+        (frontier_key("http://site.test/mid"), "http://site.test/mid", 1, 0),
     ])
     requests = drain(scheduler)
     assert [(r.url, r.meta[META_DEPTH], r.meta[META_MODE]) for r in requests] == [
-        ("http://site.test/", 0, 0), ("http://x.test/", 1, 1), ("http://site.test/deep", 3, 0)]
+        ("http://site.test/", 0, 0), ("http://site.test/mid", 1, 0),
+        ("http://site.test/deep", 3, 0), ("http://x.test/", 1, 1), ("http://x.test/b", 2, 1)]
+
+
+def test_site_rows_found_later_overtake_the_checks_held(tmp_path: Path) -> None:
+    """Checks leased in one batch with the site's last rows wait behind the site's rows queued
+    after them: the scheduler leases again when the next row it holds is a check."""
+    scheduler = opened(tmp_path)
+    frontier = scheduler.session.archive.frontier
+    check = int(FollowMode.METADATA)
+    frontier.add([(frontier_key(f"http://x.test/{n}"), f"http://x.test/{n}", 1, check)
+                  for n in range(3)])
+    assert scheduler.next_request().url == "http://site.test/"  # type: ignore[union-attr]
+    assert scheduler.next_request().url == "http://x.test/0"  # type: ignore[union-attr]
+    frontier.add([(frontier_key("http://site.test/late"), "http://site.test/late", 2, 0)])
+    assert frontier.pending_site == 1
+    assert [r.url for r in drain(scheduler)] == [
+        "http://site.test/late", "http://x.test/1", "http://x.test/2"]
+    assert scheduler.session.counters.leased_checks == 3
 
 
 def test_requests_handed_back_come_first(tmp_path: Path) -> None:

@@ -124,7 +124,9 @@ def test_summary_json(viewer: Viewer, archive: Path, site: FixtureSite) -> None:
 def test_summary_charts(viewer: Viewer) -> None:
     summary = data(viewer, "/a/0/")
     depth = summary["distributions"]["depth"]
-    assert [row["label"] for row in depth] == ["0", "1"]  # the four roots, the pages they link
+    # the four roots, the pages they link, and the pages /query/list?page=4 predicts (page=5…),
+    # which no link reaches: no click depth
+    assert [row["label"] for row in depth] == ["0", "1", "unknown"]
     assert depth[0]["count"] == len(ROOTS)
     assert [bar["count"] for bar in summary["charts"]["depth"]["bars"]] == [
         row["count"] for row in depth]
@@ -404,7 +406,8 @@ async def test_summary_to_a_broken_links_source(viewer: Viewer, site: FixtureSit
         assert await page.locator("h1").first.inner_text() == "Issues"
         statuses = data(viewer, "/a/0/")["summary"]["status_distribution"]
         assert await page.locator("svg.chart").first.locator("rect").count() == len(statuses)
-        assert await page.locator(".chart-depth svg rect").count() == 2  # depths 0 and 1
+        # depths 0 and 1, and the predicted pages no link reaches
+        assert await page.locator(".chart-depth svg rect").count() == 3
         shot = await screenshot(page, "summary.png")
         await page.get_by_role("link", name="Pages", exact=True).click()
         assert await page.locator("h1").inner_text() == "Pages"

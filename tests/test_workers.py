@@ -332,9 +332,12 @@ def test_more_workers_than_cores_is_allowed_with_a_note(tmp_path: Path) -> None:
                                  ).fetchone()[0]
     assert status == "finished"
     # One progress line for all the workers: the URLs every worker recorded, summed.
-    line = re.findall(rf"(\d+)/(\d+) queued 0 · errors \d+ · [\d.]+ URLs/s · {workers} workers",
-                      result.stderr)
-    assert line and line[-1] == (str(done), str(done))
+    line = re.findall(rf"(\d+)/(\d+) site (\d+)/(\d+) · external (\d+)/(\d+) · queued 0 · "
+                      rf"errors \d+ · [\d.]+ URLs/s · {workers} workers", result.stderr)
+    assert line and line[-1][:2] == (str(done), str(done))
+    site_done, site_known, external_done, external_known = map(int, line[-1][2:])
+    assert site_done == site_known and external_done == external_known
+    assert site_done + external_done == done and external_done > 0
     assert done == recorded_urls > 1
 
 

@@ -55,6 +55,17 @@ class FrontierPort(Protocol):
         """Entries to wait for: pending ones (a shared store: and those other workers hold).
         Read per request: kept current without a round trip each time."""
 
+    @property
+    def pending_site(self) -> int:
+        """Of :attr:`pending`, the entries of the site's lane (``FollowMode.METADATA`` is the
+        checks' lane, leased after it): the scheduler leases again when one waits while the
+        next entry it holds is a check."""
+
+    @property
+    def pending_checks(self) -> int:
+        """Of :attr:`pending`, the entries only checked (the progress display's external
+        queue)."""
+
     def forget(self) -> None:
         """The archive's open batch was rolled back: what was sent in it may be gone."""
 
@@ -63,7 +74,8 @@ class FrontierPort(Protocol):
         store may answer 0 and queue them when the archive's batch commits)."""
 
     def lease(self, limit: int) -> list[LeasedEntry]:
-        """Take up to ``limit`` pending entries, shallowest first."""
+        """Take up to ``limit`` pending entries: the site's first (``FollowMode.FULL``,
+        predicted), then the checks (``FollowMode.METADATA``), each lane shallowest first."""
 
     def acknowledge(self, frontier_id: int) -> None:
         """The entry's URL is recorded (in the archive's open batch): done."""

@@ -1,8 +1,11 @@
 """FrontierStore: the archive's ``frontier`` table, the crawl's durable queue of URLs.
 
 A discovered link becomes a frontier row (deduplicated by its protocol-agnostic key,
-:func:`nitpicker.policy.urls.frontier_key`), pending; the scheduler leases pending rows shallowest
-first; a page's record acknowledges its row (done). Leased rows not fetched go back to pending
+:func:`nitpicker.policy.urls.frontier_key`), pending; the scheduler leases pending rows in two
+lanes, the site first: the rows the crawl reads in full (``FollowMode.FULL``, predicted pages)
+before the rows it only checks (``FollowMode.METADATA``: out-of-scope URLs), each lane
+shallowest first (migration ``0036_frontier_site_first``); a page's record acknowledges its row
+(done). Leased rows not fetched go back to pending
 when a run stops, and when an interrupted crawl is reopened: a row is never lost, and a page
 recorded in a committed batch is never fetched again.
 """
@@ -20,7 +23,7 @@ if TYPE_CHECKING:
 
     from nitpicker.archive.batch import Batch
 
-__all__ = ["DONE", "LEASED", "PENDING", "FrontierEntry", "FrontierStore"]
+__all__ = ["CHECK", "DONE", "LEASED", "PENDING", "FrontierEntry", "FrontierStore"]
 
 PENDING, LEASED, DONE = 0, 1, 2
 """The states of a frontier row."""
@@ -30,6 +33,8 @@ FrontierEntry = tuple[int, str, int, int]
 
 _KNOWN_KEYS_SIZE = 100_000
 _PREDICTED = int(FollowMode.PREDICTED)
+CHECK = int(FollowMode.METADATA)
+"""The mode of the rows leased last: URLs only checked (out of scope), after the site's."""
 
 
 class FrontierStore:
@@ -49,6 +54,13 @@ class FrontierStore:
         """Keys of predictions that missed: not predicted again (a real link still queues)."""
         self.pending = 0
         """Frontier rows in state pending (kept in step with every insert and lease)."""
+        self.pending_checks = 0
+        """Of :attr:`pending`, the rows only checked (mode ``CHECK``, leased after the site's)."""
+
+    @property
+    def pending_site(self) -> int:
+        """Pending rows of the site's lane (leased before any check)."""
+        return max(self.pending - self.pending_checks, 0)
 
     def forget(self) -> None:
         """The open batch was rolled back: the keys sent in it may be gone."""
@@ -71,34 +83,51 @@ class FrontierStore:
         if not fresh:
             return 0
         self._begin()
-        cur = self._conn.execute(
+        modes = self._conn.execute(
             "INSERT OR IGNORE INTO frontier(key, url, depth, mode)"
-            " SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)",
+            " SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)"
+            " RETURNING mode",
             (json_rows(fresh),),
-        )
+        ).fetchall()
         if len(known) + len(fresh) > _KNOWN_KEYS_SIZE:
             known.clear()
         known.update(dict.fromkeys(entry[0] for entry in fresh))
-        added = max(cur.rowcount, 0)
+        added = len(modes)
         self.pending += added
+        if added:
+            self.pending_checks += modes.count((CHECK,))
         return added
 
     @serialised
     def lease(self, limit: int) -> list[FrontierEntry]:
-        """Take up to ``limit`` pending rows, shallowest first, and mark them leased."""
+        """Take up to ``limit`` pending rows, the site's first, each lane shallowest first,
+        and mark them leased."""
         if self.pending <= 0 or limit <= 0:
             return []
         self._begin()
-        rows: list[FrontierEntry] = self._conn.execute(
-            "SELECT id, url, depth, mode FROM frontier WHERE state = 0 ORDER BY depth, id LIMIT ?",
-            (limit,),
-        ).fetchall()
+        rows: list[FrontierEntry] = self._conn.execute(LEASE_ORDER, (limit,)).fetchall()
         if rows:
             self._conn.executemany(
                 "UPDATE frontier SET state = 1 WHERE id = ?", [(r[0],) for r in rows]
             )
-        self.pending = self.pending - len(rows) if len(rows) == limit else 0
+        self._leased(rows, limit)
         return rows
+
+    def _leased(self, rows: list[FrontierEntry], limit: int) -> None:
+        """The pending counts after leasing ``rows`` (fewer than ``limit``: none is left)."""
+        if len(rows) < limit:
+            self.pending = self.pending_checks = 0
+            return
+        self.pending -= len(rows)
+        if rows[-1][3] == CHECK:  # the site's lane is empty: what is left are checks
+            self.pending_checks = self.pending
+
+    def _recount(self) -> None:
+        """The pending counts taken afresh from the table."""
+        pending, checks = self._conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE mode = ?) FROM frontier WHERE state = ?",
+            (CHECK, PENDING)).fetchone()
+        self.pending, self.pending_checks = int(pending), int(checks)
 
     def holds(self, frontier_id: int) -> bool:
         """Whether this writer still holds the row's lease: always, when it is the only one."""
@@ -123,9 +152,10 @@ class FrontierStore:
         """
         self._begin()
         conn = self._conn
-        if conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
-                        (LEASED, key, PENDING)).rowcount > 0:
-            self.pending -= 1
+        taken = conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?"
+                             " RETURNING mode", (LEASED, key, PENDING)).fetchone()
+        if taken is not None:
+            self._took(taken[0])
             return True
         cur = conn.execute(
             "INSERT OR IGNORE INTO frontier(key, url, depth, mode, state) VALUES (?, ?, ?, 0, ?)",
@@ -134,16 +164,24 @@ class FrontierStore:
         self._known_keys[key] = None
         return cur.rowcount > 0
 
+    def _took(self, mode: int) -> None:
+        """One pending row of ``mode`` is leased or done."""
+        self.pending -= 1
+        if mode == CHECK:
+            self.pending_checks = max(self.pending_checks - 1, 0)
+
     @serialised
     def release(self, key: str, *, fetch_again: bool = True) -> None:
         """A row :meth:`claim` took for a redirect chain that failed: pending again, so that
         its URL is fetched on its own, or (``fetch_again=False``) done, its failure recorded
         under the chain's source."""
         self._begin()
-        cur = self._conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
-                                 (PENDING if fetch_again else DONE, key, LEASED))
-        if fetch_again:
-            self.pending += max(cur.rowcount, 0)
+        row = self._conn.execute(
+            "UPDATE frontier SET state = ? WHERE key = ? AND state = ? RETURNING mode",
+            (PENDING if fetch_again else DONE, key, LEASED)).fetchone()
+        if fetch_again and row is not None:
+            self.pending += 1
+            self.pending_checks += row[0] == CHECK
 
     def mark_done(self, key: str) -> None:
         """The row with this key, pending or leased, is done (its URL was recorded at the end
@@ -152,10 +190,10 @@ class FrontierStore:
         under its lock.
         """
         conn = self._conn
-        cur = conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
-                           (DONE, key, PENDING))
-        if cur.rowcount > 0:
-            self.pending -= cur.rowcount
+        row = conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?"
+                           " RETURNING mode", (DONE, key, PENDING)).fetchone()
+        if row is not None:
+            self._took(row[0])
             return
         conn.execute("UPDATE frontier SET state = ? WHERE key = ? AND state = ?",
                      (DONE, key, LEASED))
@@ -168,7 +206,8 @@ class FrontierStore:
         Called inside :meth:`nitpicker.archive.page_recorder.PageRecorder.record_answered`, in
         its transaction and under its lock.
         """
-        row = self._conn.execute("SELECT state FROM frontier WHERE key = ?", (key,)).fetchone()
+        row = self._conn.execute("SELECT state, mode FROM frontier WHERE key = ?",
+                                 (key,)).fetchone()
         if row is None:
             self._conn.execute(
                 "INSERT INTO frontier(key, url, depth, mode, state) VALUES (?, ?, ?, ?, ?)",
@@ -178,7 +217,7 @@ class FrontierStore:
         if row[0] != PENDING:
             return False
         self._conn.execute("UPDATE frontier SET state = ? WHERE key = ?", (DONE, key))
-        self.pending -= 1
+        self._took(row[1])
         return True
 
     @serialised
@@ -211,16 +250,15 @@ class FrontierStore:
     def release_leases(self) -> None:
         """Leased rows not fetched (a stopped run) go back to pending."""
         self._begin()
-        cur = self._conn.execute("UPDATE frontier SET state = 0 WHERE state = 1")
-        self.pending += max(cur.rowcount, 0)
+        self._conn.execute("UPDATE frontier SET state = 0 WHERE state = 1")
+        self._recount()
 
     @serialised
     def requeue_leased(self) -> None:
         """Reopening an archive: rows a killed run had leased are pending again (no batch:
         nothing else is written yet), and the pending count is taken afresh."""
         self._conn.execute("UPDATE frontier SET state = ? WHERE state = ?", (PENDING, LEASED))
-        self.pending = int(self._conn.execute(
-            "SELECT count(*) FROM frontier WHERE state = ?", (PENDING,)).fetchone()[0])
+        self._recount()
 
     @serialised
     def pending_count(self) -> int:
@@ -238,7 +276,7 @@ class FrontierStore:
             " ON CONFLICT(key) DO UPDATE SET state = 0, mode = 0",
             [(frontier_key(url), url) for url in urls],
         )
-        self.pending = self.pending_count()
+        self._recount()
 
     @serialised
     def requeue(self, entries: Iterable[tuple[str, str, int, int]]) -> None:
@@ -250,7 +288,7 @@ class FrontierStore:
             " ON CONFLICT(key) DO UPDATE SET state = 0, mode = excluded.mode",
             list(entries),
         )
-        self.pending = self.pending_count()
+        self._recount()
 
     @serialised
     def has_pending_under(self, key_prefix: str) -> bool:
@@ -260,6 +298,12 @@ class FrontierStore:
             (key_prefix, key_prefix + "\U0010ffff"),
         ).fetchone()
         return row is not None
+
+
+LEASE_ORDER = ("SELECT id, url, depth, mode FROM frontier WHERE state = 0"
+               f" ORDER BY mode = {CHECK}, depth, id LIMIT ?")
+"""The next pending rows: the site's first, then the checks, each lane shallowest first (the
+order of the index ``frontier_pending``, migration ``0036_frontier_site_first``)."""
 
 
 def remember_missed(known: dict[str, None], missed: dict[str, None], key: str) -> None:

@@ -304,6 +304,25 @@ ALTER TABLE pages ADD COLUMN charset TEXT
 """The character encoding a page declares (:attr:`nitpicker.items.PageItem.charset`): the
 ``Content-Type`` header's ``charset`` wins over the markup's, as in a browser."""
 
+_FRONTIER_SITE_FIRST: Final = """
+DROP INDEX IF EXISTS frontier_pending;
+-- the lease order: the site's URLs (mode 0 full, 6 predicted) before the checks (mode 1:
+-- out-of-scope URLs fetched for their metadata), each lane shallowest first
+CREATE INDEX frontier_pending ON frontier(mode = 1, depth, id) WHERE state = 0
+"""
+"""The site first (issue 27, item 1): pending rows are leased in two lanes, the URLs the crawl
+reads in full before the URLs it only checks (``FollowMode.METADATA``), so that a slow or dead
+external host never holds the site's own pages back (:mod:`nitpicker.archive.frontier_store`)."""
+
+_UNTRIED: Final = """
+-- 1: recorded with its host's connection failure, without a request of its own (the host
+-- breaker had given up on the host: nitpicker.middlewares.host_breaker)
+ALTER TABLE pages ADD COLUMN untried INTEGER NOT NULL DEFAULT 0
+"""
+"""A dead host costs one timeout (issue 27, item 2): after ``NITPICKER_HOST_BREAKER_FAILURES``
+consecutive connection failures to a host, its other URLs are recorded with the same error
+(``status`` -1) and ``untried = 1``, not fetched one by one."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -335,6 +354,8 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0032_link_score", LINK_SCORE),
     ("0033_run_auto_retry", RUN_AUTO_RETRY),
     ("0035_technologies", TECHNOLOGIES),
+    ("0036_frontier_site_first", _FRONTIER_SITE_FIRST),
+    ("0037_untried", _UNTRIED),
     ("0040_page_content", PAGE_CONTENT),
     ("0041_content_signatures", CONTENT_SIGNATURES),
     ("0042_soft404_probes", SOFT404_PROBES),

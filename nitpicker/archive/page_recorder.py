@@ -159,7 +159,7 @@ class PageRecorder:
             meta.canonical, meta.alternate, meta.og_type, meta.og_title, meta.og_site_name,
             meta.og_description, meta.og_url, meta.og_image, meta.twitter_card, item.is_skipped,
             item.skip_reason, now(), item.links_capped, item.response_time_ms, item.charset,
-            meta.h1_count, meta.canonical_relative)
+            meta.h1_count, meta.canonical_relative, item.untried)
         headers = json_rows(item.headers) if item.headers else None
         fresh = anchors = None
         if item.links:

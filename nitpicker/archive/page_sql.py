@@ -14,9 +14,9 @@ RECORD_PAGE = """INSERT INTO pages(url, scraped, is_target, is_external, depth, 
     status_text, content_type, content_length, lang, title, description, keywords, noindex,
     nofollow, noarchive, canonical, alternate, og_type, og_title, og_site_name,
     og_description, og_url, og_image, twitter_card, is_skipped, skip_reason, fetched_at,
-    links_capped, response_time_ms, charset, h1_count, canonical_relative)
+    links_capped, response_time_ms, charset, h1_count, canonical_relative, untried)
 VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-    ?, ?)
+    ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_kind = NULL,
     redirect_next = NULL, is_target = excluded.is_target, is_external = excluded.is_external,
     depth = coalesce(pages.depth, excluded.depth), status = excluded.status,
@@ -33,7 +33,7 @@ ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_ki
     skip_reason = excluded.skip_reason, fetched_at = excluded.fetched_at,
     links_capped = excluded.links_capped, response_time_ms = excluded.response_time_ms,
     charset = excluded.charset, h1_count = excluded.h1_count,
-    canonical_relative = excluded.canonical_relative RETURNING id"""
+    canonical_relative = excluded.canonical_relative, untried = excluded.untried RETURNING id"""
 
 RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
     redirect_kind, redirect_next, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)

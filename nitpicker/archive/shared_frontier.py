@@ -17,7 +17,14 @@ import time
 from typing import TYPE_CHECKING, ClassVar
 
 from nitpicker.archive.connection import serialised
-from nitpicker.archive.frontier_store import DONE, LEASED, PENDING, FrontierStore
+from nitpicker.archive.frontier_store import (
+    CHECK,
+    DONE,
+    LEASE_ORDER,
+    LEASED,
+    PENDING,
+    FrontierStore,
+)
 
 if TYPE_CHECKING:
     from nitpicker.archive.batch import Batch
@@ -25,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SharedFrontierStore"]
 
-_LEASE_PENDING = "SELECT id, url, depth, mode FROM frontier WHERE state = 0 ORDER BY depth, id LIMIT ?"
 _LEASE_EXPIRED = ("SELECT id, url, depth, mode FROM frontier WHERE state = 1 AND lease_expires < ?"
                   " ORDER BY lease_expires LIMIT ?")
 _TAKE = "UPDATE frontier SET state = 1, lease_owner = ?, lease_expires = ? WHERE id = ?"
@@ -44,15 +50,19 @@ class SharedFrontierStore(FrontierStore):
 
     @serialised
     def lease(self, limit: int) -> list[FrontierEntry]:
-        """Take up to ``limit`` rows — pending ones shallowest first, then rows whose lease
-        expired — under this worker's token, and commit."""
+        """Take up to ``limit`` rows — pending ones, the site's first, each lane shallowest
+        first, then rows whose lease expired — under this worker's token, and commit."""
         if limit <= 0:
             return []
         self._begin()
         conn = self._conn
         now = time.time()
-        rows: list[FrontierEntry] = conn.execute(_LEASE_PENDING, (limit,)).fetchall()
-        self.pending = 0 if len(rows) < limit else max(self.pending - len(rows), 1)
+        rows: list[FrontierEntry] = conn.execute(LEASE_ORDER, (limit,)).fetchall()
+        self._leased(rows, limit)
+        if len(rows) == limit:
+            self.pending = max(self.pending, 1)  # the others' rows: look again
+            if rows[-1][3] == CHECK:
+                self.pending_checks = self.pending
         if len(rows) < limit:
             rows += conn.execute(_LEASE_EXPIRED, (now, limit - len(rows))).fetchall()
         if rows:

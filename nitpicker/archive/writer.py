@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from nitpicker import __version__
 from nitpicker.archive.budget import SizeBudget
+from nitpicker.archive.click_depth import set_click_depths
 from nitpicker.archive.connection import connect, now, serialised, sorting_on_disk
 from nitpicker.archive.frontier_store import FrontierStore
 from nitpicker.archive.lock import ArchiveLock
@@ -320,8 +321,9 @@ class ArchiveWriter:
 
     @serialised
     def finish(self, *, order: bool = False) -> None:
-        """The close phase's writes, with the whole size budget: the URL order (``order``),
-        the inbound-link index, the readers' planner statistics.
+        """The close phase's writes, with the whole size budget: the URL order and the click
+        depths (``order``; :mod:`~nitpicker.archive.click_depth`), the inbound-link index,
+        the readers' planner statistics.
 
         Raises what SQLite raises (``database or disk is full`` when even the whole budget
         is too small); the open batch is then rolled back and what was committed stays.
@@ -333,6 +335,7 @@ class ArchiveWriter:
         try:
             if order:
                 self.pages.set_url_order()
+                set_click_depths(self.conn)
             self.build_inbound_index()
             self.budget.inbound_deferred = False
             self.conn.execute("PRAGMA optimize")  # statistics for the readers' query planner

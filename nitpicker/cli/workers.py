@@ -55,6 +55,9 @@ LEASE_SECONDS_ENV = "NITPICKER_LEASE_SECONDS"
 
 _QUEUED = ("SELECT (SELECT count(*) FROM frontier WHERE state = 0)"
            " + (SELECT count(*) FROM frontier WHERE state = 1)")
+_QUEUED_EXTERNAL = ("SELECT (SELECT count(*) FROM frontier WHERE state = 0 AND (mode = 1) = 1)"
+                    " + (SELECT count(*) FROM frontier WHERE state = 1 AND mode = 1)")
+"""Of the URLs not done, the out-of-scope checks (``FollowMode.METADATA``)."""
 
 
 def lease_seconds() -> float:
@@ -199,10 +202,11 @@ def _watch(workers: list[_Worker], progress: Any, conn: sqlite3.Connection, *,
                 worker = running.pop(handle)
                 _stopped(worker, progress, silent=silent)
         if progress is not None:
-            queued = 0
+            queued = queued_external = 0
             with contextlib.suppress(sqlite3.Error):
                 queued = int(conn.execute(_QUEUED).fetchone()[0])
-            progress.update(_sum(workers), queued)
+                queued_external = int(conn.execute(_QUEUED_EXTERNAL).fetchone()[0])
+            progress.update(_sum(workers), queued, queued_external)
 
 
 def _stopped(worker: _Worker, progress: Any, *, silent: bool) -> None:

@@ -124,6 +124,9 @@ class CrawlConfig:
     sitemap: bool = True
     """Seed the frontier from robots.txt ``Sitemap:`` lines and ``/sitemap.xml``."""
     predict_pagination: bool = True
+    host_breaker: bool = True
+    """Give up on a host after consecutive connection failures (``--no-host-breaker``: fetch
+    every URL, ``NITPICKER_HOST_BREAKER_ENABLED``)."""
     """Queue the pages predicted ahead of pager links (SPEC §3.9), ``--no-predict-pagination``."""
     deny_private_networks: bool = False
     """Refuse loopback, private, link-local and metadata addresses (SSRF guard)."""

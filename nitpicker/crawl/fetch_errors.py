@@ -1,5 +1,6 @@
 """Fetch failures described in one line: DNS failure, refused, timeout, TLS, reset, too large;
-and which of them are the connection's (what a network outage looks like)."""
+which of them are the connection's (what a network outage looks like) or the host's (what
+the host breaker counts); and the failure of a URL whose host was given up on."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
-__all__ = ["TOO_LARGE", "describe_failure", "is_connection_failure", "too_large"]
+__all__ = ["TOO_LARGE", "HostGivenUp", "describe_failure", "is_connection_failure",
+           "is_host_failure", "too_large", "untried"]
 
 TOO_LARGE = "Too large"
 """How the text of a URL whose body was larger than ``DOWNLOAD_MAXSIZE`` starts."""
@@ -68,6 +70,18 @@ def _detail(exc: BaseException | None) -> str:
     return text.strip("[]() ")
 
 
+class HostGivenUp(Exception):
+    """A URL not requested: its host failed at the connection too many times in a row
+    (:mod:`nitpicker.middlewares.host_breaker`). ``error`` is the line recorded for it;
+    ``untried`` whether the URL was never requested at all (a retry of a URL that was is not
+    untried)."""
+
+    def __init__(self, error: str, *, untried: bool = True) -> None:
+        super().__init__(error)
+        self.error = error
+        self.untried = untried
+
+
 def too_large(detail: str) -> str | None:
     """The one line of a body larger than Scrapy's download max size, from Scrapy's text;
     ``None`` for any other failure."""
@@ -84,6 +98,8 @@ def too_large(detail: str) -> str | None:
 def describe_failure(failure: Failure) -> str:
     """``"<kind>: <detail>"`` for a download failure, e.g. ``"Connection refused: …"``."""
     value = failure.value
+    if isinstance(value, HostGivenUp):
+        return value.error
     detail = _detail(value)
     large = too_large(detail)
     if large is not None:
@@ -101,3 +117,16 @@ def is_connection_failure(exc: BaseException) -> bool:
     """Whether a download failed at the connection: a DNS failure, a refused or reset
     connection, a timeout — not a TLS error (the host answered), not an ignored request."""
     return isinstance(exc, _CONNECTION_KINDS) and not _is_tls(exc)
+
+
+def is_host_failure(exc: BaseException) -> bool:
+    """Whether a download failed before any HTTP answer because of its host: a connection
+    failure (DNS, refused, reset, timeout) or a TLS error."""
+    return isinstance(exc, _CONNECTION_KINDS) or (_is_tls(exc) and not isinstance(
+        exc, HostGivenUp))
+
+
+def untried(failure: Failure) -> bool:
+    """Whether a failed URL was never requested (its host given up on, :class:`HostGivenUp`)."""
+    value = failure.value
+    return isinstance(value, HostGivenUp) and value.untried

@@ -147,6 +147,10 @@ FLAGS: Final[tuple[Flag, ...]] = (
     Flag("predict_pagination", ("--predict-pagination/--no-predict-pagination",), bool,
          "Fetch the pages predicted ahead of pager links (/page/2, ?page=3) at once; only "
          "those that answer are recorded."),
+    Flag("host_breaker", ("--host-breaker/--no-host-breaker",), bool,
+         "Give up on a host after 3 connection failures in a row (a dead host costs one "
+         "timeout, not one per URL): its other URLs are recorded with the same error, "
+         "untried; one probe a minute may bring it back."),
     Flag("deny_private_networks", ("--deny-private-networks",), bool,
          "Refuse loopback, private, link-local and metadata addresses (SSRF guard)."),
     Flag("inventory", ("--inventory",), Path | None,

@@ -25,6 +25,7 @@ __all__ = [
     "META_DOCUMENT_LATENCY",
     "META_DOWNLOAD_TASK",
     "META_FRONTIER_ID",
+    "META_HOST_PROBE",
     "META_MODE",
     "META_OUTAGE_PROBE",
     "META_PAGE",
@@ -90,6 +91,9 @@ META_DOCUMENT_LATENCY = "nitpicker_document_latency"
 #: A probe of the outage guard (:mod:`nitpicker.middlewares.outage`): a request to a URL that
 #: answered before, asking whether the site (or the network) is reachable again.
 META_OUTAGE_PROBE = "nitpicker_outage_probe"
+#: The request sent as the probe of a host the host breaker gave up on
+#: (:mod:`nitpicker.middlewares.host_breaker`): its answer brings the host back.
+META_HOST_PROBE = "nitpicker_host_probe"
 DOWNLOAD_LATENCY = "download_latency"
 """Scrapy's: seconds from sending a request to its response headers, set by the handler."""
 

@@ -11,6 +11,9 @@ How it keeps its promises (the keys and the scripts: :mod:`nitpicker.crawl.redis
 - **Chunk-keyed leases**: a worker leases a chunk of up to ``NITPICKER_FRONTIER_CHUNK`` (200)
   pending URLs at once under a token ``<worker>:<n>`` (one round trip per chunk, not per URL),
   and hands them to the scheduler a few at a time.
+- **The site first**: the site's entries and the out-of-scope checks wait in two queues; a
+  chunk takes the site's first. When the next entry of this worker's chunk is a check and the
+  site's queue is not empty, a new chunk is leased and its site entries go first.
 - **Acknowledged after the shard commits**: a page's acknowledgement, the links it found and
   the redirect hops it marked done are buffered while the shard's batch is open and sent in
   one atomic script right after the batch commits (:meth:`committed`). A page is therefore
@@ -30,23 +33,29 @@ How it keeps its promises (the keys and the scripts: :mod:`nitpicker.crawl.redis
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
-import re
 import socket
 import time
 import uuid
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from nitpicker.archive.connection import serialised
 from nitpicker.archive.frontier_port import FrontierUnavailable
 from nitpicker.archive.frontier_store import remember_missed
 from nitpicker.crawl import redis_lua
+from nitpicker.crawl.redis_settings import (
+    FrontierSettings,
+    check_frontier_url,
+    connect_frontier,
+    crawl_id,
+    first_line,
+    parse_frontier_url,
+    shard_name,
+)
 from nitpicker.items import FollowMode
 
 if TYPE_CHECKING:
@@ -63,80 +72,15 @@ __all__ = ["FrontierCounts", "FrontierSettings", "RedisFrontier", "check_frontie
 
 logger = logging.getLogger(__name__)
 
-_SCHEMES = ("redis", "rediss", "unix")
 _KNOWN_KEYS_SIZE = 100_000
 _PREDICTED = int(FollowMode.PREDICTED)
+_CHECK = int(FollowMode.METADATA)
+_RECENT_TOKENS = 4
+"""Chunks whose leases are renewed after their last entry was handed out (in flight by now)."""
 _IDLE_POLL = 0.2
 """Seconds between two lease calls that found nothing (the crawl's tail, others still busy)."""
 _COUNTS_EVERY = 0.5
 """Seconds a read of :attr:`RedisFrontier.pending` may be old."""
-
-
-def crawl_id(roots: Iterable[str]) -> str:
-    """The default name of a crawl in the frontier's database: a digest of its roots (workers
-    given the same roots join the same crawl)."""
-    return hashlib.sha1(json.dumps(list(roots)).encode(), usedforsecurity=False).hexdigest()[:12]
-
-
-def shard_name(job: str) -> str:
-    """The file name of a worker's shard: ``shard-<Scrapyd job id>.nitpicker`` (host and
-    process id when the worker is no Scrapyd job)."""
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", job) or f"{socket.gethostname()}-{os.getpid()}"
-    return f"shard-{name}.nitpicker"
-
-
-@dataclass(frozen=True)
-class FrontierSettings:
-    """Where the shared frontier is and how it leases."""
-
-    url: str
-    """The Redis URL, without ``crawl=``."""
-    crawl: str
-    """The crawl's name in the database: its keys start with ``nitpicker:<crawl>:``."""
-    lease_seconds: float = 60.0
-    chunk: int = 200
-    retry_seconds: float = 30.0
-
-    @property
-    def prefix(self) -> str:
-        return f"nitpicker:{self.crawl}"
-
-    @property
-    def shown(self) -> str:
-        """The URL as shown in messages (no password)."""
-        parts = urlsplit(self.url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-        return urlunsplit((parts.scheme, f"{host}{port}", parts.path, "", ""))
-
-
-def parse_frontier_url(raw: str, default_crawl: str, **options: Any) -> FrontierSettings:
-    """``redis://host:port/db[?crawl=NAME]`` as settings; ``ValueError`` naming the bad value."""
-    try:
-        parts = urlsplit(raw.strip())
-        port = parts.port
-    except ValueError as exc:
-        raise ValueError(f"not a Redis URL: {raw!r} ({exc})") from exc
-    if parts.scheme not in _SCHEMES or (parts.scheme != "unix" and not parts.hostname):
-        raise ValueError(f"not a Redis URL: {raw!r} (expected redis://host:port/db)")
-    path = parts.path.strip("/")
-    if parts.scheme != "unix" and path and not path.isdigit():
-        raise ValueError(f"not a Redis URL: {raw!r} (the database is a number: redis://host:{port or 6379}/0)")
-    query = parse_qsl(parts.query)
-    crawl = next((v for k, v in query if k == "crawl"), "") or default_crawl
-    rest = urlencode([(k, v) for k, v in query if k != "crawl"])
-    url = urlunsplit((parts.scheme, parts.netloc, parts.path, rest, ""))
-    return FrontierSettings(url, crawl, **options)
-
-
-def check_frontier_url(raw: str) -> None:
-    """``ConfigError`` (one line naming it) unless ``raw`` is a Redis URL."""
-    from nitpicker.crawl.config import ConfigError
-
-    try:
-        parse_frontier_url(raw, "check")
-    except ValueError as exc:
-        raise ConfigError(f"frontier: {exc}") from exc
 
 
 @dataclass
@@ -146,25 +90,8 @@ class FrontierCounts:
     pending: int = 0
     leased: int = 0
     done: int = 0
-
-
-def connect_frontier(settings: FrontierSettings) -> redis.Redis:
-    """A client of the frontier's database, checked with a PING; ``FrontierUnavailable`` (one
-    line naming the URL) when Redis cannot be reached."""
-    import redis
-
-    try:
-        client = redis.Redis.from_url(settings.url, socket_timeout=10, socket_connect_timeout=5)
-        client.ping()
-    except (redis.RedisError, ValueError) as exc:
-        raise FrontierUnavailable(
-            f"cannot reach the frontier at {settings.shown}: {_first_line(exc)}") from exc
-    return client
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    checks: int = 0
+    """Of :attr:`pending`, the out-of-scope checks (``FollowMode.METADATA``)."""
 
 
 class RedisFrontier:
@@ -187,6 +114,8 @@ class RedisFrontier:
         self._tokens: list[str] = []
         """Lease tokens this worker holds (renewed by each call, released at close)."""
         self._chunk: deque[LeasedEntry] = deque()
+        self._chunk_tokens: deque[str] = deque()
+        """The lease token of each entry of :attr:`_chunk`."""
         self._acks: list[int] = []
         self._done_keys: list[str] = []
         self._adds: list[tuple[str, str, int, int]] = []
@@ -218,16 +147,16 @@ class RedisFrontier:
                 if time.monotonic() >= deadline:
                     raise FrontierUnavailable(
                         f"the frontier at {self.settings.shown} is unreachable: "
-                        f"{_first_line(exc)}") from exc
-                logger.warning("frontier unreachable, retrying: %s", _first_line(exc))
+                        f"{first_line(exc)}") from exc
+                logger.warning("frontier unreachable, retrying: %s", first_line(exc))
                 time.sleep(0.2)
             except redis.RedisError as exc:
                 raise FrontierUnavailable(
-                    f"the frontier at {self.settings.shown} answered: {_first_line(exc)}"
+                    f"the frontier at {self.settings.shown} answered: {first_line(exc)}"
                 ) from exc
 
     def _count(self, reply: list[Any]) -> None:
-        self.counts = FrontierCounts(int(reply[0]), int(reply[1]), int(reply[2]))
+        self.counts = FrontierCounts(int(reply[0]), int(reply[1]), int(reply[2]), int(reply[3]))
         self._counted_at = time.monotonic()
 
     def refresh(self) -> FrontierCounts:
@@ -250,7 +179,7 @@ class RedisFrontier:
             raw = self._client.hget(key, "roots")
         except redis.RedisError as exc:
             raise FrontierUnavailable(
-                f"cannot reach the frontier at {self.settings.shown}: {_first_line(exc)}"
+                f"cannot reach the frontier at {self.settings.shown}: {first_line(exc)}"
             ) from exc
         stored = raw.decode() if isinstance(raw, bytes) else raw
         if stored is not None and stored != wanted:
@@ -281,6 +210,17 @@ class RedisFrontier:
         counts = self.counts
         unsent = 1 if (self._acks or self._adds or self._done_keys) else 0
         return len(self._chunk) + counts.pending + counts.leased + unsent
+
+    @property
+    def pending_site(self) -> int:
+        """Entries of the site pending in Redis (as last counted)."""
+        counts = self.counts
+        return max(counts.pending - counts.checks, 0)
+
+    @property
+    def pending_checks(self) -> int:
+        """Out-of-scope checks pending in Redis (as last counted)."""
+        return self.counts.checks
 
     def forget(self) -> None:
         """The shard's batch was rolled back: what it would have sent is dropped (its leases
@@ -318,7 +258,7 @@ class RedisFrontier:
         """The shard's batch is on disk: send its acknowledgements and links, in one script."""
         if not (self._acks or self._adds or self._done_keys):
             return
-        job = {"ttl": self._ttl_ms, "renew": self._tokens, "acks": self._acks,
+        job = {"ttl": self._ttl_ms, "renew": self._held_tokens, "acks": self._acks,
                "done": self._done_keys, "add": self._adds}
         reply = self._run("FLUSH", json.dumps(job, separators=(",", ":")))
         self._acks, self._done_keys, self._adds = [], [], []
@@ -330,9 +270,10 @@ class RedisFrontier:
         empty (the shard's open batch committed first, so that its links are in Redis)."""
         if limit <= 0:
             return []
-        if not self._chunk:
+        chunk = self._chunk
+        if not chunk or (chunk[0][3] == _CHECK and self.pending_site > 0):
             if time.monotonic() < self._idle_until:
-                return []
+                return self._hand_out(limit)
             try:
                 self._lease_chunk()
             except FrontierUnavailable as exc:
@@ -341,28 +282,53 @@ class RedisFrontier:
                     raise
                 self.on_unavailable(exc)
                 return []
-            if not self._chunk:
+            if not chunk:
                 self._idle_until = time.monotonic() + _IDLE_POLL
                 return []
-        chunk = self._chunk
-        return [chunk.popleft() for _ in range(min(limit, len(chunk)))]
+        return self._hand_out(limit)
+
+    def _hand_out(self, limit: int) -> list[LeasedEntry]:
+        chunk, tokens = self._chunk, self._chunk_tokens
+        count = min(limit, len(chunk))
+        for _ in range(count):
+            self._renewing(tokens.popleft())
+        return [chunk.popleft() for _ in range(count)]
+
+    def _renewing(self, token: str) -> None:
+        """An entry of ``token``'s chunk is handed out: the token is among the recent ones."""
+        recent = self._tokens
+        if recent and recent[-1] == token:
+            return
+        if token in recent:
+            recent.remove(token)
+        recent.append(token)
+        del recent[:-_RECENT_TOKENS]
+
+    @property
+    def _held_tokens(self) -> list[str]:
+        """The tokens to renew: those of entries not handed out yet, and the recent ones."""
+        return list(dict.fromkeys([*self._chunk_tokens, *self._tokens]))
 
     def _lease_chunk(self) -> None:
         if self._archive is not None:
             self._archive.commit()  # sends the batch's acknowledgements and links
         token = f"{self.worker}:{self._chunks}"
-        reply = self._run("LEASE", token, self.settings.chunk, self._ttl_ms, *self._tokens)
+        reply = self._run("LEASE", token, self.settings.chunk, self._ttl_ms, *self._held_tokens)
         self._count(reply)
         rows: list[LeasedEntry] = []
-        for i in range(3, len(reply), 2):
+        for i in range(4, len(reply), 2):
             _key, url, depth, mode = json.loads(reply[i + 1])
             rows.append((int(reply[i]), str(url), int(depth), int(mode)))
         if rows:
-            rows.sort(key=lambda row: (row[2], row[0]))
-            self._chunk.extend(rows)
-            self._tokens.append(token)
+            rows.sort(key=lambda row: (row[3] == _CHECK, row[2], row[0]))
+            site = [row for row in rows if row[3] != _CHECK]
+            checks = rows[len(site):]
+            chunk, tokens = self._chunk, self._chunk_tokens
+            chunk.extendleft(reversed(site))  # before the checks held
+            tokens.extendleft([token] * len(site))
+            chunk.extend(checks)
+            tokens.extend([token] * len(checks))
             self._chunks += 1
-            self._tokens = self._tokens[-4:]  # older chunks are done or expired by now
 
     def _claim(self, key: str, url: str, depth: int, mode: int) -> bool:
         token = f"{self.worker}:c{self._claims}"
@@ -396,7 +362,7 @@ class RedisFrontier:
             raw = self._client.hget(f"{self._prefix}:rows", frontier_id)
         except redis.RedisError as exc:
             raise FrontierUnavailable(
-                f"the frontier at {self.settings.shown} is unreachable: {_first_line(exc)}"
+                f"the frontier at {self.settings.shown} is unreachable: {first_line(exc)}"
             ) from exc
         if raw is None:
             return False
@@ -413,9 +379,11 @@ class RedisFrontier:
     @serialised
     def release_leases(self) -> None:
         """This worker's chunks, fetched or not, go back (what is not done is pending again)."""
+        held = self._held_tokens
         self._chunk.clear()
-        if self._tokens:
-            self._count(self._run("RELEASE_TOKENS", *self._tokens))
+        self._chunk_tokens.clear()
+        if held:
+            self._count(self._run("RELEASE_TOKENS", *held))
             self._tokens = []
 
     def requeue_leased(self) -> None:

@@ -9,7 +9,9 @@ key                       type       what it holds
 ``P:ids``                 hash       frontier key -> entry id (the dedup set: a key is queued once)
 ``P:rows``                hash       entry id -> JSON ``[key, url, depth, mode]``
 ``P:state``               hash       entry id -> 0 pending, 1 leased, 2 done
-``P:pending``             zset       pending entry ids, scored ``depth * 1e12 + id`` (shallowest first)
+``P:pending``             zset       pending entry ids of the site, scored ``depth * 1e12 + id`` (shallowest first)
+``P:checks``              zset       pending entry ids only checked (``FollowMode.METADATA``), scored alike:
+                                     leased when ``P:pending`` is empty (the site first)
 ``P:open``                zset       frontier keys not done yet, all scored 0 (prefix look-ups)
 ``P:holder``              hash       leased entry id -> the lease token that holds it
 ``P:lease:<token>``       set        the entry ids a lease holds (a chunk of up to ~200)
@@ -37,7 +39,7 @@ __all__ = ["CLAIM", "COUNTS", "DROP", "FLUSH", "LEASE", "RELEASE", "RELEASE_TOKE
 
 _PRELUDE: Final = r"""
 local P = KEYS[1]
-local PREDICTED, FULL = @PREDICTED@, @FULL@
+local PREDICTED, FULL, CHECK = @PREDICTED@, @FULL@, @CHECK@
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -54,11 +56,20 @@ local function row_of(id)
   return cjson.decode(raw)
 end
 
+-- The pending zset of an entry of `mode`: the site's, or the checks' (leased after it).
+local function lane(mode)
+  if tonumber(mode) == CHECK then return P .. ':checks' end
+  return P .. ':pending'
+end
+
+-- pending (both lanes), leased, done, pending checks
 local function counts()
+  local checks = redis.call('ZCARD', P .. ':checks')
   return {
-    redis.call('ZCARD', P .. ':pending'),
+    redis.call('ZCARD', P .. ':pending') + checks,
     redis.call('HLEN', P .. ':holder'),
     tonumber(redis.call('HGET', P .. ':stats', 'done') or '0'),
+    checks,
   }
 end
 
@@ -81,19 +92,20 @@ end
 local function to_pending(id)
   local row = row_of(id)
   redis.call('HSET', P .. ':state', id, 0)
-  redis.call('ZADD', P .. ':pending', score(row[3], id), id)
+  redis.call('ZADD', lane(row[4]), score(row[3], id), id)
 end
 
 local function finish(id)
   local state = redis.call('HGET', P .. ':state', id)
   if (not state) or state == '2' then return 0 end
+  local row = row_of(id)
   if state == '0' then
-    redis.call('ZREM', P .. ':pending', id)
+    redis.call('ZREM', lane(row[4]), id)
   else
     unhold(id)
   end
   redis.call('HSET', P .. ':state', id, 2)
-  redis.call('ZREM', P .. ':open', row_of(id)[1])
+  redis.call('ZREM', P .. ':open', row[1])
   redis.call('HINCRBY', P .. ':stats', 'done', 1)
   return 1
 end
@@ -125,7 +137,8 @@ local function reclaim(now)
     redis.call('HINCRBY', P .. ':stats', 'expired', 1)
   end
 end
-""".replace("@PREDICTED@", str(int(FollowMode.PREDICTED))).replace("@FULL@", str(int(FollowMode.FULL)))
+""".replace("@PREDICTED@", str(int(FollowMode.PREDICTED))).replace(
+    "@FULL@", str(int(FollowMode.FULL))).replace("@CHECK@", str(int(FollowMode.METADATA)))
 
 LEASE: Final = _PRELUDE + r"""
 -- ARGV: token, count, ttl_ms, tokens to renew...
@@ -143,6 +156,11 @@ if redis.call('EXISTS', lease) == 1 then
 elseif redis.call('SISMEMBER', P .. ':spent', token) == 0 then
   reclaim(now)
   local popped = redis.call('ZPOPMIN', P .. ':pending', count)
+  if #popped < 2 * count then  -- the site's lane is empty: the checks
+    for _, v in ipairs(redis.call('ZPOPMIN', P .. ':checks', count - math.floor(#popped / 2))) do
+      table.insert(popped, v)
+    end
+  end
   for i = 1, #popped, 2 do
     hold(popped[i], token, deadline)
     table.insert(ids, popped[i])
@@ -173,7 +191,7 @@ for _, e in ipairs(job.add) do
   if redis.call('HEXISTS', P .. ':ids', e[1]) == 0 then
     local id = insert(e[1], e[2], e[3], e[4])
     redis.call('HSET', P .. ':state', id, 0)
-    redis.call('ZADD', P .. ':pending', score(e[3], id), id)
+    redis.call('ZADD', lane(e[4]), score(e[3], id), id)
     added = added + 1
   end
 end
@@ -194,7 +212,7 @@ if not id then
 end
 local state = redis.call('HGET', P .. ':state', id)
 if state == '0' then
-  redis.call('ZREM', P .. ':pending', id)
+  redis.call('ZREM', lane(row_of(id)[4]), id)
   hold(id, token, deadline)
   return 1
 end

@@ -44,6 +44,11 @@ _OFF: tuple[Any, ...] = (None, False, "", ())
 """Defaults that mean "not used": an option missing from an older archive with one of them
 was not used by its crawl."""
 
+_HOW_NOT_WHAT: frozenset[str] = frozenset({"host_breaker"})
+"""Options on by default that change how a crawl waits, not what it fetches and records: one
+missing from an older archive is taken at its default (``--host-breaker``: a dead host's URLs
+are recorded with its error either way)."""
+
 _FIELDS = {f.name: f for f in dataclasses.fields(CrawlConfig)}
 
 
@@ -77,7 +82,8 @@ def reproducible_settings(info: CrawlInfo, path: Path, *,
                            f"version does not know ({', '.join(unknown)}); use that version "
                            "or a newer one"))
     missing = [name for name, f in _FIELDS.items()
-               if name not in data and name not in given and _default(f) not in _OFF]
+               if name not in data and name not in given and _default(f) not in _OFF
+               and name not in _HOW_NOT_WHAT]
     if missing:
         flags = ", ".join("--" + name.replace("_", "-") for name in missing)
         raise ConfigError(NOT_REPRODUCIBLE.format(

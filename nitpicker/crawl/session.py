@@ -55,6 +55,10 @@ class CrawlCounters:
     pages: int = 0
     """In-scope HTML pages recorded in this run."""
     leased: int = 0
+    leased_checks: int = 0
+    """Of :attr:`leased`, the out-of-scope checks (``FollowMode.METADATA``)."""
+    external: int = 0
+    """Of :attr:`done`, the out-of-scope URLs (the progress display's ``external``)."""
     internal_errors: int = 0
     external_errors: int = 0
     too_large: int = 0
@@ -87,6 +91,11 @@ class CrawlSession:
         """Writes the pages on a thread of its own (started with the archive)."""
         self.halted: str | None = None
         """Why this run takes no more URLs from the frontier (``max_pages``, ``max_duration``)."""
+        self.site_written = 0
+        """In-scope URLs whose outcome is written (a page recorded, a missed prediction
+        dropped; counted on the archive worker's thread): the scheduler compares it with the
+        site's rows it leased, to see the site's requests not settled yet (their links not
+        queued yet)."""
         self.paused: str | None = None
         """Why this run leases no URL for now (``outage``: :mod:`nitpicker.middlewares.outage`);
         ``None`` while it runs. Unlike :attr:`halted`, a pause ends and the crawl goes on."""

@@ -21,7 +21,7 @@ from scrapy.exceptions import CloseSpider, DownloadCancelledError, IgnoreRequest
 from scrapy.settings import SETTINGS_PRIORITIES
 
 from nitpicker.crawl.config import DEFAULT_DEDUPE_CAP, CrawlConfig
-from nitpicker.crawl.fetch_errors import describe_failure
+from nitpicker.crawl.fetch_errors import describe_failure, untried
 from nitpicker.crawl.meta import (
     META_DEPTH,
     META_FRONTIER_ID,
@@ -482,7 +482,7 @@ class SiteSpider(Spider):
             if meta.get(META_PREDICTED):
                 return missed_prediction(self.session, meta, item, url)
             return item
-        item.status = -1
+        item.status, item.untried = -1, untried(failure)
         item.error = item.status_text = describe_failure(failure)
         cancelled = failure.check(DownloadCancelledError)  # type: ignore[no-untyped-call]
         if cancelled and "max size" not in item.error:

@@ -1,0 +1,248 @@
+"""HostBreaker: a dead host costs one timeout, not one per URL (issue 27, item 2).
+
+A site linking hundreds of URLs on a host that never answers made the crawl wait out the
+download timeout for each of them. Here, per host (``host:port``) of the out-of-scope checks
+(``FollowMode.METADATA``; the site's own pages are never held or given up on: a site that
+stops answering is the outage guard's), consecutive failures at the connection or in TLS — DNS lookup failed, connection refused or reset, timeout, TLS error — are
+counted, and any HTTP answer resets the count. While a host has failed and not answered since,
+it gets no more requests in flight than the failures still needed to give it up (the others
+wait for their outcome), so that a dead host is given up on after one round of timeouts, not
+after every request already sent has timed out. After ``NITPICKER_HOST_BREAKER_FAILURES`` (3) in
+a row the host is *open*: its requests still to come are not sent — those waiting in the
+downloader's queue for the host's slot are taken out of it at once — and each fails with
+:class:`~nitpicker.crawl.fetch_errors.HostGivenUp`, and the spider records the URL with the
+host's last error (``status`` -1, the error text, ``pages.untried = 1``: migration
+``0037_untried``). After ``NITPICKER_HOST_BREAKER_PROBE_AFTER`` seconds (60) the next request
+to the host goes out as a probe, alone: an answer closes the breaker (the host's next URLs are
+fetched again), a failure keeps it open for as long again.
+
+It counts a failure only once the outage guard (:mod:`nitpicker.middlewares.outage`) has let it
+go — the network was up, the host was not — and sees each attempt the retry middleware makes:
+a URL retried after the host was given up on is recorded with the host's error, as tried
+(``untried = 0``). Each crawler process keeps its own breaker: with ``--workers N`` or the
+Redis frontier a dead host costs each worker its first failures, then that worker gives it up
+(``failures × workers`` timeouts at most, not one per URL).
+
+A downloader middleware between the outage guard (560) and the retry middleware (550), at
+555, enabled by the add-on; ``NITPICKER_HOST_BREAKER_ENABLED = False``, or the crawl option
+``host_breaker`` off (``crawl --no-host-breaker``, ``-a host_breaker=false``), removes it. Stats: ``nitpicker/host_breaker/opened`` (hosts given up
+on), ``…/given_up`` (requests not sent), ``…/probes``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from time import monotonic
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
+
+from nitpicker.crawl.fetch_errors import HostGivenUp, describe_failure, is_host_failure
+from nitpicker.crawl.meta import META_HOST_PROBE, META_MODE
+from nitpicker.items import FollowMode
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from scrapy.statscollectors import StatsCollector
+
+__all__ = ["BreakerSettings", "HostBreaker", "HostState", "host_key"]
+
+logger = logging.getLogger(__name__)
+
+_CHECK, _FULL = int(FollowMode.METADATA), int(FollowMode.FULL)
+
+@dataclass(frozen=True)
+class BreakerSettings:
+    """The ``NITPICKER_HOST_BREAKER_*`` settings, parsed once."""
+
+    failures: int = 3
+    probe_after: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.failures < 1:
+            raise ValueError(
+                f"NITPICKER_HOST_BREAKER_FAILURES must be at least 1, got {self.failures}")
+        if self.probe_after < 0:
+            raise ValueError("NITPICKER_HOST_BREAKER_PROBE_AFTER must not be negative, "
+                             f"got {self.probe_after}")
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> BreakerSettings:
+        return cls(failures=settings.getint("NITPICKER_HOST_BREAKER_FAILURES"),
+                   probe_after=settings.getfloat("NITPICKER_HOST_BREAKER_PROBE_AFTER"))
+
+
+@dataclass
+class HostState:
+    """What the breaker knows of one host."""
+
+    failures: int = 0
+    """Connection failures in a row (an answer resets it)."""
+    error: str = ""
+    """The last one, as recorded."""
+    probe_at: float | None = None
+    """When the host is given up on: the monotonic time its probe may go (None: closed)."""
+    probing: bool = False
+    """A probe is in flight."""
+    sent: set[Request] = field(default_factory=set)
+    """Requests sent since its first failure, not settled yet."""
+    waiters: list[Deferred[None]] = field(default_factory=list)
+    """Requests waiting for those to settle."""
+
+
+class HostBreaker:
+    """Gives up on a host after consecutive connection failures (see the module's doc)."""
+
+    def __init__(self, config: BreakerSettings, stats: StatsCollector,
+                 crawler: Crawler | None = None) -> None:
+        self.config = config
+        self.stats = stats
+        self.crawler = crawler
+        self.hosts: dict[str, HostState] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> HostBreaker:
+        settings = crawler.settings
+        if not settings.getbool("NITPICKER_HOST_BREAKER_ENABLED"):
+            raise NotConfigured("NITPICKER_HOST_BREAKER_ENABLED is false")
+        config: Any = getattr(getattr(crawler.spider, "session", None), "config", None)
+        if config is not None and not config.host_breaker:
+            raise NotConfigured("--no-host-breaker")
+        try:
+            parsed = BreakerSettings.from_settings(settings)
+        except ValueError as exc:
+            raise NotConfigured(str(exc)) from exc
+        assert crawler.stats is not None
+        return cls(parsed, crawler.stats, crawler)
+
+    # -- the policy (override in a subclass) -------------------------------------------------
+
+    def counts(self, exception: BaseException) -> bool:
+        """Whether a download failure counts against its host."""
+        return is_host_failure(exception)
+
+    def given_up_error(self, state: HostState) -> str:
+        """The error recorded for a URL of a given-up host."""
+        return (f"{state.error} (host given up on after {self.config.failures} connection "
+                "failures in a row: not requested)")
+
+    # -- the middleware ----------------------------------------------------------------------
+
+    async def process_request(self, request: Request) -> None:
+        if not self.hosts or request.meta.get(META_MODE) != _CHECK:
+            return  # no host has failed, or not a check: nothing to look up
+        key = host_key(request)
+        state = self.hosts.get(key)
+        if state is None or self._admit(request, key, state):
+            return
+        await self._wait_turn(request, key)
+
+    def _admit(self, request: Request, key: str, state: HostState) -> bool:
+        """Whether a request to a host that failed may go now; ``HostGivenUp`` when the host
+        is given up on. A host that failed and has not answered since gets no more requests
+        in flight than the failures it takes to give it up: the others wait for their
+        outcome."""
+        if state.probe_at is not None:
+            if state.probing or monotonic() < state.probe_at:
+                self.stats.inc_value("nitpicker/host_breaker/given_up")
+                raise self._given_up(request, state)
+            state.probing = True
+            request.meta[META_HOST_PROBE] = True
+            self.stats.inc_value("nitpicker/host_breaker/probes")
+            logger.info("probing %s, given up on: %s", key, request.url)
+        elif state.failures + len(state.sent) >= self.config.failures:
+            return False
+        state.sent.add(request)
+        return True
+
+    async def _wait_turn(self, request: Request, key: str) -> None:
+        """Wait until the request may go (or raise ``HostGivenUp``). It looks first: the host
+        may have answered, or been given up on, before this coroutine ran."""
+        while (state := self.hosts.get(key)) is not None and not self._admit(request, key, state):
+            waiter: Deferred[None] = Deferred()
+            state.waiters.append(waiter)
+            await maybe_deferred_to_future(waiter)
+
+    def _settled(self, request: Request, state: HostState | None) -> None:
+        """A request to a host that failed has its outcome: the requests waiting look again."""
+        if state is None:
+            return
+        state.sent.discard(request)
+        waiters, state.waiters = state.waiters, []
+        for waiter in waiters:
+            waiter.callback(None)
+
+    def _given_up(self, request: Request, state: HostState) -> HostGivenUp:
+        return HostGivenUp(self.given_up_error(state), untried=not request.meta.get("retry_times"))
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        if not self.hosts:
+            return response
+        key = host_key(request)
+        state = self.hosts.pop(key, None)  # an answer: the host is well
+        if state is not None and state.probe_at is not None:
+            logger.info("%s answers again: its URLs are fetched", key)
+        self._settled(request, state)
+        return response
+
+    def process_exception(self, request: Request, exception: BaseException) -> None:
+        if isinstance(exception, HostGivenUp) or request.meta.get(META_MODE) == _FULL:
+            return  # the site's own pages count for nothing (robots.txt counts)
+        key = host_key(request)
+        if not self.counts(exception):
+            self._settled(request, self.hosts.get(key))
+            return
+        state = self.hosts.setdefault(key, HostState())
+        state.failures += 1
+        state.error = _described(exception)
+        probe = bool(request.meta.pop(META_HOST_PROBE, False))
+        if probe or (state.probe_at is None and state.failures >= self.config.failures):
+            state.probe_at = monotonic() + self.config.probe_after
+            state.probing = False
+            if not probe:
+                self.stats.inc_value("nitpicker/host_breaker/opened")
+                logger.warning("giving up on %s after %d connection failures in a row (%s); "
+                               "probing it again in %.0f s", key, state.failures, state.error,
+                               self.config.probe_after)
+                self._drop_queued(key, state)
+        self._settled(request, state)
+
+    def _drop_queued(self, key: str, state: HostState) -> None:
+        """Fail the host's requests waiting in the downloader's queues (not sent yet): they
+        would each wait out the timeout too, at the concurrency the host's slot has left."""
+        try:
+            slots = self.crawler.engine.downloader.slots if self.crawler else {}
+        except RuntimeError:  # no engine: the middleware driven alone (its unit tests)
+            return
+        from twisted.internet import reactor
+        from twisted.python.failure import Failure
+
+        for slot in slots.values():
+            queued = [entry for entry in slot.queue if host_key(entry[0]) == key]
+            for entry in queued:
+                slot.queue.remove(entry)
+                request, deferred = entry
+                self.stats.inc_value("nitpicker/host_breaker/given_up")
+                failure = Failure(self._given_up(request, state))
+                reactor.callLater(0, deferred.errback, failure)  # type: ignore[attr-defined]
+
+
+def host_key(request: Request) -> str:
+    """``host:port`` of a request's URL (the port spelled out: 80, 443)."""
+    parts = urlparse_cached(request)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{(parts.hostname or '').lower()}:{port}"
+
+
+def _described(exception: BaseException) -> str:
+    from twisted.python.failure import Failure
+
+    return describe_failure(Failure(exception))
+
