@@ -249,7 +249,10 @@ async def test_defaults_bound_huge_bodies_bombs_drops_and_redirect_loops(
     # 429 is retried (--retry 3): the fourth answer is the 200 recorded.
     rate = _row(archive, hostile, "/rate-limited")
     assert (rate["status"], rate["title"]) == (200, "Rate Limited OK")
-    assert hostile.hits("/rate-limited") == RATE_LIMIT_REFUSALS + 1
+    # Four requests; five once in a while on a loaded machine: Twisted's connection pool
+    # (Scrapy's, retryAutomatically) sends a GET again, once, when a kept-alive connection
+    # fails before its answer, and the server counts both (one full make test in three saw it).
+    assert hostile.hits("/rate-limited") in (RATE_LIMIT_REFUSALS + 1, RATE_LIMIT_REFUSALS + 2)
 
     run = archive.rows("SELECT * FROM runs")[-1]
     assert (run["status"], run["stop_reason"]) == ("stopped", "max_pages")
