@@ -12,6 +12,7 @@ recorded in a committed batch is never fetched again.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING, ClassVar
 
 from nitpicker.archive.connection import json_rows, serialised
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
     from nitpicker.archive.batch import Batch
 
-__all__ = ["CHECK", "DONE", "LEASED", "PENDING", "FrontierEntry", "FrontierStore"]
+__all__ = ["CHECK", "DONE", "LEASED", "PENDING", "FrontierEntry", "FrontierStore", "queued"]
 
 PENDING, LEASED, DONE = 0, 1, 2
 """The states of a frontier row."""
@@ -304,6 +305,15 @@ LEASE_ORDER = ("SELECT id, url, depth, mode FROM frontier WHERE state = 0"
                f" ORDER BY mode = {CHECK}, depth, id LIMIT ?")
 """The next pending rows: the site's first, then the checks, each lane shallowest first (the
 order of the index ``frontier_pending``, migration ``0036_frontier_site_first``)."""
+
+
+def queued(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The frontier rows not done yet (pending or leased), and how many of them are checks: a
+    crawl's progress from any connection to its archive (the workers' parent reads it)."""
+    total, checks = conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE mode = ?) FROM frontier WHERE state < ?",
+        (CHECK, DONE)).fetchone()
+    return int(total), int(checks)
 
 
 def remember_missed(known: dict[str, None], missed: dict[str, None], key: str) -> None:

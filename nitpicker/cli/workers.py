@@ -33,6 +33,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nitpicker.archive.frontier_store import queued as frontier_queued
 from nitpicker.archive.trap_counts import TrapCounts
 from nitpicker.archive.writer import ArchiveError
 from nitpicker.cli.runner import CrawlResult
@@ -53,10 +54,6 @@ logger = logging.getLogger(__name__)
 
 LEASE_SECONDS_ENV = "NITPICKER_LEASE_SECONDS"
 
-_QUEUED = ("SELECT (SELECT count(*) FROM frontier WHERE state = 0)"
-           " + (SELECT count(*) FROM frontier WHERE state = 1)")
-_QUEUED_EXTERNAL = ("SELECT (SELECT count(*) FROM frontier WHERE state = 0 AND (mode = 1) = 1)"
-                    " + (SELECT count(*) FROM frontier WHERE state = 1 AND mode = 1)")
 """Of the URLs not done, the out-of-scope checks (``FollowMode.METADATA``)."""
 
 
@@ -204,8 +201,7 @@ def _watch(workers: list[_Worker], progress: Any, conn: sqlite3.Connection, *,
         if progress is not None:
             queued = queued_external = 0
             with contextlib.suppress(sqlite3.Error):
-                queued = int(conn.execute(_QUEUED).fetchone()[0])
-                queued_external = int(conn.execute(_QUEUED_EXTERNAL).fetchone()[0])
+                queued, queued_external = frontier_queued(conn)
             progress.update(_sum(workers), queued, queued_external)
 
 
@@ -232,7 +228,7 @@ def _lost(session: CrawlSession, workers: list[_Worker]) -> RunFailure | None:
     if not lost:
         return None
     try:
-        left = int(session.archive.conn.execute(_QUEUED).fetchone()[0])
+        left, _checks = frontier_queued(session.archive.conn)
     except sqlite3.Error:
         return None  # the close reports what is wrong with the archive
     if not left:
