@@ -150,6 +150,23 @@ def run(*args: str, cwd: Path, timeout: float = 120,
     )
 
 
+def cli(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None,
+        timeout: float = 170) -> subprocess.CompletedProcess[str]:
+    """``nitpicker ARGS`` in a subprocess as given (a crawl renders unless told not to), with
+    ``env`` added to the environment; no standard input."""
+    return subprocess.run([sys.executable, "-m", "nitpicker.cli", *args], cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                          capture_output=True, text=True, timeout=timeout, check=False,
+                          stdin=subprocess.DEVNULL)
+
+
+def crawled(output: Path, *args: str, env: dict[str, str] | None = None) -> Path:
+    """``output``, crawled by ``nitpicker crawl ARGS --silent --retry 0`` (it must succeed)."""
+    result = cli("crawl", *args, "--silent", "--retry", "0", "-o", str(output), env=env)
+    assert result.returncode == 0, result.stderr
+    return output
+
+
 PROBE_PLUGIN = ROOT / "fixtures" / "diff_probe"
 """A directory whose ``.dist-info`` registers the ``diff-probe`` analyzer (on ``PYTHONPATH``)."""
 

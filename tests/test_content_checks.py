@@ -9,7 +9,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,29 +16,19 @@ import pytest
 
 from fixtures.content_checks import EXPECTED, EXPECTED_UNRENDERED, PAGES, PREFIX
 from nitpicker.render.chromium import find_chromium
+from tests.helpers import cli as nitpicker
+from tests.helpers import crawled
 from tests.viewer_process import Viewer
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
 
-ROOT = Path(__file__).resolve().parent.parent
 PROBES_ON = {"NITPICKER_SOFT404_PROBES": "50"}
 """The soft-404 probes, off in the other tests' crawls (``tests.helpers.PROBES_OFF``)."""
 
 
-def nitpicker(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
-              ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nitpicker.cli", *args], cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                          capture_output=True, text=True, timeout=170, check=False,
-                          stdin=subprocess.DEVNULL)
-
-
 def _crawl(output: Path, *args: str) -> Path:
-    result = nitpicker("crawl", *args, "--silent", "--retry", "0", "-o", str(output),
-                       env=PROBES_ON)
-    assert result.returncode == 0, result.stderr
-    return output
+    return crawled(output, *args, env=PROBES_ON)
 
 
 @pytest.fixture(scope="module")

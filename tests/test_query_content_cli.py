@@ -6,27 +6,20 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from nitpicker.render.chromium import find_chromium
+from tests.helpers import cli as nitpicker
+from tests.helpers import crawled
 
 if TYPE_CHECKING:
     from fixtures.site import FixtureSite
 
-ROOT = Path(__file__).resolve().parent.parent
 MARKER = "Rendered-only-marker 42"
 """What ``/render/written``'s script writes: its served HTML never holds it whole."""
-
-
-def nitpicker(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nitpicker.cli", *args], cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                          text=True, timeout=170, check=False, stdin=subprocess.DEVNULL)
 
 
 def answer(*args: str) -> Any:
@@ -44,23 +37,17 @@ def error(*args: str) -> str:
     return lines[0]
 
 
-def crawl(output: Path, *args: str) -> Path:
-    result = nitpicker("crawl", *args, "--silent", "--retry", "0", "-o", str(output))
-    assert result.returncode == 0, result.stderr
-    return output
-
-
 @pytest.fixture(scope="module")
 def rendered(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
     if find_chromium() is None and not os.environ.get("CI"):
         pytest.skip("Chromium is not installed (make test installs it; CI requires it)")
-    return crawl(tmp_path_factory.mktemp("rendered") / "rendered.nitpicker",
+    return crawled(tmp_path_factory.mktemp("rendered") / "rendered.nitpicker",
                  site.url("/render/written"), site.url("/tech/"))
 
 
 @pytest.fixture(scope="module")
 def served(site: FixtureSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return crawl(tmp_path_factory.mktemp("served") / "served.nitpicker",
+    return crawled(tmp_path_factory.mktemp("served") / "served.nitpicker",
                  site.url("/render/written"), site.url("/tech/"), "--no-render")
 
 
