@@ -74,7 +74,7 @@ os.environ.update({name: value for name, value in {**AUTO_RETRY_OFF, **PROBES_OF
 #: :data:`INTEGRATION_FIXTURES` (their own servers, subprocesses, signals): all ``integration``.
 INTEGRATION_MODULES = frozenset({
     "test_analyze", "test_append", "test_auth_crawl", "test_checks", "test_checks_https",
-    "test_cli", "test_templates", "test_markuplint_hooks",
+    "test_cli", "test_templates", "test_markuplint_hooks", "test_page_data_content",
     "test_crawl_compare", "test_distributed", "test_docs", "test_fingerprint", "test_hostile",
     "test_inventory", "test_issues", "test_kill_resume", "test_mcp_server", "test_outage",
     "test_output_files", "test_plugin_lighthouse", "test_plugin_markuplint_engine",

@@ -1,13 +1,17 @@
-"""A page's content facts written by the archive (``nitpicker/archive/page_data.py``): signed
-by the spider (the hex signature an item carries) or, when it was not, by the writer; the same
-row either way, on a real migrated archive."""
+"""A page's content facts written by the archive (``nitpicker/archive/page_data.py``): the row
+written unsigned, its text signed by the signer's child process
+(``nitpicker/archive/content_signer.py``) and the row filled in before the batch commits, on a
+real migrated archive; and the signer's fall-back when its process dies."""
 
 from __future__ import annotations
 
 import sqlite3
 from typing import TYPE_CHECKING
 
-from nitpicker.archive.page_data import record_page_data
+import pytest
+
+from nitpicker.archive.content_signer import IN_FLIGHT, ContentSigner
+from nitpicker.archive.page_data import record_page_data, store_signatures
 from nitpicker.archive.schema import migrate
 from nitpicker.items import PageItem
 from nitpicker.policy.extract import PageText
@@ -19,23 +23,69 @@ if TYPE_CHECKING:
 TEXT = "The main content of a page, long enough to be signed: " + "word " * 30
 
 
-def test_signed_by_the_spider_or_by_the_writer(tmp_path: Path) -> None:
+def _item(page_id: int, content: PageText) -> PageItem:
+    item = PageItem(url=f"/p{page_id}", frontier_id=None, depth=0, is_external=False,
+                    is_target=True)
+    item.content = content
+    return item
+
+
+def test_the_row_is_signed_before_the_batch_commits(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "content.nitpicker", isolation_level=None)
     migrate(conn)
-    signed = fingerprint(TEXT)
-    assert signed.minhash is not None
-    unsigned = PageText(["intro", "legacy"], "main", TEXT)
-    by_spider = PageText(["intro", "legacy"], "main", "", signed.words, signed.content_hash,
-                         signed.minhash.hex())
-    for page_id, content in ((1, unsigned), (2, by_spider)):
-        conn.execute("INSERT INTO pages(id, url) VALUES (?, ?)", (page_id, f"/p{page_id}"))
-        item = PageItem(url=f"/p{page_id}", frontier_id=None, depth=0, is_external=False,
-                        is_target=True)
-        item.content = content
-        record_page_data(conn, page_id, item)
-    rows = conn.execute("SELECT ids, main, words, content_hash, minhash FROM page_content"
-                        " ORDER BY page_id").fetchall()
-    assert rows[0] == rows[1] == (2, "main", signed.words, signed.content_hash, signed.minhash)
+    signer = ContentSigner()
+    texts = {1: TEXT, 2: "Another page: " + "other words " * 20, 3: " ,. "}
+    try:
+        conn.execute("BEGIN")
+        for page_id, text in texts.items():
+            conn.execute("INSERT INTO pages(id, url) VALUES (?, ?)", (page_id, f"/p{page_id}"))
+            record_page_data(conn, page_id, _item(page_id, PageText(["intro", "legacy"], "main",
+                                                                    text)), signer)
+        assert conn.execute("SELECT count(*) FROM page_content WHERE words IS NULL"
+                            ).fetchone() == (3,)  # unsigned until the commit
+        store_signatures(conn, signer)
+        conn.execute("COMMIT")
+        assert signer._child is not None  # signed by the child process, not here
+    finally:
+        signer.close()
+    rows = conn.execute("SELECT page_id, ids, main, words, content_hash, minhash"
+                        " FROM page_content ORDER BY page_id").fetchall()
+    expected = {page_id: fingerprint(text) for page_id, text in texts.items()}
+    assert rows == [(page_id, 2, "main", found.words, found.content_hash,
+                     found.minhash) for page_id, found in expected.items()]
+    assert rows[2][3:] == (0, None, None)  # no token: no hash, no signature
     assert conn.execute("SELECT page_id, name FROM page_fragment_ids ORDER BY 1, 2").fetchall() == [
-        (1, "intro"), (1, "legacy"), (2, "intro"), (2, "legacy")]
+        (1, "intro"), (1, "legacy"), (2, "intro"), (2, "legacy"), (3, "intro"), (3, "legacy")]
     conn.close()
+
+
+def test_more_texts_than_in_flight_keep_their_order() -> None:
+    """The parent reads answers before it sends more than IN_FLIGHT: no deadlock on a full
+    pipe, and every answer goes to its own key."""
+    texts = [f"page {n} says {' '.join(str(n * k) for k in range(50))}" for n in range(IN_FLIGHT * 3)]
+    signer = ContentSigner()
+    try:
+        for key, text in enumerate(texts):
+            signer.send(key, text)
+        signed = signer.collect()
+    finally:
+        signer.close()
+    assert [key for key, _ in signed] == list(range(len(texts)))
+    assert [found for _, found in signed] == [fingerprint(text) for text in texts]
+
+
+def test_a_dead_child_leaves_the_signing_to_the_crawl(caplog: pytest.LogCaptureFixture) -> None:
+    signer = ContentSigner()
+    try:
+        signer.send(1, TEXT)
+        assert signer._child is not None
+        signer._child.kill()
+        signer._child.wait()
+        signer.send(2, TEXT + " more")
+        signer.send(3, TEXT + " and more")
+        signed = signer.collect()
+    finally:
+        signer.close()
+    assert signed == [(1, fingerprint(TEXT)), (2, fingerprint(TEXT + " more")),
+                      (3, fingerprint(TEXT + " and more"))]
+    assert "content signer process failed" in caplog.text

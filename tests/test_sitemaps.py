@@ -68,6 +68,7 @@ def test_garbage_is_not_a_sitemap() -> None:
         read_sitemap(b"\x1f\x8bnot gzip at all", 4_000)
 
 
+@pytest.mark.integration  # the archive signs the pages' main contents in a child process
 @pytest_twisted.ensureDeferred
 async def test_sitemaps_seed_the_crawl_and_mark_pages(tmp_path: Path) -> None:
     with FixtureSite(sitemaps=True) as site:

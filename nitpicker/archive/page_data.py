@@ -4,7 +4,9 @@ could not be read (``0030_structured_data``), the values of the ``--extract`` ru
 (``0031_extracted_values``), its fragment targets (``0040_page_content``) and its main
 content's hash and signature (``0041_content_signatures``). :class:`~nitpicker.archive.page_recorder.PageRecorder` calls
 :func:`record_page_data` in its open batch, after deleting an earlier fetch's rows
-(:data:`~nitpicker.archive.page_sql.REPLACED_CHILDREN`).
+(:data:`~nitpicker.archive.page_sql.REPLACED_CHILDREN`). The main content's row is written
+unsigned; its text goes to the batch's :class:`~nitpicker.archive.content_signer.ContentSigner`
+and :func:`store_signatures` fills the row in before the batch commits.
 """
 
 from __future__ import annotations
@@ -12,14 +14,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
-from nitpicker.policy.minhash import fingerprint
-
 if TYPE_CHECKING:
     import sqlite3
 
+    from nitpicker.archive.content_signer import ContentSigner
     from nitpicker.items import PageItem
 
-__all__ = ["record_page_data"]
+__all__ = ["record_page_data", "store_signatures"]
 
 _BLOCK: Final = ("INSERT INTO json_ld_blocks(page_id, position, is_valid, error, source)"
                  " VALUES (?, ?, ?, ?, ?) RETURNING id")
@@ -29,8 +30,9 @@ _ITEM: Final = ("INSERT INTO structured_items(page_id, syntax, position, type, d
 _ERROR: Final = "INSERT INTO structured_data_errors(page_id, syntax, message) VALUES (?, ?, ?)"
 _VALUE: Final = ("INSERT OR IGNORE INTO extracted_values(page_id, name, position, value)"
                  " VALUES (?, ?, ?, ?)")
-_CONTENT: Final = ("INSERT INTO page_content(page_id, ids, main, words, content_hash, minhash)"
-                   " VALUES (?, ?, ?, ?, ?, ?)")
+_CONTENT: Final = "INSERT INTO page_content(page_id, ids, main) VALUES (?, ?, ?)"
+_SIGNED: Final = ("UPDATE page_content SET words = ?, content_hash = ?, minhash = ?"
+                  " WHERE page_id = ?")
 _FRAGMENT_ID: Final = "INSERT OR IGNORE INTO page_fragment_ids(page_id, name) VALUES (?, ?)"
 
 
@@ -39,9 +41,10 @@ def _json(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem) -> None:
+def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem,
+                     signer: ContentSigner) -> None:
     """Insert the page's JSON-LD blocks, structured items and errors, extracted values,
-    fragment targets."""
+    fragment targets and main content (sent to ``signer``: :func:`store_signatures`)."""
     for position, block in enumerate(item.json_ld):
         row = conn.execute(_BLOCK, (page_id, position, block.is_valid, block.error,
                                     block.source)).fetchone()
@@ -63,13 +66,16 @@ def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem) -> 
         conn.executemany(_VALUE, rows)
     content = item.content
     if content is not None:
-        if content.words is None:  # not signed by the spider
-            signed = fingerprint(content.text)
-            words, content_hash, minhash = signed.words, signed.content_hash, signed.minhash
-        else:
-            words, content_hash = content.words, content.content_hash
-            minhash = None if content.minhash is None else bytes.fromhex(content.minhash)
-        conn.execute(_CONTENT, (page_id, len(content.ids), content.main, words, content_hash,
-                                minhash))
+        conn.execute(_CONTENT, (page_id, len(content.ids), content.main))
+        signer.send(page_id, content.text)
         if content.ids:
             conn.executemany(_FRAGMENT_ID, [(page_id, name) for name in content.ids])
+
+
+def store_signatures(conn: sqlite3.Connection, signer: ContentSigner) -> None:
+    """Fill in the words, content hash and signature of each main content sent to ``signer``
+    (in the open batch, before it commits)."""
+    signed = signer.collect()
+    if signed:
+        conn.executemany(_SIGNED, [(found.words, found.content_hash, found.minhash, page_id)
+                                   for page_id, found in signed])

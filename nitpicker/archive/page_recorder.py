@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from nitpicker.archive import page_audit, page_sql
 from nitpicker.archive.connection import json_rows, now, serialised, sorting_on_disk
-from nitpicker.archive.page_data import record_page_data
+from nitpicker.archive.content_signer import ContentSigner
+from nitpicker.archive.page_data import record_page_data, store_signatures
 from nitpicker.items import MAX_URL_LENGTH, FollowMode
 from nitpicker.policy.urls import frontier_key, natural_order_key
 
@@ -68,6 +69,12 @@ class PageRecorder:
         self._checks_leases = frontier.checks_leases
         self._budget = budget
         self._ids: OrderedDict[str, int] = OrderedDict()
+        self.signer = ContentSigner()
+        """Signs the main contents recorded in the open batch (:meth:`store_signatures`)."""
+
+    def store_signatures(self) -> None:
+        """Sign the open batch's main contents (the writer calls it before each commit)."""
+        store_signatures(self._conn, self.signer)
 
     def use_frontier(self, frontier: FrontierPort) -> None:
         """Acknowledge and queue in ``frontier`` (:meth:`~nitpicker.archive.writer.ArchiveWriter.use_frontier`)."""
@@ -75,8 +82,10 @@ class PageRecorder:
         self._checks_leases = frontier.checks_leases
 
     def forget(self) -> None:
-        """The open batch was rolled back: the ids of rows created in it may be gone."""
+        """The open batch was rolled back: the ids of rows created in it may be gone, and
+        its main contents' signatures have no row to go to."""
         self._ids.clear()
+        self.signer.collect()
 
     def _cache_id(self, url: str, page_id: int) -> None:
         self._ids[url] = page_id
@@ -328,7 +337,7 @@ class PageRecorder:
             self._insert_resources(page_id, item.resources)
         if (item.json_ld or item.structured or item.structured_errors or item.extracted
                 or item.content is not None):
-            record_page_data(conn, page_id, item)
+            record_page_data(conn, page_id, item, self.signer)
         page_audit.record_page_audit(conn, page_id, item, fetched_before=fetched_before)
         if item.console:
             self._insert_console(page_id, item.console)

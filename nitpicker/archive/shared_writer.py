@@ -151,4 +151,5 @@ class SharedArchiveWriter(ArchiveWriter):
         except sqlite3.Error as exc:  # its leases expire instead; the others take them
             logger.warning("worker %s could not release its leases: %s", self.owner, exc)
         finally:
+            self.pages.signer.close()
             self.conn.close()

@@ -248,6 +248,7 @@ class ArchiveWriter:
     @serialised
     def commit(self) -> None:
         if self.conn.in_transaction:
+            self.pages.store_signatures()
             self.conn.execute("COMMIT")
         self.dirty = 0
         self._last_commit = time.monotonic()
@@ -351,6 +352,7 @@ class ArchiveWriter:
         if not self._finished:
             self.finish()
         self.commit()
+        self.pages.signer.close()
         self._fold_wal()
         self.conn.close()
         if self._lock is not None:
@@ -375,6 +377,7 @@ class ArchiveWriter:
         (the disk itself is full) the WAL keeps it and the next writer folds it back.
         """
         try:
+            self.pages.signer.close()
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             try:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from nitpicker.policy.extract.custom import compile_rules, extract_values
 from nitpicker.policy.extract.structured import embedded_syntaxes, json_ld_items, read_embedded
-from nitpicker.policy.minhash import fingerprint
 
 if TYPE_CHECKING:
     from nitpicker.items import PageItem
@@ -26,11 +25,7 @@ def read_page_data(item: PageItem, found: Extracted, html: str, base: str,
     base URL (Microdata and RDFa resolve their URLs against it)."""
     item.json_ld = found.json_ld
     item.skeleton = None if found.skeleton is None else tuple(found.skeleton)
-    content = item.content = found.content
-    if content is not None:  # signed here: on the writer's thread it holds the GIL meanwhile
-        signed = fingerprint(content.text)
-        content.words, content.content_hash = signed.words, signed.content_hash
-        content.minhash = None if signed.minhash is None else signed.minhash.hex()
+    item.content = found.content  # signed by the archive (nitpicker.archive.content_signer)
     structured = [entry for block in found.json_ld for entry in json_ld_items(block.entities)]
     syntaxes = embedded_syntaxes(html)
     if syntaxes:

@@ -56,12 +56,8 @@ class PageText:
     no element matched, the body's text is taken."""
     text: str = ""
     """The main content's text, as the document has it (whitespace not collapsed: the
-    tokeniser reads words, :mod:`nitpicker.policy.minhash`)."""
-    words: int | None = None
-    """Its tokens, once signed (``None``: not yet; the archive writer signs it then)."""
-    content_hash: int | None = None
-    minhash: str | None = None
-    """The signature's bytes in hex (an item stays JSON for a feed export)."""
+    tokeniser reads words, :mod:`nitpicker.policy.minhash`; the archive signs it:
+    :mod:`nitpicker.archive.content_signer`)."""
 
 
 class ContentTarget:
