@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from nitpicker.archive.check_store import record_checks
 from nitpicker.archive.link_score import record_link_scores
 from nitpicker.archive.schema import migrate
-from nitpicker.policy.minhash import PERMUTATIONS
+from nitpicker.policy.near_duplicate import PERMUTATIONS
 from nitpicker.query.link_graph import pagerank, read_link_graph
 
 BASE = "https://bench.example"

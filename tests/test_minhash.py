@@ -7,15 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from nitpicker.policy.minhash import (
-    PERMUTATIONS,
-    band_keys,
-    band_shape,
-    check_threshold,
-    fingerprint,
-    similarity,
-    tokens,
-)
+from nitpicker.policy.minhash import band_keys, band_shape, fingerprint, tokens
+from nitpicker.policy.near_duplicate import PERMUTATIONS, check_threshold, similarity
 
 
 def _text(seed: int, words: int = 400) -> list[str]:

@@ -29,7 +29,7 @@ from nitpicker.archive.link_score import LinkScoreSummary, record_link_scores
 from nitpicker.archive.lock import ArchiveLock
 from nitpicker.archive.schema import SchemaError, migrate
 from nitpicker.archive.writer import ArchiveError, check_archive_file
-from nitpicker.policy.minhash import NEAR_DUPLICATE_THRESHOLD
+from nitpicker.policy.near_duplicate import NEAR_DUPLICATE_THRESHOLD
 from nitpicker.query._common import register_functions
 from nitpicker.query.checks import CHECKS, Check
 from nitpicker.query.fingerprint import (

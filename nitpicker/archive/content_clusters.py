@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from nitpicker.policy.minhash import PERMUTATIONS, band_keys, band_shape
+from nitpicker.policy.minhash import band_keys, band_shape
+from nitpicker.policy.near_duplicate import PERMUTATIONS
 from nitpicker.query.content_signatures import COMPARED, read_signatures, signature_batches
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from nitpicker.ci.source import UncheckedArchiveError
 from nitpicker.cli.export_output import load_suppressions
 from nitpicker.cli.gate import GateCount, gate_findings, parse_fail_on, print_gate
 from nitpicker.cli.output import fail
-from nitpicker.policy.minhash import NEAR_DUPLICATE_THRESHOLD, check_threshold
+from nitpicker.policy.near_duplicate import NEAR_DUPLICATE_THRESHOLD, check_threshold
 from nitpicker.query.connection import ArchiveOpenError
 
 if TYPE_CHECKING:

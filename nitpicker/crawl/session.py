@@ -25,7 +25,7 @@ from nitpicker.items import FollowMode
 from nitpicker.policy.excludes import Excludes
 from nitpicker.policy.follow import FollowPolicy
 from nitpicker.policy.links import LinkResolver
-from nitpicker.policy.minhash import NEAR_DUPLICATE_THRESHOLD, check_threshold
+from nitpicker.policy.near_duplicate import NEAR_DUPLICATE_THRESHOLD, check_threshold
 from nitpicker.policy.request_headers import RequestHeaders
 from nitpicker.policy.scope import Scope
 from nitpicker.policy.urls import ParsedUrl, frontier_key

@@ -33,7 +33,6 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from nitpicker.crawl.session import crawl_session
 from nitpicker.items import Soft404Probe
 from nitpicker.policy.extract import extract
-from nitpicker.policy.minhash import fingerprint
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -84,6 +83,8 @@ def read_probe(record: Soft404Probe, response: Response) -> Soft404Probe:
     found = extract(response.text, max_anchors=0, content=True)
     record.title = found.meta.title
     if found.content is not None:
+        from nitpicker.policy.minhash import fingerprint  # numpy: only once a probe answers 200
+
         signed = fingerprint(found.content.text)
         record.words, record.content_hash = signed.words, signed.content_hash
         record.minhash = signed.minhash

@@ -34,22 +34,17 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from nitpicker.policy.near_duplicate import PERMUTATIONS
+
 __all__ = [
-    "NEAR_DUPLICATE_THRESHOLD",
-    "PERMUTATIONS",
     "SHINGLE",
     "ContentFingerprint",
     "band_keys",
     "band_shape",
-    "check_threshold",
     "fingerprint",
-    "similarity",
     "tokens",
 ]
 
-PERMUTATIONS: Final = 128
-NEAR_DUPLICATE_THRESHOLD: Final = 0.9
-"""The estimated Jaccard similarity from which two pages' main contents are near duplicates."""
 SHINGLE: Final = 3
 """Tokens per shingle."""
 
@@ -141,22 +136,6 @@ def _signature(words: list[bytes]) -> bytes:
         lowest = (_mix(lowest[source] + distance * _SEED_OFFSET) >> np.uint64(32)) * (
             distance > 0) + lowest * (distance == 0)
     return lowest.astype("<u4").tobytes()
-
-
-def similarity(first: bytes, second: bytes) -> float:
-    """The estimated Jaccard similarity of two signatures' texts: the share of positions at
-    which they agree."""
-    a = np.frombuffer(first, dtype="<u4")
-    b = np.frombuffer(second, dtype="<u4")
-    return float(np.count_nonzero(a == b)) / PERMUTATIONS
-
-
-def check_threshold(value: float, name: str) -> float:
-    """``value`` as a similarity threshold; ``ValueError`` naming ``name`` (the setting or
-    option it came from) unless it is above 0 and at most 1."""
-    if not 0 < value <= 1:  # NaN too
-        raise ValueError(f"{name} must be above 0 and at most 1, got {value}")
-    return float(value)
 
 
 def band_shape(threshold: float) -> tuple[int, int]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from nitpicker.policy.fragments import fragment_target
 from nitpicker.policy.hreflang import hreflang_problem
-from nitpicker.policy.minhash import similarity
+from nitpicker.policy.near_duplicate import similarity
 from nitpicker.policy.not_found import says_not_found
 from nitpicker.policy.sitemap_scope import outside_sitemap_scope
 from nitpicker.policy.transport import cookie_missing, cookie_name, hsts_max_age

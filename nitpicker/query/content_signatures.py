@@ -12,15 +12,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
-import numpy as np
-
-from nitpicker.policy.minhash import PERMUTATIONS
+from nitpicker.policy.near_duplicate import PERMUTATIONS
 from nitpicker.query._common import INTERNAL_HTML
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Iterator
 
+    import numpy as np
     from numpy.typing import NDArray
 
 __all__ = ["COMPARED", "MIN_WORDS", "read_signatures", "signature_batches"]
@@ -46,6 +45,8 @@ _BATCH: Final = 20_000
 
 
 def _matrix(rows: list[tuple[int, bytes]]) -> tuple[NDArray[np.int64], NDArray[np.uint32]]:
+    import numpy as np  # here: the query library is imported by every crawl, numpy by none
+
     ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
     signatures = np.frombuffer(b"".join(row[1] for row in rows), dtype="<u4")
     return ids, signatures.reshape(len(rows), PERMUTATIONS).astype(np.uint32)
