@@ -56,6 +56,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
+from nitpicker.archive.host_board import GivenUpHost
 from nitpicker.crawl.fetch_errors import HostGivenUp, describe_failure, is_host_failure
 from nitpicker.crawl.meta import META_HOST_PROBE, META_MODE
 from nitpicker.items import FollowMode
@@ -68,6 +69,8 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
+
+    from nitpicker.archive.host_board import HostBoard
 
 __all__ = ["BreakerSettings", "HostBreaker", "HostState", "host_key", "is_robots_txt", "url_host_key"]
 
@@ -121,13 +124,18 @@ class HostBreaker:
     """Gives up on a host after consecutive connection failures (see the module's doc)."""
 
     def __init__(self, config: BreakerSettings, stats: StatsCollector,
-                 crawler: Crawler | None = None, site_hosts: Iterable[str] = ()) -> None:
+                 crawler: Crawler | None = None, site_hosts: Iterable[str] = (),
+                 board: HostBoard | None = None) -> None:
         self.config = config
         self.stats = stats
         self.crawler = crawler
         self.site_hosts = frozenset(site_hosts)
         """``host:port`` of the crawl's roots: their robots.txt counts as one failure."""
         self.hosts: dict[str, HostState] = {}
+        self.board = board
+        """The hosts given up on that the other workers are told and that they gave up on
+        (``--workers N``, a Redis frontier); ``None`` or not shared: this process's only."""
+        self._board_version = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> HostBreaker:
@@ -143,7 +151,9 @@ class HostBreaker:
             raise NotConfigured(str(exc)) from exc
         assert crawler.stats is not None
         roots = config.roots if config is not None else ()
-        return cls(parsed, crawler.stats, crawler, site_hosts=map(url_host_key, roots))
+        board = getattr(getattr(crawler.spider, "session", None), "host_board", None)
+        return cls(parsed, crawler.stats, crawler, site_hosts=map(url_host_key, roots),
+                   board=board)
 
     # -- the policy (override in a subclass) -------------------------------------------------
 
@@ -168,6 +178,9 @@ class HostBreaker:
     # -- the middleware ----------------------------------------------------------------------
 
     async def process_request(self, request: Request) -> None:
+        board = self.board
+        if board is not None and board.version != self._board_version:
+            self._learn(board)
         if not self.hosts:
             return  # no host has failed: nothing to look up
         if request.meta.get(META_MODE) != _CHECK:
@@ -221,9 +234,31 @@ class HostBreaker:
         if state is None:
             return
         state.sent.discard(request)
-        waiters, state.waiters = state.waiters, []
-        for waiter in waiters:
-            waiter.callback(None)
+        _wake(state)
+
+    def _learn(self, board: HostBoard) -> None:
+        """The other workers' given-up hosts (as of this worker's last exchange with the shared
+        frontier): those not given up on here are given up on now, until the probe time they
+        were published with; those given up on here wait for the later of the two."""
+        self._board_version = board.version
+        now = monotonic()
+        for key, host in board.learnt().items():
+            probe_at = now + max(host.seconds, 0.0)
+            state = self.hosts.get(key)
+            if state is not None and state.probe_at is not None:
+                if not state.probing:
+                    state.probe_at = max(state.probe_at, probe_at)
+                continue
+            state = self.hosts.setdefault(key, HostState())
+            state.error, state.why, state.probe_at = host.error, host.why, probe_at
+            self.stats.inc_value("nitpicker/host_breaker/learnt")
+            logger.info("giving up on %s: another worker did %s (%s)", key, host.why, host.error)
+            self._drop_queued(key, state)
+            _wake(state)
+
+    def _publish(self, key: str, state: HostState) -> None:
+        if self.board is not None:
+            self.board.publish(GivenUpHost(key, state.error, state.why, self.config.probe_after))
 
     def _given_up(self, request: Request, state: HostState) -> HostGivenUp:
         return HostGivenUp(self.given_up_error(state), untried=not request.meta.get("retry_times"))
@@ -235,6 +270,8 @@ class HostBreaker:
         state = self.hosts.pop(key, None)  # an answer: the host is well
         if state is not None and state.probe_at is not None:
             logger.info("%s answers again: its URLs are fetched", key)
+            if self.board is not None:
+                self.board.withdraw(key)
         self._settled(request, state)
         return response
 
@@ -260,6 +297,7 @@ class HostBreaker:
                 logger.warning("giving up on %s %s (%s); probing it again in %.0f s", key,
                                state.why, state.error, self.config.probe_after)
                 self._drop_queued(key, state)
+            self._publish(key, state)
         self._settled(request, state)
 
     def _drop_queued(self, key: str, state: HostState) -> None:
@@ -302,6 +340,13 @@ def is_robots_txt(request: Request) -> bool:
     checked against robots.txt itself, not leased from the frontier)."""
     return (bool(request.meta.get("dont_obey_robotstxt")) and META_MODE not in request.meta
             and urlparse_cached(request).path == "/robots.txt")
+
+
+def _wake(state: HostState) -> None:
+    """The requests waiting for the host's requests in flight look again."""
+    waiters, state.waiters = state.waiters, []
+    for waiter in waiters:
+        waiter.callback(None)
 
 
 def _described(exception: BaseException) -> str:
