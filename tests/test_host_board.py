@@ -8,21 +8,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import pytest_twisted
 from scrapy import Request
+from scrapy.crawler import CrawlerRunner
 from scrapy.http import Response
 from scrapy.utils.test import get_crawler
+from twisted.internet.defer import DeferredList
 from twisted.internet.error import TimeoutError
 
+from fixtures.graph_site import GraphSite, SilentHost
 from nitpicker.archive import ArchiveWriter
 from nitpicker.archive.host_board import GivenUpHost, HostBoard
 from nitpicker.archive.shared_writer import SharedArchiveWriter
+from nitpicker.crawl.config import CrawlConfig
 from nitpicker.crawl.fetch_errors import HostGivenUp
 from nitpicker.crawl.meta import META_MODE
 from nitpicker.crawl.redis_frontier import RedisFrontier, connect_frontier, parse_frontier_url
 from nitpicker.default_settings import defaults
 from nitpicker.items import FollowMode
 from nitpicker.middlewares.host_breaker import HostBreaker
-from tests.helpers import writer_config
+from nitpicker.spiders.site import SiteSpider
+from tests.helpers import Archive, crawl_settings, writer_config
 from tests.redis_server import RedisServer, running_redis
 
 if TYPE_CHECKING:
@@ -161,3 +167,44 @@ def test_the_board_s_version_changes_with_what_is_learnt() -> None:
     assert board.version == 2, "published again (a failed probe): a later probe time"
     board.learn([])
     assert board.version == 3 and board.learnt() == {}
+
+
+LATER = 40
+
+
+@pytest.mark.integration
+@pytest_twisted.ensureDeferred
+async def test_two_workers_of_a_redis_frontier_cost_a_dead_host_one_connection(
+        tmp_path: Path, redis_server: RedisServer) -> None:
+    """Two crawlers (in this reactor) of one Redis frontier: the page linking a dead host's
+    first URL comes first, the page linking its 40 others 2.4 s later (four slow pages on). The worker whose
+    check met the host first gives it up (its robots.txt timed out) and the other learns it
+    with its frontier's next exchange: one connection in all, whichever worker gets which
+    checks (each worker would fetch robots.txt itself without the board)."""
+    with SilentHost() as dead, GraphSite(
+            {"/": ["/s1", dead.url("/x0")], "/s1": ["/s2"], "/s2": ["/s3"], "/s3": ["/s4"],
+             "/s4": [dead.url(f"/x{n}") for n in range(1, LATER + 1)]},
+            delays={f"/s{n}": 0.6 for n in range(1, 5)}) as site:
+        root = site.url("/")
+        settings = crawl_settings()
+        settings.setdict({"DOWNLOAD_TIMEOUT": 1, "NITPICKER_FRONTIER_CHUNK": 4},
+                         priority="cmdline")
+        frontier = f"{redis_server.url}?crawl=dead-host"
+        runner = CrawlerRunner(settings)
+        shards = [tmp_path / f"shard-{n}.nitpicker" for n in range(2)]
+        await DeferredList([
+            runner.crawl(SiteSpider, config=CrawlConfig(roots=(root,), output=str(shard),
+                                                        retry=0, render=False),
+                         frontier=frontier)
+            for shard in shards])
+        accepted = dead.accepted
+    rows = [row for shard in shards for row in Archive(shard).rows(
+        "SELECT url, status, untried FROM pages WHERE url LIKE ? AND scraped = 1",
+        dead.url("/x%"))]  # recorded (a shard holds the links it found as stubs too)
+    assert sorted(row["url"] for row in rows) == sorted(
+        dead.url(f"/x{n}") for n in range(LATER + 1))
+    assert {row["status"] for row in rows} == {-1}
+    assert accepted == 1, "one robots.txt: the host given up on by both workers"
+    learnt = [Archive(shard).rows("SELECT count(*) AS n FROM pages WHERE url LIKE ?"
+                                  " AND untried = 1", dead.url("/x%"))[0]["n"] for shard in shards]
+    assert all(learnt), "each worker recorded some of the host's URLs untried"
