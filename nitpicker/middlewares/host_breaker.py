@@ -33,14 +33,25 @@ fetched again), a failure keeps it open for as long again.
 It counts a failure only once the outage guard (:mod:`nitpicker.middlewares.outage`) has let it
 go — the network was up, the host was not — and sees each attempt the retry middleware makes:
 a URL retried after the host was given up on is recorded with the host's error, as tried
-(``untried = 0``). Each crawler process keeps its own breaker: with ``--workers N`` or the
-Redis frontier a dead host costs each worker its first failures, then that worker gives it up
-(``failures × workers`` timeouts at most, not one per URL).
+(``untried = 0``).
+
+With ``--workers N`` or a Redis frontier each crawler process has its breaker, and they share
+what they give up on through the frontier (:mod:`nitpicker.archive.host_board`): a host given
+up on here is published with its error and probe time, and the hosts the other workers gave up
+on are learnt with the round trips the frontier makes anyway (a lease, a flush of
+acknowledgements, a count), then given up on here as if this worker had (its queued requests
+failed, its robots.txt not fetched; stat ``…/learnt``). Nothing is asked of the store on a
+request's path, so a worker that reaches the host in the moments before it learns it still
+spends its own first failures. Probes stay local: each worker probes a learnt host once its
+probe time is up; a failed probe is published again and moves the others' probes back, and a
+host that answers any worker is withdrawn from the board (the others keep it until their own
+probe).
 
 A downloader middleware between the outage guard (560) and the retry middleware (550), at
 555, enabled by the add-on; ``NITPICKER_HOST_BREAKER_ENABLED = False``, or the crawl option
 ``host_breaker`` off (``crawl --no-host-breaker``, ``-a host_breaker=false``), removes it. Stats: ``nitpicker/host_breaker/opened`` (hosts given up
-on), ``…/given_up`` (requests not sent), ``…/probes``.
+on), ``…/learnt`` (hosts another worker gave up on), ``…/given_up`` (requests not sent),
+``…/probes``.
 """
 
 from __future__ import annotations
