@@ -24,6 +24,9 @@ from nitpicker.crawl.config import CrawlConfig
 from nitpicker.crawl.fetch_errors import HostGivenUp
 from nitpicker.crawl.meta import META_MODE
 from nitpicker.crawl.redis_frontier import RedisFrontier, connect_frontier, parse_frontier_url
+from nitpicker.crawl.session import CrawlSession
+from nitpicker.crawl.shared_scheduler import SCHEDULER
+from nitpicker.crawl.worker_role import WorkerRole
 from nitpicker.default_settings import defaults
 from nitpicker.items import FollowMode
 from nitpicker.middlewares.host_breaker import HostBreaker
@@ -170,6 +173,14 @@ def test_the_board_s_version_changes_with_what_is_learnt() -> None:
 
 
 LATER = 40
+SLOW = {f"/s{n}": 0.6 for n in range(1, 5)}
+
+
+def slow_chain(dead: SilentHost) -> dict[str, list[str]]:
+    """``/`` links the dead host's first URL and a chain of four slow pages (:data:`SLOW`),
+    the last of which links its :data:`LATER` others."""
+    return {"/": ["/s1", dead.url("/x0")], "/s1": ["/s2"], "/s2": ["/s3"], "/s3": ["/s4"],
+            "/s4": [dead.url(f"/x{n}") for n in range(1, LATER + 1)]}
 
 
 @pytest.mark.integration
@@ -181,10 +192,7 @@ async def test_two_workers_of_a_redis_frontier_cost_a_dead_host_one_connection(
     check met the host first gives it up (its robots.txt timed out) and the other learns it
     with its frontier's next exchange: one connection in all, whichever worker gets which
     checks (each worker would fetch robots.txt itself without the board)."""
-    with SilentHost() as dead, GraphSite(
-            {"/": ["/s1", dead.url("/x0")], "/s1": ["/s2"], "/s2": ["/s3"], "/s3": ["/s4"],
-             "/s4": [dead.url(f"/x{n}") for n in range(1, LATER + 1)]},
-            delays={f"/s{n}": 0.6 for n in range(1, 5)}) as site:
+    with SilentHost() as dead, GraphSite(slow_chain(dead), delays=SLOW) as site:
         root = site.url("/")
         settings = crawl_settings()
         settings.setdict({"DOWNLOAD_TIMEOUT": 1, "NITPICKER_FRONTIER_CHUNK": 4},
@@ -208,3 +216,31 @@ async def test_two_workers_of_a_redis_frontier_cost_a_dead_host_one_connection(
     learnt = [Archive(shard).rows("SELECT count(*) AS n FROM pages WHERE url LIKE ?"
                                   " AND untried = 1", dead.url("/x%"))[0]["n"] for shard in shards]
     assert all(learnt), "each worker recorded some of the host's URLs untried"
+
+
+@pytest.mark.integration
+@pytest_twisted.ensureDeferred
+async def test_two_workers_of_one_archive_cost_a_dead_host_one_connection(
+        tmp_path: Path) -> None:
+    """The same with ``--workers 2``'s frontier (the archive's table), its two workers
+    crawling in this reactor as the coordinator's processes do."""
+    with SilentHost() as dead, GraphSite(slow_chain(dead), delays=SLOW) as site:
+        config = CrawlConfig(roots=(site.url("/"),), output=str(tmp_path / "w.nitpicker"),
+                             retry=0, render=False)
+        coordinator = CrawlSession(config)
+        coordinator.open()  # the archive, the run, the roots: as `crawl --workers` does
+        coordinator.archive.commit()
+        settings = crawl_settings()
+        settings.setdict({"DOWNLOAD_TIMEOUT": 1, "SCHEDULER": SCHEDULER}, priority="cmdline")
+        runner = CrawlerRunner(settings)
+        await DeferredList([
+            runner.crawl(SiteSpider, config=config,
+                         worker_role=WorkerRole(n, 2, owner=f"test.{n}", lease_seconds=30))
+            for n in range(2)])
+        accepted = dead.accepted
+        coordinator.archive.abandon()
+    rows = Archive(tmp_path / "w.nitpicker").rows(
+        "SELECT url, status, untried FROM pages WHERE url LIKE ? AND scraped = 1",
+        dead.url("/x%"))
+    assert len(rows) == LATER + 1 and {row["status"] for row in rows} == {-1}
+    assert accepted == 1, "one robots.txt: the host given up on by both workers"
