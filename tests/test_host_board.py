@@ -1,7 +1,9 @@
 """HostBoard (nitpicker/archive/host_board.py, issue 27 item 2): the hosts one worker's breaker
 gave up on are given up on by the other workers, learnt with the round trips their frontier
 makes anyway — the archive's shared frontier of ``--workers N`` (its lease) and a Redis frontier
-against a real redis-server (``FLUSH``, ``COUNTS``)."""
+against a real redis-server (``FLUSH``, ``COUNTS``): two workers' breakers driven over each
+store, then real crawls of two workers in this reactor against a port that accepts and never
+answers (:class:`fixtures.graph_site.SilentHost`)."""
 
 from __future__ import annotations
 
@@ -188,10 +190,10 @@ def slow_chain(dead: SilentHost) -> dict[str, list[str]]:
 async def test_two_workers_of_a_redis_frontier_cost_a_dead_host_one_connection(
         tmp_path: Path, redis_server: RedisServer) -> None:
     """Two crawlers (in this reactor) of one Redis frontier: the page linking a dead host's
-    first URL comes first, the page linking its 40 others 2.4 s later (four slow pages on). The worker whose
-    check met the host first gives it up (its robots.txt timed out) and the other learns it
-    with its frontier's next exchange: one connection in all, whichever worker gets which
-    checks (each worker would fetch robots.txt itself without the board)."""
+    first URL comes first, the page linking its 40 others after four slow pages. The worker
+    whose check met the host first gives it up (its robots.txt timed out) and the other learns
+    it with its frontier's next exchange: one connection in all, whichever worker gets which
+    checks (without the board, each worker fetches robots.txt itself)."""
     with SilentHost() as dead, GraphSite(slow_chain(dead), delays=SLOW) as site:
         root = site.url("/")
         settings = crawl_settings()

@@ -4,10 +4,11 @@ A site linking hundreds of URLs on a host that never answers made the crawl wait
 download timeout for each of them. Here, per host (``host:port``) of the out-of-scope checks
 (``FollowMode.METADATA``; the site's own pages are never held or given up on: a site that
 stops answering is the outage guard's), consecutive failures at the connection or in TLS —
-DNS lookup failed, connection refused or reset, timeout, TLS error — are counted, and any HTTP answer resets the count. While a host has failed and not answered since,
-it gets no more requests in flight than the failures still needed to give it up (the others
-wait for their outcome), so that a dead host is given up on after one round of timeouts, not
-after every request already sent has timed out. After ``NITPICKER_HOST_BREAKER_FAILURES`` (3) in
+DNS lookup failed, connection refused or reset, timeout, TLS error — are counted, and any
+HTTP answer resets the count. While a host has failed and not answered since, it gets no more
+requests in flight than the failures still needed to give it up (the others wait for their
+outcome), so that a dead host is given up on after one round of timeouts, not after every
+request already sent has timed out. After ``NITPICKER_HOST_BREAKER_FAILURES`` (3) in
 a row the host is *open*: its requests still to come are not sent — those waiting in the
 downloader's queue for the host's slot are taken out of it at once — and each fails with
 :class:`~nitpicker.crawl.fetch_errors.HostGivenUp`, and the spider records the URL with the
@@ -27,8 +28,9 @@ probed after the wait below and its later URLs are fetched; those recorded meanw
 root's host counts as one failure, as any request: the site's own host is not given up on for
 one slow answer.
 
-After ``NITPICKER_HOST_BREAKER_PROBE_AFTER`` seconds (60) the next request to the host goes out as a probe, alone: an answer closes the breaker (the host's next URLs are
-fetched again), a failure keeps it open for as long again.
+After ``NITPICKER_HOST_BREAKER_PROBE_AFTER`` seconds (60) the next request to the host goes
+out as a probe, alone: an answer closes the breaker (the host's next URLs are fetched again), a
+failure keeps it open for as long again.
 
 It counts a failure only once the outage guard (:mod:`nitpicker.middlewares.outage`) has let it
 go — the network was up, the host was not — and sees each attempt the retry middleware makes:
@@ -49,9 +51,9 @@ probe).
 
 A downloader middleware between the outage guard (560) and the retry middleware (550), at
 555, enabled by the add-on; ``NITPICKER_HOST_BREAKER_ENABLED = False``, or the crawl option
-``host_breaker`` off (``crawl --no-host-breaker``, ``-a host_breaker=false``), removes it. Stats: ``nitpicker/host_breaker/opened`` (hosts given up
-on), ``…/learnt`` (hosts another worker gave up on), ``…/given_up`` (requests not sent),
-``…/probes``.
+``host_breaker`` off (``crawl --no-host-breaker``, ``-a host_breaker=false``), removes it.
+Stats: ``nitpicker/host_breaker/opened`` (hosts given up on), ``…/learnt`` (hosts another
+worker gave up on), ``…/given_up`` (requests not sent), ``…/probes``.
 """
 
 from __future__ import annotations
@@ -83,7 +85,8 @@ if TYPE_CHECKING:
 
     from nitpicker.archive.host_board import HostBoard
 
-__all__ = ["BreakerSettings", "HostBreaker", "HostState", "host_key", "is_robots_txt", "url_host_key"]
+__all__ = ["BreakerSettings", "HostBreaker", "HostState", "host_key", "is_robots_txt",
+           "url_host_key"]
 
 logger = logging.getLogger(__name__)
 
