@@ -163,7 +163,10 @@ SETTINGS: tuple[Setting, ...] = (
             "(`--no-host-breaker` does it for one crawl)."),
     Setting("NITPICKER_HOST_BREAKER_FAILURES", 3,
             "Connection failures in a row (DNS lookup failed, refused, reset, timeout, TLS "
-            "error) after which a host is given up on; any HTTP answer resets the count."),
+            "error) after which a host is given up on; any HTTP answer resets the count. A "
+            "host's robots.txt that fails so counts for all of them (not a root's host's). With "
+            "`--workers N` or a Redis frontier, a host one worker gives up on is given up on "
+            "by all."),
     Setting("NITPICKER_HOST_BREAKER_PROBE_AFTER", 60.0,
             "Seconds after which one request to a given-up host is sent as a probe: an "
             "answer fetches its URLs again, a failure gives it up for as long again."),

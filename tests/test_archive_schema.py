@@ -69,6 +69,7 @@ TABLES = {
     "page_fragment_ids",
     "content_clusters",
     "soft404_probes",
+    "given_up_hosts",
     "migrations",
 }
 

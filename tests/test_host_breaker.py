@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytest_twisted
 from scrapy import Request
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 
 def breaker(**settings: Any) -> HostBreaker:
     return HostBreaker.from_crawler(get_crawler(settings_dict={**defaults(), **settings}))
+
+
+def robots_txt(host: str) -> Request:
+    """The robots.txt request of Scrapy's robots.txt middleware."""
+    return Request(f"http://{host}/robots.txt", meta={"dont_obey_robotstxt": True})
 
 
 def request(path: str, host: str = "dead.test", mode: FollowMode = FollowMode.METADATA
@@ -175,6 +180,37 @@ def test_a_probe_waits_probe_after_seconds() -> None:
         go(middleware, request("/too-soon"))
 
 
+def test_a_robots_txt_that_fails_at_the_connection_gives_its_host_up_at_once() -> None:
+    """robots.txt is a host's first contact: one failure of it gives the host up (not three),
+    and a retry of it is not sent, so that the checks waiting for it are answered now."""
+    middleware = breaker(NITPICKER_HOST_BREAKER_FAILURES=3)
+    robots = robots_txt("dead.test")
+    go(middleware, robots)
+    middleware.process_exception(robots, TimeoutError(string="took longer than 5.0 seconds"))
+    with pytest.raises(HostGivenUp) as given_up:
+        go(middleware, request("/a-check"))
+    assert given_up.value.untried
+    assert given_up.value.error.endswith(
+        "(host given up on after its robots.txt failed: not requested)")
+    assert middleware.stats.get_value("nitpicker/host_breaker/opened") == 1
+    retried = robots_txt("dead.test")
+    retried.meta["retry_times"] = 1
+    with pytest.raises(IgnoreRequest, match="robots.txt of a host given up on"):
+        go(middleware, retried)
+    go(middleware, robots_txt("other.test"))  # another host's robots.txt goes
+
+
+def test_a_root_s_robots_txt_counts_as_one_failure() -> None:
+    """The robots.txt of a root's host is the site's: one failure of three, as any request."""
+    middleware = HostBreaker.from_crawler(get_crawler(settings_dict=defaults()))
+    middleware.site_hosts = frozenset({"site.test:80"})
+    robots = robots_txt("site.test")
+    go(middleware, robots)
+    middleware.process_exception(robots, TimeoutError())
+    go(middleware, request("/check", "site.test"))  # 1 failure of 3: checks still go
+    assert middleware.hosts["site.test:80"].failures == 1
+
+
 @pytest.mark.parametrize(("settings", "message"), [
     ({"NITPICKER_HOST_BREAKER_ENABLED": False}, "NITPICKER_HOST_BREAKER_ENABLED is false"),
     ({"NITPICKER_HOST_BREAKER_FAILURES": 0}, "NITPICKER_HOST_BREAKER_FAILURES must be at least 1"),
@@ -197,6 +233,7 @@ def dead_links_site(dead: SilentHost) -> GraphSite:
 @pytest.mark.integration
 @pytest_twisted.ensureDeferred
 async def test_a_dead_host_s_urls_are_recorded_untried(tmp_path: Path) -> None:
+    """Its robots.txt times out: the host is given up on, and none of its URLs is requested."""
     with SilentHost() as dead, dead_links_site(dead) as site:
         archive = await crawl(tmp_path, [site.url("/")], parallels=4,
                               settings={"DOWNLOAD_TIMEOUT": 1})
@@ -204,12 +241,31 @@ async def test_a_dead_host_s_urls_are_recorded_untried(tmp_path: Path) -> None:
     rows = archive.rows("SELECT url, status, status_text, untried FROM pages"
                         " WHERE url LIKE ?", dead.url("/x%"))
     assert len(rows) == DEAD_LINKS and {row["status"] for row in rows} == {-1}
-    untried = [row for row in rows if row["untried"]]
-    # robots.txt and at most --parallels URLs were requested; the breaker answered the rest
-    assert accepted <= 1 + 4 and len(untried) >= DEAD_LINKS - 4
+    assert accepted == 1, "robots.txt only"
+    assert all(row["untried"] for row in rows)
     assert all(row["status_text"].startswith("Timeout: ") for row in rows)
-    assert all("not requested" in row["status_text"] for row in untried)
+    assert all(row["status_text"].endswith("after its robots.txt failed: not requested)")
+               for row in rows)
     assert archive.page(site.url("/about"))["status"] == 200
+
+
+@pytest.mark.integration
+@pytest_twisted.ensureDeferred
+async def test_without_robots_txt_a_dead_host_is_given_up_after_its_failures(
+        tmp_path: Path) -> None:
+    with SilentHost() as dead, dead_links_site(dead) as site:
+        archive = await crawl(tmp_path, [site.url("/")], parallels=4, ignore_robots=True,
+                              settings={"DOWNLOAD_TIMEOUT": 1})
+        accepted = dead.accepted
+    rows = archive.rows("SELECT url, status, status_text, untried FROM pages"
+                        " WHERE url LIKE ?", dead.url("/x%"))
+    assert len(rows) == DEAD_LINKS and {row["status"] for row in rows} == {-1}
+    untried = [row for row in rows if row["untried"]]
+    # at most the --parallels URLs in flight at the first failure and the 2 failures still
+    # needed then were requested; the breaker answered the rest
+    assert accepted <= 4 + 2 and len(untried) >= DEAD_LINKS - 4 - 2
+    assert all("after 3 connection failures in a row: not requested" in row["status_text"]
+               for row in untried)
 
 
 @pytest.mark.integration

@@ -80,12 +80,14 @@ MERGED_TABLES: Final = frozenset({
     "structured_items", "structured_data_errors", "extracted_values",
     "technology_runs", "technologies", "technology_categories", "page_technologies",
     "page_content", "page_fragment_ids", "content_clusters", "soft404_probes",
+    "given_up_hosts",
 })
 """Every table the merge carries over (``migrations`` and ``info`` are made afresh; the site
 checks' two and the near-duplicate clusters are made afresh too: the checks run over the merged
 archive; the template clusters, ``templates`` and ``page_templates``, are derived: computed
 afresh over the merged snapshots, :func:`~nitpicker.archive.template_store.record_templates`; the technologies' four are left
-empty: ``nitpicker technologies`` detects them over the merged archive). A table added to the
+empty: ``nitpicker technologies`` detects them over the merged archive; ``given_up_hosts`` is
+left empty: it guides the workers of a crawl while it runs). A table added to the
 schema and not here makes the merge refuse: it would be dropped silently."""
 
 _REPOINT_ROUNDS: Final = 32

@@ -323,6 +323,18 @@ ALTER TABLE pages ADD COLUMN untried INTEGER NOT NULL DEFAULT 0
 consecutive connection failures to a host, its other URLs are recorded with the same error
 (``status`` -1) and ``untried = 1``, not fetched one by one."""
 
+_GIVEN_UP_HOSTS: Final = """
+CREATE TABLE given_up_hosts (     -- hosts a worker of --workers N gave up on, for the others
+    host TEXT PRIMARY KEY,          -- host:port
+    error TEXT NOT NULL,            -- its last connection error, as recorded
+    why TEXT NOT NULL,              -- 'after 3 connection failures in a row', ...
+    probe_at REAL NOT NULL          -- Unix time after which it may be probed; then ignored
+) WITHOUT ROWID
+"""
+"""The host breaker shared by the workers of ``--workers N`` (issue 27, item 2): a host one
+worker gave up on is given up on by the others when they next lease
+(:mod:`nitpicker.archive.host_board`); a host that answers again is deleted."""
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -359,4 +371,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0040_page_content", PAGE_CONTENT),
     ("0041_content_signatures", CONTENT_SIGNATURES),
     ("0042_soft404_probes", SOFT404_PROBES),
+    ("0043_given_up_hosts", _GIVEN_UP_HOSTS),
 )

@@ -9,6 +9,12 @@ transaction): a page whose lease was taken over is dropped, never recorded twice
 
 Every lease is committed at once, so the other workers see it; the pending count is the
 table's, looked up when this worker's own count runs out.
+
+The lease also exchanges the hosts the workers' breakers gave up on (:attr:`board`, a
+:class:`~nitpicker.archive.host_board.HostBoard`; the ``given_up_hosts`` table, migration
+``0043_given_up_hosts``): this worker's news are written in the lease's transaction and the
+hosts whose probe time is ahead read back, so that a dead host is given up on by every worker
+without a statement of its own on any request's path.
 """
 
 from __future__ import annotations
@@ -25,16 +31,23 @@ from nitpicker.archive.frontier_store import (
     PENDING,
     FrontierStore,
 )
+from nitpicker.archive.host_board import GivenUpHost
 
 if TYPE_CHECKING:
     from nitpicker.archive.batch import Batch
     from nitpicker.archive.frontier_store import FrontierEntry
+    from nitpicker.archive.host_board import HostBoard
 
 __all__ = ["SharedFrontierStore"]
 
 _LEASE_EXPIRED = ("SELECT id, url, depth, mode FROM frontier WHERE state = 1 AND lease_expires < ?"
                   " ORDER BY lease_expires LIMIT ?")
 _TAKE = "UPDATE frontier SET state = 1, lease_owner = ?, lease_expires = ? WHERE id = ?"
+_GIVE_UP = ("INSERT INTO given_up_hosts(host, error, why, probe_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(host) DO UPDATE SET error = excluded.error, why = excluded.why,"
+            " probe_at = max(probe_at, excluded.probe_at)")
+_WELL = "DELETE FROM given_up_hosts WHERE host = ?"
+_GIVEN_UP = "SELECT host, error, why, probe_at FROM given_up_hosts WHERE probe_at > ?"
 
 
 class SharedFrontierStore(FrontierStore):
@@ -47,6 +60,8 @@ class SharedFrontierStore(FrontierStore):
         self.owner = owner
         self.lease_seconds = lease_seconds
         self._commit = archive.commit
+        self.board: HostBoard | None = None
+        """The hosts given up on, exchanged at each lease (set by the crawl session)."""
 
     @serialised
     def lease(self, limit: int) -> list[FrontierEntry]:
@@ -68,8 +83,23 @@ class SharedFrontierStore(FrontierStore):
         if rows:
             expires = now + self.lease_seconds
             conn.executemany(_TAKE, [(self.owner, expires, row[0]) for row in rows])
+        if self.board is not None:
+            self._exchange(self.board, now)
         self._commit()
         return rows
+
+    def _exchange(self, board: HostBoard, now: float) -> None:
+        """Write this worker's given-up hosts (and those that answer again), read everyone's
+        whose probe time is ahead (in the lease's transaction)."""
+        conn = self._conn
+        given_up, well = board.outgoing()
+        if given_up:
+            conn.executemany(_GIVE_UP, [(host.host, host.error, host.why, now + host.seconds)
+                                        for host in given_up])
+        if well:
+            conn.executemany(_WELL, [(host,) for host in well])
+        board.learn([GivenUpHost(host, error, why, probe_at - now, probe_at)
+                     for host, error, why, probe_at in conn.execute(_GIVEN_UP, (now,))])
 
     @serialised
     def holds(self, frontier_id: int) -> bool:

@@ -29,6 +29,10 @@ How it keeps its promises (the keys and the scripts: :mod:`nitpicker.crawl.redis
   blip) re-receives exactly what the first call took; a spent token gets nothing.
 - **Redis restarting**: calls are retried for ``NITPICKER_FRONTIER_RETRY_SECONDS``; past that
   the run fails with ``error_code = network`` and its leases expire.
+- **Dead hosts given up on by all**: the hosts this worker's breaker gave up on (or found well
+  again) go with the next ``FLUSH``, and each ``FLUSH`` and ``COUNTS`` answers with the hosts
+  given up on by any worker (:attr:`RedisFrontier.board`, :mod:`nitpicker.archive.host_board`):
+  no round trip of their own.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from nitpicker.archive.connection import serialised
 from nitpicker.archive.frontier_port import FrontierUnavailable
 from nitpicker.archive.frontier_store import remember_missed
+from nitpicker.archive.host_board import GivenUpHost
 from nitpicker.crawl import redis_lua
 from nitpicker.crawl.redis_settings import (
     FrontierSettings,
@@ -64,6 +69,7 @@ if TYPE_CHECKING:
     import redis
 
     from nitpicker.archive.frontier_port import LeasedEntry
+    from nitpicker.archive.host_board import HostBoard
     from nitpicker.archive.writer import ArchiveWriter
 
 __all__ = ["FrontierCounts", "FrontierSettings", "RedisFrontier", "check_frontier_url",
@@ -126,6 +132,8 @@ class RedisFrontier:
         self._idle_until = 0.0
         self.on_unavailable: Callable[[FrontierUnavailable], None] | None = None
         """Called (on the reactor's thread) when a lease call fails for good: the run fails."""
+        self.board: HostBoard | None = None
+        """The hosts given up on, exchanged by ``FLUSH`` and ``COUNTS`` (set by the session)."""
 
     def attach(self, archive: ArchiveWriter) -> None:
         """Work for ``archive`` (the worker's shard): its batch is committed before a chunk is
@@ -161,8 +169,18 @@ class RedisFrontier:
 
     def refresh(self) -> FrontierCounts:
         """The counts, asked of Redis now."""
-        self._count(self._run("COUNTS"))
+        reply = self._run("COUNTS")
+        self._count(reply)
+        self._learn(reply[4])
         return self.counts
+
+    def _learn(self, raw: bytes | str) -> None:
+        """The given-up hosts a ``FLUSH`` or ``COUNTS`` answered with, to the board."""
+        if self.board is None:
+            return
+        self.board.learn([GivenUpHost(str(host), str(error), str(why), float(ms) / 1000,
+                                      float(at))
+                          for host, error, why, ms, at in json.loads(raw)])
 
     # -- the crawl's identity ---------------------------------------------------------------
 
@@ -256,13 +274,20 @@ class RedisFrontier:
     @serialised
     def committed(self) -> None:
         """The shard's batch is on disk: send its acknowledgements and links, in one script."""
-        if not (self._acks or self._adds or self._done_keys):
+        board = self.board
+        if not (self._acks or self._adds or self._done_keys
+                or (board is not None and board.has_outgoing())):
             return
-        job = {"ttl": self._ttl_ms, "renew": self._held_tokens, "acks": self._acks,
-               "done": self._done_keys, "add": self._adds}
+        job: dict[str, Any] = {"ttl": self._ttl_ms, "renew": self._held_tokens,
+                               "acks": self._acks, "done": self._done_keys, "add": self._adds}
+        if board is not None:
+            given_up, well = board.outgoing()
+            job["give_up"] = [[h.host, h.error, h.why, int(h.seconds * 1000)] for h in given_up]
+            job["well"] = well
         reply = self._run("FLUSH", json.dumps(job, separators=(",", ":")))
         self._acks, self._done_keys, self._adds = [], [], []
         self._count(reply)
+        self._learn(reply[5])
 
     @serialised
     def lease(self, limit: int) -> list[LeasedEntry]:

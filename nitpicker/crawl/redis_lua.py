@@ -20,6 +20,8 @@ key                       type       what it holds
 ``P:seq``                 string     the last entry id
 ``P:stats``               hash       ``done``, ``expired`` counters
 ``P:meta``                hash       ``roots`` (JSON), ``created_at``: which crawl this is
+``P:hosts``               hash       ``host:port`` -> JSON ``[error, why, probe_at_ms]``: the hosts
+                                     a worker's breaker gave up on (:mod:`nitpicker.archive.host_board`)
 ========================  =========  =========================================================
 
 A lease token is ``<worker>:<chunk number>``. Leasing with a token that holds a chunk returns
@@ -27,6 +29,13 @@ that chunk's entries again (a retried call whose answer was lost gets exactly wh
 call took); leasing with a spent token returns nothing (seed 002 A14, idempotent re-claims).
 Every lease call first returns the entries of expired leases to pending (a dead worker's chunk),
 and every acknowledgement pushes the deadline of the lease it belongs to.
+
+The given-up hosts ride on ``FLUSH`` (the job's optional ``give_up`` and ``well`` lists write
+them) and ``COUNTS``: both replies end with one more element, a JSON list of
+``[host, error, why, ms_left, probe_at_ms]`` for the hosts whose probe time is ahead (Redis's
+clock). The elements before it are as they were, so a reader of the old replies (the first four
+counts, then ``added``) reads the same; ``LEASE``'s reply is unchanged. A worker of an older
+version ignores ``P:hosts`` (it keeps its own breaker).
 """
 
 from __future__ import annotations
@@ -71,6 +80,20 @@ local function counts()
     tonumber(redis.call('HGET', P .. ':stats', 'done') or '0'),
     checks,
   }
+end
+
+-- The hosts given up on whose probe time is ahead, as JSON (see the module's doc).
+local function given_up_hosts()
+  local now = now_ms()
+  local out = {}
+  local all = redis.call('HGETALL', P .. ':hosts')
+  for i = 1, #all, 2 do
+    local h = cjson.decode(all[i + 1])
+    local at = tonumber(h[3])
+    if at > now then table.insert(out, {all[i], h[1], h[2], at - now, at}) end
+  end
+  if #out == 0 then return '[]' end
+  return cjson.encode(out)
 end
 
 local function retire(token)
@@ -195,8 +218,17 @@ for _, e in ipairs(job.add) do
     added = added + 1
   end
 end
+local hosts = P .. ':hosts'
+for _, h in ipairs(job.give_up or {}) do  -- [host, error, why, seconds_ms]
+  local at = now_ms() + tonumber(h[4])
+  local before = redis.call('HGET', hosts, h[1])
+  if before then at = math.max(at, tonumber(cjson.decode(before)[3])) end
+  redis.call('HSET', hosts, h[1], cjson.encode({h[2], h[3], at}))
+end
+for _, host in ipairs(job.well or {}) do redis.call('HDEL', hosts, host) end
 local out = counts()
 table.insert(out, added)
+table.insert(out, given_up_hosts())
 return out
 """
 
@@ -268,5 +300,7 @@ return 0
 """
 
 COUNTS: Final = _PRELUDE + r"""
-return counts()
+local out = counts()
+table.insert(out, given_up_hosts())
+return out
 """

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nitpicker.archive.host_board import HostBoard
 from nitpicker.archive.template_store import record_templates_after_crawl
 from nitpicker.archive.worker import ArchiveWorker, yield_to_archive_thread
 from nitpicker.archive.writer import ArchiveError, ArchiveWriter
@@ -123,6 +124,9 @@ class CrawlSession:
         """Set by the spider: this run is one worker of a distributed crawl, its archive a
         shard, its URLs leased from this frontier (:mod:`nitpicker.crawl.redis_frontier`).
         Never together with :attr:`role` (``--workers`` share one archive, not Redis)."""
+        self.host_board = HostBoard()
+        """The hosts the host breaker gave up on, exchanged with the other workers by a shared
+        frontier (:mod:`nitpicker.archive.host_board`); not shared in a crawl of its own."""
 
     def policy_url(self, url: str) -> ParsedUrl | None:
         """``url`` normalised as the crawl's policies see it (cached)."""
@@ -156,6 +160,8 @@ class CrawlSession:
             self.writer = ArchiveWriter.create(self.config)
         if shared is not None:
             shared.attach(self.writer)
+            shared.board = self.host_board
+            self.host_board.shared = True
             self.writer.use_frontier(shared, shared.committed)
         try:
             self._start_run(self.writer)
@@ -174,6 +180,8 @@ class CrawlSession:
         writer = SharedArchiveWriter.attach(
             Path(self.config.output), owner=role.owner, lease_seconds=role.lease_seconds)
         self.writer = writer
+        writer.frontier.board = self.host_board
+        self.host_board.shared = True
         self.worker = ArchiveWorker(self._worker_failed)
         writer.more_queued = self.worker.has_queued
         yield_to_archive_thread()
