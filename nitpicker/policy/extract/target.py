@@ -159,7 +159,7 @@ class _Target:
             if tag == "a":  # many: only a named one is a fragment target, none is the main
                 if "id" in attrib or "name" in attrib:
                     content.name(attrib)
-            elif attrib or tag in content.watch:
+            elif tag in content.watch or attrib and (content.seeking or "id" in attrib):
                 content.start(tag, attrib)
         if tag == "a":  # the hot path (every page has many links): inlined
             stack = self.open_anchors
@@ -169,11 +169,9 @@ class _Target:
                 return
             self.room -= 1
             texts = self.texts
-            if stack:
+            if stack or content is not None:  # the main content reads the whole list
                 mark = len(texts)
             else:
-                if content is not None:
-                    content.flush()
                 texts.clear()  # nothing before an outermost link is needed any more
                 mark = 0
             ref = AnchorRef(href.strip(" \t\n\r\f"), "", "a")
