@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from nitpicker.archive.content_signer import IN_FLIGHT, ContentSigner
+from nitpicker.archive.content_signer import BATCH, IN_FLIGHT, ContentSigner
 from nitpicker.archive.page_data import record_page_data, store_signatures
 from nitpicker.archive.schema import migrate
 from nitpicker.items import PageItem
@@ -78,14 +78,15 @@ def test_a_dead_child_leaves_the_signing_to_the_crawl(caplog: pytest.LogCaptureF
     signer = ContentSigner()
     try:
         signer.send(1, TEXT)
+        first = signer.collect()
         assert signer._child is not None
         signer._child.kill()
         signer._child.wait()
-        signer.send(2, TEXT + " more")
-        signer.send(3, TEXT + " and more")
+        for key in range(2, 2 + BATCH + 2):  # a batch written to the dead child, and more
+            signer.send(key, f"{TEXT} {key}")
         signed = signer.collect()
     finally:
         signer.close()
-    assert signed == [(1, fingerprint(TEXT)), (2, fingerprint(TEXT + " more")),
-                      (3, fingerprint(TEXT + " and more"))]
+    assert first == [(1, fingerprint(TEXT))]
+    assert signed == [(key, fingerprint(f"{TEXT} {key}")) for key in range(2, 2 + BATCH + 2)]
     assert "content signer process failed" in caplog.text

@@ -12,10 +12,11 @@ crawl's threads is writing the text to a pipe and reading 524 bytes a page back.
 - **Started lazily**, at the first text, so a writer that records no main content (a merge, a
   ``--no-render`` check of external URLs, the content facts off) starts nothing, and numpy is
   imported by the child, not by the crawl.
-- **In order**: the child answers each text, in the order sent, with one fixed-size record
-  (words, content hash, signature). The parent keeps at most :data:`IN_FLIGHT` texts
-  unanswered (it reads answers before sending more), so the child's answers never fill the
-  pipe and neither side waits for the other forever.
+- **In order, in batches**: texts are written :data:`BATCH` at a time, and the child answers
+  each, in the order written, with one fixed-size record (words, content hash, signature),
+  read back all at once when the batch commits. The parent keeps at most :data:`IN_FLIGHT`
+  texts unanswered (it reads answers before writing more), so the child's answers never fill
+  the pipe and neither side waits for the other forever.
 - **Durable as the page**: the page's ``page_content`` row is written with its text
   unsigned and updated with the signature before the batch commits
   (:meth:`~nitpicker.archive.page_recorder.PageRecorder.store_signatures`): a batch is
@@ -38,13 +39,18 @@ from typing import IO, TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from nitpicker.policy.minhash import ContentFingerprint
 
-__all__ = ["IN_FLIGHT", "ContentSigner"]
+__all__ = ["BATCH", "IN_FLIGHT", "ContentSigner"]
 
 logger = logging.getLogger(__name__)
 
 IN_FLIGHT: Final = 64
-"""Texts sent and not yet answered, at most (their answers: 64 × 524 bytes, within a pipe's
-64 KiB buffer)."""
+"""Texts written to the child and not yet answered, at most (their answers: 64 × 524 bytes,
+within a pipe's 64 KiB buffer, so the child never waits to answer while this side waits to
+write)."""
+BATCH: Final = 16
+BATCH_BYTES: Final = 256 * 1024
+"""Texts are written to the child this many (or this many bytes) at a time, one call each:
+a write a page cost the archive's thread ~80 µs of system calls and wake-ups."""
 
 _LENGTH: Final = struct.Struct("<I")
 _ANSWER: Final = struct.Struct("<iq512s")
@@ -61,28 +67,28 @@ class ContentSigner:
         self._local = False
         """The child failed (or could not start): sign on the calling thread from now on."""
         self._waiting: deque[tuple[int, str]] = deque()
-        """Texts sent and not answered yet, in order (key, text)."""
+        """Texts not answered yet, in order (key, text): those written to the child, then
+        those still in :attr:`_unwritten`."""
+        self._unwritten = bytearray()
+        self._unwritten_count = 0
         self._signed: list[tuple[int, ContentFingerprint]] = []
         """Answers read before :meth:`collect` asked for them."""
 
     def send(self, key: int, text: str) -> None:
         """Have ``text`` signed; its signature comes back from :meth:`collect` under ``key``."""
-        if not self._local and len(self._waiting) >= IN_FLIGHT:
-            self._read(len(self._waiting) - IN_FLIGHT // 2)
         self._waiting.append((key, text))
         if self._local:  # signed in order, by collect
             return
         data = text.encode("utf-8", "surrogatepass")
-        try:
-            stdin = self._stdin()
-            stdin.write(_LENGTH.pack(len(data)))
-            stdin.write(data)
-            stdin.flush()
-        except (OSError, ValueError) as exc:
-            self._fail(exc)
+        self._unwritten += _LENGTH.pack(len(data))
+        self._unwritten += data
+        self._unwritten_count += 1
+        if self._unwritten_count >= BATCH or len(self._unwritten) >= BATCH_BYTES:
+            self._write()
 
     def collect(self) -> list[tuple[int, ContentFingerprint]]:
         """The ``(key, fingerprint)`` of every text sent since the last call, in order."""
+        self._write()
         self._read(len(self._waiting))
         signed, self._signed = self._signed, []
         return signed
@@ -92,6 +98,8 @@ class ContentSigner:
         child, self._child = self._child, None
         self._waiting.clear()
         self._signed.clear()
+        self._unwritten.clear()
+        self._unwritten_count = 0
         if child is None:
             return
         try:
@@ -107,45 +115,62 @@ class ContentSigner:
 
     # -- the child ------------------------------------------------------------------------
 
-    def _stdin(self) -> IO[bytes]:
-        if self._child is None:
-            self._child = subprocess.Popen(
-                [sys.executable, "-m", "nitpicker.archive.content_signer"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                close_fds=True)
-        assert self._child.stdin is not None
-        return self._child.stdin
+    def _write(self) -> None:
+        """Write the texts not written yet, in one call, after reading as many answers as
+        keep :data:`IN_FLIGHT` texts or fewer unanswered."""
+        count = self._unwritten_count
+        if not count or self._local:
+            return
+        self._read(len(self._waiting) - IN_FLIGHT)  # answers of texts written before
+        if self._local:
+            return
+        try:
+            if self._child is None:
+                self._child = subprocess.Popen(
+                    [sys.executable, "-m", "nitpicker.archive.content_signer"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                    close_fds=True)
+            assert self._child.stdin is not None
+            self._child.stdin.write(self._unwritten)
+            self._child.stdin.flush()
+        except (OSError, ValueError) as exc:
+            self._fail(exc)
+        finally:
+            self._unwritten.clear()
+            self._unwritten_count = 0
 
     def _read(self, count: int) -> None:
-        """Take ``count`` answers from the child (signed here instead if it has failed)."""
-        if not count or not self._waiting:
+        """Take the answers of the first ``count`` texts written (signed here instead when the
+        child has failed), all in one read."""
+        count = min(count, len(self._waiting) - self._unwritten_count)
+        if count <= 0:
             return  # every commit asks: numpy is imported only once there are answers
         from nitpicker.policy.minhash import ContentFingerprint
 
-        while count > 0 and self._waiting:
-            if self._local or self._child is None:
-                key, text = self._waiting.popleft()
-                self._signed.append((key, _sign_here(text)))
-                count -= 1
-                continue
-            assert self._child.stdout is not None
+        if not self._local:
+            assert self._child is not None and self._child.stdout is not None
             try:
-                answer = self._child.stdout.read(_ANSWER.size)
-                if len(answer) != _ANSWER.size:
+                answers = self._child.stdout.read(count * _ANSWER.size)
+                if len(answers) != count * _ANSWER.size:
                     raise EOFError(f"exit status {self._child.poll()}")
             except (OSError, EOFError) as exc:
                 self._fail(exc)
-                continue
-            key, _ = self._waiting.popleft()
-            words, content_hash, minhash = _ANSWER.unpack(answer)
-            self._signed.append((key, ContentFingerprint(0, None, None) if words < 0
-                                 else ContentFingerprint(words, content_hash, minhash)))
-            count -= 1
+            else:
+                for words, content_hash, minhash in _ANSWER.iter_unpack(answers):
+                    key, _ = self._waiting.popleft()
+                    self._signed.append((key, ContentFingerprint(0, None, None) if words < 0
+                                         else ContentFingerprint(words, content_hash, minhash)))
+                return
+        for _ in range(count):
+            key, text = self._waiting.popleft()
+            self._signed.append((key, _sign_here(text)))
 
     def _fail(self, exc: BaseException) -> None:
         logger.warning("content signer process failed (%s): signing pages in the crawl's "
                        "process", exc)
         self._local = True
+        self._unwritten.clear()
+        self._unwritten_count = 0  # their texts wait in order: signed here by _read
         child, self._child = self._child, None
         if child is not None:
             child.kill()
