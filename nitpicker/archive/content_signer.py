@@ -30,6 +30,7 @@ crawl's threads is writing the text to a pipe and reading 524 bytes a page back.
 from __future__ import annotations
 
 import logging
+import os
 import struct
 import subprocess
 import sys
@@ -47,6 +48,9 @@ IN_FLIGHT: Final = 64
 """Texts written to the child and not yet answered, at most (their answers: 64 × 524 bytes,
 within a pipe's 64 KiB buffer, so the child never waits to answer while this side waits to
 write)."""
+NICENESS: Final = 10
+"""How much nicer than the crawl the child runs: it takes the CPU the crawl's threads leave
+(the reactor thread sets the crawl's pace; a page's signing can wait for the commit)."""
 BATCH: Final = 16
 BATCH_BYTES: Final = 256 * 1024
 """Texts are written to the child this many (or this many bytes) at a time, one call each:
@@ -214,4 +218,5 @@ if __name__ == "__main__":
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the crawl; the crawl ends us
+    os.nice(NICENESS)
     serve(sys.stdin.buffer, sys.stdout.buffer)
