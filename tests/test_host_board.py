@@ -175,14 +175,21 @@ def test_the_board_s_version_changes_with_what_is_learnt() -> None:
 
 
 LATER = 40
-SLOW = {f"/s{n}": 0.6 for n in range(1, 5)}
+CHAIN = 8
+SLOW = {f"/s{n}": 0.6 for n in range(1, CHAIN + 1)}
+"""Seconds each page of the chain takes (under the download timeout, 1 s): the other worker
+has ~4 s past the dead host's robots.txt timeout to learn it, time a loaded machine needs (a
+chain of four failed once under the full suite)."""
 
 
 def slow_chain(dead: SilentHost) -> dict[str, list[str]]:
-    """``/`` links the dead host's first URL and a chain of four slow pages (:data:`SLOW`),
-    the last of which links its :data:`LATER` others."""
-    return {"/": ["/s1", dead.url("/x0")], "/s1": ["/s2"], "/s2": ["/s3"], "/s3": ["/s4"],
-            "/s4": [dead.url(f"/x{n}") for n in range(1, LATER + 1)]}
+    """``/`` links the dead host's first URL and a chain of :data:`CHAIN` slow pages
+    (:data:`SLOW`), the last of which links its :data:`LATER` others."""
+    pages: dict[str, list[str]] = {"/": ["/s1", dead.url("/x0")]}
+    for n in range(1, CHAIN):
+        pages[f"/s{n}"] = [f"/s{n + 1}"]
+    pages[f"/s{CHAIN}"] = [dead.url(f"/x{n}") for n in range(1, LATER + 1)]
+    return pages
 
 
 @pytest.mark.integration
@@ -190,7 +197,7 @@ def slow_chain(dead: SilentHost) -> dict[str, list[str]]:
 async def test_two_workers_of_a_redis_frontier_cost_a_dead_host_one_connection(
         tmp_path: Path, redis_server: RedisServer) -> None:
     """Two crawlers (in this reactor) of one Redis frontier: the page linking a dead host's
-    first URL comes first, the page linking its 40 others after four slow pages. The worker
+    first URL comes first, the page linking its 40 others after eight slow pages. The worker
     whose check met the host first gives it up (its robots.txt timed out) and the other learns
     it with its frontier's next exchange: one connection in all, whichever worker gets which
     checks (without the board, each worker fetches robots.txt itself)."""

@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,22 @@ def test_diff_output_replacing_a_file_keeps_its_mode(archives: Path) -> None:
                            cwd=archives)
     assert done.returncode == 0, done.stderr
     assert report.read_text().startswith("OLD ") and _mode(report) == 0o600
+
+
+def test_diff_output_to_a_named_pipe_is_written_in_place(archives: Path) -> None:
+    """``-o /dev/null`` or a named pipe: written to, never replaced by a plain file (as root,
+    replacing ``/dev/null`` would break every program on the machine)."""
+    pipe = archives / "report.pipe"
+    os.mkfifo(pipe)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    done = _run_with_umask(0o022, "diff", "old.nitpicker", "new.nitpicker", "-o", "report.pipe",
+                           cwd=archives)
+    reader.join(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISFIFO(pipe.stat().st_mode), "the pipe is still a pipe"
+    assert read and read[0].startswith(b"OLD ")
 
 
 def test_crawl_diff_lists_get_the_mode_of_a_new_file(archives: Path) -> None:

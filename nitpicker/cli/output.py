@@ -47,7 +47,13 @@ def replaced_text_file(path: Path) -> Iterator[IO[str]]:
     """A text file written under a hidden temporary name beside ``path`` and moved over it
     once complete: whatever stops the writing leaves ``path`` as it was. The file gets the
     mode a plain ``open(path, "w")`` would (``tempfile`` makes its files 0600): a new one
-    0o666 less the umask, a replaced one its own."""
+    0o666 less the umask, a replaced one its own. A path that is there and is not a regular
+    file (``/dev/null``, a named pipe, a terminal) is written in place: replacing it would put
+    a plain file where the device or pipe was."""
+    if path.exists() and not path.is_file():
+        with path.open("w", encoding="utf-8") as stream:
+            yield stream
+        return
     handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 (renamed or removed below)
         "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False)
     try:

@@ -129,6 +129,8 @@ class RedisFrontier:
         self._missed_keys: dict[str, None] = {}
         self.counts = FrontierCounts()
         self._counted_at = 0.0
+        self._learnt_at = 0.0
+        """When a ``FLUSH`` or ``COUNTS`` last brought the given-up hosts (``LEASE`` does not)."""
         self._idle_until = 0.0
         self.on_unavailable: Callable[[FrontierUnavailable], None] | None = None
         """Called (on the reactor's thread) when a lease call fails for good: the run fails."""
@@ -178,6 +180,7 @@ class RedisFrontier:
         """The given-up hosts a ``FLUSH`` or ``COUNTS`` answered with, to the board."""
         if self.board is None:
             return
+        self._learnt_at = time.monotonic()
         self.board.learn([GivenUpHost(str(host), str(error), str(why), float(ms) / 1000,
                                       float(at))
                           for host, error, why, ms, at in json.loads(raw)])
@@ -310,7 +313,23 @@ class RedisFrontier:
             if not chunk:
                 self._idle_until = time.monotonic() + _IDLE_POLL
                 return []
+            self._learn_before_hand_out()
         return self._hand_out(limit)
+
+    def _learn_before_hand_out(self) -> None:
+        """Ask for the given-up hosts (``COUNTS``) before a new chunk's URLs go out, unless a
+        ``FLUSH`` or ``COUNTS`` brought them in the last :data:`_COUNTS_EVERY` seconds: a
+        worker that was idle (its leases came back empty, and ``LEASE`` answers with the
+        counts but not the hosts) would otherwise fetch a given-up host's robots.txt itself.
+        One round trip a chunk at most."""
+        board = self.board
+        if board is None or not board.shared or (
+                time.monotonic() - self._learnt_at < _COUNTS_EVERY):
+            return
+        try:
+            self.refresh()
+        except FrontierUnavailable as exc:
+            logger.warning("%s", exc)
 
     def _hand_out(self, limit: int) -> list[LeasedEntry]:
         chunk, tokens = self._chunk, self._chunk_tokens
