@@ -90,3 +90,25 @@ def test_a_dead_child_leaves_the_signing_to_the_crawl(caplog: pytest.LogCaptureF
     assert first == [(1, fingerprint(TEXT))]
     assert signed == [(key, fingerprint(f"{TEXT} {key}")) for key in range(2, 2 + BATCH + 2)]
     assert "content signer process failed" in caplog.text
+
+
+def test_answers_too_late_are_signed_here_and_dropped_when_they_come() -> None:
+    """A commit waits for the child at most ``wait``: what it has not answered is signed in
+    the crawl's process, and those answers, when they come, are not taken for the next
+    texts'."""
+    first = [f"{TEXT} first {n}" for n in range(BATCH + 3)]
+    second = [f"{TEXT} second {n}" for n in range(BATCH + 3)]
+    signer = ContentSigner(wait=0)
+    try:
+        for key, text in enumerate(first):
+            signer.send(key, text)
+        early = signer.collect()  # nothing waited for: all signed here
+        assert signer._skip == len(first)  # all written to the child: their answers to drop
+        signer._wait = 30
+        for key, text in enumerate(second, start=len(first)):
+            signer.send(key, text)
+        late = signer.collect()
+    finally:
+        signer.close()
+    assert early == [(key, fingerprint(text)) for key, text in enumerate(first)]
+    assert late == [(key, fingerprint(text)) for key, text in enumerate(second, start=len(first))]

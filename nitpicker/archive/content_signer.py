@@ -14,9 +14,14 @@ crawl's threads is writing the text to a pipe and reading 524 bytes a page back.
   imported by the child, not by the crawl.
 - **In order, in batches**: texts are written :data:`BATCH` at a time, and the child answers
   each, in the order written, with one fixed-size record (words, content hash, signature),
-  read back all at once when the batch commits. The parent keeps at most :data:`IN_FLIGHT`
-  texts unanswered (it reads answers before writing more), so the child's answers never fill
-  the pipe and neither side waits for the other forever.
+  read back when the batch commits. The parent keeps at most :data:`IN_FLIGHT` answers
+  outstanding (it reads answers before writing more), so the child's answers never fill the
+  pipe and neither side waits for the other forever.
+- **Never a stall**: a commit waits for the child at most :data:`WAIT` (50 ms); what it has not
+  answered by then (a child still importing numpy, or starved of CPU on a busy machine) is
+  signed on the archive's thread, and those answers are dropped when they come. The archive's
+  thread holds the writer's lock while it commits, and the reactor thread may be waiting for
+  it.
 - **Durable as the page**: the page's ``page_content`` row is written with its text
   unsigned and updated with the signature before the batch commits
   (:meth:`~nitpicker.archive.page_recorder.PageRecorder.store_signatures`): a batch is
@@ -31,9 +36,12 @@ from __future__ import annotations
 
 import logging
 import os
+import select
+import shutil
 import struct
 import subprocess
 import sys
+import time
 from collections import deque
 from typing import IO, TYPE_CHECKING, Final
 
@@ -51,6 +59,11 @@ write)."""
 NICENESS: Final = 10
 """How much nicer than the crawl the child runs: it takes the CPU the crawl's threads leave
 (the reactor thread sets the crawl's pace; a page's signing can wait for the commit)."""
+WAIT: Final = 0.05
+"""Seconds a commit (or a full pipe) waits for the child's answers; what is not answered by
+then is signed in the crawl's process. The archive's thread holds the writer's lock meanwhile,
+and the reactor thread may be waiting for it: a child still starting, or starved of CPU on a
+busy machine, must not stall the crawl."""
 BATCH: Final = 16
 BATCH_BYTES: Final = 256 * 1024
 """Texts are written to the child this many (or this many bytes) at a time, one call each:
@@ -66,44 +79,52 @@ class ContentSigner:
     """Signs texts in a child process; :meth:`send` a text under a key, :meth:`collect` the
     signatures of every text sent so far."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, wait: float = WAIT) -> None:
+        self._wait = wait
         self._child: subprocess.Popen[bytes] | None = None
         self._local = False
         """The child failed (or could not start): sign on the calling thread from now on."""
-        self._waiting: deque[tuple[int, str]] = deque()
-        """Texts not answered yet, in order (key, text): those written to the child, then
-        those still in :attr:`_unwritten`."""
-        self._unwritten = bytearray()
-        self._unwritten_count = 0
+        self._written: deque[tuple[int, str]] = deque()
+        """Texts written to the child and not answered yet, in order (key, text)."""
+        self._unwritten: list[tuple[int, str]] = []
+        self._frames = bytearray()
+        """The frames of :attr:`_unwritten`, written in one call."""
+        self._skip = 0
+        """Answers still to come for texts signed here meanwhile (dropped when they come)."""
+        self._inbox = bytearray()
         self._signed: list[tuple[int, ContentFingerprint]] = []
-        """Answers read before :meth:`collect` asked for them."""
+        """Signatures ready before :meth:`collect` asked for them."""
 
     def send(self, key: int, text: str) -> None:
         """Have ``text`` signed; its signature comes back from :meth:`collect` under ``key``."""
-        self._waiting.append((key, text))
-        if self._local:  # signed in order, by collect
+        if self._local:
+            self._sign_written_here()  # the child's last texts first: the order is kept
+            self._signed.append((key, _sign_here(text)))
             return
         data = text.encode("utf-8", "surrogatepass")
-        self._unwritten += _LENGTH.pack(len(data))
-        self._unwritten += data
-        self._unwritten_count += 1
-        if self._unwritten_count >= BATCH or len(self._unwritten) >= BATCH_BYTES:
+        self._frames += _LENGTH.pack(len(data))
+        self._frames += data
+        self._unwritten.append((key, text))
+        if len(self._unwritten) >= BATCH or len(self._frames) >= BATCH_BYTES:
             self._write()
 
     def collect(self) -> list[tuple[int, ContentFingerprint]]:
-        """The ``(key, fingerprint)`` of every text sent since the last call, in order."""
+        """The ``(key, fingerprint)`` of every text sent since the last call, in order. Waits
+        for the child at most ``wait`` seconds: what it has not answered by then is signed
+        here (its answers, when they come, are dropped)."""
         self._write()
-        self._read(len(self._waiting))
+        self._read(time.monotonic() + self._wait, written=0)
+        self._sign_written_here()
         signed, self._signed = self._signed, []
         return signed
 
     def close(self) -> None:
         """End the child (its unanswered texts are dropped)."""
         child, self._child = self._child, None
-        self._waiting.clear()
-        self._signed.clear()
+        self._written.clear()
         self._unwritten.clear()
-        self._unwritten_count = 0
+        self._frames.clear()
+        self._signed.clear()
         if child is None:
             return
         try:
@@ -120,61 +141,91 @@ class ContentSigner:
     # -- the child ------------------------------------------------------------------------
 
     def _write(self) -> None:
-        """Write the texts not written yet, in one call, after reading as many answers as
-        keep :data:`IN_FLIGHT` texts or fewer unanswered."""
-        count = self._unwritten_count
-        if not count or self._local:
+        """Write the texts not written yet, in one call; when the child has more than
+        :data:`IN_FLIGHT` unanswered and does not catch up within ``wait``, sign them here."""
+        if not self._unwritten:
             return
-        self._read(len(self._waiting) - IN_FLIGHT)  # answers of texts written before
-        if self._local:
+        batch, frames = self._unwritten, self._frames
+        self._unwritten, self._frames = [], bytearray()
+        room = IN_FLIGHT - len(batch)
+        if self._child is not None and len(self._written) + self._skip > room:
+            self._read(time.monotonic() + self._wait, outstanding=room)
+        if self._local or len(self._written) + self._skip > room:
+            self._sign_written_here()  # the older texts first: the order is kept
+            self._signed.extend((key, _sign_here(text)) for key, text in batch)
             return
+        self._written.extend(batch)  # signed here by collect if the child fails
         try:
             if self._child is None:
                 self._child = subprocess.Popen(
-                    [sys.executable, "-m", "nitpicker.archive.content_signer"],
+                    [*_nicer(), sys.executable, "-m", "nitpicker.archive.content_signer"],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                     close_fds=True)
             assert self._child.stdin is not None
-            self._child.stdin.write(self._unwritten)
+            self._child.stdin.write(frames)
             self._child.stdin.flush()
         except (OSError, ValueError) as exc:
             self._fail(exc)
-        finally:
-            self._unwritten.clear()
-            self._unwritten_count = 0
 
-    def _read(self, count: int) -> None:
-        """Take the answers of the first ``count`` texts written (signed here instead when the
-        child has failed), all in one read."""
-        count = min(count, len(self._waiting) - self._unwritten_count)
-        if count <= 0:
-            return  # every commit asks: numpy is imported only once there are answers
-        from nitpicker.policy.minhash import ContentFingerprint
+    def _read(self, deadline: float, *, written: int | None = None,
+              outstanding: int | None = None) -> None:
+        """Take the child's answers as they come, until at most ``written`` texts written are
+        unanswered and at most ``outstanding`` answers are still to come (those of texts
+        signed here meanwhile included, dropped as they come), or until ``deadline``."""
 
-        if not self._local:
-            assert self._child is not None and self._child.stdout is not None
+        def done() -> bool:
+            return ((written is None or len(self._written) <= written)
+                    and (outstanding is None or len(self._written) + self._skip <= outstanding))
+
+        if self._local or self._child is None or done():
+            return
+        from nitpicker.policy.minhash import ContentFingerprint  # numpy: only with answers
+
+        assert self._child.stdout is not None
+        descriptor = self._child.stdout.fileno()
+        size = _ANSWER.size
+        while True:
+            whole = len(self._inbox) // size
+            if whole:
+                for words, content_hash, minhash in _ANSWER.iter_unpack(
+                        bytes(self._inbox[:whole * size])):
+                    if self._skip:
+                        self._skip -= 1
+                        continue
+                    key, _ = self._written.popleft()
+                    self._signed.append((key, ContentFingerprint(0, None, None) if words < 0
+                                         else ContentFingerprint(words, content_hash, minhash)))
+                del self._inbox[:whole * size]
+            if done():
+                return
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([descriptor], [], [], left)[0]:
+                return
             try:
-                answers = self._child.stdout.read(count * _ANSWER.size)
-                if len(answers) != count * _ANSWER.size:
+                chunk = os.read(descriptor, 65536)
+                if not chunk:
                     raise EOFError(f"exit status {self._child.poll()}")
             except (OSError, EOFError) as exc:
                 self._fail(exc)
-            else:
-                for words, content_hash, minhash in _ANSWER.iter_unpack(answers):
-                    key, _ = self._waiting.popleft()
-                    self._signed.append((key, ContentFingerprint(0, None, None) if words < 0
-                                         else ContentFingerprint(words, content_hash, minhash)))
                 return
-        for _ in range(count):
-            key, text = self._waiting.popleft()
+            self._inbox += chunk
+
+    def _sign_written_here(self) -> None:
+        """Sign here the texts written and not answered: their answers are dropped later."""
+        if not self._written:
+            return
+        if not self._local:
+            self._skip += len(self._written)
+        while self._written:
+            key, text = self._written.popleft()
             self._signed.append((key, _sign_here(text)))
 
     def _fail(self, exc: BaseException) -> None:
         logger.warning("content signer process failed (%s): signing pages in the crawl's "
                        "process", exc)
         self._local = True
-        self._unwritten.clear()
-        self._unwritten_count = 0  # their texts wait in order: signed here by _read
+        self._skip = 0
+        self._inbox.clear()
         child, self._child = self._child, None
         if child is not None:
             child.kill()
@@ -185,6 +236,13 @@ class ContentSigner:
                         stream.close()
                     except OSError:
                         pass
+
+
+def _nicer() -> list[str]:
+    """``nice -n NICENESS`` when the system has it: the child's start-up (Python, numpy) is as
+    nice as its signing, so a crawl's first pages do not wait behind it."""
+    found = shutil.which("nice")
+    return [found, "-n", str(NICENESS)] if found else []
 
 
 def _sign_here(text: str) -> ContentFingerprint:
@@ -218,5 +276,6 @@ if __name__ == "__main__":
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the crawl; the crawl ends us
-    os.nice(NICENESS)
+    if os.nice(0) < NICENESS:  # started without nice(1)
+        os.nice(NICENESS)
     serve(sys.stdin.buffer, sys.stdout.buffer)

@@ -21,7 +21,10 @@ that no worker learns it again, and each other worker finds it well with its own
 
 Which exchanges carry it: :meth:`~nitpicker.archive.shared_frontier.SharedFrontierStore.lease`
 (the ``given_up_hosts`` table, migration ``0043_given_up_hosts``), and the Redis frontier's
-``FLUSH`` and ``COUNTS`` scripts (the ``P:hosts`` hash, :mod:`nitpicker.crawl.redis_lua`). A
+``FLUSH`` and ``COUNTS`` scripts (the ``P:hosts`` hash, :mod:`nitpicker.crawl.redis_lua`); a
+Redis worker that leases a new chunk when neither brought the hosts in the last half second
+asks ``COUNTS`` first, since its leases, answered without them, may be all it exchanged while
+it was idle. A
 crawl of one process has a board that no frontier shares: publishing is then a no-op.
 
 The frontier calls :meth:`outgoing` and :meth:`learn` from whichever thread makes the round trip
