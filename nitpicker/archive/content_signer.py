@@ -9,9 +9,9 @@ process (``python -m nitpicker.archive.content_signer``) and takes the signature
 commits, so the work runs on another core with its own interpreter: what is left on the
 crawl's threads is writing the text to a pipe and reading 524 bytes a page back.
 
-- **Started lazily**, with the first texts it writes, so a writer that records no main content (a merge, a
-  ``--no-render`` check of external URLs, the content facts off) starts nothing, and numpy is
-  imported by the child, not by the crawl.
+- **Started lazily**, with the first texts it writes, so a writer that records no main
+  content (a merge, the content facts off) starts nothing, and numpy is imported by the
+  child, not by the crawl.
 - **In order, in batches**: texts are written :data:`BATCH` at a time, and the child answers
   each, in the order written, with one fixed-size record (words, content hash, signature),
   read back when the batch commits. The parent keeps at most :data:`IN_FLIGHT` answers
@@ -71,8 +71,8 @@ a write a page cost the archive's thread ~80 µs of system calls and wake-ups.""
 
 _LENGTH: Final = struct.Struct("<I")
 _ANSWER: Final = struct.Struct("<iq512s")
-"""Words (``-1``: no token), content hash, signature (:data:`~nitpicker.policy.near_duplicate.PERMUTATIONS`
-× 4 bytes)."""
+"""Words (``-1``: no token), content hash, signature
+(:data:`~nitpicker.policy.near_duplicate.PERMUTATIONS` × 4 bytes)."""
 
 
 class ContentSigner:
