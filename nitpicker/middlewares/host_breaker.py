@@ -156,7 +156,8 @@ class HostBreaker:
         settings = crawler.settings
         if not settings.getbool("NITPICKER_HOST_BREAKER_ENABLED"):
             raise NotConfigured("NITPICKER_HOST_BREAKER_ENABLED is false")
-        config: Any = getattr(getattr(crawler.spider, "session", None), "config", None)
+        session = getattr(crawler.spider, "session", None)
+        config: Any = getattr(session, "config", None)
         if config is not None and not config.host_breaker:
             raise NotConfigured("--no-host-breaker")
         try:
@@ -165,7 +166,7 @@ class HostBreaker:
             raise NotConfigured(str(exc)) from exc
         assert crawler.stats is not None
         roots = config.roots if config is not None else ()
-        board = getattr(getattr(crawler.spider, "session", None), "host_board", None)
+        board = getattr(session, "host_board", None)
         return cls(parsed, crawler.stats, crawler, site_hosts=map(url_host_key, roots),
                    board=board)
 
