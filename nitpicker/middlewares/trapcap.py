@@ -99,6 +99,7 @@ class TrapCapMiddleware:
         self.config = config
         self.cap = self.build_cap(config)
         self._restored = False
+        self._settled_at = -1  # the cap's page count when the archive was last settled
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TrapCapMiddleware:
@@ -153,7 +154,10 @@ class TrapCapMiddleware:
         writer = self.session.writer
         if writer is None:
             return True  # cannot tell: keep the bucket
-        self.session.settle()  # links of pages still being written count too
+        observed = self.cap.observed
+        if self._settled_at != observed:  # once for the buckets of one check, not each
+            self._settled_at = observed
+            self.session.settle()  # links of pages still being written count too
         return writer.frontier.has_pending_under(prefix)
 
     # -- the middleware ---------------------------------------------------------------------

@@ -1,8 +1,8 @@
-"""Page facts from HTML with a streaming parser (no DOM tree).
+"""Page facts from HTML: libxml2's tree, read once by a small target object.
 
-:func:`extract` runs lxml's HTML parser (libxml2) with a *parser target*: libxml2 tokenises and
-repairs the markup exactly as it would to build a tree, but instead of a tree it calls back into a
-small Python object for every start tag, end tag and text chunk.  Nothing is kept but the facts a
+:func:`extract` has lxml's HTML parser (libxml2) build the page's tree in one call, then replays
+its elements to a small Python object as parse events (:mod:`nitpicker.policy.extract.tree`
+says why not a parser target): a start tag, an end tag, a text.  Nothing is kept but the facts a
 crawl needs: the ``<head>`` metadata (:class:`PageMeta`), the ``<base href>``, every link
 (:class:`AnchorRef`), every ``<img>`` (:class:`ImageRef`), every sub-resource URL
 (:class:`ResourceRef`) and every JSON-LD block (:class:`JsonLdBlock`, parsed only when the page
@@ -31,7 +31,6 @@ too.  So a ``<meta charset>`` in the text is ignored: it is fed to libxml2 as UT
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from lxml import etree
 
@@ -46,6 +45,7 @@ from nitpicker.policy.extract.resolve import (
     resolve_meta_urls,
 )
 from nitpicker.policy.extract.target import Target
+from nitpicker.policy.extract.tree import parse, replay
 
 __all__ = [
     "META_URL_FIELDS",
@@ -66,21 +66,15 @@ __all__ = [
 
 
 
-# ------------------------------------------------------------------------------------------
-# The parser (one per thread, reused: building one costs more than a small page)
-# ------------------------------------------------------------------------------------------
-
 _local = threading.local()
 
 
-def _parser() -> tuple[Any, Target]:
-    """The (parser, target) of this thread."""
-    entry: tuple[Any, Target] | None = getattr(_local, "parser", None)
-    if entry is None:
-        target = Target()
-        entry = (etree.HTMLParser(target=target, encoding="utf-8", huge_tree=True), target)
-        _local.parser = entry
-    return entry
+def _target() -> Target:
+    """This thread's target (reused: it keeps its buffers)."""
+    target: Target | None = getattr(_local, "target", None)
+    if target is None:
+        target = _local.target = Target()
+    return target
 
 
 def _empty() -> Extracted:
@@ -112,18 +106,18 @@ def extract(html: str, *, max_anchors: int | None = None, skeleton: bool = False
         if content:
             empty.content = PageText()
         return empty
-    parser, target = _parser()
+    target = _target()
     target.reset(max_anchors, skeleton, content)
     try:
-        parser.feed(data)
-        result: Extracted = parser.close()
-    except etree.LxmlError:
-        # libxml2 recovers from nearly everything; keep what was read, start afresh next time.
-        _local.parser = None
-        result = target.close()
+        root = parse(data)
+        if root is not None:
+            replay(root, target.start, target.end, target.data)
+        return target.close()
+    except etree.LxmlError:  # libxml2 recovers from nearly everything: nothing read
+        target.reset(max_anchors, skeleton, content)
+        return target.close()
     except BaseException:
-        _local.parser = None
+        _local.target = None
         raise
     finally:
         target.texts.clear()
-    return result

@@ -17,8 +17,8 @@ Pages of one template share most of their paths (header, navigation, the content
 frame, the footer); two templates differ in their containers, and a container's class is in
 every path below it. :mod:`nitpicker.policy.templates` groups pages by it.
 
-The parse is lxml's streaming parser target (no tree), ~1 ms for a 50 KB page; a crawl gets
-a page's skeleton from the parse that extracts its facts (:class:`SkeletonTarget`).
+:class:`SkeletonTarget` reads the parse events :func:`~nitpicker.policy.extract.tree.replay`
+gives; a crawl gets a page's skeleton from the parse that extracts its facts.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ import sys
 from typing import Final
 
 from lxml import etree
+
+from nitpicker.policy.extract.tree import parse, replay
 
 __all__ = ["MAX_DEPTH", "MAX_ELEMENTS", "SkeletonTarget", "skeleton"]
 
@@ -62,7 +64,7 @@ def _token(tag: str, attributes: dict[str, str]) -> str | None:
 
 
 class SkeletonTarget:
-    """The lxml parser target: a stack of open elements, the paths of the layout ones.
+    """The parse events' reader: a stack of open elements, the paths of the layout ones.
 
     :func:`skeleton` parses with it alone; the crawl's extraction
     (:func:`nitpicker.policy.extract.extract` with ``skeleton=True``) passes it the events of
@@ -117,13 +119,13 @@ def skeleton(html: str | bytes) -> frozenset[str]:
     target = SkeletonTarget()
     # UTF-8, as the extraction reads a page and as the archive stores its snapshot (libxml2
     # would otherwise go by the page's own <meta charset>, which the text no longer is in).
-    parser = etree.HTMLParser(target=target, encoding="utf-8", huge_tree=True, no_network=True)
     data = html.encode("utf-8") if isinstance(html, str) else html
     if not data.strip():
         return frozenset()
     try:
-        parser.feed(data)
-        result: frozenset[str] = parser.close()
+        root = parse(data)
     except etree.LxmlError:  # what libxml2 cannot read at all has no skeleton
-        return frozenset(target.paths)
-    return result
+        return frozenset()
+    if root is not None:
+        replay(root, target.start, target.end, target.data)
+    return target.close()

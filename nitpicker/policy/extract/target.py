@@ -1,4 +1,4 @@
-"""The lxml parser target: start, end and data events in, page facts out (no tree).
+"""The page facts' reader: start, end and data events in, page facts out.
 
 See :mod:`nitpicker.policy.extract` for the rules the values follow.
 """
@@ -83,7 +83,7 @@ def _srcset_urls(value: str) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------
-# The parser target
+# The target
 # ------------------------------------------------------------------------------------------
 
 _Handler = Callable[["_Target", dict[str, str]], None]
@@ -91,7 +91,8 @@ _EndHandler = Callable[["_Target"], None]
 
 
 class _Target:
-    """lxml parser target: receives start/end/data events, keeps only the page facts."""
+    """Receives start/end/data events (:func:`~nitpicker.policy.extract.tree.replay`), keeps
+    only the page facts."""
 
     __slots__ = (
         "anchors",
@@ -117,8 +118,7 @@ class _Target:
 
     def __init__(self) -> None:
         self.texts: list[str] = []
-        # lxml looks up ``target.data`` once, when the parser is built: a builtin bound method
-        # makes the (very frequent) text events cost no Python frame.
+        # A builtin bound method: the (very frequent) text events cost no Python frame.
         self.data: Callable[[str], None] = self.texts.append
         self.reset(None)
 
@@ -148,7 +148,7 @@ class _Target:
         self.svg_depth = 0
         self.picture_depth = 0
 
-    # -- lxml callbacks ---------------------------------------------------------------------
+    # -- events -----------------------------------------------------------------------------
 
     def start(self, tag: str, attrib: dict[str, str]) -> None:
         layout = self.layout
