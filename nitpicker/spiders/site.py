@@ -57,6 +57,7 @@ from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
 from nitpicker.spiders.loaded import answers_link_check, image_sizes, read_loaded
 from nitpicker.spiders.page_data import read_page_data
+from nitpicker.spiders.page_reader import PageReader
 from nitpicker.spiders.redirects import (
     handed_over,
     ignored_as_error,
@@ -82,7 +83,6 @@ __all__ = ["SiteSpider"]
 
 logger = logging.getLogger(__name__)
 
-MAX_LINKS_PER_PAGE = 10_000
 GC_THRESHOLD = 10_000
 """Allocations between two young-generation collections (Python's default is 700)."""
 SHARED_FRONTIER_POLL = 0.5
@@ -122,6 +122,7 @@ class SiteSpider(Spider):
         self.session.lock = archive_lock  # held by the caller (an append), or None
         self.session.role = worker_role  # one of --workers N, or None
         self.resolver = self.session.resolver
+        self.reader = PageReader(self.resolver)
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -152,6 +153,7 @@ class SiteSpider(Spider):
         crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
         spider.session.request_close = spider._close_soon
         spider.session.read_settings(settings)
+        spider.reader.enabled = settings.getbool("NITPICKER_PAGE_READER")
         return spider
 
     def use_shared_frontier(self, settings: BaseSettings) -> None:
@@ -268,6 +270,11 @@ class SiteSpider(Spider):
             nextcall.schedule()
 
     def _on_closed(self, spider: Spider, reason: str) -> None:
+        reader = self.reader
+        reader.close()
+        stats = self.crawler.stats
+        stats.set_value("nitpicker/page_reader/child", reader.in_child)
+        stats.set_value("nitpicker/page_reader/here", reader.here)
         nudge = getattr(self, "_nudge", None)
         if nudge is not None and nudge.running:
             nudge.stop()
@@ -278,7 +285,7 @@ class SiteSpider(Spider):
 
     # -- responses ----------------------------------------------------------------------------
 
-    def parse(self, response: Response) -> PageItem | MissedPrediction:
+    async def parse(self, response: Response) -> PageItem | MissedPrediction:
         meta = response.meta
         predicted = meta.get(META_PREDICTED)
         target = meta.get(META_REDIRECT_TO)
@@ -323,14 +330,15 @@ class SiteSpider(Spider):
         if predicted and (missed := missed_prediction(self.session, meta, item, response.url)):
             return missed  # not worth reading
         if rendered is not None:
-            self._read_rendered(response, item, rendered)
+            await self._read_rendered(response, item, rendered)
         elif is_html(content_type) and hasattr(response, "text"):
-            self._read_html(response, response.text, item)
+            await self._read_html(response, response.text, item)
         if predicted and (missed := missed_prediction(self.session, meta, item, response.url)):
             return missed
         return item
 
-    def _read_rendered(self, response: Response, item: PageItem, rendered: RenderResult) -> None:
+    async def _read_rendered(self, response: Response, item: PageItem,
+                             rendered: RenderResult) -> None:
         """A page the browser rendered: the same extraction over the rendered HTML."""
         console = rendered.console
         item.console = console.records
@@ -342,7 +350,7 @@ class SiteSpider(Spider):
             item.error = item.status_text = "; ".join(rendered.errors) or "rendering failed"
             return
         item.content_length = item.content_length or len(rendered.html.encode("utf-8"))
-        self._read_html(response, rendered.html, item)
+        await self._read_html(response, rendered.html, item)
         if item.html is None:
             return  # skipped by a keyword
         item.images = [
@@ -372,7 +380,7 @@ class SiteSpider(Spider):
             return None
         return len(response.body)
 
-    def _read_html(self, response: Response, html: str, item: PageItem) -> None:
+    async def _read_html(self, response: Response, html: str, item: PageItem) -> None:
         if not item.is_target:
             head = extract(html, max_anchors=0)
             item.meta = head.meta
@@ -388,33 +396,26 @@ class SiteSpider(Spider):
                 ensure_ascii=False,
             )
             return
-        found = extract(html, max_anchors=MAX_LINKS_PER_PAGE + 1, skeleton=True,
-                        content=self.session.content_facts)
-        if len(found.anchors) > MAX_LINKS_PER_PAGE:
-            del found.anchors[MAX_LINKS_PER_PAGE:]
+        facts = await self.reader.read(response.url, html, self.session.content_facts)
+        if facts.capped:
             item.links_capped = True
             self.crawler.stats.inc_value("nitpicker/links/capped_pages")
+        found, base = facts.found, facts.base
         item.meta = found.meta
         item.html = html
-        base = document_base(response.url, found.base_href)
         read_page_data(item, found, html, base, self.config.extract)
-        resolve_meta_urls(found.meta, base)
         item.http_form_action = http_form_action(item.url, base, found.form_actions)
-        resolve = self.resolver.resolve
         links = item.links
         full = FollowMode.FULL
-        for anchor in found.anchors:
-            target = resolve(base, anchor.href)
-            if target is None:
-                continue
-            url = target.url
+        for url, key, fragment, text in facts.links:
             if len(url) > MAX_URL_LENGTH:
                 stand_in = too_long_stand_in(url)
-                link = LinkRecord(stand_in, stand_in, "", anchor.text, True, FollowMode.INVALID)
+                link = LinkRecord(stand_in, stand_in, "", text, True, FollowMode.INVALID)
                 link.hash = str(len(url))
                 links.append(link)
             else:
-                links.append(LinkRecord(url, target.key, target.fragment, anchor.text, False, full))
+                links.append(LinkRecord(url, key, fragment, text, False, full))
+        resolve = self.resolver.resolve
         for image in found.images if self.config.image else ():
             target = resolve(base, image.src) if image.src else None
             item.images.append(

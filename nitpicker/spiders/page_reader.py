@@ -1,0 +1,232 @@
+"""PageReader: an in-scope HTML page's facts read in a child process, off the reactor's GIL.
+
+A crawl's process runs two busy threads, the reactor's (fetching, parsing) and the archive's
+(writing), and Python work in one process goes through one GIL whichever thread does it: the
+crawl's wall time was about the two threads' CPU added (``docs/performance.md``, "Why 1.25×
+is out of reach of one process"). The largest part of the reactor's, the page's extraction
+and the resolution of its links, now runs in a child process (``python -m
+nitpicker.spiders.page_reader``) beside them, on the second core.
+
+The reactor thread writes each page to the child's stdin (a request id, then the page's URL,
+text and flags, pickled) and goes on fetching; the child answers in order on its stdout with
+:class:`PageFacts` (pickled), which :meth:`PageReader.read` returns to the spider's callback.
+Both sides call the same :func:`read_page`, so a page's facts do not depend on where it was
+read: when the child cannot start, or ends (killed, crashed), the pages it had not answered
+and every later one are read in the crawl's process, with one warning. The child ignores
+Ctrl-C (the crawl stops it) and exits when its input ends: at the spider's close, or when the
+crawl's process is killed.
+
+``NITPICKER_PAGE_READER`` off reads every page in the crawl's process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import struct
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from twisted.internet.protocol import ProcessProtocol
+
+from nitpicker.policy.extract import Extracted, document_base, extract, resolve_meta_urls
+
+if TYPE_CHECKING:
+    from nitpicker.policy.links import LinkResolver
+
+__all__ = ["MAX_LINKS_PER_PAGE", "PageFacts", "PageReader", "read_page"]
+
+logger = logging.getLogger(__name__)
+
+MAX_LINKS_PER_PAGE = 10_000
+"""Links kept of one page; the rest are dropped and the page is marked ``links_capped``."""
+
+_HEAD = struct.Struct("<QI")
+"""A message's head: the request's id and the size of the pickle that follows."""
+
+
+@dataclass
+class PageFacts:
+    """What :func:`read_page` gives the spider."""
+
+    found: Extracted
+    """The page's facts, its ``anchors`` emptied: their resolved form is :attr:`links`."""
+    base: str
+    """The document's base URL (its ``<base href>`` resolved, else its own URL)."""
+    links: list[tuple[str, str, str, str]]
+    """``(url, key, fragment, text)`` of each link kept that resolves to a URL, in order."""
+    capped: bool
+    """The page had more than :data:`MAX_LINKS_PER_PAGE` links."""
+
+
+def read_page(resolver: LinkResolver, url: str, html: str, content: bool) -> PageFacts:
+    """The facts of the in-scope HTML page ``html`` fetched at ``url`` (``content``: its
+    fragment targets and main content too); its metadata's URLs made absolute."""
+    found = extract(html, max_anchors=MAX_LINKS_PER_PAGE + 1, skeleton=True, content=content)
+    anchors = found.anchors
+    capped = len(anchors) > MAX_LINKS_PER_PAGE
+    if capped:
+        del anchors[MAX_LINKS_PER_PAGE:]
+    base = document_base(url, found.base_href)
+    resolve_meta_urls(found.meta, base)
+    resolve = resolver.resolve
+    links = []
+    for anchor in anchors:
+        target = resolve(base, anchor.href)
+        if target is not None:
+            links.append((target.url, target.key, target.fragment, anchor.text))
+    found.anchors = []
+    return PageFacts(found, base, links, capped)
+
+
+class PageReader:
+    """Reads pages in the child process while it runs, in this one otherwise."""
+
+    def __init__(self, resolver: LinkResolver, *, enabled: bool = True) -> None:
+        self.resolver = resolver
+        self.enabled = enabled
+        """Whether pages go to a child process (until it fails)."""
+        self._child: _ChildProtocol | None = None
+        self._next_id = 0
+        self.in_child = 0
+        """Pages the child read."""
+        self.here = 0
+        """Pages read in this process (the reader off, or the child gone)."""
+
+    async def read(self, url: str, html: str, content: bool) -> PageFacts:
+        """The page's facts (:func:`read_page`), read in the child when there is one."""
+        child = self._child if self.enabled else None
+        if child is None and self.enabled:
+            child = self._start()
+        if child is None:
+            self.here += 1
+            return read_page(self.resolver, url, html, content)
+        from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet.defer import Deferred
+
+        request_id = self._next_id
+        self._next_id += 1
+        answer: Deferred[PageFacts] = Deferred()
+        child.waiting[request_id] = (answer, url, html, content)
+        payload = pickle.dumps((url, html, content), protocol=pickle.HIGHEST_PROTOCOL)
+        transport: Any = child.transport
+        transport.write(_HEAD.pack(request_id, len(payload)) + payload)
+        return await maybe_deferred_to_future(answer)
+
+    def close(self) -> None:
+        """End the child's input: it exits once it has answered what it was sent."""
+        child, self._child = self._child, None
+        transport: Any = None if child is None else child.transport
+        if child is not None and transport is not None:
+            child.closing = True
+            transport.closeStdin()
+
+    def _start(self) -> _ChildProtocol | None:
+        from twisted.internet import reactor as installed
+
+        reactor: Any = installed
+        child = _ChildProtocol(self)
+        command = [sys.executable, "-m", "nitpicker.spiders.page_reader",
+                   "1" if self.resolver.disable_queries else "0"]
+        try:
+            reactor.spawnProcess(
+                child, sys.executable, command, env=dict(os.environ),
+                childFDs={0: "w", 1: "r", 2: 2})
+        except OSError as exc:
+            self._give_up(f"could not start it ({exc})")
+            return None
+        self._child = child
+        return child
+
+    def _give_up(self, why: str) -> None:
+        logger.warning("page reader: %s; pages are read in the crawl's process", why)
+        self.enabled = False
+        self._child = None
+
+
+def _answer_here(reader: PageReader, waiting: dict[int, tuple[Any, str, str, bool]]) -> None:
+    """Read the pages ``waiting`` for a child that is gone, in request order."""
+    for request_id in sorted(waiting):
+        answer, url, html, content = waiting.pop(request_id)
+        reader.here += 1
+        try:
+            facts = read_page(reader.resolver, url, html, content)
+        except Exception as exc:  # noqa: BLE001 -- the spider's callback gets it, as it would here
+            answer.errback(exc)
+        else:
+            answer.callback(facts)
+
+
+class _ChildProtocol(ProcessProtocol):
+    """The crawl's side of the child's pipes: answers matched to their requests."""
+
+    def __init__(self, reader: PageReader) -> None:
+        self.reader = reader
+        self.waiting: dict[int, tuple[Any, str, str, bool]] = {}
+        self.closing = False
+        self._buffer = bytearray()
+
+    def childDataReceived(self, childFD: int, data: bytes) -> None:
+        buffer = self._buffer
+        buffer += data
+        head = _HEAD.size
+        while len(buffer) >= head:
+            request_id, size = _HEAD.unpack_from(buffer)
+            if len(buffer) < head + size:
+                break
+            try:
+                facts = pickle.loads(buffer[head:head + size])
+            except Exception as exc:  # noqa: BLE001 -- a child that answers garbage is given up on
+                self._stop(f"could not read its answer ({exc})")
+                return
+            del buffer[:head + size]
+            entry = self.waiting.pop(request_id, None)
+            if entry is not None:
+                self.reader.in_child += 1
+                entry[0].callback(facts)
+
+    def _stop(self, why: str) -> None:
+        """Give the child up now: the pages it was sent are read here when it has ended."""
+        self.closing = True
+        self.reader._give_up(why)
+        self._buffer.clear()
+        transport: Any = self.transport
+        transport.signalProcess("KILL")
+
+    def processEnded(self, reason: Any) -> None:
+        reader = self.reader
+        if reader._child is self:
+            reader._give_up(f"the child process ended ({reason.getErrorMessage()})")
+        elif self.waiting and not self.closing:
+            logger.warning("page reader: the child process ended; its pages are read here")
+        _answer_here(reader, self.waiting)
+
+
+def _serve(disable_queries: bool) -> None:
+    """The child: answer each request on stdin with its page's facts on stdout, in order."""
+    from nitpicker.policy.links import LinkResolver
+
+    resolver = LinkResolver(disable_queries=disable_queries)
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    head = _HEAD.size
+    while True:
+        header = source.read(head)
+        if len(header) < head:
+            return  # the crawl closed our input (or was killed)
+        request_id, size = _HEAD.unpack(header)
+        url, html, content = pickle.loads(source.read(size))
+        facts = read_page(resolver, url, html, content)
+        payload = pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)
+        sink.write(_HEAD.pack(request_id, len(payload)) + payload)
+        sink.flush()
+
+
+if __name__ == "__main__":
+    import signal
+
+    from nitpicker.spiders import page_reader  # noqa: PLW0406 (pickles this module's classes, not __main__'s)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the crawl; the crawl ends us
+    page_reader._serve(sys.argv[1:] == ["1"])
