@@ -29,6 +29,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from twisted.internet.defer import Deferred
 from twisted.internet.protocol import ProcessProtocol
 
 from nitpicker.policy.extract import Extracted, document_base, extract, resolve_meta_urls
@@ -36,12 +37,15 @@ from nitpicker.policy.extract import Extracted, document_base, extract, resolve_
 if TYPE_CHECKING:
     from nitpicker.policy.links import LinkResolver
 
-__all__ = ["MAX_LINKS_PER_PAGE", "PageFacts", "PageReader", "read_page"]
+__all__ = ["CLOSE_TIMEOUT", "MAX_LINKS_PER_PAGE", "PageFacts", "PageReader", "read_page"]
 
 logger = logging.getLogger(__name__)
 
 MAX_LINKS_PER_PAGE = 10_000
 """Links kept of one page; the rest are dropped and the page is marked ``links_capped``."""
+
+CLOSE_TIMEOUT = 10.0
+"""Seconds the child has to exit once its input ends, before it is killed."""
 
 _HEAD = struct.Struct("<QI")
 """A message's head: the request's id and the size of the pickle that follows."""
@@ -104,7 +108,6 @@ class PageReader:
             self.here += 1
             return read_page(self.resolver, url, html, content)
         from scrapy.utils.defer import maybe_deferred_to_future
-        from twisted.internet.defer import Deferred
 
         request_id = self._next_id
         self._next_id += 1
@@ -115,13 +118,24 @@ class PageReader:
         transport.write(_HEAD.pack(request_id, len(payload)) + payload)
         return await maybe_deferred_to_future(answer)
 
-    def close(self) -> None:
-        """End the child's input: it exits once it has answered what it was sent."""
+    def close(self) -> Deferred[None] | None:
+        """End the child's input: it exits once it has answered what it was sent. The
+        :class:`~twisted.internet.defer.Deferred` fires when it has ended (``None``: no child),
+        so the crawl's process waits for it and counts its CPU time; a child still there after
+        :data:`CLOSE_TIMEOUT` seconds is killed."""
         child, self._child = self._child, None
         transport: Any = None if child is None else child.transport
-        if child is not None and transport is not None:
-            child.closing = True
-            transport.closeStdin()
+        if child is None or transport is None:
+            return None
+        from twisted.internet import reactor as installed
+
+        reactor: Any = installed
+        child.closing = True
+        ended = child.ended
+        transport.closeStdin()
+        kill = reactor.callLater(CLOSE_TIMEOUT, child.kill)
+        ended.addBoth(lambda _: kill.cancel() if kill.active() else None)
+        return ended
 
     def _start(self) -> _ChildProtocol | None:
         from twisted.internet import reactor as installed
@@ -166,6 +180,8 @@ class _ChildProtocol(ProcessProtocol):
         self.reader = reader
         self.waiting: dict[int, tuple[Any, str, str, bool]] = {}
         self.closing = False
+        self.ended: Deferred[None] = Deferred()
+        """Fires when the child process has ended."""
         self._buffer = bytearray()
 
     def childDataReceived(self, childFD: int, data: bytes) -> None:
@@ -192,8 +208,14 @@ class _ChildProtocol(ProcessProtocol):
         self.closing = True
         self.reader._give_up(why)
         self._buffer.clear()
+        self.kill()
+
+    def kill(self) -> None:
         transport: Any = self.transport
-        transport.signalProcess("KILL")
+        try:
+            transport.signalProcess("KILL")
+        except Exception:  # noqa: BLE001 -- ended already (ProcessExitedAlready)
+            logger.debug("page reader: the child had ended already")
 
     def processEnded(self, reason: Any) -> None:
         reader = self.reader
@@ -202,6 +224,7 @@ class _ChildProtocol(ProcessProtocol):
         elif self.waiting and not self.closing:
             logger.warning("page reader: the child process ended; its pages are read here")
         _answer_here(reader, self.waiting)
+        self.ended.callback(None)
 
 
 def _serve(disable_queries: bool) -> None:

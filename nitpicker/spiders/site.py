@@ -148,6 +148,7 @@ class SiteSpider(Spider):
         # Scrapy leaves its loggers at NOTSET and filters in the handler: every page's
         # "Crawled" and "Scraped from" debug records would be built, then dropped.
         logging.getLogger("scrapy").setLevel(settings.get("LOG_LEVEL") or "DEBUG")
+        crawler.signals.connect(spider._close_reader, signal=signals.spider_closed)
         crawler.signals.connect(spider._on_closed, signal=signals.spider_closed)
         crawler.signals.connect(spider._on_opened, signal=signals.spider_opened)
         crawler.signals.connect(spider._on_idle, signal=signals.spider_idle)
@@ -269,12 +270,19 @@ class SiteSpider(Spider):
         if nextcall is not None:
             nextcall.schedule()
 
-    def _on_closed(self, spider: Spider, reason: str) -> None:
+    async def _close_reader(self, spider: Spider) -> None:
+        """The page reader's child ends (the close waits for it); its counts as stats."""
+        from scrapy.utils.defer import maybe_deferred_to_future
+
         reader = self.reader
-        reader.close()
         stats = self.crawler.stats
         stats.set_value("nitpicker/page_reader/child", reader.in_child)
         stats.set_value("nitpicker/page_reader/here", reader.here)
+        ended = reader.close()
+        if ended is not None:
+            await maybe_deferred_to_future(ended)
+
+    def _on_closed(self, spider: Spider, reason: str) -> None:
         nudge = getattr(self, "_nudge", None)
         if nudge is not None and nudge.running:
             nudge.stop()
