@@ -70,6 +70,28 @@ def test_a_full_queue_makes_submit_wait_instead_of_growing() -> None:
     assert not worker.busy
 
 
+def test_a_full_queue_waits_until_half_of_it_has_run() -> None:
+    """Not one job: the writer then runs in longer stretches between the reactor's."""
+    gates = [threading.Event() for _ in range(5)]
+    worker = ArchiveWorker(lambda exc: None, queue_size=4)
+    worker.submit(gates[0].wait)  # taken by the thread, which then blocks
+    time.sleep(0.05)
+    for gate in gates[1:]:
+        worker.submit(gate.wait)  # the queue is full now
+    fifth = threading.Thread(target=worker.submit, args=(lambda: None,))
+    fifth.start()
+    gates[0].set()  # one job ran, the next runs: 3 queued, more than half of 4
+    fifth.join(timeout=0.3)
+    assert fifth.is_alive(), "submit returned as soon as one slot was free"
+    gates[1].set()  # 2 queued: half
+    fifth.join(timeout=5)
+    assert not fifth.is_alive()
+    for gate in gates:
+        gate.set()
+    worker.stop()
+    assert worker.finished == worker.submitted == 6
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a nice value per thread: Linux")
 def test_the_reactor_thread_yields_to_the_archive_thread_only() -> None:
     # Run in a thread of its own (the "reactor"), so that the test's own thread keeps its

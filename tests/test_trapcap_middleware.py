@@ -4,6 +4,7 @@ crawl session over a real archive (``tests/components.py``), without a network."
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,6 +159,25 @@ def test_asks_the_frontier_whether_a_bucket_still_has_pages(tmp_path: Path) -> N
     session.archive.frontier.add([(frontier_key(f"{ROOT}docs/a"), f"{ROOT}docs/a", 1, 0)])
     assert middleware.has_pending_under("//localhost/docs/")
     assert not middleware.has_pending_under("//localhost/blog/")
+
+
+def test_a_bucket_is_not_found_empty_while_queued_writes_may_fill_it(tmp_path: Path) -> None:
+    middleware, session = make_middleware(tmp_path, dedupe_cap=5)
+    worker = session.worker
+    assert worker is not None
+    release = threading.Event()
+    worker.submit(release.wait, 10)  # the archive's thread busy: the writes queue behind
+    worker.submit(session.archive.frontier.add,
+                  [(frontier_key(f"{ROOT}docs/a"), f"{ROOT}docs/a", 1, 0)])
+    try:
+        assert middleware.has_pending_under("//localhost/docs/"), "a queued write adds to it"
+        assert middleware.has_pending_under("//localhost/blog/"), "not empty while queued"
+    finally:
+        release.set()
+    worker.drain()
+    assert middleware.has_pending_under("//localhost/docs/")
+    assert not middleware.has_pending_under("//localhost/blog/"), "the writes queued then ran"
+    assert not middleware.has_pending_under("//localhost/news/"), "nothing queued: empty at once"
 
 
 def test_a_resume_caps_again_what_earlier_runs_capped(tmp_path: Path) -> None:

@@ -402,20 +402,15 @@ class PageRecorder:
         )
 
     def _insert_resources(self, page_id: int, resources: list[ResourceRecord]) -> None:
+        # Two statements for all of a page's resources (JSON arrays, as its links): the
+        # archive's thread takes the GIL back once a statement, not once a row.
         conn = self._conn
-        conn.executemany(
-            page_sql.RECORD_RESOURCE,
-            [
-                (r.url, r.kind, r.is_external, r.status, r.status_text, r.content_type,
-                 r.content_length, r.compress, r.cdn)
-                for r in resources
-            ],
-        )
-        conn.executemany(
-            "INSERT OR IGNORE INTO resource_referrers(resource_id, page_id)"
-            " SELECT id, ? FROM resources WHERE url = ?",
-            [(page_id, r.url) for r in resources],
-        )
+        conn.execute(page_sql.RECORD_RESOURCES, (json_rows([
+            (r.url, r.kind, r.is_external, r.status, r.status_text, r.content_type,
+             r.content_length, r.compress, r.cdn)
+            for r in resources
+        ]),))
+        conn.execute(page_sql.REFER_RESOURCES, (page_id, json_rows([r.url for r in resources])))
         loaded = [r for r in resources if r.headers]
         if loaded:
             conn.executemany(

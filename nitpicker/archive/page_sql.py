@@ -7,6 +7,7 @@ from __future__ import annotations
 __all__ = [
     "FETCHED_CHILDREN", "FORGET_JSON_LD_TYPES", "FORGET_PAGE_FACTS", "LINK_CONSOLE_MESSAGE", "MARK_INVENTORY",
     "MARK_SITEMAP", "RECORD_CONSOLE_MESSAGE", "RECORD_HOP", "RECORD_PAGE", "RECORD_RESOURCE",
+    "RECORD_RESOURCES", "REFER_RESOURCES",
     "REPLACED_CHILDREN", "REPOINT", "SCRAPED",
 ]
 
@@ -69,6 +70,21 @@ RECORD_RESOURCE = (
     " compress = coalesce(excluded.compress, resources.compress),"
     " cdn = coalesce(excluded.cdn, resources.cdn)"
 )
+
+RECORD_RESOURCES = (
+    "INSERT INTO resources(url, kind, is_external, status, status_text, content_type,"
+    " content_length, compress, cdn)"
+    " SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,"
+    " value ->> 6, value ->> 7, value ->> 8 FROM json_each(?) WHERE true"  # (an upsert's SELECT)
+    + RECORD_RESOURCE[RECORD_RESOURCE.index(" ON CONFLICT"):]
+)
+""":data:`RECORD_RESOURCE` for a page's resources at once: a JSON array of its rows."""
+
+REFER_RESOURCES = (
+    "INSERT OR IGNORE INTO resource_referrers(resource_id, page_id)"
+    " SELECT r.id, ? FROM json_each(?) AS j JOIN resources AS r ON r.url = j.value"
+)
+"""The page (the first parameter) refers to each resource of a JSON array of URLs."""
 
 RECORD_CONSOLE_MESSAGE = (
     'INSERT INTO console_messages(digest, kind, level, text, source_url, line, "column")'

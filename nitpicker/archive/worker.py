@@ -70,8 +70,14 @@ class ArchiveWorker:
                  queue_size: int = QUEUE_SIZE) -> None:
         self._on_error = on_error
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=queue_size)
+        self._low = queue_size // 2
         self.error: BaseException | None = None
         """The first job's exception; no job runs after it."""
+        self.submitted = 0
+        """Jobs submitted so far."""
+        self.finished = 0
+        """Jobs run (or dropped after an error) so far, in submission order: every job
+        submitted before the ``n``-th has run once ``finished >= n``."""
         self._thread = threading.Thread(target=self._run, name="nitpicker-archive", daemon=True)
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
         self._thread.start()
@@ -88,7 +94,13 @@ class ArchiveWorker:
     def submit(self, job: Callable[..., Any], *args: Any) -> None:
         """Run ``job(*args)`` on the worker thread, after every job submitted before it."""
         if self.error is None:
-            self._queue.put((job, args))
+            self.submitted += 1
+            jobs = self._queue
+            if jobs.full():  # let the writer catch up by half the queue, not one job
+                with jobs.not_full:
+                    while jobs._qsize() > self._low and self._thread.is_alive():  # (its lock held)
+                        jobs.not_full.wait(0.1)
+            jobs.put((job, args))
 
     def drain(self) -> None:
         """Wait until every job submitted so far has run."""
@@ -117,4 +129,6 @@ class ArchiveWorker:
                 except Exception:
                     logger.exception("archive worker: error handler failed")
             finally:
+                if entry is not _STOP:
+                    self.finished += 1
                 self._queue.task_done()
