@@ -35,6 +35,8 @@ from twisted.internet.protocol import ProcessProtocol
 from nitpicker.policy.extract import Extracted, document_base, extract, resolve_meta_urls
 
 if TYPE_CHECKING:
+    from scrapy.statscollectors import StatsCollector
+
     from nitpicker.policy.links import LinkResolver
 
 __all__ = ["CLOSE_TIMEOUT", "MAX_LINKS_PER_PAGE", "PageFacts", "PageReader", "read_page"]
@@ -117,6 +119,16 @@ class PageReader:
         transport: Any = child.transport
         transport.write(_HEAD.pack(request_id, len(payload)) + payload)
         return await maybe_deferred_to_future(answer)
+
+    async def end(self, stats: StatsCollector) -> None:
+        """:meth:`close`, and wait for the child to end; the pages read each way as stats."""
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        stats.set_value("nitpicker/page_reader/child", self.in_child)
+        stats.set_value("nitpicker/page_reader/here", self.here)
+        ended = self.close()
+        if ended is not None:
+            await maybe_deferred_to_future(ended)
 
     def close(self) -> Deferred[None] | None:
         """End the child's input: it exits once it has answered what it was sent. The

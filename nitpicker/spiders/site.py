@@ -271,16 +271,7 @@ class SiteSpider(Spider):
             nextcall.schedule()
 
     async def _close_reader(self, spider: Spider) -> None:
-        """The page reader's child ends (the close waits for it); its counts as stats."""
-        from scrapy.utils.defer import maybe_deferred_to_future
-
-        reader = self.reader
-        stats = self.crawler.stats
-        stats.set_value("nitpicker/page_reader/child", reader.in_child)
-        stats.set_value("nitpicker/page_reader/here", reader.here)
-        ended = reader.close()
-        if ended is not None:
-            await maybe_deferred_to_future(ended)
+        await self.reader.end(self.crawler.stats)
 
     def _on_closed(self, spider: Spider, reason: str) -> None:
         nudge = getattr(self, "_nudge", None)
