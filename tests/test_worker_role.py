@@ -5,10 +5,13 @@ from __future__ import annotations
 import multiprocessing
 
 import pytest
+from scrapy.settings import BaseSettings
 
 from nitpicker.cli.crawl import _check_workers
 from nitpicker.crawl.config import ConfigError, CrawlConfig
 from nitpicker.crawl.worker_role import LeaseBudget, WorkerRole
+from nitpicker.default_settings import set_defaults
+from nitpicker.spiders.site import SiteSpider
 
 
 @pytest.mark.parametrize(("parallels", "workers", "shares"), [
@@ -19,6 +22,22 @@ def test_the_workers_shares_of_parallels_add_up_to_it(parallels: int, workers: i
     roles = [WorkerRole(i, workers, f"w{i}") for i in range(workers)]
     assert [role.parallels(parallels) for role in roles] == shares
     assert {role.interval_ms(200) for role in roles} == {200 * workers}
+
+
+def test_a_worker_reads_its_pages_itself_unless_told_otherwise() -> None:
+    """The workers fill the cores already: a page reader each added CPU, not pages/s."""
+    config = CrawlConfig(roots=("http://example.com/",), output="x.nitpicker")
+
+    def reader(role: WorkerRole | None, operator: dict[str, object]) -> object:
+        settings = BaseSettings()
+        set_defaults(settings)
+        settings.update(operator, priority="project")
+        SiteSpider(config=config, worker_role=role).project_options(settings)
+        return settings.getbool("NITPICKER_PAGE_READER")
+
+    assert reader(None, {}) is True
+    assert reader(WorkerRole(1, 2, "w1"), {}) is False
+    assert reader(WorkerRole(1, 2, "w1"), {"NITPICKER_PAGE_READER": True}) is True
 
 
 def test_the_lease_budget_is_shared_and_never_overdrawn() -> None:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from nitpicker.crawl.session import CrawlSession
     from nitpicker.render.page import RenderResult
 
-__all__ = ["answers_link_check", "image_sizes", "read_loaded"]
+__all__ = ["answers_link_check", "dimension", "image_sizes", "read_loaded"]
 
 
 def answers_link_check(resource: ResourceRecord) -> bool:
@@ -65,3 +65,11 @@ def image_sizes(session: CrawlSession, images: list[ImageRecord],
         record = by_url.get(target.url) if target is not None else None
         if record is not None and record.status is not None and 200 <= record.status < 300:
             image.file_size = record.content_length
+
+
+def dimension(value: str) -> float | None:
+    """An ``<img width|height>`` attribute as a number of pixels (``None``: not a number)."""
+    try:
+        return float(value.strip().removesuffix("px"))
+    except ValueError:
+        return None

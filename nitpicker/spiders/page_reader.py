@@ -2,10 +2,10 @@
 
 A crawl's process runs two busy threads, the reactor's (fetching, parsing) and the archive's
 (writing), and Python work in one process goes through one GIL whichever thread does it: the
-crawl's wall time was about the two threads' CPU added (``docs/performance.md``, "Why 1.25×
-is out of reach of one process"). The largest part of the reactor's, the page's extraction
-and the resolution of its links, now runs in a child process (``python -m
-nitpicker.spiders.page_reader``) beside them, on the second core.
+crawl's wall time was about the two threads' CPU added (``docs/performance.md``, "Where
+1.25× stands"). The largest part of the reactor's, the page's extraction and the resolution
+of its links, now runs in a child process (``python -m nitpicker.spiders.page_reader``)
+beside them, on the second core.
 
 The reactor thread writes each page to the child's stdin (a request id, then the page's URL,
 text and flags, pickled) and goes on fetching; the child answers in order on its stdout with

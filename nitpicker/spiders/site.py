@@ -55,7 +55,7 @@ from nitpicker.items import (
 from nitpicker.policy.extract import document_base, extract, http_form_action, resolve_meta_urls
 from nitpicker.render.retry import browser_retry
 from nitpicker.render.settings import RenderSettings
-from nitpicker.spiders.loaded import answers_link_check, image_sizes, read_loaded
+from nitpicker.spiders.loaded import answers_link_check, dimension, image_sizes, read_loaded
 from nitpicker.spiders.page_data import read_page_data
 from nitpicker.spiders.page_reader import PageReader
 from nitpicker.spiders.redirects import (
@@ -93,13 +93,6 @@ def _impose(settings: BaseSettings, name: str, value: object) -> None:
     """Set ``name`` over whatever priority it has: an option that only restricts the crawl."""
     priority = max(settings.getpriority(name) or 0, SETTINGS_PRIORITIES["spider"])
     settings.set(name, value, priority=priority)
-
-
-def _dimension(value: str) -> float | None:
-    try:
-        return float(value.strip().removesuffix("px"))
-    except ValueError:
-        return None
 
 
 class SiteSpider(Spider):
@@ -227,6 +220,9 @@ class SiteSpider(Spider):
             _impose(settings, "NITPICKER_PREDICT_PAGINATION", False)
         if config.max_archive_mb:
             _impose(settings, "NITPICKER_ARCHIVE_MAX_MB", config.max_archive_mb)
+        if role is not None and (settings.getpriority("NITPICKER_PAGE_READER") or 0) < \
+                SETTINGS_PRIORITIES["project"]:  # the workers fill the cores: no reader each
+            settings.set("NITPICKER_PAGE_READER", False, priority=priority)
 
     async def start(self) -> AsyncIterator[Any]:
         """Roots are seeded into the frontier when the archive is created; nothing to yield."""
@@ -421,8 +417,8 @@ class SiteSpider(Spider):
                 ImageRecord(
                     src=target.url if target is not None else image.src,
                     alt=image.alt,
-                    width=_dimension(image.width),
-                    height=_dimension(image.height),
+                    width=dimension(image.width),
+                    height=dimension(image.height),
                     is_lazy=image.loading.lower() == "lazy",
                 )
             )
