@@ -134,7 +134,8 @@ class PageReader:
         """End the child's input: it exits once it has answered what it was sent. The
         :class:`~twisted.internet.defer.Deferred` fires when it has ended (``None``: no child),
         so the crawl's process waits for it and counts its CPU time; a child still there after
-        :data:`CLOSE_TIMEOUT` seconds is killed."""
+        :data:`CLOSE_TIMEOUT` seconds is killed. No child starts after it."""
+        self.enabled = False
         child, self._child = self._child, None
         transport: Any = None if child is None else child.transport
         if child is None or transport is None:
