@@ -6,8 +6,8 @@ from __future__ import annotations
 
 __all__ = [
     "FETCHED_CHILDREN", "FORGET_JSON_LD_TYPES", "FORGET_PAGE_FACTS", "LINK_CONSOLE_MESSAGE", "MARK_INVENTORY",
-    "MARK_SITEMAP", "RECORD_CONSOLE_MESSAGE", "RECORD_HOP", "RECORD_PAGE", "RECORD_RESOURCE",
-    "RECORD_RESOURCES", "REFER_RESOURCES",
+    "MARK_SITEMAP", "RECORD_CONSOLE_MESSAGE", "RECORD_HOP", "RECORD_PAGE", "RECORD_RESOURCES",
+    "REFER_RESOURCES",
     "REPLACED_CHILDREN", "REPOINT", "SCRAPED",
 ]
 
@@ -58,9 +58,11 @@ WHERE id = ?"""
 REPOINT = "UPDATE pages SET redirect_dest_id = ? WHERE redirect_dest_id = ? AND id != ?"
 """Sources that pointed at a URL now known to redirect: they point where it leads."""
 
-RECORD_RESOURCE = (
+RECORD_RESOURCES = (
     "INSERT INTO resources(url, kind, is_external, status, status_text, content_type,"
-    " content_length, compress, cdn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " content_length, compress, cdn)"
+    " SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,"
+    " value ->> 6, value ->> 7, value ->> 8 FROM json_each(?) WHERE true"  # (an upsert's SELECT)
     " ON CONFLICT(url) DO UPDATE SET"
     " kind = CASE WHEN resources.kind = '' THEN excluded.kind ELSE resources.kind END,"
     " status = coalesce(excluded.status, resources.status),"
@@ -70,15 +72,8 @@ RECORD_RESOURCE = (
     " compress = coalesce(excluded.compress, resources.compress),"
     " cdn = coalesce(excluded.cdn, resources.cdn)"
 )
-
-RECORD_RESOURCES = (
-    "INSERT INTO resources(url, kind, is_external, status, status_text, content_type,"
-    " content_length, compress, cdn)"
-    " SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,"
-    " value ->> 6, value ->> 7, value ->> 8 FROM json_each(?) WHERE true"  # (an upsert's SELECT)
-    + RECORD_RESOURCE[RECORD_RESOURCE.index(" ON CONFLICT"):]
-)
-""":data:`RECORD_RESOURCE` for a page's resources at once: a JSON array of its rows."""
+"""A page's resources, a JSON array of their rows: new ones inserted, known ones given what
+they lacked."""
 
 REFER_RESOURCES = (
     "INSERT OR IGNORE INTO resource_referrers(resource_id, page_id)"

@@ -103,9 +103,7 @@ class PageReader:
 
     async def read(self, url: str, html: str, content: bool) -> PageFacts:
         """The page's facts (:func:`read_page`), read in the child when there is one."""
-        child = self._child if self.enabled else None
-        if child is None and self.enabled:
-            child = self._start()
+        child = (self._child or self._start()) if self.enabled else None
         if child is None:
             self.here += 1
             return read_page(self.resolver, url, html, content)
