@@ -157,6 +157,9 @@ class PageItem:
     pages only)."""
     html: str | None = None
     """The HTML snapshot (in-scope HTML pages only)."""
+    snapshot: bytes | None = None
+    """:attr:`html` as the archive stores it, when the page reader's child compressed it
+    (:mod:`nitpicker.archive.snapshots`); ``None``: the archive compresses :attr:`html`."""
     http_form_action: str | None = None
     """The first form of an https page that submits over plain http: its action, resolved."""
     content: PageText | None = None

@@ -6,9 +6,11 @@ record without it."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import pickle
 import subprocess
 import sys
+import zlib
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -60,6 +62,10 @@ def test_the_child_answers_what_this_process_reads() -> None:
         assert child.wait(timeout=20) == 0, "the child exits when its input ends"
     expected = read_page(LinkResolver(), url, PAGE, True)
     assert type(got[0]) is PageFacts, "pickled as this module's class, not the child's __main__"
+    assert expected.snapshot is None, "read here, the archive's thread compresses the page"
+    assert got[0].snapshot is not None and zlib.decompress(got[0].snapshot).decode() == PAGE, (
+        "the child compresses the snapshot, as the archive stores it")
+    expected.snapshot = got[0].snapshot
     assert got[0] == got[1] == expected
     assert expected.base == "http://site.test/docs/"
     assert expected.found.meta.canonical == "http://site.test/docs/page.html"
@@ -90,10 +96,15 @@ async def test_pages_sent_to_a_child_that_dies_are_read_here() -> None:
     child.transport.signalProcess("KILL")  # before it can have answered them all
     got = first + await reading
     resolver = LinkResolver()
-    assert got == [read_page(resolver, url, html, True) for url, html in pages]
+    assert unpacked(got) == [read_page(resolver, url, html, True) for url, html in pages]
     assert reader.in_child + reader.here == 6 and reader.here >= 1
     assert not reader.enabled, "a child that died is not started again"
-    assert await await_reads(reader, pages[:1]) == first
+    assert unpacked(await await_reads(reader, pages[:1])) == unpacked(first)
+
+
+def unpacked(answers: list[PageFacts]) -> list[PageFacts]:
+    """The answers without the snapshot the child compresses (read here, there is none)."""
+    return [dataclasses.replace(facts, snapshot=None) for facts in answers]
 
 
 def crawl_with(settings: dict[str, Any], tmp_path: Path, root: str) -> Deferred[Any]:
@@ -114,8 +125,9 @@ RECORDED = (
     "SELECT p.url, p.title, p.description, p.canonical, p.status, p.links_capped,"
     " (SELECT group_concat(t.url || '#' || a.hash || ':' || a.text, ' ')"
     "  FROM anchors a JOIN pages t ON t.id = a.href_id WHERE a.page_id = p.id) AS links,"
-    " c.ids, c.main, c.content_hash"
-    " FROM pages p LEFT JOIN page_content c ON c.page_id = p.id ORDER BY p.url"
+    " c.ids, c.main, c.content_hash, s.encoding, s.html AS snapshot"
+    " FROM pages p LEFT JOIN page_content c ON c.page_id = p.id"
+    " LEFT JOIN snapshots s ON s.page_id = p.id ORDER BY p.url"
 )
 
 
@@ -135,4 +147,6 @@ async def test_a_crawl_reads_its_pages_in_the_child_and_records_the_same(tmp_pat
     recorded = [tuple(row) for row in with_child.rows(RECORDED)]
     assert len(recorded) == 5
     assert sum(1 for row in recorded if row[6]) == 4, "each page but /d has links"
+    assert all(row[-2] == "zlib" and b"<html" in zlib.decompress(row[-1]) for row in recorded), (
+        "each page's snapshot, compressed by the child (or by the archive's thread)")
     assert recorded == [tuple(row) for row in without.rows(RECORDED)]

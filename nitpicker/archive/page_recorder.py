@@ -16,11 +16,10 @@ navigation, whose rows were found long ago.
 
 from __future__ import annotations
 
-import zlib
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
-from nitpicker.archive import page_audit, page_sql
+from nitpicker.archive import page_audit, page_sql, snapshots
 from nitpicker.archive.connection import json_rows, now, serialised, sorting_on_disk
 from nitpicker.archive.content_signer import ContentSigner
 from nitpicker.archive.page_data import record_page_data, store_signatures
@@ -54,7 +53,7 @@ class _PreparedPage(NamedTuple):
     """(target id or null, url, hash, text) of the links, as JSON rows."""
     images: list[tuple[object, ...]]
     snapshot: bytes | None
-    """The HTML, zlib-compressed."""
+    """The HTML as stored (:func:`~nitpicker.archive.snapshots.compress`)."""
 
 
 class PageRecorder:
@@ -189,8 +188,10 @@ class PageRecorder:
             for i in item.images
         ]
         snapshot = None
-        if item.html is not None:
-            snapshot = zlib.compress(item.html.encode("utf-8"), 1)
+        if item.snapshot is not None:
+            snapshot = item.snapshot  # compressed where the page was read
+        elif item.html is not None:
+            snapshot = snapshots.compress(item.html)
         return _PreparedPage(values, headers, fresh, anchors, images, snapshot)
 
     def _record_page(self, item: PageItem, page: _PreparedPage) -> int:
@@ -343,8 +344,8 @@ class PageRecorder:
             self._insert_console(page_id, item.console)
         if page.snapshot is not None:
             conn.execute(
-                "INSERT OR REPLACE INTO snapshots(page_id, encoding, html) VALUES (?, 'zlib', ?)",
-                (page_id, page.snapshot),
+                "INSERT OR REPLACE INTO snapshots(page_id, encoding, html) VALUES (?, ?, ?)",
+                (page_id, snapshots.ENCODING, page.snapshot),
             )
 
     def _insert_console(self, page_id: int, records: list[ConsoleRecord]) -> None:

@@ -65,6 +65,9 @@ class PageFacts:
     """``(url, key, fragment, text)`` of each link kept that resolves to a URL, in order."""
     capped: bool
     """The page had more than :data:`MAX_LINKS_PER_PAGE` links."""
+    snapshot: bytes | None = None
+    """The HTML as the archive stores it, compressed by the child (``None`` when read here:
+    the archive's thread compresses it then, its zlib beside the reactor)."""
 
 
 def read_page(resolver: LinkResolver, url: str, html: str, content: bool) -> PageFacts:
@@ -240,6 +243,7 @@ class _ChildProtocol(ProcessProtocol):
 
 def _serve(disable_queries: bool) -> None:
     """The child: answer each request on stdin with its page's facts on stdout, in order."""
+    from nitpicker.archive import snapshots
     from nitpicker.policy.links import LinkResolver
 
     resolver = LinkResolver(disable_queries=disable_queries)
@@ -252,6 +256,7 @@ def _serve(disable_queries: bool) -> None:
         request_id, size = _HEAD.unpack(header)
         url, html, content = pickle.loads(source.read(size))
         facts = read_page(resolver, url, html, content)
+        facts.snapshot = snapshots.compress(html)
         payload = pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)
         sink.write(_HEAD.pack(request_id, len(payload)) + payload)
         sink.flush()

@@ -398,6 +398,7 @@ class SiteSpider(Spider):
         found, base = facts.found, facts.base
         item.meta = found.meta
         item.html = html
+        item.snapshot = facts.snapshot
         read_page_data(item, found, html, base, self.config.extract)
         item.http_form_action = http_form_action(item.url, base, found.form_actions)
         links = item.links
