@@ -61,6 +61,56 @@ def test_redirects_as_scrapys_do_and_drop_the_referer(
     assert "Referer" not in redirected.headers
 
 
+_FILLER = "<p>" + "words " * 800 + "</p>"  # past the 4,096 characters Scrapy scans
+
+
+@pytest.mark.parametrize("body", [
+    '<meta http-equiv="refresh" content="0; url=/b">',
+    '<META HTTP-EQUIV="Refresh" CONTENT="2;URL=/b">',
+    "<meta http-equiv=refresh content='0;url=/b'>",
+    '<meta content="0; url=/b" http-equiv="REFRESH">',
+    '<script>x = \'<meta http-equiv="refresh" content="0; url=/b">\'</script>',
+    '<meta http-equiv="refresh" content="0">',
+    '<meta name="description" content="a page about refresh rates">',
+    '<title>Refreshments</title><p>plain</p>',
+    '<p>no meta at all</p>',
+    _FILLER + '<meta http-equiv="refresh" content="0; url=/b">',
+])
+def test_a_meta_refresh_is_followed_as_scrapy_decides(body: str) -> None:
+    """The shortcut (no word "refresh" in the start of the page: passed on unscanned) gives
+    what Scrapy's own middleware gives, for pages with and without a refresh."""
+    from scrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware as Scrapys
+
+    request = Request(PAGE)
+    response = HtmlResponse(PAGE, body=f"<html><head>{body}</head></html>".encode(),
+                            encoding="utf-8", request=request)
+    ours = MetaRefreshMiddleware.from_crawler(get_crawler(_Idle)).process_response(
+        request, response)
+    theirs = Scrapys.from_crawler(get_crawler(_Idle)).process_response(request, response)
+    assert type(ours) is type(theirs)
+    if isinstance(theirs, Request):
+        assert isinstance(ours, Request) and ours.url == theirs.url == "http://example.com/b"
+    else:
+        assert ours is response
+
+
+def test_a_page_without_the_word_is_not_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scrapy.downloadermiddlewares.redirect as scrapy_redirect
+
+    def scanned(*args: object, **kwargs: object) -> object:
+        raise AssertionError("Scrapy's scan ran")
+
+    monkeypatch.setattr(scrapy_redirect, "get_meta_refresh", scanned)
+    request = Request(PAGE)
+    plain = HtmlResponse(PAGE, body=b"<html><title>A</title></html>", encoding="utf-8",
+                         request=request)
+    mw = MetaRefreshMiddleware.from_crawler(get_crawler(_Idle))
+    assert mw.process_response(request, plain) is plain
+    with pytest.raises(AssertionError, match="scan ran"):
+        mw.process_response(request, plain.replace(
+            body=b'<meta http-equiv="refresh" content="0; url=/b">'))
+
+
 @pytest.mark.parametrize("referer", [False, True])
 @pytest_twisted.ensureDeferred
 async def test_no_warning_at_engine_start(referer: bool, caplog: pytest.LogCaptureFixture
