@@ -31,7 +31,6 @@ Replace Scrapy's two in the add-on (same priorities, same settings: ``REDIRECT_E
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from scrapy import Request
@@ -146,9 +145,11 @@ class MetaRefreshMiddleware(_HandOver, ScrapyMetaRefresh):
 REFRESH_SCAN = 4096
 """Characters of a page Scrapy scans for a meta refresh (``scrapy.utils.response``)."""
 
-_REFRESH = re.compile("refresh", re.IGNORECASE)
 
 
 def may_refresh(text: str) -> bool:
-    """Whether the start of ``text`` may declare a meta refresh (it holds the word)."""
-    return _REFRESH.search(text, 0, REFRESH_SCAN) is not None
+    """Whether the start of ``text`` may declare a meta refresh: it holds the word, in the
+    sense of w3lib's own test (``"refresh" in attrs.lower()``; a case-insensitive regular
+    expression would also match other letters that fold to it, and is several times
+    slower)."""
+    return "refresh" in text[:REFRESH_SCAN].lower()
