@@ -146,7 +146,6 @@ REFRESH_SCAN = 4096
 """Characters of a page Scrapy scans for a meta refresh (``scrapy.utils.response``)."""
 
 
-
 def may_refresh(text: str) -> bool:
     """Whether the start of ``text`` may declare a meta refresh: it holds the word, in the
     sense of w3lib's own test (``"refresh" in attrs.lower()``; a case-insensitive regular
