@@ -119,6 +119,10 @@ class Redirect:
     """Whether the hop is out of scope (``None``: as the page it leads to)."""
 
 
+def _not_in_feeds(value: object) -> None:
+    """A Scrapy feed's serializer for a field it does not carry (bytes JSON cannot hold)."""
+
+
 @dataclass(slots=True)
 class PageItem:
     """Everything recorded about one URL the crawl dealt with."""
@@ -157,9 +161,10 @@ class PageItem:
     pages only)."""
     html: str | None = None
     """The HTML snapshot (in-scope HTML pages only)."""
-    snapshot: bytes | None = None
+    snapshot: bytes | None = field(default=None, metadata={"serializer": _not_in_feeds})
     """:attr:`html` as the archive stores it, when the page reader's child compressed it
-    (:mod:`nitpicker.archive.snapshots`); ``None``: the archive compresses :attr:`html`."""
+    (:mod:`nitpicker.archive.snapshots`); ``None``: the archive compresses :attr:`html`.
+    A feed (a Scrapyd job's JSON lines) has ``null`` here: it carries :attr:`html`."""
     http_form_action: str | None = None
     """The first form of an https page that submits over plain http: its action, resolved."""
     content: PageText | None = None

@@ -150,3 +150,26 @@ async def test_a_crawl_reads_its_pages_in_the_child_and_records_the_same(tmp_pat
     assert all(row[-2] == "zlib" and b"<html" in zlib.decompress(row[-1]) for row in recorded), (
         "each page's snapshot, compressed by the child (or by the archive's thread)")
     assert recorded == [tuple(row) for row in without.rows(RECORDED)]
+
+
+def test_a_feed_exports_an_item_with_its_snapshot_compressed() -> None:
+    """A Scrapyd job's feed (JSON lines) takes items whose snapshot the child compressed:
+    the HTML is in it, the compressed bytes are not (JSON has no bytes)."""
+    import io
+    import json
+
+    from scrapy.exporters import JsonLinesItemExporter
+
+    from nitpicker.archive import snapshots
+    from nitpicker.items import PageItem
+
+    item = PageItem(url="http://site.test/", frontier_id=1, depth=0, is_external=False,
+                    is_target=True, status=200, html=PAGE, snapshot=snapshots.compress(PAGE))
+    out = io.BytesIO()
+    exporter = JsonLinesItemExporter(out)
+    exporter.start_exporting()
+    exporter.export_item(item)
+    exporter.finish_exporting()
+    line = json.loads(out.getvalue())
+    assert line["html"] == PAGE
+    assert line["snapshot"] is None
