@@ -127,6 +127,48 @@ def test_record_writes_the_page_its_children_and_its_frontier_rows(
     assert writer.frontier.pending == 2 and writer.dirty == 1
 
 
+_IMAGES = [
+    ImageRecord("/a.png", "A", current_src="/a@2x.png", width=800, height=450.5,
+                natural_width=1600, natural_height=901, is_lazy=True, viewport_width=1280,
+                source_code='<img src="/a.png">', file_size=12_345),
+    ImageRecord("/b.png", None),
+    ImageRecord("/c.png", "Ç ≠ \"quoted\"", width=0.1 + 0.2, height=1e-7, is_lazy=False),
+]
+
+
+@pytest.mark.parametrize("hostile", [False, True])
+def test_a_pages_images_are_stored_as_bound_row_by_row(
+        writer: ArchiveWriter, pages: PageRecorder, hostile: bool) -> None:
+    """The images go to SQLite as one JSON array (one statement a page); what is stored, in
+    order, column by column and with each value's type, is what binding each row stores. A
+    width JSON cannot carry (NaN, an infinity) sends the page's rows one by one instead."""
+    images = [*_IMAGES, ImageRecord("/d.png", "D", width=float("nan"), height=float("inf"))] \
+        if hostile else _IMAGES
+    statements: list[str] = []
+    writer.conn.set_trace_callback(statements.append)
+    page_id = pages.record(PageItem(url=f"{SITE}/", frontier_id=None, depth=0,
+                                    is_external=False, is_target=True, status=200,
+                                    images=list(images)), [])
+    writer.conn.set_trace_callback(None)
+    inserts = [sql for sql in statements if sql.startswith("INSERT INTO images")]
+    assert len(inserts) == (len(images) if hostile else 1)
+    columns = ("src, current_src, alt, width, height, natural_width, natural_height, is_lazy,"
+               " viewport_width, source_code, file_size")
+    typed = ", ".join(f"{c}, typeof({c})" for c in columns.split(", "))
+    stored = writer.conn.execute(f"SELECT {typed} FROM images WHERE page_id = ? ORDER BY id",
+                                 (page_id,)).fetchall()
+    bound = sqlite3.connect(":memory:")  # the archive's own table, its affinities
+    bound.execute(writer.conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'images'").fetchone()[0])
+    bound.executemany(f"INSERT INTO images(page_id, {columns}) VALUES ({', '.join('?' * 12)})", [
+        (page_id, i.src, i.current_src, i.alt, i.width, i.height, i.natural_width,
+         i.natural_height, i.is_lazy, i.viewport_width, i.source_code, i.file_size)
+        for i in images])
+    expected = bound.execute(f"SELECT {typed} FROM images ORDER BY id").fetchall()
+    assert len(stored) == len(images)
+    assert stored == expected
+
+
 def test_record_again_replaces_the_children(writer: ArchiveWriter, pages: PageRecorder) -> None:
     first = PageItem(url=f"{SITE}/", frontier_id=None, depth=0, is_external=False,
                      is_target=True, status=200, links=[_link("/a"), _link("/b")],

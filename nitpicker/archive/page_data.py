@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
+from nitpicker.archive.connection import json_rows
+
 if TYPE_CHECKING:
     import sqlite3
 
@@ -33,7 +35,9 @@ _VALUE: Final = ("INSERT OR IGNORE INTO extracted_values(page_id, name, position
 _CONTENT: Final = "INSERT INTO page_content(page_id, ids, main) VALUES (?, ?, ?)"
 _SIGNED: Final = ("UPDATE page_content SET words = ?, content_hash = ?, minhash = ?"
                   " WHERE page_id = ?")
-_FRAGMENT_ID: Final = "INSERT OR IGNORE INTO page_fragment_ids(page_id, name) VALUES (?, ?)"
+_FRAGMENT_IDS: Final = ("INSERT OR IGNORE INTO page_fragment_ids(page_id, name)"
+                        " SELECT ?, value FROM json_each(?) ORDER BY key")
+"""A page's fragment targets from one JSON array: one statement, not one an id."""
 
 
 def _json(data: object) -> str:
@@ -69,7 +73,7 @@ def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem,
         conn.execute(_CONTENT, (page_id, len(content.ids), content.main))
         signer.send(page_id, content.text)
         if content.ids:
-            conn.executemany(_FRAGMENT_ID, [(page_id, name) for name in content.ids])
+            conn.execute(_FRAGMENT_IDS, (page_id, json_rows(content.ids)))
 
 
 def store_signatures(conn: sqlite3.Connection, signer: ContentSigner) -> None:

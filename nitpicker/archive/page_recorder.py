@@ -16,6 +16,7 @@ navigation, whose rows were found long ago.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -40,6 +41,11 @@ _UNFETCHED = (FollowMode.STUB, FollowMode.EXCLUDED, FollowMode.CAPPED)
 _ID_CACHE_SIZE = 50_000
 _CHUNK = 400
 
+def _finite(number: float | None) -> bool:
+    """Whether JSON can carry ``number`` as SQLite would store it bound (not NaN, not ±inf)."""
+    return number is None or math.isfinite(number)
+
+
 class _PreparedPage(NamedTuple):
     """A fetched page's statement parameters (:meth:`PageRecorder._prepare`)."""
 
@@ -52,6 +58,8 @@ class _PreparedPage(NamedTuple):
     anchors: str | None
     """(target id or null, url, hash, text) of the links, as JSON rows."""
     images: list[tuple[object, ...]]
+    images_json: str | None
+    """:attr:`images` as JSON rows (``None``: none, or a width or height JSON cannot hold)."""
     snapshot: bytes | None
     """The HTML as stored (:func:`~nitpicker.archive.snapshots.compress`)."""
 
@@ -187,12 +195,14 @@ class PageRecorder:
              i.is_lazy, i.viewport_width, i.source_code, i.file_size)
             for i in item.images
         ]
+        images_json = json_rows(images) if images and all(
+            _finite(i.width) and _finite(i.height) for i in item.images) else None
         snapshot = None
         if item.snapshot is not None:
             snapshot = item.snapshot  # compressed where the page was read
         elif item.html is not None:
             snapshot = snapshots.compress(item.html)
-        return _PreparedPage(values, headers, fresh, anchors, images, snapshot)
+        return _PreparedPage(values, headers, fresh, anchors, images, images_json, snapshot)
 
     def _record_page(self, item: PageItem, page: _PreparedPage) -> int:
         """The page's row and children; its redirect hops point at it."""
@@ -327,13 +337,10 @@ class PageRecorder:
             )
         if page.anchors is not None:
             self._insert_links(page_id, item.links, item.depth + 1, page)
-        if page.images:
-            conn.executemany(
-                "INSERT INTO images(page_id, src, current_src, alt, width, height, natural_width,"
-                " natural_height, is_lazy, viewport_width, source_code, file_size)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(page_id, *image) for image in page.images],
-            )
+        if page.images_json is not None:
+            conn.execute(page_sql.RECORD_IMAGES, (page_id, page.images_json))
+        elif page.images:
+            conn.executemany(page_sql.RECORD_IMAGE, [(page_id, *image) for image in page.images])
         if item.resources:
             self._insert_resources(page_id, item.resources)
         if (item.json_ld or item.structured or item.structured_errors or item.extracted

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 __all__ = [
     "FETCHED_CHILDREN", "FORGET_JSON_LD_TYPES", "FORGET_PAGE_FACTS", "LINK_CONSOLE_MESSAGE", "MARK_INVENTORY",
-    "MARK_SITEMAP", "RECORD_CONSOLE_MESSAGE", "RECORD_HOP", "RECORD_PAGE", "RECORD_RESOURCES",
+    "MARK_SITEMAP", "RECORD_CONSOLE_MESSAGE", "RECORD_HOP", "RECORD_IMAGE", "RECORD_IMAGES",
+    "RECORD_PAGE", "RECORD_RESOURCES",
     "REFER_RESOURCES",
     "REPLACED_CHILDREN", "REPOINT", "SCRAPED",
 ]
@@ -35,6 +36,19 @@ ON CONFLICT(url) DO UPDATE SET scraped = 1, redirect_dest_id = NULL, redirect_ki
     links_capped = excluded.links_capped, response_time_ms = excluded.response_time_ms,
     charset = excluded.charset, h1_count = excluded.h1_count,
     canonical_relative = excluded.canonical_relative, untried = excluded.untried RETURNING id"""
+
+_IMAGE_COLUMNS = ("page_id, src, current_src, alt, width, height, natural_width,"
+                  " natural_height, is_lazy, viewport_width, source_code, file_size")
+
+RECORD_IMAGES = (f"INSERT INTO images({_IMAGE_COLUMNS}) SELECT ?, value ->> 0, value ->> 1,"
+                 " value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7,"
+                 " value ->> 8, value ->> 9, value ->> 10 FROM json_each(?) ORDER BY key")
+"""A page's images from one JSON array of rows (``RECORD_IMAGE``'s values but the page id),
+in the array's order: one statement, one hand-back of the GIL, not one a row."""
+
+RECORD_IMAGE = f"INSERT INTO images({_IMAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+"""One image row: for a page whose widths or heights are not finite numbers (a hostile
+page's), which JSON cannot carry (SQLite stores NaN as NULL and keeps an infinity)."""
 
 RECORD_HOP = """INSERT INTO pages(url, scraped, is_external, depth, status, redirect_dest_id,
     redirect_kind, redirect_next, fetched_at) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?)
