@@ -41,6 +41,7 @@ _UNFETCHED = (FollowMode.STUB, FollowMode.EXCLUDED, FollowMode.CAPPED)
 _ID_CACHE_SIZE = 50_000
 _CHUNK = 400
 
+
 def _finite(number: float | None) -> bool:
     """Whether JSON can carry ``number`` as SQLite would store it bound (not NaN, not ±inf)."""
     return number is None or math.isfinite(number)

@@ -182,8 +182,7 @@ class PageReader:
             return None
         finally:
             os.close(theirs)  # the child's copy stays open: its end of the pipe
-        child.answers = _AnswerPipe(ours, child)
-        reactor.addReader(child.answers)
+        child.answers = _AnswerPipe(ours, child, reactor)
         self._child = child
         return child
 
@@ -211,10 +210,12 @@ class _AnswerPipe:
     """The crawl's end of the child's stdout, read by the reactor up to :data:`_READ` bytes at
     a time; what it reads goes to :meth:`_ChildProtocol.answers_received`."""
 
-    def __init__(self, fd: int, child: _ChildProtocol) -> None:
+    def __init__(self, fd: int, child: _ChildProtocol, reactor: Any) -> None:
         os.set_blocking(fd, False)
         self.fd = fd
         self.child = child
+        self.reactor = reactor
+        reactor.addReader(self)
 
     def fileno(self) -> int:
         return self.fd
@@ -223,18 +224,28 @@ class _AnswerPipe:
         return "page reader"
 
     def doRead(self) -> None:
+        self._read_once()
+
+    def drain(self) -> None:
+        """Read what the pipe holds (the child has ended: all it wrote is there), then
+        close."""
+        while self.fd >= 0 and self._read_once():
+            pass
+        self.close()
+
+    def _read_once(self) -> bool:
+        """One read; whether data came (the end of the output closes the pipe)."""
         try:
             data = os.read(self.fd, _READ)
-        except BlockingIOError:
-            return
-        except InterruptedError:
-            return
+        except (BlockingIOError, InterruptedError):
+            return False
         except OSError:
             data = b""
-        if data:
-            self.child.answers_received(data)
-        else:
+        if not data:
             self.close()
+            return False
+        self.child.answers_received(data)
+        return True
 
     def connectionLost(self, reason: Any) -> None:
         self.close()
@@ -242,10 +253,7 @@ class _AnswerPipe:
     def close(self) -> None:
         """Read no more (the child's output ended, or the child is given up on)."""
         if self.fd >= 0:
-            from twisted.internet import reactor as installed
-
-            reactor: Any = installed
-            reactor.removeReader(self)
+            self.reactor.removeReader(self)
             os.close(self.fd)
             self.fd = -1
 
@@ -301,7 +309,7 @@ class _ChildProtocol(ProcessProtocol):
 
     def processEnded(self, reason: Any) -> None:
         if self.answers is not None:
-            self.answers.close()  # answers still unread are read here instead
+            self.answers.drain()  # what it answered before it ended is still in the pipe
         reader = self.reader
         if reader._child is self:
             reader._give_up(f"the child process ended ({reason.getErrorMessage()})")
