@@ -42,11 +42,6 @@ _ID_CACHE_SIZE = 50_000
 _CHUNK = 400
 
 
-def _finite(number: float | None) -> bool:
-    """Whether JSON can carry ``number`` as SQLite would store it bound (not NaN, not ±inf)."""
-    return number is None or math.isfinite(number)
-
-
 class _PreparedPage(NamedTuple):
     """A fetched page's statement parameters (:meth:`PageRecorder._prepare`)."""
 
@@ -196,8 +191,10 @@ class PageRecorder:
              i.is_lazy, i.viewport_width, i.source_code, i.file_size)
             for i in item.images
         ]
+        # JSON holds no NaN or infinity (a hostile page's sizes): those rows are bound instead
         images_json = json_rows(images) if images and all(
-            _finite(i.width) and _finite(i.height) for i in item.images) else None
+            math.isfinite(size) for i in item.images for size in (i.width, i.height)
+            if size is not None) else None
         snapshot = None
         if item.snapshot is not None:
             snapshot = item.snapshot  # compressed where the page was read
