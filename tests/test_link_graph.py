@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from nitpicker.archive.link_score import record_link_scores
+from nitpicker.archive.link_score_process import ComputedLinkScores, LinkScoreProcess
 from nitpicker.archive.schema import migrate
-from nitpicker.query.link_graph import DAMPING, pagerank, read_link_graph
+from nitpicker.query.link_graph import DAMPING, link_scores, pagerank, read_link_graph
 from tests.helpers import rows, run
 
 if TYPE_CHECKING:
@@ -156,3 +157,54 @@ def test_an_archive_before_link_scores_reads_then_check_scores_it(crawled: tuple
     assert result.returncode == 0, result.stderr
     assert _pages_by_score(older, base) == _pages_by_score(archive, base)
     assert rows(older, "SELECT count(*) FROM pages WHERE link_score IS NOT NULL") == [(12,)]
+
+
+# -- computed in a process of their own while a crawl closes -----------------------------------
+
+
+@pytest.mark.integration
+def test_the_process_computes_the_scores_the_writer_would(tmp_path: Path) -> None:
+    path = tmp_path / "graph.db"
+    with closing(_archive(path)) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("INSERT INTO info(id, version, name, base_url, roots, config, created_at)"
+                     " VALUES (1, '1', 'graph', 'http://s/', '[\"http://s/\"]', '{}', '')")
+        computed = LinkScoreProcess.start(path).result()
+        assert computed is not None
+        graph = read_link_graph(conn)
+        assert computed.page_ids.tolist() == graph.page_ids.tolist() == [1, 2, 3, 4]
+        assert computed.scores.tolist() == link_scores(graph).tolist()
+        assert computed.edges == graph.edges == 4
+        summary = record_link_scores(conn, computed)
+        stored = dict(conn.execute("SELECT id, link_score FROM pages"))
+        assert (summary.pages, summary.links) == (4, 4)
+        record_link_scores(conn)
+        assert dict(conn.execute("SELECT id, link_score FROM pages")) == stored
+
+
+def test_given_scores_are_stored_not_computed_again(tmp_path: Path) -> None:
+    with closing(_archive(tmp_path / "graph.db")) as conn:
+        given = ComputedLinkScores(np.array([2, 3]), np.array([1.5, 0.25]), 7)
+        summary = record_link_scores(conn, given)
+        assert dict(conn.execute("SELECT id, link_score FROM pages WHERE link_score IS NOT NULL")
+                    ) == {2: 1.5, 3: 0.25}
+    assert (summary.pages, summary.links) == (2, 7)
+
+
+@pytest.mark.integration
+def test_a_process_that_fails_leaves_the_scores_to_the_writer(tmp_path: Path) -> None:
+    assert LinkScoreProcess.start(tmp_path / "missing.nitpicker").result() is None
+    stopped = LinkScoreProcess.start(tmp_path / "missing.nitpicker")
+    stopped.cancel()
+    assert stopped.result() is None
+
+
+@pytest.mark.integration
+def test_a_crawl_closing_with_the_process_stores_the_same_scores(crawled: tuple[Path, str],
+                                                               tmp_path: Path) -> None:
+    archive, base = crawled
+    result = run("crawl", base, "-o", "beside", "--verbose", cwd=tmp_path,
+                 env={"NITPICKER_LINK_SCORE_PROCESS_PAGES": "1"})
+    assert result.returncode == 0, result.stderr
+    assert "link scores computed beside the close" in result.stderr
+    assert _pages_by_score(tmp_path / "beside.nitpicker", base) == _pages_by_score(archive, base)

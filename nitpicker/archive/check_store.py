@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
+    from nitpicker.archive.link_score_process import ComputedLinkScores
+
 __all__ = ["CheckRunSummary", "CheckStore", "record_checks"]
 
 logger = logging.getLogger(__name__)
@@ -79,10 +81,12 @@ class CheckRunSummary:
 def record_checks(conn: sqlite3.Connection, checks: Sequence[Check] = CHECKS, *,
                   on_check: Callable[[Check, int], None] | None = None,
                   link_scores: bool = True,
+                  computed_scores: ComputedLinkScores | None = None,
                   near_duplicate_threshold: float = NEAR_DUPLICATE_THRESHOLD) -> CheckRunSummary:
     """Run ``checks`` on ``conn`` (a writer's autocommit connection, the archive migrated)
     and replace the archive's check findings with theirs, in one transaction, the pages'
-    link scores computed first (``link_scores``: false when the caller has), and the
+    link scores computed first (``link_scores``: false when the caller has; only stored when
+    ``computed_scores`` gives them, computed from the archive as it is), and the
     near-duplicate clusters at ``near_duplicate_threshold``. ``on_check(check,
     findings)`` is called after each check. Raises what SQLite raises, the transaction then
     rolled back."""
@@ -95,7 +99,7 @@ def record_checks(conn: sqlite3.Connection, checks: Sequence[Check] = CHECKS, *,
     conn.execute("BEGIN IMMEDIATE")
     try:
         if link_scores:
-            summary.link_scores = record_link_scores(conn)
+            summary.link_scores = record_link_scores(conn, computed_scores)
         summary.content_clusters = record_content_clusters(conn, near_duplicate_threshold)
         conn.execute("DELETE FROM check_findings")
         for check in checks:

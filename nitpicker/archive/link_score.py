@@ -15,6 +15,8 @@ from nitpicker.query.link_graph import link_scores, read_link_graph
 if TYPE_CHECKING:
     import sqlite3
 
+    from nitpicker.archive.link_score_process import ComputedLinkScores
+
 __all__ = ["LinkScoreSummary", "record_link_scores"]
 
 _FORGET: Final = "UPDATE pages SET link_score = NULL WHERE link_score IS NOT NULL"
@@ -30,23 +32,27 @@ class LinkScoreSummary:
     """Seconds."""
 
 
-def record_link_scores(conn: sqlite3.Connection) -> LinkScoreSummary:
+def record_link_scores(conn: sqlite3.Connection,
+                       computed: ComputedLinkScores | None = None) -> LinkScoreSummary:
     """Compute and store every page's link score on ``conn``, within the caller's transaction
-    (none: one of its own)."""
+    (none: one of its own). ``computed``: the scores of the archive as it is, computed already
+    (:class:`~nitpicker.archive.link_score_process.LinkScoreProcess`): only stored."""
     started = time.monotonic()
-    graph = read_link_graph(conn)
-    scores = link_scores(graph)
+    if computed is None:
+        graph = read_link_graph(conn)
+        page_ids, scores, edges = graph.page_ids, link_scores(graph), graph.edges
+    else:
+        page_ids, scores, edges = computed.page_ids, computed.scores, computed.edges
     own = not conn.in_transaction
     if own:
         conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute(_FORGET)
-        conn.executemany(_SET, zip(scores.round(6).tolist(), graph.page_ids.tolist(),
-                                   strict=True))
+        conn.executemany(_SET, zip(scores.round(6).tolist(), page_ids.tolist(), strict=True))
     except BaseException:
         if own:
             conn.execute("ROLLBACK")
         raise
     if own:
         conn.execute("COMMIT")
-    return LinkScoreSummary(graph.nodes, graph.edges, time.monotonic() - started)
+    return LinkScoreSummary(len(page_ids), edges, time.monotonic() - started)

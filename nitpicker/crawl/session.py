@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
+    from nitpicker.archive.link_score_process import ComputedLinkScores, LinkScoreProcess
     from nitpicker.archive.lock import ArchiveLock
     from nitpicker.crawl.config import CrawlConfig
     from nitpicker.crawl.redis_frontier import FrontierSettings, RedisFrontier
@@ -111,6 +112,9 @@ class CrawlSession:
         self.content_facts = True
         """Whether the pages' fragment targets and content signatures are recorded
         (``NITPICKER_CONTENT_FACTS``)."""
+        self.link_score_process_pages = 0
+        """Pages recorded from which the close computes the link scores in a process of its
+        own (``NITPICKER_LINK_SCORE_PROCESS_PAGES``; 0: never)."""
         self.request_close: Callable[[str], None] = lambda reason: None
         """Set by the spider: asks Scrapy's engine to close the spider."""
         self.lock: ArchiveLock | None = None
@@ -387,9 +391,14 @@ class CrawlSession:
                     record_templates_after_crawl(writer.conn, writer.templates)
             else:
                 writer.rollback()
-            writer.finish(order=self.failure is None)
-            if self.failure is None and self.site_checks:
-                self._check_site(writer)
+            scores = self._start_link_scores(writer)
+            try:
+                writer.finish(order=self.failure is None)
+                if self.failure is None and self.site_checks:
+                    self._check_site(writer, scores.result() if scores is not None else None)
+            finally:
+                if scores is not None:
+                    scores.cancel()
         except (sqlite3.Error, OSError) as exc:  # what was committed stays; the run fails
             failure = classify_exception(exc, "close")
             logger.error("closing the archive failed (%s): %s", failure.code, failure.detail)
@@ -428,20 +437,37 @@ class CrawlSession:
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
         self.content_facts = settings.getbool("NITPICKER_CONTENT_FACTS")
+        self.link_score_process_pages = settings.getint("NITPICKER_LINK_SCORE_PROCESS_PAGES")
 
-    def _check_site(self, writer: ArchiveWriter) -> None:
+    def _start_link_scores(self, writer: ArchiveWriter) -> LinkScoreProcess | None:
+        """The site checks' link scores, computed from what is committed by a process of their
+        own while ``finish`` builds the indexes, when the checks run and this run recorded
+        :attr:`link_score_process_pages` pages or more; ``None``: computed by the checks."""
+        threshold = self.link_score_process_pages
+        if (self.failure is not None or not self.site_checks or threshold <= 0
+                or self.counters.pages < threshold):
+            return None
+        from nitpicker.archive.link_score_process import LinkScoreProcess
+
+        writer.commit()
+        return LinkScoreProcess.start(writer.path)
+
+    def _check_site(self, writer: ArchiveWriter,
+                    scores: ComputedLinkScores | None = None) -> None:
         """The site checks over the finished crawl (``nitpicker check`` runs them again): a
         failure of theirs is logged, and the crawl keeps what it recorded."""
         from nitpicker.archive.check_store import record_checks
 
         try:
-            summary = record_checks(writer.conn,
+            summary = record_checks(writer.conn, computed_scores=scores,
                                     near_duplicate_threshold=self.near_duplicate_threshold)
         except sqlite3.Error as exc:
             logger.error("the site checks failed (%s); run them again with: nitpicker check %s",
                          exc, writer.path)
             return
-        logger.info("site checks: %d findings in %.2f s", summary.findings, summary.elapsed)
+        logger.info("site checks: %d findings in %.2f s (link scores computed %s)",
+                    summary.findings, summary.elapsed,
+                    "here" if scores is None else "beside the close")
 
     def _detach(self, writer: ArchiveWriter) -> None:
         """A worker of ``--workers N`` stops: its writes done, its unfetched leases back to
