@@ -5,12 +5,17 @@ real migrated archive; and the signer's fall-back when its process dies."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import signal
 import sqlite3
+import sys
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
 
-from nitpicker.archive.content_signer import BATCH, IN_FLIGHT, ContentSigner
+from nitpicker.archive.content_signer import BATCH, IN_FLIGHT, PIPE_BYTES, ContentSigner
 from nitpicker.archive.page_data import record_page_data, store_signatures
 from nitpicker.archive.schema import migrate
 from nitpicker.items import PageItem
@@ -112,3 +117,32 @@ def test_answers_too_late_are_signed_here_and_dropped_when_they_come() -> None:
         signer.close()
     assert early == [(key, fingerprint(text)) for key, text in enumerate(first)]
     assert late == [(key, fingerprint(text)) for key, text in enumerate(second, start=len(first))]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's")
+def test_texts_wait_in_the_pipe_while_the_child_is_busy() -> None:
+    """A stopped child (as one starved of CPU) does not make the crawl's side wait: a batch of
+    texts four times a default pipe's 64 KiB fits in the widened pipe."""
+    signer = ContentSigner()
+    texts = [f"page {n}: " + f"word{n} " * 3_000 for n in range(BATCH)]
+    try:
+        signer.send(-1, TEXT)
+        signer.collect()  # the child started
+        child = signer._child
+        assert child is not None and child.stdin is not None
+        assert fcntl.fcntl(child.stdin.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_BYTES
+        assert sum(len(text) for text in texts) > 4 * 65536
+        os.kill(child.pid, signal.SIGSTOP)
+        try:
+            sending = threading.Thread(
+                target=lambda: [signer.send(key, text) for key, text in enumerate(texts)])
+            sending.start()
+            sending.join(5)
+            assert not sending.is_alive(), "the write waited for the stopped child"
+        finally:
+            os.kill(child.pid, signal.SIGCONT)
+            sending.join()
+        signed = signer.collect()
+    finally:
+        signer.close()
+    assert [found for _, found in signed] == [fingerprint(text) for text in texts]

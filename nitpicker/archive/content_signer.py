@@ -69,6 +69,12 @@ BATCH_BYTES: Final = 256 * 1024
 """Texts are written to the child this many (or this many bytes) at a time, one call each:
 a write a page cost the archive's thread ~80 µs of system calls and wake-ups."""
 
+PIPE_BYTES: Final = 1 << 20
+"""The texts' pipe is widened to this (Linux's default most, ``/proc/sys/fs/pipe-max-size``),
+from 64 KiB: 16 pages' texts often filled 64 KiB, and the archive's thread then waited in
+``write`` until the child, niced and starved of CPU by the crawl, read them (12 % of that
+thread's time on ``bench/crawl_throughput.py``; the reactor thread then waited for it)."""
+
 _LENGTH: Final = struct.Struct("<I")
 _ANSWER: Final = struct.Struct("<iq512s")
 """Words (``-1``: no token), content hash, signature
@@ -161,6 +167,8 @@ class ContentSigner:
                     [*_nicer(), sys.executable, "-m", "nitpicker.archive.content_signer"],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                     close_fds=True)
+                assert self._child.stdin is not None
+                _widen(self._child.stdin)
             assert self._child.stdin is not None
             self._child.stdin.write(frames)
             self._child.stdin.flush()
@@ -236,6 +244,19 @@ class ContentSigner:
                         stream.close()
                     except OSError:
                         pass
+
+
+def _widen(pipe: IO[bytes]) -> None:
+    """Make ``pipe`` hold :data:`PIPE_BYTES` where the system lets it (Linux); else as is."""
+    import fcntl
+
+    resize = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if resize is None:
+        return
+    try:
+        fcntl.fcntl(pipe.fileno(), resize, PIPE_BYTES)
+    except OSError as exc:  # over a lowered pipe-max-size, or a user's pipe quota used up
+        logger.debug("content signer: the pipe stays as it is (%s)", exc)
 
 
 def _nicer() -> list[str]:

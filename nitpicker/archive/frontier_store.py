@@ -12,6 +12,7 @@ recorded in a committed batch is never fetched again.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import TYPE_CHECKING, ClassVar
 
@@ -107,10 +108,8 @@ class FrontierStore:
             return []
         self._begin()
         rows: list[FrontierEntry] = self._conn.execute(LEASE_ORDER, (limit,)).fetchall()
-        if rows:
-            self._conn.executemany(
-                "UPDATE frontier SET state = 1 WHERE id = ?", [(r[0],) for r in rows]
-            )
+        if rows:  # one statement: the reactor thread holds the writer's lock meanwhile
+            self._conn.execute(_MARK_LEASED, (json.dumps([row[0] for row in rows]),))
         self._leased(rows, limit)
         return rows
 
@@ -300,6 +299,9 @@ class FrontierStore:
         ).fetchone()
         return row is not None
 
+
+_MARK_LEASED = ("UPDATE frontier SET state = 1"
+                " WHERE id IN (SELECT value FROM json_each(?))")
 
 LEASE_ORDER = ("SELECT id, url, depth, mode FROM frontier WHERE state = 0"
                f" ORDER BY mode = {CHECK}, depth, id LIMIT ?")
