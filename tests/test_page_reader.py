@@ -34,7 +34,7 @@ pytestmark = pytest.mark.integration  # each test starts a child process
 PAGE = """<!doctype html><html lang="en"><head><title>A page</title>
 <base href="/docs/"><link rel="canonical" href="page.html">
 <meta name="description" content="What it is"></head>
-<body><main id="top"><h1>Heading</h1><p>Words of the main content.</p>
+<body><main id="top" itemscope itemtype="https://schema.org/Article"><h1>Heading</h1><p>Words of the main content.</p>
 <a href="one.html">One</a> <a href="../two.html#part">Two <img alt="and a half"></a>
 <a href="https://elsewhere.example/x?b=2&a=1">Away</a> <a href="mailto:someone@example.com">Mail</a>
 </main></body></html>"""
@@ -68,6 +68,7 @@ def test_the_child_answers_what_this_process_reads() -> None:
     expected.snapshot = got[0].snapshot
     assert got[0] == got[1] == expected
     assert expected.base == "http://site.test/docs/"
+    assert expected.syntaxes == ("microdata",), "found where the page is read, not after"
     assert expected.found.meta.canonical == "http://site.test/docs/page.html"
     assert [link[0] for link in expected.links] == [
         "http://site.test/docs/one.html", "http://site.test/two.html",

@@ -39,6 +39,7 @@ from twisted.internet.protocol import ProcessProtocol
 from zope.interface import implementer
 
 from nitpicker.policy.extract import Extracted, document_base, extract, resolve_meta_urls
+from nitpicker.policy.extract.structured import embedded_syntaxes
 
 if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
@@ -77,6 +78,10 @@ class PageFacts:
     snapshot: bytes | None = None
     """The HTML as the archive stores it, compressed by the child (``None`` when read here:
     the archive's thread compresses it then, its zlib beside the reactor)."""
+    syntaxes: tuple[str, ...] = ()
+    """The structured-data syntaxes besides JSON-LD the HTML may hold
+    (:func:`~nitpicker.policy.extract.structured.embedded_syntaxes`: two searches of the whole
+    HTML, made where the page is read, not on the reactor thread)."""
 
 
 def read_page(resolver: LinkResolver, url: str, html: str, content: bool) -> PageFacts:
@@ -96,7 +101,7 @@ def read_page(resolver: LinkResolver, url: str, html: str, content: bool) -> Pag
         if target is not None:
             links.append((target.url, target.key, target.fragment, anchor.text))
     found.anchors = []
-    return PageFacts(found, base, links, capped)
+    return PageFacts(found, base, links, capped, syntaxes=embedded_syntaxes(html))
 
 
 class PageReader:

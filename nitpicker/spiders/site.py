@@ -399,7 +399,7 @@ class SiteSpider(Spider):
         item.meta = found.meta
         item.html = html
         item.snapshot = facts.snapshot
-        read_page_data(item, found, html, base, self.config.extract)
+        read_page_data(item, found, html, base, self.config.extract, facts.syntaxes)
         item.http_form_action = http_form_action(item.url, base, found.form_actions)
         links = item.links
         full = FollowMode.FULL
