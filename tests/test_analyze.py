@@ -19,13 +19,13 @@ import sqlite3
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import pytest_twisted
 
+from nitpicker.query.snapshot_encoding import decode
 from tests.fake_plugins import register
 from tests.helpers import ROOT, count, crawl
 
@@ -288,11 +288,12 @@ def test_each_url_is_called_for_every_url_beside_each_page(archive: Path, plugin
 def _snapshot(archive: Path, name: str) -> str:
     conn = sqlite3.connect(archive)
     try:
-        blob = conn.execute("SELECT html FROM snapshots s JOIN pages p ON p.id = s.page_id"
-                            " WHERE p.url LIKE ?", (f"%/contents/{name}",)).fetchone()[0]
+        encoding, blob = conn.execute(
+            "SELECT encoding, html FROM snapshots s JOIN pages p ON p.id = s.page_id"
+            " WHERE p.url LIKE ?", (f"%/contents/{name}",)).fetchone()
     finally:
         conn.close()
-    return zlib.decompress(blob).decode()
+    return decode(encoding, blob).decode()
 
 
 def test_violation_only_plugin_is_data_and_query_reads_it(archive: Path, plugins_dir: Path,

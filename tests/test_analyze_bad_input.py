@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 import pytest_twisted
 
+from nitpicker.archive import snapshots
 from tests.helpers import ROOT, crawl
 
 if TYPE_CHECKING:
@@ -82,17 +83,19 @@ def rows(archive: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
 # -- a snapshot that cannot be read ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("blob", [
-    b"\x78\x9c\x01\x02\x03\x04\x05",  # a zlib header, then bytes that are no deflate stream
-    b"not compressed at all",
-    zlib.compress(b"<html>cut short</html>")[:-6],  # truncated
-], ids=["garbage", "plain", "truncated"])
+@pytest.mark.parametrize(("encoding", "blob", "error"), [
+    # a zlib header, then bytes that are no deflate stream
+    ("zlib", b"\x78\x9c\x01\x02\x03\x04\x05", "zlib.error: Error -"),
+    ("zlib", b"not compressed at all", "zlib.error: Error -"),
+    ("zlib", zlib.compress(b"<html>cut short</html>")[:-6], "zlib.error: Error -"),  # truncated
+    ("zstd", snapshots.compress("<html>cut short</html>")[:-6], "zstd.ZstdError: "),
+], ids=["garbage", "plain", "truncated", "zstd-truncated"])
 def test_a_corrupt_snapshot_is_that_pages_error_and_the_run_goes_on(
-        archive: Path, blob: bytes) -> None:
+        archive: Path, encoding: str, blob: bytes, error: str) -> None:
     """The blob fails decompression: one page error for that page, recorded and counted in the
     summary; the four other pages are analysed, the command ends normally (exit 0, as for any
     page error)."""
-    url = replace_snapshot(archive, "/contents/keywords", blob)
+    url = replace_snapshot(archive, "/contents/keywords", blob, encoding)
     done = nitpicker("analyze", str(archive), "--plugin", "main-contents", "--plugin", "search",
                      "--search-keywords", "nitpicker", cwd=archive.parent)
     assert done.returncode == 0, done.stderr
@@ -104,7 +107,8 @@ def test_a_corrupt_snapshot_is_that_pages_error_and_the_run_goes_on(
     assert [(plugin, page) for plugin, page, _ in errors] == [("main-contents", url),
                                                               ("search", url)]
     for _, _, message in errors:
-        assert str(message).startswith("the snapshot cannot be read: zlib.error: Error -")
+        assert str(message).startswith("the snapshot cannot be read: ")
+        assert error in str(message)
     assert rows(archive, "SELECT outcome, pages_done, errors FROM analysis_runs") == [
         ("finished", 5, 1), ("finished", 5, 1)]
 

@@ -11,6 +11,7 @@ import pytest_twisted
 
 from fixtures.site import LARGE_PNG_BYTES, PNG_BYTES
 from nitpicker.query import list_images, open_archive
+from nitpicker.query.snapshot_encoding import decode
 from nitpicker.render.chromium import find_chromium
 from tests.helpers import crawl, run
 
@@ -342,13 +343,11 @@ async def test_charsets_are_decoded(site: FixtureSite, tmp_path: Path) -> None:
 
 @pytest_twisted.ensureDeferred
 async def test_snapshot_headers_and_resources(site: FixtureSite, tmp_path: Path) -> None:
-    import zlib
-
     archive = await crawl(tmp_path, [site.url("/meta/")], parallels=3, interval=20)
     full = archive.page(site.url("/meta/full"))
     snap = archive.rows("SELECT encoding, html FROM snapshots WHERE page_id = ?", full["id"])[0]
-    assert snap["encoding"] == "zlib"
-    assert "<title>Full Meta Page</title>" in zlib.decompress(snap["html"]).decode()
+    assert snap["encoding"] == "zstd"
+    assert "<title>Full Meta Page</title>" in decode(snap["encoding"], snap["html"]).decode()
     headers = {r["name"]: r["value"] for r in archive.rows(
         "SELECT name, value FROM response_headers WHERE page_id = ?", full["id"])}
     assert headers["content-type"].startswith("text/html")

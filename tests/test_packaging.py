@@ -16,6 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 
+NEWER_STANDARD_LIBRARY = {"compression"}
+"""Standard library of a newer Python than this one, imported when there (``compression.zstd``,
+3.14; before it, ``backports.zstd``: nitpicker/query/snapshot_encoding.py)."""
+
+
 def _names(requirements: list[str]) -> set[str]:
     """The normalised distribution names of requirement strings (``"scrapy>=2.19"``)."""
     return {_normalise(re.split(r"[<>=!~ \[;]", req, maxsplit=1)[0]) for req in requirements}
@@ -40,7 +45,8 @@ def _imported_distributions(folder: str) -> set[str]:
             elif (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "importorskip"
                   and node.args and isinstance(node.args[0], ast.Constant)):
                 modules.add(str(node.args[0].value))
-    tops = {name.split(".")[0] for name in modules} - own - set(sys.stdlib_module_names)
+    tops = ({name.split(".")[0] for name in modules} - own - set(sys.stdlib_module_names)
+            - NEWER_STANDARD_LIBRARY)
     tops.discard("__future__")
     found = packages_distributions()
     distributions = set()

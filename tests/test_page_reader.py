@@ -10,7 +10,6 @@ import dataclasses
 import pickle
 import subprocess
 import sys
-import zlib
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,6 +20,7 @@ from twisted.internet.defer import Deferred
 from fixtures.graph_site import GraphSite
 from nitpicker.crawl.config import CrawlConfig
 from nitpicker.policy.links import LinkResolver
+from nitpicker.query.snapshot_encoding import decode
 from nitpicker.spiders import page_reader
 from nitpicker.spiders.page_reader import PageFacts, PageReader, read_page
 from nitpicker.spiders.site import SiteSpider
@@ -63,7 +63,7 @@ def test_the_child_answers_what_this_process_reads() -> None:
     expected = read_page(LinkResolver(), url, PAGE, True)
     assert type(got[0]) is PageFacts, "pickled as this module's class, not the child's __main__"
     assert expected.snapshot is None, "read here, the archive's thread compresses the page"
-    assert got[0].snapshot is not None and zlib.decompress(got[0].snapshot).decode() == PAGE, (
+    assert got[0].snapshot is not None and decode("zstd", got[0].snapshot).decode() == PAGE, (
         "the child compresses the snapshot, as the archive stores it")
     expected.snapshot = got[0].snapshot
     assert got[0] == got[1] == expected
@@ -148,7 +148,7 @@ async def test_a_crawl_reads_its_pages_in_the_child_and_records_the_same(tmp_pat
     recorded = [tuple(row) for row in with_child.rows(RECORDED)]
     assert len(recorded) == 5
     assert sum(1 for row in recorded if row[6]) == 4, "each page but /d has links"
-    assert all(row[-2] == "zlib" and b"<html" in zlib.decompress(row[-1]) for row in recorded), (
+    assert all(row[-2] == "zstd" and b"<html" in decode("zstd", row[-1]) for row in recorded), (
         "each page's snapshot, compressed by the child (or by the archive's thread)")
     assert recorded == [tuple(row) for row in without.rows(RECORDED)]
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from nitpicker.archive import ArchiveWriter, PageRecorder
+from nitpicker.archive import ArchiveWriter, PageRecorder, snapshots
 from nitpicker.archive.frontier_store import DONE, LEASED, PENDING
 from nitpicker.crawl.config import CrawlConfig
 from nitpicker.items import (
@@ -26,6 +25,7 @@ from nitpicker.items import (
 )
 from nitpicker.policy.extract import PageMeta, read_json_ld
 from nitpicker.policy.urls import frontier_key
+from nitpicker.query.snapshot_encoding import decode
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -120,7 +120,7 @@ def test_record_writes_the_page_its_children_and_its_frontier_rows(
                                                                "content-type")]
     encoding, html = conn.execute("SELECT encoding, html FROM snapshots WHERE page_id = ?",
                                   (page_id,)).fetchone()
-    assert encoding == "zlib" and zlib.decompress(html).decode() == item.html
+    assert encoding == "zstd" and decode(encoding, html).decode() == item.html
     frontier = dict(conn.execute("SELECT url, state FROM frontier"))
     assert frontier == {f"{SITE}/": DONE, f"{SITE}/a": PENDING,
                         "https://other.example/": PENDING}
@@ -190,13 +190,13 @@ def test_a_pages_parameters_are_built_before_its_transaction(
     # compression and the links' JSON are made before it begins.
     writer.commit()
     seen: list[bool] = []
-    real_compress = zlib.compress
+    real_compress = snapshots.compress
 
-    def compress(data: bytes, level: int) -> bytes:
+    def compress(html: str) -> bytes:
         seen.append(writer.conn.in_transaction)
-        return real_compress(data, level)
+        return real_compress(html)
 
-    monkeypatch.setattr(zlib, "compress", compress)  # the recorder calls zlib.compress
+    monkeypatch.setattr(snapshots, "compress", compress)  # the recorder calls it
     item = PageItem(url=f"{SITE}/", frontier_id=None, depth=0, is_external=False,
                     is_target=True, status=200, links=[_link("/a")], html="<p>hi</p>")
     pages.record(item, [])

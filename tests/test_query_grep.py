@@ -12,6 +12,7 @@ from fixtures.snapshot_archive import MARKER, build_snapshot_archive, page_url
 from nitpicker.query import open_archive
 from nitpicker.query.grep import compile_pattern, count_snapshots, grep_snapshots
 from nitpicker.query.page_text import page_text
+from nitpicker.query.snapshot_encoding import decode
 
 if TYPE_CHECKING:
     import sqlite3
@@ -87,10 +88,9 @@ def test_finds_the_marker_with_line_column_and_snippet(conn: sqlite3.Connection)
     assert first["match"] == MARKER
     assert MARKER in first["snippet"] and first["snippet"].startswith("…")
     assert len(first["snippet"]) <= len(MARKER) + 2 * 60 + 2
-    html = conn.execute("SELECT html FROM snapshots WHERE page_id = ?", (EVERY,)).fetchone()[0]
-    import zlib
-
-    line = zlib.decompress(html).decode().splitlines()[first["line"] - 1]
+    encoding, html = conn.execute("SELECT encoding, html FROM snapshots WHERE page_id = ?",
+                                  (EVERY,)).fetchone()
+    line = decode(encoding, html).decode().splitlines()[first["line"] - 1]
     assert line[first["column"] - 1:].startswith(MARKER)
     assert seen[-1] == PAGES and seen == sorted(seen)
 

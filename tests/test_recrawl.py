@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fixtures.site import FixtureSite
+from nitpicker.query.snapshot_encoding import decode
 from tests.counting_server import CountingServer
 from tests.helpers import archive_rows as rows
 from tests.helpers import run
@@ -76,9 +76,9 @@ def test_recrawl_updates_the_pages_in_place_and_crawls_their_new_links(
                           " ON p.id = a.page_id JOIN pages AS t ON t.id = a.href_id"
                           " WHERE p.url IN (?, ?) ORDER BY 1, 2", f"{url}/a", f"{url}/b")
     assert links == [(f"{url}/a", f"{url}/b"), (f"{url}/a", f"{url}/c")]
-    (snapshot,) = rows(archive, "SELECT s.html FROM snapshots AS s JOIN pages AS p"
+    (snapshot,) = rows(archive, "SELECT s.encoding, s.html FROM snapshots AS s JOIN pages AS p"
                                 " ON p.id = s.page_id WHERE p.url = ?", f"{url}/a")
-    assert b"A two" in zlib.decompress(snapshot[0])
+    assert b"A two" in decode(*snapshot)
     assert rows(archive, "SELECT kind, status, pages_done FROM runs ORDER BY id") == [
         ("crawl", "finished", 3), ("recrawl", "finished", 4)]
     assert rows(archive, "SELECT count(*) FROM frontier WHERE state < 2") == [(0,)]

@@ -13,7 +13,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from nitpicker.archive.template_store import record_templates
 from nitpicker.policy.extract import extract
 from nitpicker.policy.extract.skeleton import MAX_DEPTH, skeleton
 from nitpicker.policy.templates import cluster_pages, jaccard
+from nitpicker.query.snapshot_encoding import decode
 from tests.helpers import count, crawl, rows, run
 
 if TYPE_CHECKING:
@@ -178,9 +178,10 @@ def test_known_skeletons_and_snapshots_together_give_the_same_clusters(archive: 
     before = [rows(archive, sql) for sql in tables]
     conn = sqlite3.connect(archive)
     known = template_store.KnownSkeletons()
-    snapshots = conn.execute("SELECT page_id, html FROM snapshots ORDER BY page_id").fetchall()
-    for page_id, blob in snapshots[::2]:
-        known.note(page_id, skeleton(zlib.decompress(blob)))
+    snapshots = conn.execute("SELECT page_id, encoding, html FROM snapshots ORDER BY page_id"
+                             ).fetchall()
+    for page_id, encoding, blob in snapshots[::2]:
+        known.note(page_id, skeleton(decode(encoding, blob)))
         conn.execute("UPDATE snapshots SET html = x'00' WHERE page_id = ?", (page_id,))
     known.note(snapshots[1][0], None)  # not known after all: read from its snapshot
     summary = record_templates(conn, known=known)

@@ -32,7 +32,6 @@ import math
 import os
 import sqlite3
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -45,6 +44,7 @@ from nitpicker.archive.writer import ArchiveError, check_archive_file
 from nitpicker.findings import Findings, PageUrl, Snapshot, Violation
 from nitpicker.query.connection import open_archive
 from nitpicker.query.fingerprint import violation_fingerprint
+from nitpicker.query.snapshot_encoding import DecodeError, decode
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
@@ -139,9 +139,10 @@ class UnreadableSnapshot:
 def _snapshot(page_id: int, url: str, encoding: str, blob: bytes,
               resources: frozenset[str]) -> Snapshot | UnreadableSnapshot:
     try:
-        data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
-    except zlib.error as exc:  # a corrupt blob: that page's error, not the whole run's
-        return UnreadableSnapshot(page_id, url, f"the snapshot cannot be read: zlib.error: {exc}")
+        data = decode(encoding, blob)
+    except DecodeError as exc:  # a corrupt blob: that page's error, not the whole run's
+        return UnreadableSnapshot(page_id, url, "the snapshot cannot be read:"
+                                  f" {type(exc).__module__}.{type(exc).__name__}: {exc}")
     return Snapshot(page_id=page_id, url=url, html=data.decode("utf-8", errors="replace"),
                     resources=resources)
 

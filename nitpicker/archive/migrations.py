@@ -335,6 +335,11 @@ CREATE TABLE given_up_hosts (     -- hosts a worker of --workers N gave up on, f
 worker gave up on is given up on by the others when they next lease
 (:mod:`nitpicker.archive.host_board`); a host that answers again is deleted."""
 
+# 0044_snapshot_zstd changes no table: it marks an archive whose snapshots a crawl may have
+# stored as Zstandard (``snapshots.encoding = 'zstd'``, nitpicker/archive/snapshots.py), so
+# that a nitpicker from before, which reads only zlib, refuses the file ("written by a newer
+# nitpicker") instead of showing compressed bytes as a page's HTML.
+
 MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0001_initial", INITIAL),
     ("0002_query_indexes", _QUERY_INDEXES),
@@ -372,4 +377,5 @@ MIGRATIONS: Final[tuple[tuple[str, str], ...]] = (
     ("0041_content_signatures", CONTENT_SIGNATURES),
     ("0042_soft404_probes", SOFT404_PROBES),
     ("0043_given_up_hosts", _GIVEN_UP_HOSTS),
+    ("0044_snapshot_zstd", ""),
 )

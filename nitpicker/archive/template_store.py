@@ -19,12 +19,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from nitpicker.policy.extract.skeleton import skeleton
 from nitpicker.policy.templates import cluster_signed, signature
+from nitpicker.query.snapshot_encoding import DecodeError, decode
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -109,8 +109,8 @@ def _read(page_id: int, encoding: str, blob: bytes, unclustered: list[int]
     """A snapshot's skeleton and its signature; ``None`` (the page to ``unclustered``) when it
     has none or cannot be read."""
     try:
-        data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
-    except zlib.error:  # a corrupt snapshot: no skeleton, the page in no cluster
+        data = decode(encoding, blob)
+    except DecodeError:  # a corrupt snapshot: no skeleton, the page in no cluster
         logger.warning("page %d: its snapshot cannot be read; left out of the "
                        "template clusters", page_id)
         unclustered.append(page_id)

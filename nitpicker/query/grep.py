@@ -16,13 +16,13 @@ bytes, and a snapshot without the text is never decoded.
 from __future__ import annotations
 
 import re
-import zlib
 from typing import TYPE_CHECKING, Final
 
 from typing_extensions import TypedDict
 
 from nitpicker.query._common import check_choice, check_paging, fetch_one
 from nitpicker.query.page_text import page_text
+from nitpicker.query.snapshot_encoding import decode
 
 if TYPE_CHECKING:
     import sqlite3
@@ -164,7 +164,7 @@ def _documents(conn: sqlite3.Connection, url_pattern: str | None) -> Iterator[tu
     cursor.row_factory = None
     try:
         for url, encoding, blob in cursor.execute(_SNAPSHOTS, {"url_pattern": url_pattern}):
-            yield url, zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
+            yield url, decode(encoding, blob)
     finally:
         cursor.close()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zlib
 from typing import TYPE_CHECKING, Any, cast
 
 from typing_extensions import TypedDict
@@ -23,6 +22,7 @@ from nitpicker.query._common import (
     url_candidates,
 )
 from nitpicker.query.extracted import extract_names, page_extracted_values
+from nitpicker.query.snapshot_encoding import decode
 
 if TYPE_CHECKING:
     import sqlite3
@@ -395,6 +395,6 @@ def get_page_html(conn: sqlite3.Connection, url: str, max_length: int = 100_000
     if row is None:
         return None
     encoding, blob = row
-    data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
+    data = decode(encoding, blob)
     html = data.decode("utf-8", errors="replace")
     return {"html": html[:max_length], "truncated": len(html) > max_length}

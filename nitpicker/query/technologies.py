@@ -8,7 +8,6 @@ here too (:func:`iter_page_evidence`), since reading an archive is this library'
 
 from __future__ import annotations
 
-import zlib
 from typing import TYPE_CHECKING, Final
 
 from typing_extensions import TypedDict
@@ -21,6 +20,7 @@ from nitpicker.query._common import (
     has_tables,
     paged,
 )
+from nitpicker.query.snapshot_encoding import decode
 
 if TYPE_CHECKING:
     import sqlite3
@@ -215,7 +215,7 @@ def iter_page_evidence(conn: sqlite3.Connection) -> Iterator[PageEvidenceRow]:
     cursor.row_factory = None
     try:
         for page_id, url, encoding, blob in cursor.execute(_EVIDENCE_PAGES):
-            data = zlib.decompress(blob) if encoding == "zlib" else bytes(blob)
+            data = decode(encoding, blob)
             yield {"page_id": page_id, "url": url,
                    "html": data.decode("utf-8", errors="replace"),
                    "headers": [(n, v) for n, v in fetch_all(conn, _HEADERS, (page_id,))],
