@@ -5,7 +5,7 @@ Run from the repository root with the project's virtualenv:
     .venv/bin/python bench/grep_snapshots.py [--pages 100000] [--keep DIR] [--repeat 3]
 
 An archive of ``--pages`` snapshots of about 20 KB each is generated
-(``fixtures/snapshot_archive.py``: varied markup, zlib level 1 as the crawl stores them; one
+(``fixtures/snapshot_archive.py``: varied markup, compressed as the crawl stores them; one
 page in 1,000 holds the marker; ``--keep DIR`` builds it there once and reuses it). Then, each
 in its own process, as the user runs it (wall and CPU seconds, peak RSS from ``wait4``; best
 of ``--repeat``):
@@ -40,11 +40,12 @@ from measuring import nitpicker_command
 from fixtures.snapshot_archive import MARKER, build_snapshot_archive
 
 BASELINE = """
-import sqlite3, sys, zlib
+import sqlite3, sys
+from nitpicker.query.snapshot_encoding import decode
 conn = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 total = 0
 for encoding, blob in conn.execute("SELECT encoding, html FROM snapshots ORDER BY page_id"):
-    total += len(zlib.decompress(blob))
+    total += len(decode(encoding, blob))
 print(total)
 """
 
