@@ -170,6 +170,11 @@ class PageItem:
     content: PageText | None = None
     """Its fragment targets (ids, ``<a name>``) and main content's text, from the extraction's
     parse (in-scope HTML pages only; ``None``: not read, or ``NITPICKER_CONTENT_FACTS`` off)."""
+    content_signature: tuple[int, int | None, bytes | None] | None = field(
+        default=None, metadata={"serializer": _not_in_feeds})
+    """:attr:`content`'s words, content hash and MinHash signature, when the page reader's
+    child signed it; ``None``: the archive signs its text (``content_signer``). Not in a feed
+    (bytes)."""
     skeleton: tuple[str, ...] | None = None
     """The snapshot's template skeleton, from the extraction's parse (``None``: not computed;
     the close reads it from the snapshot). A tuple: an item is exported as JSON (Scrapyd's

@@ -146,3 +146,25 @@ def test_texts_wait_in_the_pipe_while_the_child_is_busy() -> None:
     finally:
         signer.close()
     assert [found for _, found in signed] == [fingerprint(text) for text in texts]
+
+
+def test_a_row_signed_where_the_page_was_read_is_written_signed(tmp_path: Path) -> None:
+    """The page reader's child signed the content: the row is written with its signature in
+    one statement, and nothing goes to the signer (its child is never started)."""
+    conn = sqlite3.connect(tmp_path / "content.nitpicker", isolation_level=None)
+    migrate(conn)
+    signer = ContentSigner()
+    found = fingerprint(TEXT)
+    item = _item(1, PageText(["intro"], "main", TEXT))
+    item.content_signature = (found.words, found.content_hash, found.minhash)
+    try:
+        conn.execute("INSERT INTO pages(id, url) VALUES (1, '/p1')")
+        record_page_data(conn, 1, item, signer)
+        assert signer.collect() == []
+        assert signer._child is None
+    finally:
+        signer.close()
+    assert conn.execute("SELECT ids, main, words, content_hash, minhash FROM page_content"
+                        ).fetchall() == [(1, "main", found.words, found.content_hash,
+                                          found.minhash)]
+    conn.close()

@@ -10,6 +10,7 @@ import dataclasses
 import pickle
 import subprocess
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,6 +21,7 @@ from twisted.internet.defer import Deferred
 from fixtures.graph_site import GraphSite
 from nitpicker.crawl.config import CrawlConfig
 from nitpicker.policy.links import LinkResolver
+from nitpicker.policy.minhash import fingerprint
 from nitpicker.query.snapshot_encoding import decode
 from nitpicker.spiders import page_reader
 from nitpicker.spiders.page_reader import PageFacts, PageReader, read_page
@@ -56,6 +58,12 @@ def test_the_child_answers_what_this_process_reads() -> None:
     try:
         url = "http://site.test/start.html"
         got = [ask(child, number, url, PAGE) for number in (7, 8)]
+        signed = None
+        for number in range(100):  # numpy loads on a thread of the child's: pages wait for none
+            signed = ask(child, 9 + number, url, PAGE).signed
+            if signed is not None:
+                break
+            time.sleep(0.1)
     finally:
         assert child.stdin is not None
         child.stdin.close()
@@ -66,7 +74,13 @@ def test_the_child_answers_what_this_process_reads() -> None:
     assert got[0].snapshot is not None and decode("zstd", got[0].snapshot).decode() == PAGE, (
         "the child compresses the snapshot, as the archive stores it")
     expected.snapshot = got[0].snapshot
-    assert got[0] == got[1] == expected
+    assert expected.signed is None, "read here, the archive's signer signs the text"
+    assert expected.found.content is not None
+    found = fingerprint(expected.found.content.text)
+    assert found.minhash is not None
+    assert signed == (found.words, found.content_hash, found.minhash), (
+        "the child signs the main content, as the archive's signer would")
+    assert [dataclasses.replace(facts, signed=None) for facts in got] == [expected, expected]
     assert expected.base == "http://site.test/docs/"
     assert expected.syntaxes == ("microdata",), "found where the page is read, not after"
     assert expected.found.meta.canonical == "http://site.test/docs/page.html"
@@ -104,8 +118,9 @@ async def test_pages_sent_to_a_child_that_dies_are_read_here() -> None:
 
 
 def unpacked(answers: list[PageFacts]) -> list[PageFacts]:
-    """The answers without the snapshot the child compresses (read here, there is none)."""
-    return [dataclasses.replace(facts, snapshot=None) for facts in answers]
+    """The answers without the snapshot the child compresses and the signature it makes (read
+    here, there are none)."""
+    return [dataclasses.replace(facts, snapshot=None, signed=None) for facts in answers]
 
 
 def crawl_with(settings: dict[str, Any], tmp_path: Path, root: str) -> Deferred[Any]:
@@ -126,7 +141,7 @@ RECORDED = (
     "SELECT p.url, p.title, p.description, p.canonical, p.status, p.links_capped,"
     " (SELECT group_concat(t.url || '#' || a.hash || ':' || a.text, ' ')"
     "  FROM anchors a JOIN pages t ON t.id = a.href_id WHERE a.page_id = p.id) AS links,"
-    " c.ids, c.main, c.content_hash, s.encoding, s.html AS snapshot"
+    " c.ids, c.main, c.words, c.content_hash, c.minhash, s.encoding, s.html AS snapshot"
     " FROM pages p LEFT JOIN page_content c ON c.page_id = p.id"
     " LEFT JOIN snapshots s ON s.page_id = p.id ORDER BY p.url"
 )
@@ -154,8 +169,9 @@ async def test_a_crawl_reads_its_pages_in_the_child_and_records_the_same(tmp_pat
 
 
 def test_a_feed_exports_an_item_with_its_snapshot_compressed() -> None:
-    """A Scrapyd job's feed (JSON lines) takes items whose snapshot the child compressed:
-    the HTML is in it, the compressed bytes are not (JSON has no bytes)."""
+    """A Scrapyd job's feed (JSON lines) takes items whose snapshot the child compressed and
+    whose content it signed: the HTML is in it, the compressed bytes and the signature's are
+    not (JSON has no bytes)."""
     import io
     import json
 
@@ -165,7 +181,8 @@ def test_a_feed_exports_an_item_with_its_snapshot_compressed() -> None:
     from nitpicker.items import PageItem
 
     item = PageItem(url="http://site.test/", frontier_id=1, depth=0, is_external=False,
-                    is_target=True, status=200, html=PAGE, snapshot=snapshots.compress(PAGE))
+                    is_target=True, status=200, html=PAGE, snapshot=snapshots.compress(PAGE),
+                    content_signature=(12, -5, b"\x01\x02" * 256))
     out = io.BytesIO()
     exporter = JsonLinesItemExporter(out)
     exporter.start_exporting()
@@ -174,3 +191,4 @@ def test_a_feed_exports_an_item_with_its_snapshot_compressed() -> None:
     line = json.loads(out.getvalue())
     assert line["html"] == PAGE
     assert line["snapshot"] is None
+    assert line["content_signature"] is None

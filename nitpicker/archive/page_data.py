@@ -5,7 +5,8 @@ could not be read (``0030_structured_data``), the values of the ``--extract`` ru
 content's hash and signature (``0041_content_signatures``). :class:`~nitpicker.archive.page_recorder.PageRecorder` calls
 :func:`record_page_data` in its open batch, after deleting an earlier fetch's rows
 (:data:`~nitpicker.archive.page_sql.REPLACED_CHILDREN`). The main content's row is written
-unsigned; its text goes to the batch's :class:`~nitpicker.archive.content_signer.ContentSigner`
+signed when the page reader's child signed it (``PageItem.content_signature``); otherwise
+unsigned, its text goes to the batch's :class:`~nitpicker.archive.content_signer.ContentSigner`
 and :func:`store_signatures` fills the row in before the batch commits.
 """
 
@@ -33,6 +34,8 @@ _ERROR: Final = "INSERT INTO structured_data_errors(page_id, syntax, message) VA
 _VALUE: Final = ("INSERT OR IGNORE INTO extracted_values(page_id, name, position, value)"
                  " VALUES (?, ?, ?, ?)")
 _CONTENT: Final = "INSERT INTO page_content(page_id, ids, main) VALUES (?, ?, ?)"
+_CONTENT_SIGNED: Final = ("INSERT INTO page_content(page_id, ids, main, words, content_hash,"
+                         " minhash) VALUES (?, ?, ?, ?, ?, ?)")
 _SIGNED: Final = ("UPDATE page_content SET words = ?, content_hash = ?, minhash = ?"
                   " WHERE page_id = ?")
 _FRAGMENT_IDS: Final = ("INSERT OR IGNORE INTO page_fragment_ids(page_id, name)"
@@ -48,7 +51,9 @@ def _json(data: object) -> str:
 def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem,
                      signer: ContentSigner) -> None:
     """Insert the page's JSON-LD blocks, structured items and errors, extracted values,
-    fragment targets and main content (sent to ``signer``: :func:`store_signatures`)."""
+    fragment targets and main content: signed already (the page reader's child signed it:
+    :attr:`~nitpicker.items.PageItem.content_signature`), or sent to ``signer``
+    (:func:`store_signatures`)."""
     for position, block in enumerate(item.json_ld):
         row = conn.execute(_BLOCK, (page_id, position, block.is_valid, block.error,
                                     block.source)).fetchone()
@@ -70,8 +75,12 @@ def record_page_data(conn: sqlite3.Connection, page_id: int, item: PageItem,
         conn.executemany(_VALUE, rows)
     content = item.content
     if content is not None:
-        conn.execute(_CONTENT, (page_id, len(content.ids), content.main))
-        signer.send(page_id, content.text)
+        if item.content_signature is not None:  # signed where the page was read
+            conn.execute(_CONTENT_SIGNED, (page_id, len(content.ids), content.main,
+                                           *item.content_signature))
+        else:
+            conn.execute(_CONTENT, (page_id, len(content.ids), content.main))
+            signer.send(page_id, content.text)
         if content.ids:
             conn.execute(_FRAGMENT_IDS, (page_id, json_rows(content.ids)))
 

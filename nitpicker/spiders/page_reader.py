@@ -30,6 +30,7 @@ import os
 import pickle
 import struct
 import sys
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,8 @@ from nitpicker.policy.extract import Extracted, document_base, extract, resolve_
 from nitpicker.policy.extract.structured import embedded_syntaxes
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.statscollectors import StatsCollector
 
     from nitpicker.policy.links import LinkResolver
@@ -78,6 +81,12 @@ class PageFacts:
     snapshot: bytes | None = None
     """The HTML as the archive stores it, compressed by the child (``None`` when read here:
     the archive's thread compresses it then, its zlib beside the reactor)."""
+    signed: tuple[int, int | None, bytes | None] | None = None
+    """The main content's words, content hash and MinHash signature
+    (:class:`~nitpicker.policy.minhash.ContentFingerprint`'s fields: a tuple, so that the
+    crawl's process reads it without numpy), when the child signed it (:class:`_ChildSigner`);
+    ``None``: the archive's signer signs :attr:`found`'s text
+    (:mod:`nitpicker.archive.content_signer`)."""
     syntaxes: tuple[str, ...] = ()
     """The structured-data syntaxes besides JSON-LD the HTML may hold
     (:func:`~nitpicker.policy.extract.structured.embedded_syntaxes`: two searches of the whole
@@ -324,11 +333,41 @@ class _ChildProtocol(ProcessProtocol):
         self.ended.callback(None)
 
 
+class _ChildSigner:
+    """The child's signing of each page's main content, beside its reading: the text then
+    stays out of the crawl's process (its archive's thread wrote it to the signer's pipe, and
+    filled the row in with a second statement at the commit).
+
+    numpy (:mod:`nitpicker.policy.minhash`) is imported on a thread of its own when the child
+    starts, so that the crawl's first pages are not held up by it: a page read before it is
+    ready goes unsigned, and the archive's signer signs it, as it signs every page read in the
+    crawl's process."""
+
+    def __init__(self) -> None:
+        self._fingerprint: Callable[[str], Any] | None = None
+        threading.Thread(target=self._load, name="minhash import", daemon=True).start()
+
+    def _load(self) -> None:
+        try:
+            from nitpicker.policy.minhash import fingerprint
+        except Exception:  # noqa: BLE001 -- unsigned: the archive's signer signs, as before
+            return
+        self._fingerprint = fingerprint
+
+    def sign(self, facts: PageFacts) -> None:
+        content = facts.found.content
+        sign = self._fingerprint
+        if content is not None and sign is not None:
+            found = sign(content.text)
+            facts.signed = (found.words, found.content_hash, found.minhash)
+
+
 def _serve(disable_queries: bool) -> None:
     """The child: answer each request on stdin with its page's facts on stdout, in order."""
     from nitpicker.archive import snapshots
     from nitpicker.policy.links import LinkResolver
 
+    signer = _ChildSigner()
     resolver = LinkResolver(disable_queries=disable_queries)
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     head = _HEAD.size
@@ -340,6 +379,7 @@ def _serve(disable_queries: bool) -> None:
         url, html, content = pickle.loads(source.read(size))
         facts = read_page(resolver, url, html, content)
         facts.snapshot = snapshots.compress(html)
+        signer.sign(facts)
         payload = pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL)
         sink.write(_HEAD.pack(request_id, len(payload)) + payload)
         sink.flush()

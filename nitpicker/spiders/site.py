@@ -399,6 +399,7 @@ class SiteSpider(Spider):
         item.meta = found.meta
         item.html = html
         item.snapshot = facts.snapshot
+        item.content_signature = facts.signed
         read_page_data(item, found, html, base, self.config.extract, facts.syntaxes)
         item.http_form_action = http_form_action(item.url, base, found.form_actions)
         links = item.links
