@@ -77,11 +77,11 @@ SETTINGS: tuple[Setting, ...] = (
             "Run the [site checks](../guide/check.md) when a crawl ends (`nitpicker check` runs "
             "them later). `False` leaves the archive without check findings: for a crawl whose "
             "archive budget has no room for them, or one whose checks run elsewhere."),
-    Setting("NITPICKER_LINK_SCORE_PROCESS_PAGES", 1000,
-            "Pages a crawl records from which its close computes the pages' link scores in a "
-            "process of its own, on another core, while it builds the archive's indexes "
-            "(`nitpicker/archive/link_score_process.py`; the same scores). Below it, or `0`, "
-            "they are computed in the crawl's process, after the indexes."),
+    Setting("NITPICKER_CLOSE_READER_PAGES", 1000,
+            "Pages a crawl records from which its close reads the pages' link scores and click "
+            "depths in a process of its own, on another core, while it builds the archive's "
+            "indexes and runs the site checks (`nitpicker/archive/close_reader.py`; the same "
+            "results). Below it, or `0`, they are computed in the crawl's process."),
     Setting("NITPICKER_CONTENT_FACTS", True,
             "Record each in-scope HTML page's fragment targets (its elements' ids, its "
             "`<a name>`s) and its main content's hash and MinHash signature, from the parse "

@@ -5,6 +5,7 @@ predicted and sitemap-only pages have none. A real crawl of a
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 import pytest
@@ -39,10 +40,17 @@ def two_paths_site() -> GraphSite:
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("close_reader", [False, True], ids=["here", "close-reader"])
 @pytest_twisted.ensureDeferred
-async def test_depth_is_the_shortest_click_path_not_the_first_found(tmp_path: Path) -> None:
+async def test_depth_is_the_shortest_click_path_not_the_first_found(
+        tmp_path: Path, close_reader: bool, caplog: pytest.LogCaptureFixture) -> None:
+    """Computed in the crawl's process, and read by the close's process of its own
+    (``NITPICKER_CLOSE_READER_PAGES``: nitpicker/archive/close_reader.py) and stored after."""
+    caplog.set_level(logging.INFO, logger="nitpicker.crawl.session")
+    settings = {"NITPICKER_CLOSE_READER_PAGES": 1 if close_reader else 0}
     with two_paths_site() as site:
-        archive = await crawl(tmp_path, [site.url("/")], parallels=4)
+        archive = await crawl(tmp_path, [site.url("/")], settings, parallels=4)
+    assert ("link scores computed beside the close" in caplog.text) is close_reader
     queued = archive.rows("SELECT depth FROM frontier WHERE url = ?", site.url("/x"))
     assert queued[0]["depth"] == 3, "/x was found through /b first (queued at depth 3)"
     depths = {row["url"].removeprefix(site.base_url): row["depth"]

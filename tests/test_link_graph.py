@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
+from nitpicker.archive.click_depth import set_click_depths, store_click_depths
+from nitpicker.archive.close_reader import CloseReader, ComputedLinkScores
 from nitpicker.archive.link_score import record_link_scores
-from nitpicker.archive.link_score_process import ComputedLinkScores, LinkScoreProcess
 from nitpicker.archive.schema import migrate
 from nitpicker.query.link_graph import DAMPING, link_scores, pagerank, read_link_graph
 from tests.helpers import rows, run
@@ -169,7 +170,8 @@ def test_the_process_computes_the_scores_the_writer_would(tmp_path: Path) -> Non
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("INSERT INTO info(id, version, name, base_url, roots, config, created_at)"
                      " VALUES (1, '1', 'graph', 'http://s/', '[\"http://s/\"]', '{}', '')")
-        computed = LinkScoreProcess.start(path).result()
+        reader = CloseReader.start(path)
+        computed = reader.link_scores()
         assert computed is not None
         graph = read_link_graph(conn)
         assert computed.page_ids.tolist() == graph.page_ids.tolist() == [1, 2, 3, 4]
@@ -180,6 +182,13 @@ def test_the_process_computes_the_scores_the_writer_would(tmp_path: Path) -> Non
         assert (summary.pages, summary.links) == (4, 4)
         record_link_scores(conn)
         assert dict(conn.execute("SELECT id, link_score FROM pages")) == stored
+        changes = reader.click_depths()
+        assert changes is not None and len(changes) == 7, "every page but the PDF's is reached"
+        store_click_depths(conn, changes)
+        read_here = dict(conn.execute("SELECT id, depth FROM pages"))
+        conn.execute("UPDATE pages SET depth = NULL")
+        set_click_depths(conn)
+        assert dict(conn.execute("SELECT id, depth FROM pages")) == read_here
 
 
 def test_given_scores_are_stored_not_computed_again(tmp_path: Path) -> None:
@@ -192,19 +201,24 @@ def test_given_scores_are_stored_not_computed_again(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_a_process_that_fails_leaves_the_scores_to_the_writer(tmp_path: Path) -> None:
-    assert LinkScoreProcess.start(tmp_path / "missing.nitpicker").result() is None
-    stopped = LinkScoreProcess.start(tmp_path / "missing.nitpicker")
+def test_a_process_that_fails_leaves_the_scores_and_depths_to_the_writer(tmp_path: Path) -> None:
+    failed = CloseReader.start(tmp_path / "missing.nitpicker")
+    assert failed.link_scores() is None
+    assert failed.click_depths() is None
+    stopped = CloseReader.start(tmp_path / "missing.nitpicker")
     stopped.cancel()
-    assert stopped.result() is None
+    assert stopped.link_scores() is None
 
 
 @pytest.mark.integration
-def test_a_crawl_closing_with_the_process_stores_the_same_scores(crawled: tuple[Path, str],
+def test_a_crawl_closing_with_the_process_stores_the_same_scores_and_depths(crawled: tuple[Path, str],
                                                                tmp_path: Path) -> None:
     archive, base = crawled
     result = run("crawl", base, "-o", "beside", "--verbose", cwd=tmp_path,
-                 env={"NITPICKER_LINK_SCORE_PROCESS_PAGES": "1"})
+                 env={"NITPICKER_CLOSE_READER_PAGES": "1"})
     assert result.returncode == 0, result.stderr
     assert "link scores computed beside the close" in result.stderr
-    assert _pages_by_score(tmp_path / "beside.nitpicker", base) == _pages_by_score(archive, base)
+    beside = tmp_path / "beside.nitpicker"
+    assert _pages_by_score(beside, base) == _pages_by_score(archive, base)
+    depths = "SELECT url, depth FROM pages ORDER BY url"
+    assert rows(beside, depths) == rows(archive, depths)

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
-    from nitpicker.archive.link_score_process import ComputedLinkScores
+    from nitpicker.archive.close_reader import ComputedLinkScores
 
 __all__ = ["CheckRunSummary", "CheckStore", "record_checks"]
 

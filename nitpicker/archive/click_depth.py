@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["set_click_depths"]
+__all__ = ["read_click_depths", "set_click_depths", "store_click_depths"]
 
 _SEED: Final = ("INSERT OR IGNORE INTO temp.click_depth(page_id, depth)"
                 " SELECT id, 0 FROM pages WHERE url IN (SELECT value FROM json_each(?))")
@@ -45,11 +45,45 @@ _UNREACHED: Final = ("UPDATE pages SET depth = NULL WHERE depth IS NOT NULL"
                      " AND id NOT IN (SELECT page_id FROM temp.click_depth)")
 _REACHED: Final = ("UPDATE pages SET depth = c.depth FROM temp.click_depth c"
                    " WHERE c.page_id = pages.id AND pages.depth IS NOT c.depth")
+_UNREACHED_READ: Final = ("SELECT id, NULL FROM pages WHERE depth IS NOT NULL"
+                          " AND id NOT IN (SELECT page_id FROM temp.click_depth)")
+_REACHED_READ: Final = ("SELECT c.page_id, c.depth FROM temp.click_depth c"
+                        " JOIN pages p ON p.id = c.page_id WHERE p.depth IS NOT c.depth")
 
 
 def set_click_depths(conn: sqlite3.Connection) -> int:
     """Write every page's click depth (see the module's doc) in the open transaction; how many
     pages' depth changed."""
+    _walk(conn)
+    try:
+        changed = max(conn.execute(_UNREACHED).rowcount, 0)
+        changed += max(conn.execute(_REACHED).rowcount, 0)
+    finally:
+        conn.execute("DROP TABLE temp.click_depth")
+    return changed
+
+
+def read_click_depths(conn: sqlite3.Connection) -> list[tuple[int, int | None]]:
+    """The ``(page id, click depth)`` of every page whose stored depth is not its click
+    depth (``None``: no link reaches it), read without writing the archive: the same walk,
+    in a temporary table, on any connection (a read-only one too: a crawl's close reads them
+    in another process, :mod:`~nitpicker.archive.close_reader`, while it writes on)."""
+    _walk(conn)
+    try:
+        return [*conn.execute(_UNREACHED_READ), *conn.execute(_REACHED_READ)]
+    finally:
+        conn.execute("DROP TABLE temp.click_depth")
+
+
+def store_click_depths(conn: sqlite3.Connection, changes: list[tuple[int, int | None]]) -> int:
+    """Write depths :func:`read_click_depths` read, in the open transaction; how many."""
+    conn.executemany("UPDATE pages SET depth = ? WHERE id = ?",
+                     [(depth, page_id) for page_id, depth in changes])
+    return len(changes)
+
+
+def _walk(conn: sqlite3.Connection) -> None:
+    """``temp.click_depth``: each page a root's links reach and its click depth."""
     row = conn.execute("SELECT roots FROM info WHERE id = 1").fetchone()
     roots = json.loads(row[0]) if row is not None else []
     conn.execute("DROP TABLE IF EXISTS temp.click_depth")
@@ -65,8 +99,6 @@ def set_click_depths(conn: sqlite3.Connection) -> int:
             if conn.execute(_LINKED, (level,)).rowcount <= 0:
                 break
             level += 1
-        changed = max(conn.execute(_UNREACHED).rowcount, 0)
-        changed += max(conn.execute(_REACHED).rowcount, 0)
-    finally:
+    except BaseException:
         conn.execute("DROP TABLE temp.click_depth")
-    return changed
+        raise

@@ -15,7 +15,7 @@ from nitpicker.query.link_graph import link_scores, read_link_graph
 if TYPE_CHECKING:
     import sqlite3
 
-    from nitpicker.archive.link_score_process import ComputedLinkScores
+    from nitpicker.archive.close_reader import ComputedLinkScores
 
 __all__ = ["LinkScoreSummary", "record_link_scores"]
 
@@ -36,7 +36,7 @@ def record_link_scores(conn: sqlite3.Connection,
                        computed: ComputedLinkScores | None = None) -> LinkScoreSummary:
     """Compute and store every page's link score on ``conn``, within the caller's transaction
     (none: one of its own). ``computed``: the scores of the archive as it is, computed already
-    (:class:`~nitpicker.archive.link_score_process.LinkScoreProcess`): only stored."""
+    (:class:`~nitpicker.archive.close_reader.CloseReader`): only stored."""
     started = time.monotonic()
     if computed is None:
         graph = read_link_graph(conn)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from nitpicker import __version__
 from nitpicker.archive.budget import SizeBudget
-from nitpicker.archive.click_depth import set_click_depths
+from nitpicker.archive.click_depth import set_click_depths, store_click_depths
 from nitpicker.archive.connection import connect, now, serialised, sorting_on_disk
 from nitpicker.archive.frontier_store import FrontierStore
 from nitpicker.archive.lock import ArchiveLock
@@ -321,10 +321,11 @@ class ArchiveWriter:
     # -- closing ----------------------------------------------------------------------------
 
     @serialised
-    def finish(self, *, order: bool = False) -> None:
+    def finish(self, *, order: bool = False, click_depths: bool = True) -> None:
         """The close phase's writes, with the whole size budget: the URL order and the click
-        depths (``order``; :mod:`~nitpicker.archive.click_depth`), the inbound-link index,
-        the readers' planner statistics.
+        depths (``order``; :mod:`~nitpicker.archive.click_depth`; ``click_depths`` false: read
+        elsewhere, :meth:`store_click_depths` writes them), the inbound-link index, the
+        readers' planner statistics.
 
         Raises what SQLite raises (``database or disk is full`` when even the whole budget
         is too small); the open batch is then rolled back and what was committed stays.
@@ -336,13 +337,30 @@ class ArchiveWriter:
         try:
             if order:
                 self.pages.set_url_order()
-                set_click_depths(self.conn)
+                if click_depths:
+                    set_click_depths(self.conn)
             self.build_inbound_index()
             self.budget.inbound_deferred = False
             self.conn.execute("PRAGMA optimize")  # statistics for the readers' query planner
         except BaseException:
             self.rollback()
             raise
+
+    @serialised
+    def store_click_depths(self, changes: list[tuple[int, int | None]] | None) -> None:
+        """After :meth:`finish` without them: the click depths another process read
+        (:func:`~nitpicker.archive.click_depth.read_click_depths`), or, ``None``, computed
+        here; committed."""
+        self.begin()
+        try:
+            if changes is None:
+                set_click_depths(self.conn)
+            else:
+                store_click_depths(self.conn, changes)
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
 
     @serialised
     def close(self) -> None:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-    from nitpicker.archive.link_score_process import ComputedLinkScores, LinkScoreProcess
+    from nitpicker.archive.close_reader import CloseReader, ComputedLinkScores
     from nitpicker.archive.lock import ArchiveLock
     from nitpicker.crawl.config import CrawlConfig
     from nitpicker.crawl.redis_frontier import FrontierSettings, RedisFrontier
@@ -112,9 +112,9 @@ class CrawlSession:
         self.content_facts = True
         """Whether the pages' fragment targets and content signatures are recorded
         (``NITPICKER_CONTENT_FACTS``)."""
-        self.link_score_process_pages = 0
-        """Pages recorded from which the close computes the link scores in a process of its
-        own (``NITPICKER_LINK_SCORE_PROCESS_PAGES``; 0: never)."""
+        self.close_reader_pages = 0
+        """Pages recorded from which the close reads the link scores and click depths in a
+        process of its own (``NITPICKER_CLOSE_READER_PAGES``; 0: never)."""
         self.request_close: Callable[[str], None] = lambda reason: None
         """Set by the spider: asks Scrapy's engine to close the spider."""
         self.lock: ArchiveLock | None = None
@@ -391,14 +391,16 @@ class CrawlSession:
                     record_templates_after_crawl(writer.conn, writer.templates)
             else:
                 writer.rollback()
-            scores = self._start_link_scores(writer)
+            reader = self._start_close_reader(writer)
             try:
-                writer.finish(order=self.failure is None)
+                writer.finish(order=self.failure is None, click_depths=reader is None)
                 if self.failure is None and self.site_checks:
-                    self._check_site(writer, scores.result() if scores is not None else None)
+                    self._check_site(writer, reader.link_scores() if reader is not None else None)
+                if reader is not None:
+                    writer.store_click_depths(reader.click_depths())
             finally:
-                if scores is not None:
-                    scores.cancel()
+                if reader is not None:
+                    reader.cancel()
         except (sqlite3.Error, OSError) as exc:  # what was committed stays; the run fails
             failure = classify_exception(exc, "close")
             logger.error("closing the archive failed (%s): %s", failure.code, failure.detail)
@@ -437,20 +439,20 @@ class CrawlSession:
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
         self.content_facts = settings.getbool("NITPICKER_CONTENT_FACTS")
-        self.link_score_process_pages = settings.getint("NITPICKER_LINK_SCORE_PROCESS_PAGES")
+        self.close_reader_pages = settings.getint("NITPICKER_CLOSE_READER_PAGES")
 
-    def _start_link_scores(self, writer: ArchiveWriter) -> LinkScoreProcess | None:
-        """The site checks' link scores, computed from what is committed by a process of their
-        own while ``finish`` builds the indexes, when the checks run and this run recorded
-        :attr:`link_score_process_pages` pages or more; ``None``: computed by the checks."""
-        threshold = self.link_score_process_pages
+    def _start_close_reader(self, writer: ArchiveWriter) -> CloseReader | None:
+        """The link scores and click depths read by a process of their own while the close
+        writes (:mod:`~nitpicker.archive.close_reader`), when the site checks run and this run
+        recorded :attr:`close_reader_pages` pages or more; ``None``: computed here."""
+        threshold = self.close_reader_pages
         if (self.failure is not None or not self.site_checks or threshold <= 0
                 or self.counters.pages < threshold):
             return None
-        from nitpicker.archive.link_score_process import LinkScoreProcess
+        from nitpicker.archive.close_reader import CloseReader
 
         writer.commit()
-        return LinkScoreProcess.start(writer.path)
+        return CloseReader.start(writer.path)
 
     def _check_site(self, writer: ArchiveWriter,
                     scores: ComputedLinkScores | None = None) -> None:
