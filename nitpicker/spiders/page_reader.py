@@ -80,7 +80,7 @@ class PageFacts:
     """The page had more than :data:`MAX_LINKS_PER_PAGE` links."""
     snapshot: bytes | None = None
     """The HTML as the archive stores it, compressed by the child (``None`` when read here:
-    the archive's thread compresses it then, its zlib beside the reactor)."""
+    the archive's thread compresses it then, beside the reactor)."""
     signed: tuple[int, int | None, bytes | None] | None = None
     """The main content's words, content hash and MinHash signature
     (:class:`~nitpicker.policy.minhash.ContentFingerprint`'s fields: a tuple, so that the
