@@ -64,8 +64,6 @@ _READ = 1 << 20
 
 _HEAD = struct.Struct("<QI")
 """A message's head: the request's id and the size of the pickle that follows."""
-_READY = (1 << 64) - 1
-"""The id of the child's first message, with nothing after it: it has started, and reads."""
 
 
 @dataclass
@@ -130,14 +128,9 @@ class PageReader:
         """Pages read in this process (the reader off, or the child gone)."""
 
     async def read(self, url: str, html: str, content: bool) -> PageFacts:
-        """The page's facts (:func:`read_page`), read in the child when there is one.
-
-        Until the child has started (~0.15 s: Python and its imports) pages are read here:
-        the crawl's first pages, whose links the next ones wait for, do not wait for it."""
-        child = self._child
-        if child is None and self.enabled:
-            self._start()
-        if child is None or not child.ready:
+        """The page's facts (:func:`read_page`), read in the child when there is one."""
+        child = (self._child or self._start()) if self.enabled else None
+        if child is None:
             self.here += 1
             return read_page(self.resolver, url, html, content)
         from scrapy.utils.defer import maybe_deferred_to_future
@@ -291,8 +284,6 @@ class _ChildProtocol(ProcessProtocol):
         self.closing = False
         self.ended: Deferred[None] = Deferred()
         """Fires when the child process has ended."""
-        self.ready = False
-        """The child has said it started (:data:`_READY`): pages go to it from then on."""
         self._buffer = bytearray()
 
     def answers_received(self, data: bytes) -> None:
@@ -301,10 +292,6 @@ class _ChildProtocol(ProcessProtocol):
         head = _HEAD.size
         while len(buffer) >= head:
             request_id, size = _HEAD.unpack_from(buffer)
-            if request_id == _READY:
-                del buffer[:head]
-                self.ready = True
-                continue
             if len(buffer) < head + size:
                 break
             try:
@@ -383,8 +370,6 @@ def _serve(disable_queries: bool) -> None:
     signer = _ChildSigner()
     resolver = LinkResolver(disable_queries=disable_queries)
     source, sink = sys.stdin.buffer, sys.stdout.buffer
-    sink.write(_HEAD.pack(_READY, 0))
-    sink.flush()
     head = _HEAD.size
     while True:
         header = source.read(head)
