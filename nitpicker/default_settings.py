@@ -92,8 +92,7 @@ SETTINGS: tuple[Setting, ...] = (
             "Read each in-scope HTML page's links and facts in a child process beside the "
             "crawl (`nitpicker/spiders/page_reader.py`), so the crawl's own threads share "
             "less of one GIL. `False` reads them in the crawl's process (the same results; "
-            "a crawl does so by itself until the child has started, and when it cannot start "
-            "or ends). Off by default for "
+            "a crawl does so by itself when the child cannot start or ends). Off by default for "
             "the workers of `--workers N`: they fill the cores already."),
     Setting("NITPICKER_NEAR_DUPLICATE_THRESHOLD", 0.9,
             "The estimated Jaccard similarity of two pages' main contents (their 3-word "
