@@ -342,7 +342,9 @@ def test_more_workers_than_cores_is_allowed_with_a_note(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_while_the_workers_start_is_a_clean_stop(tmp_path: Path) -> None:
-    with FixtureSite(delay=0.05) as site:
+    # Each page answers slowly: on a loaded machine the workers may be seen spawned only after
+    # they started crawling, and the crawl must still be running when Ctrl-C comes.
+    with FixtureSite(delay=0.5) as site:
         archive = tmp_path / "early.nitpicker"
         proc = start(site.url("/wide/"), "-o", "early", "-P", "4", "--workers", "2",
                      cwd=tmp_path)
