@@ -375,3 +375,19 @@ def test_split_and_merge_compute_the_clusters_afresh(crawled: Path, templated: T
     done = run("merge", str(crawled), "-o", "merged", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert count(tmp_path / "merged.nitpicker", "SELECT count(*) FROM templates") == 6
+
+
+def test_merged_skeletons_leave_a_page_two_workers_disagree_on_to_its_snapshot() -> None:
+    """The coordinator of ``--workers N`` takes in each worker's skeletons: a page both know
+    with different skeletons (a lease taken over, the page fetched twice) is read again."""
+    first, second = template_store.KnownSkeletons(), template_store.KnownSkeletons()
+    a, b = frozenset({"body/a"}), frozenset({"body/b"})
+    first.note(1, a)
+    first.note(2, a)
+    second.note(2, b)
+    second.note(3, b)
+    second.note(4, frozenset())
+    first.merge(second)
+    assert first.pages.keys() == {1, 3, 4}
+    assert first.skeletons[first.pages[1]] == a and first.skeletons[first.pages[3]] == b
+    assert first.pages[4] == ""

@@ -20,10 +20,12 @@ from pathlib import Path
 import pytest
 
 from fixtures.site import FixtureSite
+from fixtures.templated import TEMPLATES, TemplatedSite
 from fixtures.throttle_site import Route, ThrottleSite
 from fixtures.traps import TrapSite
+from nitpicker.archive.template_store import record_templates
 from nitpicker.policy.trapcap import OG_URL_ELSEWHERE, TrapCap, TrapSignals
-from tests.helpers import recorded, run
+from tests.helpers import count, recorded, rows, run
 
 ROOT = Path(__file__).resolve().parent.parent
 ROOTS = ("/wide/", "/redirect/", "/recursive/")
@@ -365,3 +367,40 @@ def test_ctrl_c_while_the_workers_start_is_a_clean_stop(tmp_path: Path) -> None:
     assert conn.execute("SELECT status, stop_reason FROM runs").fetchall() == [
         ("stopped", "shutdown")]
     assert 1 not in frontier_left(archive)
+
+
+def test_the_close_clusters_the_templates_from_the_workers_own_parse(tmp_path: Path) -> None:
+    """Each worker's final report carries the skeletons of the pages it recorded: the
+    coordinator's close reads no snapshot to cluster them, and the clusters are those the
+    snapshots give (``nitpicker analyze --sample`` computes them from the snapshots)."""
+    pages = 30
+    with TemplatedSite(pages=pages) as site:
+        done = run("crawl", site.url("/"), "-o", "t", "--workers", "2", "--verbose",
+                   cwd=tmp_path, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (f"template clusters: {pages + 1} pages in {len(TEMPLATES) + 1} clusters, 0 snapshots"
+            " read") in done.stderr, done.stderr[-3000:]
+    archive = tmp_path / "t.nitpicker"
+    tables = ("SELECT page_id, template_id, similarity FROM page_templates ORDER BY page_id",
+              "SELECT id, signature, pages, example_page_id, paths FROM templates ORDER BY id")
+    at_close = [rows(archive, sql) for sql in tables]
+    assert len(at_close[0]) == pages + 1
+    conn = sqlite3.connect(archive)
+    summary = record_templates(conn)  # from the snapshots
+    conn.commit()
+    conn.close()
+    assert summary.snapshots_read == pages + 1
+    assert [rows(archive, sql) for sql in tables] == at_close
+
+
+def test_the_close_of_a_workers_crawl_follows_the_crawls_settings(tmp_path: Path) -> None:
+    """The coordinator closes the run with the settings the workers crawl with: the site
+    checks off (``NITPICKER_SITE_CHECKS``) means none run at the close, as in a single crawl."""
+    with FixtureSite() as site:
+        for name, checks in (("on", "True"), ("off", "False")):
+            done = run("crawl", site.url("/recursive/"), "-o", name, "--workers", "2",
+                       "--silent", cwd=tmp_path, timeout=240,
+                       env={"NITPICKER_SITE_CHECKS": checks})
+            assert done.returncode == 0, done.stderr
+    assert count(tmp_path / "on.nitpicker", "SELECT count(*) FROM check_runs") == 1
+    assert count(tmp_path / "off.nitpicker", "SELECT count(*) FROM check_runs") == 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -69,6 +70,8 @@ class TemplateSummary:
     clustered: int
     """Pages in a cluster (the others have no skeleton)."""
     seconds: float
+    snapshots_read: int = 0
+    """Snapshots parsed for their skeleton (the others were known from the crawl's parse)."""
 
 
 def templates_missing(conn: sqlite3.Connection) -> int:
@@ -98,16 +101,29 @@ class KnownSkeletons:
         if paths is None:
             self.pages.pop(page_id, None)
             return
-        key = signature(paths) if paths else ""
+        key = sys.intern(signature(paths)) if paths else ""  # one string a skeleton, pickled once
         if key:
             self.skeletons.setdefault(key, paths)
         self.pages[page_id] = key
 
+    def merge(self, other: KnownSkeletons) -> None:
+        """Take in the skeletons another writer knows (a worker's of ``crawl --workers N``, at
+        the coordinator's close). A page known with two signatures (fetched by two workers, a
+        lease taken over) is read from its snapshot instead."""
+        for key, paths in other.skeletons.items():
+            self.skeletons.setdefault(key, paths)
+        both = other.pages.keys() & self.pages.keys()
+        differ = {page_id for page_id in both if self.pages[page_id] != other.pages[page_id]}
+        self.pages.update(other.pages)
+        for page_id in differ:
+            del self.pages[page_id]
 
-def _read(page_id: int, encoding: str, blob: bytes, unclustered: list[int]
+
+def _read(page_id: int, encoding: str, blob: bytes, unclustered: list[int], read: list[int]
           ) -> tuple[int, str, frozenset[str]] | None:
     """A snapshot's skeleton and its signature; ``None`` (the page to ``unclustered``) when it
-    has none or cannot be read."""
+    has none or cannot be read. ``read[0]``: the snapshots read so far."""
+    read[0] += 1
     try:
         data = decode(encoding, blob)
     except DecodeError:  # a corrupt snapshot: no skeleton, the page in no cluster
@@ -122,7 +138,7 @@ def _read(page_id: int, encoding: str, blob: bytes, unclustered: list[int]
     return page_id, signature(paths), paths
 
 
-def _skeletons(conn: sqlite3.Connection, batch: int, unclustered: list[int]
+def _skeletons(conn: sqlite3.Connection, batch: int, unclustered: list[int], read: list[int]
                ) -> Iterator[tuple[int, str, frozenset[str]]]:
     """Each analysable page's (id, signature, skeleton); the pages without one go to
     ``unclustered``."""
@@ -132,14 +148,14 @@ def _skeletons(conn: sqlite3.Connection, batch: int, unclustered: list[int]
         if not rows:
             return
         for page_id, encoding, blob in rows:
-            read = _read(page_id, encoding, blob, unclustered)
-            if read is not None:
-                yield read
+            read_one = _read(page_id, encoding, blob, unclustered, read)
+            if read_one is not None:
+                yield read_one
         after = rows[-1][0]
 
 
 def _known_skeletons(conn: sqlite3.Connection, batch: int, unclustered: list[int],
-                     known: KnownSkeletons) -> Iterator[tuple[int, str, frozenset[str]]]:
+                     read: list[int], known: KnownSkeletons) -> Iterator[tuple[int, str, frozenset[str]]]:
     """As :func:`_skeletons`, the pages ``known`` has taken from there, the others' snapshots
     read."""
     pages, skeletons = known.pages, known.skeletons
@@ -152,9 +168,9 @@ def _known_skeletons(conn: sqlite3.Connection, batch: int, unclustered: list[int
             key = pages.get(page_id)
             if key is None:
                 row = conn.execute(_SNAPSHOT, (page_id,)).fetchone()
-                read = _read(page_id, row[0], row[1], unclustered)
-                if read is not None:
-                    yield read
+                read_one = _read(page_id, row[0], row[1], unclustered, read)
+                if read_one is not None:
+                    yield read_one
             elif key:
                 yield page_id, key, skeletons[key]
             else:
@@ -169,8 +185,9 @@ def record_templates(conn: sqlite3.Connection, *, batch: int = 200,
     computed (the crawl's), their snapshots not read."""
     started = time.monotonic()
     unclustered: list[int] = []
-    pages = (_skeletons(conn, batch, unclustered) if known is None or not known.pages
-             else _known_skeletons(conn, batch, unclustered, known))
+    read = [0]
+    pages = (_skeletons(conn, batch, unclustered, read) if known is None or not known.pages
+             else _known_skeletons(conn, batch, unclustered, read, known))
     clusters = cluster_signed(pages)
     conn.execute("SAVEPOINT templates")  # a transaction of its own, or nested in the caller's
     try:
@@ -194,9 +211,9 @@ def record_templates(conn: sqlite3.Connection, *, batch: int = 200,
     conn.execute("RELEASE templates")
     clustered = sum(len(c.pages) for c in clusters)
     summary = TemplateSummary(clustered + len(unclustered), len(clusters), clustered,
-                              time.monotonic() - started)
-    logger.info("template clusters: %d pages in %d clusters (%.1f s)", summary.clustered,
-                summary.clusters, summary.seconds)
+                              time.monotonic() - started, read[0])
+    logger.info("template clusters: %d pages in %d clusters, %d snapshots read (%.1f s)",
+                summary.clustered, summary.clusters, summary.snapshots_read, summary.seconds)
     return summary
 
 

@@ -29,13 +29,15 @@ REPORT_EVERY = 0.25
 
 WorkerReport = dict[str, Any]
 """``{"counters": {...}, "final": bool, "halted": str | None, "closed_reason": str | None,
-"failure": (code, detail, phase) | None, "error": str | None}``"""
+"failure": (code, detail, phase) | None, "error": str | None,
+"skeletons": KnownSkeletons | None}``: ``skeletons`` in the final report only, the skeletons of the pages the worker recorded (the
+coordinator's close clusters the templates without parsing their snapshots again)."""
 
 
 def _report(session: CrawlSession | None, *, final: bool, error: str | None = None) -> WorkerReport:
     if session is None:
         return {"counters": {}, "final": final, "halted": None, "closed_reason": None,
-                "failure": None, "error": error}
+                "failure": None, "error": error, "skeletons": None}
     failure = session.failure
     return {
         "counters": asdict(session.counters),
@@ -44,6 +46,7 @@ def _report(session: CrawlSession | None, *, final: bool, error: str | None = No
         "closed_reason": session.closed_reason,
         "failure": (failure.code, failure.detail, failure.phase) if failure else None,
         "error": error,
+        "skeletons": session.known_skeletons if final else None,
     }
 
 

@@ -36,10 +36,12 @@ from typing import TYPE_CHECKING, Any
 from nitpicker.archive.frontier_store import queued as frontier_queued
 from nitpicker.archive.trap_counts import TrapCounts
 from nitpicker.archive.writer import ArchiveError
-from nitpicker.cli.runner import CrawlResult
+from nitpicker.cli.runner import CrawlResult, scrapy_settings
+from nitpicker.crawl.config import ConfigError
 from nitpicker.crawl.run_failure import RunFailure
 from nitpicker.crawl.session import CrawlCounters, CrawlSession
 from nitpicker.crawl.worker_role import DEFAULT_LEASE_SECONDS, LeaseBudget, WorkerRole
+from nitpicker.default_settings import set_defaults
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -168,6 +170,7 @@ def run_workers(config: CrawlConfig, count: int, *, verbose: bool = False,
             workers.append(_Worker(process, receiver, role))
         for sig in previous:
             signal.signal(sig, forward)
+        _read_settings(session, verbose)  # while the workers start
         if progress is not None:
             progress.start()
         _watch(workers, progress, writer.conn, silent=silent)
@@ -183,6 +186,18 @@ def run_workers(config: CrawlConfig, count: int, *, verbose: bool = False,
     result.elapsed = time.monotonic() - started
     _close(session, workers, result, interrupted=interrupts > 0)
     return result
+
+
+def _read_settings(session: CrawlSession, verbose: bool) -> None:
+    """The settings the run's close reads (the site checks, the close reader's threshold), as
+    each worker reads them; with ``--verbose`` this process logs to stderr as the workers do."""
+    settings = scrapy_settings(verbose)
+    set_defaults(settings)  # as the add-on sets them in each worker
+    with contextlib.suppress(ConfigError):  # a bad one: each worker reports it, the run fails
+        session.read_settings(settings)
+    if verbose:
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr,
+                            format="%(asctime)s [%(name)s] %(levelname)s: %(message)s")
 
 
 def _watch(workers: list[_Worker], progress: Any, conn: sqlite3.Connection, *,
@@ -257,6 +272,9 @@ def _close(session: CrawlSession, workers: list[_Worker], result: CrawlResult, *
     reason = "shutdown" if interrupted else halted or "finished"  # as Scrapy's close reason
     if session.failure is not None:
         reason = "failed"
+    for report in reports:
+        if report.get("skeletons") is not None:
+            session.archive.templates.merge(report["skeletons"])
     session.close(reason)
     result.run_failure = session.failure
     result.stop_reason = halted or reason

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nitpicker.archive.host_board import HostBoard
-from nitpicker.archive.template_store import record_templates_after_crawl
+from nitpicker.archive.template_store import KnownSkeletons, record_templates_after_crawl
 from nitpicker.archive.worker import ArchiveWorker, yield_to_archive_thread
 from nitpicker.archive.writer import ArchiveError, ArchiveWriter
 from nitpicker.crawl.config import ConfigError
@@ -124,6 +124,8 @@ class CrawlSession:
         """The reason the run was closed with (Scrapy's close reason), once closed."""
         self.role: WorkerRole | None = None
         """This process's place in a ``--workers N`` crawl; ``None`` for a crawl of its own."""
+        self.known_skeletons: KnownSkeletons | None = None
+        """A worker's, once it stopped: its pages' skeletons, for the coordinator's close."""
         self.shared_frontier: FrontierSettings | None = None
         """Set by the spider: this run is one worker of a distributed crawl, its archive a
         shard, its URLs leased from this frontier (:mod:`nitpicker.crawl.redis_frontier`).
@@ -374,12 +376,7 @@ class CrawlSession:
         if self.role is not None:
             self._detach(writer)
             return
-        if self.worker is not None:
-            self.worker.stop()
-            if self.worker.error is not None and self.failure is None:
-                self.failure = classify_exception(self.worker.error)
-                logger.error("crawl failed (%s): %s", self.failure.code, self.failure.detail)
-            self.worker = None
+        self._stop_worker()
         counters = self.counters
         errors = counters.internal_errors + counters.external_errors
         try:
@@ -426,7 +423,6 @@ class CrawlSession:
             raise
         logger.info("archive closed: %s (%s)", writer.path, status)
 
-
     def read_settings(self, settings: BaseSettings) -> None:
         """The settings the session keeps (read once, by the spider's ``from_crawler``)."""
         budget_mb = settings.getfloat("NITPICKER_ARCHIVE_MAX_MB")
@@ -472,18 +468,22 @@ class CrawlSession:
                     "here" if scores is None else "beside the close")
 
     def _detach(self, writer: ArchiveWriter) -> None:
-        """A worker of ``--workers N`` stops: its writes done, its unfetched leases back to
-        pending; the coordinator closes the run."""
+        """A worker of ``--workers N`` stops: writes done, leases back; the coordinator closes."""
         from nitpicker.archive.shared_writer import SharedArchiveWriter
 
+        self._stop_worker()
+        assert isinstance(writer, SharedArchiveWriter)
+        writer.detach(failed=self.failure is not None)
+        self.known_skeletons = None if self.failure is not None else writer.templates
+
+    def _stop_worker(self) -> None:
+        """Stop the archive's thread once its writes are done; its error fails the run."""
         if self.worker is not None:
             self.worker.stop()
             if self.worker.error is not None and self.failure is None:
                 self.failure = classify_exception(self.worker.error)
                 logger.error("crawl failed (%s): %s", self.failure.code, self.failure.detail)
             self.worker = None
-        assert isinstance(writer, SharedArchiveWriter)
-        writer.detach(failed=self.failure is not None)
 
 
 def crawl_session(crawler: Crawler) -> CrawlSession:
