@@ -7,7 +7,7 @@ A crawl's close ran on one core: the URL order, the click depths and the inbound
 checks (:func:`~nitpicker.archive.check_store.record_checks`): 2.0 s for 5,000 pages and
 750,000 links. Two of them only read what the crawl committed: the link scores (the pages,
 their redirects, their anchors: :mod:`nitpicker.query.link_graph`, 0.4 s) and the click
-depths (the same, and the roots: :func:`~nitpicker.archive.click_depth.read_click_depths`,
+depths (the same, and the roots: :func:`~nitpicker.query.click_depth.read_click_depths`,
 0.3 s), and nothing the close writes before them changes what they read. So once the crawl's
 last page is committed the session starts this process, which opens the archive read-only
 (WAL: it reads that snapshot while the writer goes on) and answers, in this order:
@@ -153,7 +153,7 @@ def serve(archive: str, sink: IO[bytes]) -> None:
     """The process: the committed link scores of ``archive``, then its click depths."""
     import numpy as np
 
-    from nitpicker.archive.click_depth import read_click_depths
+    from nitpicker.query.click_depth import read_click_depths
     from nitpicker.query.connection import open_archive
     from nitpicker.query.link_graph import link_scores, read_link_graph
 

@@ -349,7 +349,7 @@ class ArchiveWriter:
     @serialised
     def store_click_depths(self, changes: list[tuple[int, int | None]] | None) -> None:
         """After :meth:`finish` without them: the click depths another process read
-        (:func:`~nitpicker.archive.click_depth.read_click_depths`), or, ``None``, computed
+        (:func:`~nitpicker.query.click_depth.read_click_depths`), or, ``None``, computed
         here; committed."""
         self.begin()
         try:
