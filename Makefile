@@ -65,8 +65,9 @@ layers: install
 	$(VENV)/bin/lint-imports --no-cache
 
 # The type check (mypy, strict: pyproject.toml): the query library and the archive, the two
-# packages every interface and the crawl read and write through. About two seconds.
-TYPED := nitpicker/query nitpicker/archive
+# packages every interface and the crawl read and write through, and the policy (the crawl's
+# rules, pure functions). About three seconds.
+TYPED := nitpicker/query nitpicker/archive nitpicker/policy
 types: install
 	$(VENV)/bin/mypy $(TYPED)
 

@@ -211,6 +211,8 @@ def predict(page_url: str, links: Iterable[str], count: int,
         if position and url == page_url:
             continue
         parts, numbered = _numbered(url)
+        if parts is None:  # no integer token: nothing numbered
+            continue
         for shape, number, index in numbered:
             entry = series.get(shape)
             if entry is None:
