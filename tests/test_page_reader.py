@@ -192,22 +192,3 @@ def test_a_feed_exports_an_item_with_its_snapshot_compressed() -> None:
     assert line["html"] == PAGE
     assert line["snapshot"] is None
     assert line["content_signature"] is None
-
-
-@pytest_twisted.ensureDeferred
-async def test_the_child_started_when_the_crawl_opens_answers_its_first_page() -> None:
-    """``prepare`` (the spider's open) starts the child before any page: the first page goes to
-    that child, not to one it would start and wait for."""
-    reader = PageReader(LinkResolver())
-    reader.prepare()
-    child = reader._child
-    assert child is not None and child.transport is not None
-    reader.prepare()  # once
-    assert reader._child is child
-    url, html = "http://site.test/first.html", PAGE
-    got = await await_reads(reader, [(url, html)])
-    assert reader._child is child and (reader.in_child, reader.here) == (1, 0)
-    assert unpacked(got) == [read_page(LinkResolver(), url, html, True)]
-    ended = reader.close()
-    assert ended is not None
-    await ended

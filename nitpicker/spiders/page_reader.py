@@ -144,12 +144,6 @@ class PageReader:
         transport.write(_HEAD.pack(request_id, len(payload)) + payload)
         return await maybe_deferred_to_future(answer)
 
-    def prepare(self) -> None:
-        """Start the child now (the crawl opens), so that the first page is not the one that
-        waits for its start-up."""
-        if self.enabled and self._child is None:
-            self._start()
-
     async def end(self, stats: StatsCollector) -> None:
         """:meth:`close`, and wait for the child to end; the pages read each way as stats."""
         from scrapy.utils.defer import maybe_deferred_to_future

@@ -230,7 +230,6 @@ class SiteSpider(Spider):
         yield  # pragma: no cover  (makes this an async generator)
 
     def _on_opened(self, spider: Spider) -> None:
-        self.reader.prepare()  # its child's start-up beside the first requests', not after
         if self.session.shared_frontier is not None:
             from twisted.internet.task import LoopingCall
 
