@@ -65,6 +65,9 @@ NODE_SCRIPTS = Path(__file__).resolve().parent / "node"
 #: stderr lines kept to explain a worker's death
 _STDERR_TAIL = 20
 
+#: seconds a dead worker's stderr is read for, at most, before its death is reported
+_STDERR_WAIT = 5.0
+
 #: seconds a process may take to start (load its tool), on top of a request's timeout, until
 #: it has answered once
 START_ALLOWANCE = 600.0
@@ -203,6 +206,9 @@ class _Process:
             else:
                 future.set_result(answer.get("result"))
         code = self.popen.wait()
+        # Its last words: read to the end of stderr (the pipe ends with the process, unless a
+        # process of its own still holds it) before they explain its death.
+        self._errors.join(_STDERR_WAIT)
         with self.lock:
             self.dead = True
             orphans = list(self.pending.values())

@@ -1,14 +1,11 @@
 """Click depth stored: each page's ``depth`` set to its shortest click depth from a root
-(issue 27, item 3; what it is and how it is walked: :mod:`nitpicker.query.click_depth`).
+(issue 27, item 3; what it is, why the depth a page was queued at is not it, and how it is
+walked: :mod:`nitpicker.query.click_depth`).
 
-While a crawl runs, a page's ``depth`` is the one it was queued at: one more than the page
-where its link was found first (a redirect's target: its source's), a sitemap or inventory
-URL 1, a predicted page one more than the page that predicted it. Which link is found first
-depends on which page answered first, so those depths differ from run to run and are often
-longer than the shortest path. When a crawl closes (and after ``merge``, ``concat``, ``split``:
-whatever calls :meth:`~nitpicker.archive.writer.ArchiveWriter.finish` with ``order``), every
-page's depth is set to its click depth: :func:`set_click_depths` walks and writes on the
-writer's connection, or :func:`store_click_depths` writes what a read-only process read
+When a crawl closes (and after ``merge``, ``concat``, ``split``: whatever calls
+:meth:`~nitpicker.archive.writer.ArchiveWriter.finish` with ``order``), every page's depth is set
+to its click depth: :func:`set_click_depths` walks and writes on the writer's connection, or
+:func:`store_click_depths` writes what a read-only process read
 (:func:`~nitpicker.query.click_depth.read_click_depths`).
 """
 
