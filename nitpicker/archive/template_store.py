@@ -155,7 +155,8 @@ def _skeletons(conn: sqlite3.Connection, batch: int, unclustered: list[int], rea
 
 
 def _known_skeletons(conn: sqlite3.Connection, batch: int, unclustered: list[int],
-                     read: list[int], known: KnownSkeletons) -> Iterator[tuple[int, str, frozenset[str]]]:
+                     read: list[int], known: KnownSkeletons
+                     ) -> Iterator[tuple[int, str, frozenset[str]]]:
     """As :func:`_skeletons`, the pages ``known`` has taken from there, the others' snapshots
     read."""
     pages, skeletons = known.pages, known.skeletons

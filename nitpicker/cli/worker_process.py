@@ -30,8 +30,9 @@ REPORT_EVERY = 0.25
 WorkerReport = dict[str, Any]
 """``{"counters": {...}, "final": bool, "halted": str | None, "closed_reason": str | None,
 "failure": (code, detail, phase) | None, "error": str | None,
-"skeletons": KnownSkeletons | None}``: ``skeletons`` in the final report only, the skeletons of the pages the worker recorded (the
-coordinator's close clusters the templates without parsing their snapshots again)."""
+"skeletons": KnownSkeletons | None}``: ``skeletons`` in the final report only, the skeletons
+of the pages the worker recorded (the coordinator's close clusters the templates without
+parsing their snapshots again)."""
 
 
 def _report(session: CrawlSession | None, *, final: bool, error: str | None = None) -> WorkerReport:
