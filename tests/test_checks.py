@@ -32,6 +32,9 @@ OVER_HTTPS = {"security/hsts", "security/cookie-not-secure", "security/cookie-at
 """Checks tripped by crawls of the https fixture only: ``tests/test_checks_https.py``."""
 
 
+SLOW = "performance/slow-response"
+
+
 def findings(archive: Path) -> dict[str, list[tuple[str, str | None, str]]]:
     """check id -> its (url, element, message), by URL."""
     conn = sqlite3.connect(archive)
@@ -73,9 +76,6 @@ def test_the_crawl_runs_the_checks_and_each_finds_exactly_its_defects(defects: D
     got = {rule: sorted(defects.path(url) for url, _, _ in rows) for rule, rows in found.items()}
     assert got == {**EXPECTED, SLOW: sorted({*EXPECTED[SLOW], *slowed(defects)})}
     assert set(EXPECTED[SLOW]) <= set(got[SLOW])
-
-
-SLOW = "performance/slow-response"
 
 
 def slowed(defects: Defects) -> set[str]:

@@ -211,8 +211,8 @@ def test_a_process_that_fails_leaves_the_scores_and_depths_to_the_writer(tmp_pat
 
 
 @pytest.mark.integration
-def test_a_crawl_closing_with_the_process_stores_the_same_scores_and_depths(crawled: tuple[Path, str],
-                                                               tmp_path: Path) -> None:
+def test_a_crawl_closing_with_the_process_stores_the_same_scores_and_depths(
+        crawled: tuple[Path, str], tmp_path: Path) -> None:
     archive, base = crawled
     result = run("crawl", base, "-o", "beside", "--verbose", cwd=tmp_path,
                  env={"NITPICKER_CLOSE_READER_PAGES": "1"})
